@@ -1,0 +1,266 @@
+"""The configuration runtime: one lock, one current snapshot, and the jit key.
+
+Writers take ``_STATE.lock``, build a new :class:`ConfigSnapshot` with
+``attrs.evolve``, bump its version and publish it with one reference
+assignment. Readers take no lock: they read ``_STATE.snapshot`` once and use
+only that object.
+
+JAX learns about changes through two user contexts (``jax.make_user_context``)
+that are part of the key of its jit caches: one holds the global version, the
+other the calling thread's override. A change therefore turns into a cache
+miss on the next call of every jitted function, in every thread, instead of a
+process-wide flush of JAX's caches. The snapshot is published *before* the version context
+is updated, so a call that sees the new key also sees the new snapshot; a
+racing trace can at worst fill an entry under the old key, which is never
+looked up again because versions only grow.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import warnings
+from collections.abc import Callable, Iterator
+
+import attrs
+import jax
+
+from eventjax.config.snapshot import (
+    PLATFORMS,
+    ConfigSnapshot,
+    check_backend_name,
+    frozen_map,
+    normalize_platform,
+)
+from eventjax.errors import UnknownBackendWarning
+
+__all__ = [
+    'clear_backends',
+    'current_override',
+    'get_backend',
+    'get_numba_num_threads',
+    'get_pallas_cpu_interpret',
+    'override',
+    'set_backend',
+    'set_numba_num_threads',
+    'set_pallas_cpu_interpret',
+    'snapshot',
+    'update',
+]
+
+# Backends eventjax itself ships for each platform; naming one of these in
+# set_backend never warns, even before any primitive has registered it.
+_BUILTIN_BACKENDS = {
+    'cpu': ('jax', 'numba', 'warp', 'pallas'),
+    'gpu': ('jax', 'warp', 'pallas'),
+    'tpu': ('jax', 'pallas'),
+}
+
+
+def _env_flag(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == '':
+        return default
+    return raw.strip().lower() not in ('0', 'false', 'no', 'off')
+
+
+class _State:
+    """Holder of the process-wide state; its attributes change only under ``lock``."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.snapshot = ConfigSnapshot(
+            pallas_cpu_interpret=_env_flag('EVENTJAX_PALLAS_INTERPRET', True),
+        )
+        self.warned: frozenset[tuple[str, str]] = frozenset()
+
+
+_STATE = _State()
+_VERSION_KEY = jax.make_user_context(0)
+_OVERRIDE_KEY = jax.make_user_context(())
+
+
+def snapshot() -> ConfigSnapshot:
+    """Return the current configuration snapshot (frozen; never changes).
+
+    Example:
+        >>> import eventjax as ej
+        >>> snap = ej.config.snapshot()
+        >>> isinstance(snap.version, int)
+        True
+    """
+    return _STATE.snapshot
+
+
+def update(change: Callable[[ConfigSnapshot], ConfigSnapshot]) -> ConfigSnapshot:
+    """Apply ``change`` to the current snapshot under the lock and publish it.
+
+    ``change`` gets the current snapshot and returns either the same object
+    (nothing changes, the version stays) or a new one, whose version is set
+    to the old version + 1. Returns the snapshot current afterwards.
+    """
+    with _STATE.lock:
+        old = _STATE.snapshot
+        new = change(old)
+        if new is old:
+            return old
+        new = attrs.evolve(new, version=old.version + 1)
+        _STATE.snapshot = new
+        _VERSION_KEY.set_global(new.version)
+        return new
+
+
+def _warn_if_unknown(snap: ConfigSnapshot, platform: str, backend: str) -> None:
+    known = set(snap.known_backends(platform)) | set(_BUILTIN_BACKENDS[platform])
+    if backend in known or (platform, backend) in _STATE.warned:
+        return
+    _STATE.warned = _STATE.warned | {(platform, backend)}
+    warnings.warn(
+        f'set_backend({platform!r}, {backend!r}): no registered primitive has a '
+        f'{backend!r} kernel for {platform!r}, so it will be skipped everywhere. '
+        f'Known backends for {platform!r}: {", ".join(sorted(known))}.',
+        UnknownBackendWarning,
+        stacklevel=3,
+    )
+
+
+def set_backend(platform: str, backend: str | None) -> None:
+    """Set the global default backend for a platform across all primitives.
+
+    Every primitive with a kernel for ``backend`` on ``platform`` uses it,
+    unless a call passes ``backend=`` or the thread is inside an
+    :func:`override`. Primitives without that backend keep their own default.
+    Already-compiled call sites pick the change up on their next call, in
+    every thread. Setting the current value again is a no-op.
+
+    Args:
+        platform: 'cpu', 'gpu' or 'tpu' ('cuda' and 'rocm' mean 'gpu').
+        backend: a backend name such as 'numba', 'warp', 'pallas' or 'jax';
+            None clears the platform's global backend.
+
+    Raises:
+        ValueError: ``backend`` is an empty string, or the platform is unknown.
+        TypeError: ``backend`` is neither a string nor None.
+
+    Example:
+        >>> import eventjax as ej
+        >>> ej.set_backend('gpu', 'warp')
+        >>> ej.get_backend('gpu')
+        'warp'
+        >>> ej.set_backend('gpu', None)
+    """
+    platform = normalize_platform(platform, who='set_backend()')
+    backend = check_backend_name(backend, who='set_backend()')
+
+    def change(snap: ConfigSnapshot) -> ConfigSnapshot:
+        if snap.backends[platform] == backend:
+            return snap
+        if backend is not None:
+            _warn_if_unknown(snap, platform, backend)
+        backends = dict(snap.backends)
+        backends[platform] = backend
+        return attrs.evolve(snap, backends=frozen_map(backends))
+
+    update(change)
+
+
+def get_backend(platform: str) -> str | None:
+    """Return the global backend set for ``platform``, or None.
+
+    Example:
+        >>> import eventjax as ej
+        >>> ej.get_backend('tpu') is None
+        True
+    """
+    return _STATE.snapshot.backends[normalize_platform(platform, who='get_backend()')]
+
+
+def clear_backends() -> None:
+    """Clear the global backend of every platform (a no-op if none is set).
+
+    Example:
+        >>> import eventjax as ej
+        >>> ej.clear_backends()
+        >>> ej.get_backend('cpu') is None
+        True
+    """
+
+    def change(snap: ConfigSnapshot) -> ConfigSnapshot:
+        if all(b is None for b in snap.backends.values()):
+            return snap
+        return attrs.evolve(snap, backends=frozen_map((p, None) for p in PLATFORMS))
+
+    update(change)
+
+
+def current_override() -> tuple[tuple[str, str], ...]:
+    """The calling thread's active override as sorted ``(platform, backend)`` pairs."""
+    return _OVERRIDE_KEY.value
+
+
+@contextlib.contextmanager
+def override(**platform_backends: str | None) -> Iterator[None]:
+    """Override the global backend for the calling thread only.
+
+    Overrides nest: an inner override adds to (or, with None, removes from)
+    the outer one, and leaving it restores the outer one. Other threads never
+    see it. Entering the same override again reuses compiled code.
+
+    Args:
+        **platform_backends: ``cpu=``, ``gpu=``, ``tpu=`` (or ``cuda=``,
+            ``rocm=``) backend names; None removes that platform from the
+            override so the global backend applies again.
+
+    Example:
+        >>> import eventjax as ej
+        >>> with ej.config.override(cpu='jax'):
+        ...     pass
+    """
+    merged = dict(current_override())
+    for platform, backend in platform_backends.items():
+        name = normalize_platform(platform, who='override()')
+        backend = check_backend_name(backend, who='override()')
+        if backend is None:
+            merged.pop(name, None)
+        else:
+            merged[name] = backend
+    with _OVERRIDE_KEY(tuple(sorted(merged.items()))):
+        yield
+
+
+def set_numba_num_threads(n: int | None) -> None:
+    """Set how many threads numba ``prange`` kernels use (None: numba's default).
+
+    Example:
+        >>> import eventjax as ej
+        >>> ej.config.set_numba_num_threads(None)
+    """
+    if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 1):
+        raise ValueError(f'set_numba_num_threads(): n must be a positive int or None, got {n!r}.')
+    update(lambda s: s if s.numba_num_threads == n else attrs.evolve(s, numba_num_threads=n))
+
+
+def get_numba_num_threads() -> int | None:
+    """The thread count set for numba ``prange`` kernels, or None for numba's default."""
+    return _STATE.snapshot.numba_num_threads
+
+
+def set_pallas_cpu_interpret(enabled: bool) -> None:
+    """Choose whether pallas kernels registered from now on also run on the cpu, interpreted.
+
+    The default comes from the environment variable ``EVENTJAX_PALLAS_INTERPRET``
+    (on unless it is ``0``/``false``/``off``).
+
+    Example:
+        >>> import eventjax as ej
+        >>> ej.config.set_pallas_cpu_interpret(True)
+    """
+    if not isinstance(enabled, bool):
+        raise TypeError(f'set_pallas_cpu_interpret(): enabled must be a bool, got {enabled!r}.')
+    update(lambda s: s if s.pallas_cpu_interpret == enabled else attrs.evolve(s, pallas_cpu_interpret=enabled))
+
+
+def get_pallas_cpu_interpret() -> bool:
+    """Whether pallas kernels are registered for the cpu in interpret mode."""
+    return _STATE.snapshot.pallas_cpu_interpret

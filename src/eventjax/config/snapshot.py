@@ -1,0 +1,158 @@
+"""Frozen configuration data: the snapshot and the per-primitive kernel tables.
+
+Nothing here is ever mutated. Writers in :mod:`eventjax.config.runtime` build
+a new snapshot with :func:`attrs.evolve` (validators run again) and publish it
+with one reference assignment, so a reader that holds a snapshot sees one
+consistent state for as long as it likes.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+__all__ = [
+    'PLATFORMS',
+    'ConfigSnapshot',
+    'PrimitiveTable',
+    'check_backend_name',
+    'frozen_map',
+    'normalize_platform',
+]
+
+PLATFORMS = ('cpu', 'gpu', 'tpu')
+_ALIASES = {'cuda': 'gpu', 'rocm': 'gpu'}
+
+
+def frozen_map(items=()) -> Mapping:
+    """A read-only mapping over a private copy of ``items``."""
+    return types.MappingProxyType(dict(items))
+
+
+def normalize_platform(platform: Any, *, who: str = 'eventjax') -> str:
+    """Return the canonical platform name (``cuda``/``rocm`` become ``gpu``).
+
+    Raises:
+        TypeError: ``platform`` is not a string.
+        ValueError: ``platform`` is not one of cpu, gpu, tpu, cuda, rocm.
+    """
+    if not isinstance(platform, str):
+        raise TypeError(
+            f'{who}: platform must be a string, one of {", ".join(PLATFORMS)}; '
+            f'got {platform!r} of type {type(platform).__name__}.'
+        )
+    name = _ALIASES.get(platform.lower(), platform.lower())
+    if name not in PLATFORMS:
+        raise ValueError(
+            f'{who}: unknown platform {platform!r}; valid platforms are '
+            f'{", ".join(PLATFORMS)} (cuda and rocm mean gpu).'
+        )
+    return name
+
+
+def check_backend_name(backend: Any, *, who: str, allow_none: bool = True) -> str | None:
+    """Validate a backend name: a non-empty string (or None where allowed)."""
+    if backend is None and allow_none:
+        return None
+    if not isinstance(backend, str):
+        expected = 'a string or None' if allow_none else 'a string'
+        raise TypeError(
+            f'{who}: backend must be {expected} such as "jax", "numba", "warp" '
+            f'or "pallas"; got {backend!r} of type {type(backend).__name__}.'
+        )
+    if not backend:
+        raise ValueError(
+            f'{who}: backend must not be an empty string; pass None to clear it.'
+        )
+    return backend
+
+
+def _check_platform_keys(instance, attribute, value):
+    bad = set(value) - set(PLATFORMS)
+    if bad:
+        raise ValueError(f'{attribute.name} has unknown platforms {sorted(bad)}')
+
+
+@attrs.frozen(eq=False)
+class PrimitiveTable:
+    """The kernels of one primitive: ``kernels[platform][backend] -> entry``.
+
+    ``kernels`` keeps registration order, so the first backend registered for
+    a platform is the fallback default. ``defaults`` holds explicit defaults
+    set with ``set_default`` or ``asdefault=True``.
+    """
+
+    name: str
+    kernels: Mapping[str, Mapping[str, Any]] = attrs.field(
+        factory=lambda: frozen_map((p, frozen_map()) for p in PLATFORMS),
+        validator=_check_platform_keys,
+    )
+    defaults: Mapping[str, str] = attrs.field(factory=frozen_map, validator=_check_platform_keys)
+
+    def backends(self, platform: str) -> tuple[str, ...]:
+        return tuple(self.kernels[platform])
+
+    def default(self, platform: str) -> str | None:
+        explicit = self.defaults.get(platform)
+        if explicit is not None:
+            return explicit
+        return next(iter(self.kernels[platform]), None)
+
+    def with_kernel(self, platform: str, backend: str, entry: Any, asdefault: bool) -> PrimitiveTable:
+        per_platform = dict(self.kernels[platform])
+        per_platform[backend] = entry
+        kernels = dict(self.kernels)
+        kernels[platform] = frozen_map(per_platform)
+        defaults = dict(self.defaults)
+        if asdefault:
+            defaults[platform] = backend
+        return attrs.evolve(self, kernels=frozen_map(kernels), defaults=frozen_map(defaults))
+
+    def with_default(self, platform: str, backend: str | None) -> PrimitiveTable:
+        defaults = dict(self.defaults)
+        if backend is None:
+            defaults.pop(platform, None)
+        else:
+            defaults[platform] = backend
+        return attrs.evolve(self, defaults=frozen_map(defaults))
+
+
+def _check_threads(instance, attribute, value):
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+        raise ValueError(f'{attribute.name} must be a positive int or None, got {value!r}')
+
+
+@attrs.frozen(eq=False)
+class ConfigSnapshot:
+    """One immutable state of the whole configuration.
+
+    Snapshots compare and hash by identity: two snapshots are the same
+    configuration only if they are the same object, which makes them cheap
+    cache keys. ``version`` only grows.
+
+    Attributes:
+        version: bumped by every change that can alter a call's backend.
+        backends: the global backend per platform (``None``: unset).
+        primitives: every registered primitive's kernel table, by its uid.
+        numba_num_threads: threads for numba ``prange`` kernels (None: numba's default).
+        pallas_cpu_interpret: register pallas kernels for the cpu in interpret mode.
+    """
+
+    version: int = attrs.field(default=0, validator=attrs.validators.ge(0))
+    backends: Mapping[str, str | None] = attrs.field(
+        factory=lambda: frozen_map((p, None) for p in PLATFORMS),
+        validator=_check_platform_keys,
+    )
+    primitives: Mapping[int, PrimitiveTable] = attrs.field(factory=frozen_map)
+    numba_num_threads: int | None = attrs.field(default=None, validator=_check_threads)
+    pallas_cpu_interpret: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
+
+    def known_backends(self, platform: str) -> tuple[str, ...]:
+        """Every backend name some registered primitive has for ``platform``."""
+        seen: dict[str, None] = {}
+        for table in self.primitives.values():
+            seen.update(dict.fromkeys(table.kernels[platform]))
+        return tuple(seen)

@@ -1,0 +1,43 @@
+"""The exceptions and warnings eventjax raises.
+
+Each class subclasses a builtin, so ``except ValueError`` and friends keep
+working for callers that do not know about eventjax.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    'BackendNotFoundError',
+    'BackendUnavailableError',
+    'KernelCompilationError',
+    'KernelOutputError',
+    'PlatformNotSupportedError',
+    'UnknownBackendWarning',
+]
+
+
+class BackendNotFoundError(ValueError):
+    """A backend was asked for on a platform where the primitive has no kernel for it."""
+
+
+class PlatformNotSupportedError(NotImplementedError):
+    """A primitive was lowered for a platform on which it has no kernel at all."""
+
+
+class KernelCompilationError(RuntimeError):
+    """A kernel generator (or the kernel it returned) failed while being lowered.
+
+    The original exception is chained as ``__cause__``.
+    """
+
+
+class KernelOutputError(TypeError):
+    """A kernel returned outputs that do not match the declared ``outs``."""
+
+
+class BackendUnavailableError(RuntimeError):
+    """A backend cannot run here: its package is missing or its device is absent."""
+
+
+class UnknownBackendWarning(UserWarning):
+    """``set_backend`` named a backend that no registered primitive has for that platform."""
