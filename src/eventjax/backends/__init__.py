@@ -1,0 +1,1 @@
+"""One bridge per backend; see README.md in this folder."""

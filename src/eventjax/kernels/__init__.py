@@ -1,0 +1,1 @@
+"""The standard event-driven kernels, one folder per family."""

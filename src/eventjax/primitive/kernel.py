@@ -1,0 +1,308 @@
+"""``XLACustomKernel``: a JAX primitive whose kernel is chosen per platform and backend.
+
+The primitive always has multiple results. A call resolves the backend of
+every platform once, from one configuration snapshot, and binds with:
+
+- ``outs``: a tuple of ``jax.ShapeDtypeStruct``, one per result;
+- ``backend``: the per-call request (or None), kept so rules can forward it;
+- ``kernels``: the :class:`~eventjax.primitive.resolution.Resolved` choice;
+- ``config_version``: the snapshot's version;
+- the caller's static parameters.
+
+The lowering for a platform calls the chosen kernel generator with the
+static parameters and lowers the function it returns with
+``mlir.lower_fun``; it reads nothing but its parameters.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+import jax
+import numpy as np
+from jax.extend import core
+from jax.interpreters import ad, batching, mlir
+
+from eventjax.config import PLATFORMS, PrimitiveTable, snapshot, update
+from eventjax.config.runtime import current_override
+from eventjax.config.snapshot import check_backend_name, frozen_map, normalize_platform
+from eventjax.errors import (
+    BackendNotFoundError,
+    KernelCompilationError,
+    KernelOutputError,
+    PlatformNotSupportedError,
+)
+from eventjax.primitive import autodiff
+from eventjax.primitive.batching import general_batching_rule
+from eventjax.primitive.compat import apply_primitive
+from eventjax.primitive.resolution import KernelEntry, MissingBackend, Resolved, resolve
+
+__all__ = ['XLACustomKernel', 'primitives']
+
+_RESERVED = frozenset({'outs', 'backend', 'kernels', 'config_version'})
+_UIDS = itertools.count(1)
+# JAX registers lowerings under its own platform names; gpu covers both.
+_LOWERING_PLATFORMS = {'cpu': 'cpu', 'cuda': 'gpu', 'rocm': 'gpu', 'tpu': 'tpu'}
+
+
+class XLACustomKernel:
+    """A custom JAX primitive with kernels for several backends and platforms.
+
+    Kernels are registered per (backend, platform) with a kernel generator
+    ``kg(**static_params, outs=outs)``; a call picks one per platform
+    (per-call ``backend=`` > thread override > global ``set_backend`` > this
+    primitive's default > the first kernel registered for the platform).
+
+    Example:
+        >>> import jax, jax.numpy as jnp
+        >>> import eventjax as ej
+        >>> double = ej.XLACustomKernel('double_example')
+        >>> double.def_jax_kernel(lambda outs: lambda x: (2 * x,))
+        >>> x = jnp.arange(3.0)
+        >>> double(x, outs=jax.ShapeDtypeStruct(x.shape, x.dtype))
+        Array([0., 2., 4.], dtype=float32)
+    """
+
+    def __init__(self, name: str):
+        if not isinstance(name, str) or not name:
+            raise TypeError(f'XLACustomKernel(): name must be a non-empty string, got {name!r}.')
+        self.name = name
+        self._uid = next(_UIDS)
+        prim = core.Primitive(name)
+        prim.multiple_results = True
+        prim.def_impl(functools.partial(apply_primitive, prim))
+        prim.def_abstract_eval(_abstract_eval)
+        for jax_platform, platform in _LOWERING_PLATFORMS.items():
+            mlir.register_lowering(prim, functools.partial(_lower, platform=platform), platform=jax_platform)
+        self.primitive = prim
+        self.register_general_batching()
+        table = PrimitiveTable(name)
+        update(lambda s: attrs.evolve(s, primitives=frozen_map({**s.primitives, self._uid: table})))
+
+    def __repr__(self) -> str:
+        return f'XLACustomKernel({self.name!r})'
+
+    # -- registration -------------------------------------------------------
+
+    def _table(self, snap=None) -> PrimitiveTable:
+        return (snap or snapshot()).primitives[self._uid]
+
+    def def_kernel(self, backend: str, platform: str, kernel_generator: Callable, asdefault: bool = False) -> None:
+        """Register ``kernel_generator`` as this primitive's ``backend`` kernel on ``platform``.
+
+        ``kernel_generator(**static_params, outs=outs)`` must return a
+        JAX-traceable function of the input arrays returning one array per
+        entry of ``outs``. Registering a (backend, platform) again replaces it.
+
+        Example:
+            >>> import eventjax as ej
+            >>> p = ej.XLACustomKernel('def_kernel_example')
+            >>> p.def_kernel('a', 'cpu', lambda outs: lambda x: (x + 1,))
+            >>> p.available_backends('cpu')
+            ('a',)
+        """
+        backend = check_backend_name(backend, who=f'{self.name}.def_kernel()', allow_none=False)
+        platform = normalize_platform(platform, who=f'{self.name}.def_kernel()')
+        if not callable(kernel_generator):
+            raise TypeError(f'{self.name}.def_kernel(): kernel_generator must be callable, '
+                            f'got {type(kernel_generator).__name__}.')
+        entry = KernelEntry(self.name, platform, backend, kernel_generator)
+
+        def change(snap):
+            table = snap.primitives[self._uid].with_kernel(platform, backend, entry, bool(asdefault))
+            return attrs.evolve(snap, primitives=frozen_map({**snap.primitives, self._uid: table}))
+
+        update(change)
+
+    def def_jax_kernel(self, kernel_generator: Callable, asdefault: bool = False) -> None:
+        """Register a pure-JAX reference kernel (backend ``'jax'``) for every platform.
+
+        Example:
+            >>> import eventjax as ej
+            >>> p = ej.XLACustomKernel('jax_kernel_example')
+            >>> p.def_jax_kernel(lambda outs: lambda x: (x * x,))
+            >>> p.available_backends('tpu')
+            ('jax',)
+        """
+        for platform in PLATFORMS:
+            self.def_kernel('jax', platform, kernel_generator, asdefault=asdefault)
+
+    def set_default(self, platform: str, backend: str | None) -> None:
+        """Make ``backend`` this primitive's default on ``platform`` (None: first registered).
+
+        Example:
+            >>> import eventjax as ej
+            >>> p = ej.XLACustomKernel('set_default_example')
+            >>> p.def_kernel('a', 'cpu', lambda outs: lambda x: (x,))
+            >>> p.def_kernel('b', 'cpu', lambda outs: lambda x: (-x,))
+            >>> p.set_default('cpu', 'b')
+            >>> p.get_default('cpu')
+            'b'
+        """
+        who = f'{self.name}.set_default()'
+        platform = normalize_platform(platform, who=who)
+        backend = check_backend_name(backend, who=who)
+
+        def change(snap):
+            table = snap.primitives[self._uid]
+            if backend is not None and backend not in table.kernels[platform]:
+                raise BackendNotFoundError(
+                    f'{who}: ' + _missing(self.name, platform, backend, table.backends(platform)))
+            if table.defaults.get(platform) == backend:
+                return snap
+            table = table.with_default(platform, backend)
+            return attrs.evolve(snap, primitives=frozen_map({**snap.primitives, self._uid: table}))
+
+        update(change)
+
+    def get_default(self, platform: str) -> str | None:
+        """The backend this primitive uses on ``platform`` when nothing else is set."""
+        return self._table().default(normalize_platform(platform, who=f'{self.name}.get_default()'))
+
+    @property
+    def defaults(self) -> dict[str, str | None]:
+        """This primitive's default backend per platform."""
+        table = self._table()
+        return {p: table.default(p) for p in PLATFORMS}
+
+    def available_backends(self, platform: str) -> tuple[str, ...]:
+        """The backends registered for ``platform``, in registration order."""
+        return self._table().backends(normalize_platform(platform, who=f'{self.name}.available_backends()'))
+
+    # -- transformation rules -----------------------------------------------
+
+    def def_batching_rule(self, fn: Callable) -> None:
+        """Use ``fn(args, axes, **params) -> (outs, out_axes)`` under ``vmap``."""
+        batching.primitive_batchers[self.primitive] = fn
+
+    def register_general_batching(self) -> None:
+        """Batch with :func:`general_batching_rule` (a ``lax.scan`` over the batch)."""
+        batching.primitive_batchers[self.primitive] = functools.partial(general_batching_rule, self.primitive)
+
+    def def_jvp_rule(self, fn: Callable) -> None:
+        """Use ``fn(primals, tangents, **params) -> (outs, tangent_outs)`` as the JVP."""
+        ad.primitive_jvps[self.primitive] = fn
+
+    def def_jvp_rule2(self, *rules: Callable | None) -> None:
+        """Define the JVP with one rule per operand; see :func:`eventjax.defjvp`."""
+        autodiff.defjvp(self.primitive, *rules)
+
+    def def_transpose_rule(self, fn: Callable) -> None:
+        """Use ``fn(cts, *args, **params)`` to transpose this (linear) primitive."""
+        ad.primitive_transposes[self.primitive] = fn
+
+    # -- calling ------------------------------------------------------------
+
+    def __call__(self, *args, outs, backend: str | None = None, **static_params):
+        """Bind the primitive; returns results with the structure of ``outs``."""
+        if isinstance(static_params.get('kernels'), Resolved):
+            # Rules forward a call's params; resolve afresh for this primitive.
+            del static_params['kernels']
+            static_params.pop('config_version', None)
+        if backend is not None:
+            check_backend_name(backend, who=f'{self.name}()', allow_none=False)
+        flat, tree = jax.tree.flatten(outs)
+        if not flat:
+            raise ValueError(f'{self.name}(): outs must be a jax.ShapeDtypeStruct or a pytree of them, got {outs!r}.')
+        flat = tuple(_as_struct(self.name, o) for o in flat)
+        _check_static(self.name, static_params)
+        snap = snapshot()
+        chosen = resolve(snap, self._uid, current_override(), backend)
+        results = self.primitive.bind(*args, outs=flat, backend=backend, kernels=chosen,
+                                      config_version=snap.version, **static_params)
+        return jax.tree.unflatten(tree, results)
+
+
+def primitives() -> dict[str, dict[str, tuple[str, ...]]]:
+    """Every registered primitive with its backends per platform.
+
+    Example:
+        >>> import eventjax as ej
+        >>> isinstance(ej.primitives(), dict)
+        True
+    """
+    out: dict[str, dict[str, tuple[str, ...]]] = {}
+    for uid, table in snapshot().primitives.items():
+        key = table.name if table.name not in out else f'{table.name}#{uid}'
+        out[key] = {p: table.backends(p) for p in PLATFORMS}
+    return out
+
+
+def _missing(name, platform, backend, available) -> str:
+    from eventjax.primitive.resolution import missing_backend_message
+    return missing_backend_message(name, platform, backend, available)
+
+
+def _as_struct(name: str, out: Any) -> jax.ShapeDtypeStruct:
+    if not (hasattr(out, 'shape') and hasattr(out, 'dtype')):
+        raise TypeError(f'{name}(): every leaf of outs must be a jax.ShapeDtypeStruct '
+                        f'(or have .shape and .dtype), got {out!r}.')
+    return jax.ShapeDtypeStruct(tuple(int(d) for d in out.shape), np.dtype(out.dtype))
+
+
+def _check_static(name: str, params: dict) -> None:
+    for key, value in params.items():
+        if key in _RESERVED:
+            raise ValueError(f'{name}(): {key!r} is reserved and cannot be a static parameter.')
+        try:
+            hash(value)
+        except TypeError:
+            raise TypeError(
+                f'{name}(): static parameter {key!r} must be hashable (it is part of the cache key), '
+                f'got unhashable {type(value).__name__}; pass a tuple instead of a list, '
+                f'or an array as an operand.') from None
+
+
+def _abstract_eval(*args, outs, **params):
+    return [jax.core.ShapedArray(o.shape, o.dtype) for o in outs]
+
+
+def _lower(ctx, *args, platform, outs, backend, kernels, config_version, **static):
+    choice = kernels.choice(platform)
+    if choice is None:
+        having = kernels.platforms_with_kernels()
+        raise PlatformNotSupportedError(
+            f'this primitive has no kernel for platform {platform!r}; platforms with kernels: '
+            f'{", ".join(having) or "none"}. Register one with def_kernel(..., platform={platform!r}) '
+            f'or def_jax_kernel, or run on one of those platforms.')
+    if isinstance(choice, MissingBackend):
+        raise choice.error()
+    alternatives = tuple(b for b in kernels.backends_of(platform) if b != choice.backend)
+    where = f'primitive {choice.prim_name!r}, backend {choice.backend!r} on {platform!r}'
+    hint = (f' Other backends for {platform!r}: {", ".join(map(repr, alternatives))}; switch with '
+            f'backend=... per call or eventjax.set_backend({platform!r}, ...).' if alternatives
+            else f' No other backend is registered for {platform!r}.')
+    try:
+        fn = choice.generator(**static, outs=outs)
+    except Exception as exc:
+        raise KernelCompilationError(
+            f'{where}: the kernel generator raised {type(exc).__name__}: {exc}.{hint}') from exc
+    if not callable(fn):
+        raise KernelCompilationError(f'{where}: the kernel generator returned {type(fn).__name__}, '
+                                     f'expected a function of the input arrays.{hint}')
+
+    def flat_kernel(*arrays):
+        result = fn(*arrays)
+        result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
+        _check_outputs(where, result, outs)
+        return result
+
+    try:
+        return mlir.lower_fun(flat_kernel, multiple_results=True)(ctx, *args)
+    except Exception as exc:
+        exc.add_note(f'While lowering {where}.{hint}')
+        raise
+
+
+def _check_outputs(where: str, result: tuple, outs: tuple) -> None:
+    if len(result) != len(outs):
+        raise KernelOutputError(f'{where}: the kernel returned {len(result)} outputs, outs declares {len(outs)}.')
+    for i, (got, want) in enumerate(zip(result, outs)):
+        if tuple(got.shape) != tuple(want.shape) or np.dtype(got.dtype) != np.dtype(want.dtype):
+            raise KernelOutputError(
+                f'{where}: output {i} has shape {tuple(got.shape)} and dtype {got.dtype}, '
+                f'but outs declares {tuple(want.shape)} and {want.dtype}.')
