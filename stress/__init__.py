@@ -1,0 +1,1 @@
+"""Concurrency stress tests for eventjax; run with ``python -m stress``."""

@@ -1,0 +1,72 @@
+"""Workers call a two-valued primitive while the main thread flips set_backend.
+
+Each call must return the value of a backend that was current at some moment
+during the call, and a call that starts after ``set_backend`` returned must
+use the new backend. Flip ``k`` sets backend ``BACKENDS[k % 2]``; before a
+flip the main thread publishes ``started = k``, after it ``committed = k``.
+A worker reads ``committed`` before its call and ``started`` after it: the
+backends allowed are those of flips ``committed..started``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import jax
+import jax.numpy as jnp
+
+import eventjax as ej
+from stress.harness import Report, run_threads
+
+VALUES = {'a': 1.0, 'b': 2.0}
+BACKENDS = ('a', 'b')
+
+
+def make_primitive() -> ej.XLACustomKernel:
+    prim = ej.XLACustomKernel('stress_two_valued')
+    for name, value in VALUES.items():
+        prim.def_kernel(name, 'cpu', lambda outs, value=value: lambda x: (x + value,))
+    return prim
+
+
+def run(seconds: float, flips: int = 200, threads: int = 8) -> Report:
+    report = Report('config_flip')
+    prim = make_primitive()
+    x = jnp.zeros(4, jnp.float32)
+    out = jax.ShapeDtypeStruct(x.shape, x.dtype)
+    jitted = jax.jit(lambda x: prim(x, outs=out))
+    eager = lambda x: prim(x, outs=out)
+    ej.set_backend('cpu', 'a')
+    marks = {'started': 0, 'committed': 0, 'stop': False}
+    deadline = time.monotonic() + seconds
+
+    def worker(i: int) -> None:
+        fn = jitted if i % 2 else eager
+        while not marks['stop'] and time.monotonic() < deadline:
+            first = marks['committed']
+            value = float(fn(x)[0])
+            last = marks['started']
+            allowed = {VALUES[BACKENDS[k % 2]] for k in range(first, last + 1)}
+            if value not in allowed:
+                report.add(1, 1, f'worker {i}: got {value}, flips {first}..{last} allow {sorted(allowed)}')
+            else:
+                report.add(1, 1)
+
+    import threading
+    pool = threading.Thread(target=lambda: report.failures.extend(run_threads(threads, worker, seconds + 60)))
+    start = time.monotonic()
+    pool.start()
+    pause = max(seconds / (flips + 1), 0.001)
+    for k in range(1, flips + 1):
+        if time.monotonic() > deadline:
+            break
+        time.sleep(pause)
+        marks['started'] = k
+        ej.set_backend('cpu', BACKENDS[k % 2])
+        marks['committed'] = k
+    marks['stop'] = True
+    pool.join(seconds + 120)
+    report.seconds = time.monotonic() - start
+    report.extra['flips'] = marks['committed']
+    ej.clear_backends()
+    return report
