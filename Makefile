@@ -1,0 +1,45 @@
+# eventjax — every target sets up .venv from the project's own files if needed.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.eventjax-installed
+export NUMBA_CACHE_DIR ?= $(CURDIR)/.numba_cache
+export PYTHONUNBUFFERED := 1
+
+STRESS_SECONDS ?= 180
+
+.PHONY: setup test test-fast stress bench docs demo lint clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test,docs,dev,plot]'
+	@touch $(STAMP)
+
+setup: $(STAMP)
+
+test: setup
+	$(BIN)/python -m pytest -n 2 --dist loadfile -q tests
+	$(BIN)/python -m stress --mode short
+
+test-fast: setup
+	$(BIN)/python -m pytest -n 2 --dist loadfile -q -x tests
+
+stress: setup
+	$(BIN)/python -m stress --mode long --seconds $(STRESS_SECONDS)
+
+bench: setup
+	$(BIN)/python -m bench
+
+docs: setup
+	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
+
+demo: setup
+	$(BIN)/python docs/examples/demo.py
+
+lint: setup
+	$(BIN)/python -m ruff check src tests stress bench docs/examples
+	$(BIN)/python tools/check_layers.py
+
+clean:
+	rm -rf $(VENV) .numba_cache docs/_build .pytest_cache

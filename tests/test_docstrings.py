@@ -1,0 +1,30 @@
+"""Every example in a public docstring runs and prints what it shows."""
+
+import doctest
+import importlib
+import pkgutil
+
+import pytest
+
+import eventjax as ej
+
+MODULES = sorted(m.name for m in pkgutil.walk_packages(ej.__path__, 'eventjax.')
+                 if not m.name.endswith('__main__'))
+
+
+@pytest.mark.parametrize('name', MODULES)
+def test_docstring_examples_run(name):
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    ej.clear_backends()
+    assert result.failed == 0
+
+
+def test_readme_example_runs():
+    import pathlib
+    import re
+
+    text = (pathlib.Path(__file__).parent.parent / 'README.md').read_text()
+    code = re.search(r'```python\n(.*?)```', text, re.S).group(1)
+    exec(compile(code, 'README.md', 'exec'), {})
+    ej.clear_backends()
