@@ -66,6 +66,14 @@ def scale_kernel(x: wp.array(dtype=wp.float32), factor: wp.float32, y: wp.array(
     y[i] = factor * x[i]
 
 
+@wp.kernel
+def sum_and_double_kernel(x: wp.array(dtype=wp.float32), total: wp.array(dtype=wp.float32),
+                          doubled: wp.array(dtype=wp.float32)):
+    i = wp.tid()
+    wp.atomic_add(total, 0, x[i])
+    doubled[i] = 2.0 * x[i]
+
+
 def affine_kg(*, outs):
     return WarpKernelSpec(affine_kernel(outs[0].dtype), dim=lambda shape: shape)
 
@@ -218,6 +226,13 @@ class TestSpecForms:
     def test_anything_else_is_a_spec_error_showing_the_fix(self):
         with pytest.raises(WarpKernelSpecError, match='WarpKernelSpec'):
             warp_kernel_generator(lambda outs: 'nope', 'cpu')(outs=sds((3,), jnp.float32))
+
+    def test_only_the_named_outputs_are_zeroed_and_order_follows_outs(self):
+        kg = lambda outs: WarpKernelSpec(sum_and_double_kernel, zero_outputs=('total',))
+        outs = (jax.ShapeDtypeStruct((1,), jnp.float32), jax.ShapeDtypeStruct((4,), jnp.float32))
+        total, doubled = jax.jit(warp_kernel_generator(kg, 'cpu')(outs=outs))(jnp.arange(4, dtype=jnp.float32))
+        np.testing.assert_array_equal(total, [6])
+        np.testing.assert_array_equal(doubled, [0, 2, 4, 6])
 
     def test_bad_dim_is_rejected_when_the_spec_is_built(self):
         with pytest.raises(WarpKernelSpecError, match='dim'):

@@ -148,7 +148,7 @@ def _as_spec(result: Any) -> WarpKernelSpec:
         return result
     if isinstance(result, tuple) and len(result) == 2:
         return WarpKernelSpec(result[0], dim=result[1])
-    if type(result).__name__ == 'Kernel' and hasattr(result, 'adj'):
+    if isinstance(result, import_warp().Kernel):
         return WarpKernelSpec(result)
     raise WarpKernelSpecError(
         'A warp kernel generator must return a WarpKernelSpec, a warp kernel, or a '
