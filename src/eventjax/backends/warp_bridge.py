@@ -17,6 +17,11 @@ Facts about ``warp.jax_kernel`` (warp-lang 1.19) that shape this module:
 - ``FfiKernel.__call__`` records a launch descriptor under an unlocked
   counter, so concurrent traces are serialised here with a lock. Execution is
   serialised by warp itself (one process-wide callback lock).
+- Every trace gets a fresh ``launch_id`` baked into the HLO as an attribute:
+  call the generated function under ``jit`` (the primitive does), since an
+  eager call retraces and recompiles each time, and do not rely on JAX's
+  persistent compilation cache across processes for warp calls (a cached
+  executable would name a launch id the new process never recorded).
 - CPU kernels are compiled by warp's bundled clang into warp's kernel cache
   (``~/.cache/warp/<version>``), which a second process reuses.
 """
