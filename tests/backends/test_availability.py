@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+import eventjax as ej
 from eventjax.backends import availability
 from eventjax.backends.availability import (
     BACKENDS,
@@ -18,6 +19,7 @@ from eventjax.backends.availability import (
     pallas_cpu_interpret_enabled,
     require_backend,
 )
+from eventjax.config import runtime
 
 has_numba = importlib.util.find_spec('numba') is not None
 has_warp = importlib.util.find_spec('warp') is not None
@@ -99,19 +101,30 @@ class TestRequireBackend:
 
 
 class TestPallasInterpretSwitch:
-    def test_off_by_default(self, monkeypatch):
-        monkeypatch.delenv('EVENTJAX_PALLAS_INTERPRET', raising=False)
+    @pytest.fixture(autouse=True)
+    def _restore(self):
+        before = ej.config.get_pallas_cpu_interpret()
+        yield
+        ej.config.set_pallas_cpu_interpret(before)
+
+    def test_off_reports_pallas_on_cpu_unavailable_with_the_fix(self):
+        ej.config.set_pallas_cpu_interpret(False)
         assert pallas_cpu_interpret_enabled() is False
         status = backend_status('pallas', 'cpu')
         assert not status and 'EVENTJAX_PALLAS_INTERPRET=1' in status.fix
 
-    @pytest.mark.parametrize('value', ['1', 'true', 'ON'])
-    def test_a_true_word_registers_pallas_on_the_cpu(self, monkeypatch, value):
-        monkeypatch.setenv('EVENTJAX_PALLAS_INTERPRET', value)
+    def test_on_reports_pallas_on_cpu_available(self):
+        ej.config.set_pallas_cpu_interpret(True)
         assert pallas_cpu_interpret_enabled() is True
         assert backend_status('pallas', 'cpu').available
 
+    @pytest.mark.parametrize(('value', 'expected'), [('1', True), ('true', True), ('ON', True),
+                                                     ('0', False), ('off', False), ('', False)])
+    def test_the_environment_variable_sets_the_default(self, monkeypatch, value, expected):
+        monkeypatch.setenv('EVENTJAX_PALLAS_INTERPRET', value)
+        assert runtime._env_flag('EVENTJAX_PALLAS_INTERPRET', False) is expected
+
     def test_a_non_boolean_value_is_an_error_listing_the_accepted_words(self, monkeypatch):
         monkeypatch.setenv('EVENTJAX_PALLAS_INTERPRET', 'maybe')
-        with pytest.raises(ValueError, match="'maybe'.*'1'"):
-            pallas_cpu_interpret_enabled()
+        with pytest.raises(ValueError, match="'maybe'.*1/true"):
+            runtime._env_flag('EVENTJAX_PALLAS_INTERPRET', False)

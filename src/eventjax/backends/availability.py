@@ -10,22 +10,17 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-import os
 
 import attrs
 
-BACKENDS = ('jax', 'numba', 'warp', 'pallas')
-PLATFORMS = ('cpu', 'gpu', 'tpu')
+from eventjax.config import PLATFORMS, get_pallas_cpu_interpret, normalize_platform
+from eventjax.errors import BackendUnavailableError
 
-_PLATFORM_ALIASES = {'cpu': 'cpu', 'gpu': 'gpu', 'cuda': 'gpu', 'rocm': 'gpu', 'tpu': 'tpu'}
-_TRUE = ('1', 'true', 'yes', 'on')
-_FALSE = ('0', 'false', 'no', 'off', '')
+BACKENDS = ('jax', 'numba', 'warp', 'pallas')
+
 
 PALLAS_INTERPRET_ENV = 'EVENTJAX_PALLAS_INTERPRET'
 
-
-class BackendUnavailableError(RuntimeError):
-    """A backend cannot run on the requested platform in this process."""
 
 
 @attrs.frozen
@@ -51,12 +46,7 @@ class BackendStatus:
 
 
 def _normalize_platform(platform: str) -> str:
-    if not isinstance(platform, str) or platform.lower() not in _PLATFORM_ALIASES:
-        raise ValueError(
-            f'Unknown platform {platform!r}; expected one of {PLATFORMS} '
-            "('cuda' and 'rocm' mean 'gpu')."
-        )
-    return _PLATFORM_ALIASES[platform.lower()]
+    return normalize_platform(platform, who='backend_status()')
 
 
 def _check_backend_name(backend: str) -> None:
@@ -67,30 +57,18 @@ def _check_backend_name(backend: str) -> None:
 def pallas_cpu_interpret_enabled() -> bool:
     """Whether pallas kernels are also registered for the CPU, in interpret mode.
 
-    Read from the environment variable ``EVENTJAX_PALLAS_INTERPRET`` on every
-    call. Off by default: interpret mode runs the kernel body as ordinary JAX
-    ops one grid step at a time, which is far slower than the ``jax`` or
-    ``numba`` backends, so it should never be picked on the CPU by accident.
-    Set it to ``1`` to test pallas kernels on a machine without a GPU (CI does).
+    This is the configuration setting ``eventjax.config.set_pallas_cpu_interpret``,
+    whose default comes from the environment variable
+    ``EVENTJAX_PALLAS_INTERPRET``. Off by default: interpret mode runs the
+    kernel body as ordinary JAX ops one grid step at a time, far slower than
+    the ``jax`` or ``numba`` backends, so it is never picked on the CPU by
+    accident. Tests turn it on to run pallas kernels without a GPU.
 
     Example:
-        >>> import os
-        >>> os.environ['EVENTJAX_PALLAS_INTERPRET'] = '1'
-        >>> pallas_cpu_interpret_enabled()
+        >>> isinstance(pallas_cpu_interpret_enabled(), bool)
         True
-
-    Raises:
-        ValueError: the variable holds something other than a boolean word.
     """
-    raw = os.environ.get(PALLAS_INTERPRET_ENV, '0').strip().lower()
-    if raw in _TRUE:
-        return True
-    if raw in _FALSE:
-        return False
-    raise ValueError(
-        f'{PALLAS_INTERPRET_ENV}={raw!r} is not a boolean; use one of {_TRUE} to enable '
-        f'pallas interpret mode on the CPU or one of {_FALSE[:-1]} to disable it.'
-    )
+    return get_pallas_cpu_interpret()
 
 
 @functools.cache
@@ -174,7 +152,8 @@ def _status_pallas(platform: str) -> BackendStatus:
             return BackendStatus('pallas', platform, True)
         return BackendStatus('pallas', platform, False,
                              'pallas runs on the CPU only in interpret mode, which is off.',
-                             f'Set {PALLAS_INTERPRET_ENV}=1 (slow; meant for tests).')
+                             f'Set {PALLAS_INTERPRET_ENV}=1 or call eventjax.config.set_pallas_cpu_interpret(True) '
+                             'before registering kernels (slow; meant for tests).')
     if not _jax_has_platform(platform):
         return BackendStatus(
             'pallas', platform, False, f'JAX sees no {platform} device.',

@@ -9,9 +9,10 @@ a GPU); the bridge decides ``interpret`` from the platform.
 Interpret mode on the CPU runs the kernel body as ordinary JAX ops, grid step
 by grid step, on outputs that start out as NaN (not zero): kernels that
 accumulate must initialise their outputs themselves, on every backend.
-Whether the primitive machinery also registers pallas kernels for the CPU is
-decided by :func:`pallas_cpu_interpret_enabled` (env ``EVENTJAX_PALLAS_INTERPRET``,
-off by default); this bridge itself always honours an explicit ``'cpu'``.
+Whether ``def_pallas_kernel`` also registers pallas kernels for the CPU is
+decided by ``eventjax.config.set_pallas_cpu_interpret`` (default from the
+environment variable ``EVENTJAX_PALLAS_INTERPRET``, off unless set); this
+bridge itself always honours an explicit ``'cpu'``.
 """
 
 from __future__ import annotations
@@ -20,13 +21,10 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from eventjax.backends.availability import pallas_cpu_interpret_enabled  # noqa: F401  re-export
+from eventjax.errors import PallasKernelSpecError
 
 _PLATFORMS = {'cpu': 'cpu', 'gpu': 'gpu', 'cuda': 'gpu', 'rocm': 'gpu', 'tpu': 'tpu'}
 
-
-class PallasKernelSpecError(TypeError):
-    """A pallas kernel generator returned something that cannot be called as documented."""
 
 
 def _accepts_interpret(fn: Callable[..., Any]) -> bool:
@@ -53,6 +51,8 @@ def pallas_kernel_generator(kg: Callable[..., Any], platform: str, interpret: bo
         ``kg2(**static_params, outs=outs)`` returning ``f(*arrays) -> tuple``.
 
     Example:
+        >>> import jax, jax.numpy as jnp
+        >>> from jax.experimental import pallas as pl
         >>> def kg(*, outs):
         ...     def body(x_ref, y_ref):
         ...         y_ref[...] = 2 * x_ref[...] + 1
@@ -60,7 +60,7 @@ def pallas_kernel_generator(kg: Callable[..., Any], platform: str, interpret: bo
         ...         return pl.pallas_call(body, out_shape=outs[0], interpret=interpret)(x)
         ...     return call
         >>> kg2 = pallas_kernel_generator(kg, 'cpu')
-        >>> kg2(outs=(jax.ShapeDtypeStruct((4,), jnp.float32),))(jnp.ones(4))  # doctest: +SKIP
+        >>> kg2(outs=(jax.ShapeDtypeStruct((4,), jnp.float32),))(jnp.ones(4))
         (Array([3., 3., 3., 3.], dtype=float32),)
     """
     if not isinstance(platform, str) or platform.lower() not in _PLATFORMS:
