@@ -1,6 +1,10 @@
 """Shared fixtures: strict dtype promotion, a clean global config per test."""
 
 import itertools
+import os
+
+# Pallas kernels get registered for the CPU (interpret mode) so they run here.
+os.environ.setdefault('EVENTJAX_PALLAS_INTERPRET', '1')
 
 import jax
 import jax.numpy as jnp

@@ -11,8 +11,12 @@ __all__ = [
     'BackendUnavailableError',
     'KernelCompilationError',
     'KernelOutputError',
+    'KernelSpecError',
+    'PallasKernelSpecError',
     'PlatformNotSupportedError',
     'UnknownBackendWarning',
+    'UnsupportedDtypeError',
+    'WarpKernelSpecError',
 ]
 
 
@@ -41,3 +45,19 @@ class BackendUnavailableError(RuntimeError):
 
 class UnknownBackendWarning(UserWarning):
     """``set_backend`` named a backend that no registered primitive has for that platform."""
+
+
+class UnsupportedDtypeError(TypeError):
+    """A backend cannot handle an array's dtype; raised at trace time, naming the supported ones."""
+
+
+class KernelSpecError(TypeError):
+    """A kernel generator returned something its backend bridge cannot run."""
+
+
+class WarpKernelSpecError(KernelSpecError):
+    """A warp kernel generator returned something other than a kernel spec the bridge documents."""
+
+
+class PallasKernelSpecError(KernelSpecError):
+    """A pallas kernel generator returned something that cannot be called as documented."""

@@ -1,1 +1,9 @@
-"""One bridge per backend; see README.md in this folder."""
+"""One bridge per backend; see README.md in this folder.
+
+The bridges import their optional packages (numba, warp, pallas) lazily.
+"""
+
+from eventjax.backends.availability import BackendStatus, backends_available, require_backend
+from eventjax.backends.custom_kernel import XLACustomKernel
+
+__all__ = ['BackendStatus', 'XLACustomKernel', 'backends_available', 'require_backend']

@@ -59,10 +59,14 @@ _BUILTIN_BACKENDS = {
 
 
 def _env_flag(name: str, default: bool) -> bool:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == '':
+    raw = os.environ.get(name, '').strip().lower()
+    if raw == '':
         return default
-    return raw.strip().lower() not in ('0', 'false', 'no', 'off')
+    if raw in ('1', 'true', 'yes', 'on'):
+        return True
+    if raw in ('0', 'false', 'no', 'off'):
+        return False
+    raise ValueError(f'{name}={raw!r} is not a boolean; use 1/true/yes/on or 0/false/no/off.')
 
 
 class _State:
@@ -71,7 +75,7 @@ class _State:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.snapshot = ConfigSnapshot(
-            pallas_cpu_interpret=_env_flag('EVENTJAX_PALLAS_INTERPRET', True),
+            pallas_cpu_interpret=_env_flag('EVENTJAX_PALLAS_INTERPRET', False),
         )
         self.warned: frozenset[tuple[str, str]] = frozenset()
 
@@ -249,8 +253,9 @@ def get_numba_num_threads() -> int | None:
 def set_pallas_cpu_interpret(enabled: bool) -> None:
     """Choose whether pallas kernels registered from now on also run on the cpu, interpreted.
 
-    The default comes from the environment variable ``EVENTJAX_PALLAS_INTERPRET``
-    (on unless it is ``0``/``false``/``off``).
+    Interpret mode is slow and meant for tests on machines without a GPU, so
+    it is off unless the environment variable ``EVENTJAX_PALLAS_INTERPRET``
+    is ``1``/``true``/``yes``/``on`` at import or this is called.
 
     Example:
         >>> import eventjax as ej

@@ -148,7 +148,7 @@ class ConfigSnapshot:
     )
     primitives: Mapping[int, PrimitiveTable] = attrs.field(factory=frozen_map)
     numba_num_threads: int | None = attrs.field(default=None, validator=_check_threads)
-    pallas_cpu_interpret: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
+    pallas_cpu_interpret: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
 
     def known_backends(self, platform: str) -> tuple[str, ...]:
         """Every backend name some registered primitive has for ``platform``."""

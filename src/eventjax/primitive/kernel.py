@@ -32,6 +32,7 @@ from eventjax.config.runtime import current_override
 from eventjax.config.snapshot import check_backend_name, frozen_map, normalize_platform
 from eventjax.errors import (
     BackendNotFoundError,
+    BackendUnavailableError,
     KernelCompilationError,
     KernelOutputError,
     PlatformNotSupportedError,
@@ -278,6 +279,8 @@ def _lower(ctx, *args, platform, outs, backend, kernels, config_version, **stati
             else f' No other backend is registered for {platform!r}.')
     try:
         fn = choice.generator(**static, outs=outs)
+    except BackendUnavailableError:
+        raise  # already says what is missing and how to get it
     except Exception as exc:
         raise KernelCompilationError(
             f'{where}: the kernel generator raised {type(exc).__name__}: {exc}.{hint}') from exc

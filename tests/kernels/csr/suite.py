@@ -78,7 +78,8 @@ class CsrSuite:
     def test_a_scalar_weight_is_homogeneous(self, backend):
         _, indices, indptr, x = self.case(3, (6, 4), False)
         got = self.fn(jnp.float32(0.5), *as_jnp(indices, indptr, x), shape=(6, 4), backend=backend)
-        np.testing.assert_allclose(got, self.expected(np.float32(0.5), indices, indptr, x, (6, 4), False), **tol(np.float32))
+        want = self.expected(np.float32(0.5), indices, indptr, x, (6, 4), False)
+        np.testing.assert_allclose(got, want, **tol(np.float32))
 
     def test_jit_matches_eager(self, backend):
         args = as_jnp(*self.case(1, (9, 6), True))

@@ -1,0 +1,96 @@
+"""Run Pallas kernels as eventjax kernels, compiled on gpu/tpu or interpreted on the CPU.
+
+A user's pallas kernel generator ``kg(**static_params, outs=outs)`` returns a
+function ``call(*arrays, interpret: bool)`` that builds its ``pallas_call``
+with ``interpret=interpret`` and applies it. The same generator thus serves
+the compiled GPU/TPU kernel and the CPU interpret mode (used by tests without
+a GPU); the bridge decides ``interpret`` from the platform.
+
+Interpret mode on the CPU runs the kernel body as ordinary JAX ops, grid step
+by grid step, on outputs that start out as NaN (not zero): kernels that
+accumulate must initialise their outputs themselves, on every backend.
+Whether ``def_pallas_kernel`` also registers pallas kernels for the CPU is
+decided by ``eventjax.config.set_pallas_cpu_interpret`` (default from the
+environment variable ``EVENTJAX_PALLAS_INTERPRET``, off unless set); this
+bridge itself always honours an explicit ``'cpu'``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from eventjax.errors import PallasKernelSpecError
+
+_PLATFORMS = {'cpu': 'cpu', 'gpu': 'gpu', 'cuda': 'gpu', 'rocm': 'gpu', 'tpu': 'tpu'}
+
+
+
+def _accepts_interpret(fn: Callable[..., Any]) -> bool:
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # builtins and some C callables have no signature
+        return True
+    return 'interpret' in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
+def pallas_kernel_generator(kg: Callable[..., Any], platform: str, interpret: bool = False
+                            ) -> Callable[..., Callable]:
+    """Turn a pallas kernel generator into a generator of JAX-traceable functions.
+
+    Args:
+        kg: called as ``kg(**static_params, outs=outs)``; returns
+            ``call(*arrays, interpret: bool)`` that applies a ``pallas_call``
+            built with that ``interpret`` flag.
+        platform: ``'gpu'``, ``'tpu'`` or ``'cpu'``. On ``'cpu'`` the kernel
+            always runs in interpret mode (Pallas has no CPU compiler).
+        interpret: on gpu/tpu, interpret instead of compiling (for debugging).
+
+    Returns:
+        ``kg2(**static_params, outs=outs)`` returning ``f(*arrays) -> tuple``.
+
+    Example:
+        >>> import jax, jax.numpy as jnp
+        >>> from jax.experimental import pallas as pl
+        >>> def kg(*, outs):
+        ...     def body(x_ref, y_ref):
+        ...         y_ref[...] = 2 * x_ref[...] + 1
+        ...     def call(x, *, interpret):
+        ...         return pl.pallas_call(body, out_shape=outs[0], interpret=interpret)(x)
+        ...     return call
+        >>> kg2 = pallas_kernel_generator(kg, 'cpu')
+        >>> kg2(outs=(jax.ShapeDtypeStruct((4,), jnp.float32),))(jnp.ones(4))
+        (Array([3., 3., 3., 3.], dtype=float32),)
+    """
+    if not isinstance(platform, str) or platform.lower() not in _PLATFORMS:
+        raise ValueError(f"pallas kernels run on 'gpu', 'tpu' or 'cpu' (interpret), got {platform!r}.")
+    platform = _PLATFORMS[platform.lower()]
+    use_interpret = True if platform == 'cpu' else bool(interpret)
+
+    def kg2(*, outs, **static_params):
+        outs = tuple(outs) if isinstance(outs, (tuple, list)) else (outs,)
+        call = kg(**static_params, outs=outs)
+        if not callable(call) or not _accepts_interpret(call):
+            raise PallasKernelSpecError(
+                'A pallas kernel generator must return call(*arrays, interpret) that forwards '
+                f'interpret to pl.pallas_call; got {call!r}. Add an `interpret` keyword parameter.'
+            )
+
+        def run(*arrays):
+            result = call(*arrays, interpret=use_interpret)
+            result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
+            if len(result) != len(outs):
+                raise ValueError(
+                    f'The pallas kernel returned {len(result)} outputs but outs declares '
+                    f'{len(outs)}; make out_shape match outs.')
+            for i, (r, o) in enumerate(zip(result, outs)):
+                if r.shape != o.shape or r.dtype != o.dtype:
+                    raise ValueError(
+                        f'The pallas kernel output {i} is {r.dtype}{list(r.shape)} but outs[{i}] '
+                        f'declares {o.dtype}{list(o.shape)}; pass out_shape=outs to pallas_call.')
+            return result
+
+        return run
+
+    return kg2

@@ -1,0 +1,278 @@
+"""Run NVIDIA warp kernels as eventjax kernels, through warp's own JAX FFI.
+
+A user's warp kernel generator ``kg(**static_params, outs=outs)`` returns a
+:class:`WarpKernelSpec` (or a bare ``warp.Kernel``, or a ``(kernel, dim)``
+tuple). :func:`warp_kernel_generator` turns it into the generator the
+primitive machinery lowers: ``kg2(**static_params, outs=outs)`` returns a
+JAX-traceable ``f(*arrays) -> tuple`` that calls ``warp.jax_kernel``.
+
+Facts about ``warp.jax_kernel`` (warp-lang 1.19) that shape this module:
+
+- Output buffers are handed to the kernel uninitialised. Kernels that
+  accumulate (``atomic_add``) need zeros, so outputs named in
+  ``zero_outputs`` are passed as in/out arguments fed with ``jnp.zeros``.
+- ``jax_kernel`` caches one FFI target per (kernel, options); launch and
+  output dims passed per call do not enter that key, so we pass them per call
+  and get one FFI target per kernel overload, never one per shape or call.
+- ``FfiKernel.__call__`` records a launch descriptor under an unlocked
+  counter, so concurrent traces are serialised here with a lock. Execution is
+  serialised by warp itself (one process-wide callback lock).
+- Every trace gets a fresh ``launch_id`` baked into the HLO as an attribute:
+  call the generated function under ``jit`` (the primitive does), since an
+  eager call retraces and recompiles each time, and do not rely on JAX's
+  persistent compilation cache across processes for warp calls (a cached
+  executable would name a launch id the new process never recorded).
+- CPU kernels are compiled by warp's bundled clang into warp's kernel cache
+  (``~/.cache/warp/<version>``), which a second process reuses.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import attrs
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from eventjax.backends.availability import require_backend
+from eventjax.errors import UnsupportedDtypeError, WarpKernelSpecError
+
+WARP_VERBOSE_ENV = 'EVENTJAX_WARP_VERBOSE'
+
+# jax dtype name -> warp scalar type name (resolved lazily: warp is optional).
+_WARP_SCALARS = {
+    'bool': 'bool',
+    'int8': 'int8', 'int16': 'int16', 'int32': 'int32', 'int64': 'int64',
+    'uint8': 'uint8', 'uint16': 'uint16', 'uint32': 'uint32', 'uint64': 'uint64',
+    'float16': 'float16', 'float32': 'float32', 'float64': 'float64',
+}
+SUPPORTED_WARP_DTYPES = tuple(_WARP_SCALARS)
+
+_TRACE_LOCK = threading.Lock()
+
+
+
+
+@functools.cache
+def import_warp():
+    """Import warp once, quiet unless ``EVENTJAX_WARP_VERBOSE=1``.
+
+    Warp's info messages (init banner, "module load took ...") are lowered to
+    warnings only; its kernel cache directory is left where warp keeps it.
+
+    Example:
+        >>> wp = import_warp()
+        >>> wp.float32.__name__
+        'float32'
+    """
+    try:
+        import warp as wp  # noqa: PLC0415
+    except ImportError as exc:
+        raise ImportError('The warp backend needs warp-lang: pip install warp-lang') from exc
+    if os.environ.get(WARP_VERBOSE_ENV, '0').strip().lower() not in ('1', 'true', 'yes', 'on'):
+        wp.config.log_level = wp.LOG_WARNING
+    return wp
+
+
+def warp_dtype(dtype: Any) -> Any:
+    """Return the warp scalar type for a JAX/NumPy dtype.
+
+    Example:
+        >>> warp_dtype(jnp.float32).__name__
+        'float32'
+
+    Raises:
+        UnsupportedDtypeError: the dtype has no warp equivalent (e.g. bfloat16).
+    """
+    name = np.dtype(dtype).name
+    if name not in _WARP_SCALARS:
+        raise UnsupportedDtypeError(
+            f'The warp backend does not support dtype {name}; supported dtypes are '
+            f'{", ".join(SUPPORTED_WARP_DTYPES)}. Cast the operand, or use another backend '
+            "(e.g. backend='jax')."
+        )
+    return getattr(import_warp(), _WARP_SCALARS[name])
+
+
+def _check_dim(instance, attribute, value) -> None:
+    ok = value is None or callable(value) or isinstance(value, int) or (
+        isinstance(value, tuple) and all(isinstance(d, int) for d in value)
+    )
+    if not ok:
+        raise WarpKernelSpecError(
+            f'WarpKernelSpec.dim must be None, an int, a tuple of ints or a callable of the '
+            f'input shapes; got {value!r}.'
+        )
+
+
+@attrs.frozen
+class WarpKernelSpec:
+    """What a warp kernel generator returns.
+
+    Attributes:
+        kernel: a ``@warp.kernel`` whose parameters are, in order, the inputs
+            (arrays and static scalars) then the outputs (arrays), one per
+            entry of ``outs``.
+        dim: launch dimensions: an int, a tuple of ints, a callable
+            ``dim(*input_shapes) -> int | tuple``, or None for the shape of the
+            first array input.
+        zero_outputs: True to zero every output before launch, or the names of
+            the outputs to zero (a leading run of the output parameters).
+            Needed by kernels that accumulate, e.g. with ``warp.atomic_add``.
+        scalars: values for the kernel's scalar parameters, by name.
+        vmap_method: how the FFI call is batched when vmapped directly
+            (``'sequential'`` is right for every kernel; ``'broadcast_all'``
+            suits kernels whose launch is purely elementwise).
+        block_dim: threads per block (None: warp's default).
+
+    Example::
+
+        WarpKernelSpec(affine_kernel, dim=lambda shape: shape)
+    """
+
+    kernel: Any
+    dim: int | tuple[int, ...] | Callable[..., Any] | None = attrs.field(default=None, validator=_check_dim)
+    zero_outputs: bool | tuple[str, ...] = attrs.field(
+        default=False, converter=lambda v: v if isinstance(v, bool) else tuple(v))
+    scalars: Mapping[str, Any] = attrs.field(factory=dict, converter=lambda m: dict(m))
+    vmap_method: str = 'sequential'
+    block_dim: int | None = None
+
+
+def _as_spec(result: Any) -> WarpKernelSpec:
+    if isinstance(result, WarpKernelSpec):
+        return result
+    if isinstance(result, tuple) and len(result) == 2:
+        return WarpKernelSpec(result[0], dim=result[1])
+    if isinstance(result, import_warp().Kernel):
+        return WarpKernelSpec(result)
+    raise WarpKernelSpecError(
+        'A warp kernel generator must return a WarpKernelSpec, a warp kernel, or a '
+        f'(kernel, dim) tuple; got {type(result).__name__}. Wrap the kernel: '
+        'return WarpKernelSpec(kernel, dim=...).'
+    )
+
+
+def _zeroed_names(spec: WarpKernelSpec, n_outs: int) -> tuple[str, ...]:
+    labels = [a.label for a in spec.kernel.adj.args]
+    out_labels = labels[len(labels) - n_outs:]
+    if spec.zero_outputs is True:
+        return tuple(out_labels)
+    if spec.zero_outputs is False:
+        return ()
+    names = spec.zero_outputs
+    if tuple(out_labels[:len(names)]) != names:
+        raise WarpKernelSpecError(
+            f'zero_outputs={names} must name a leading run of the output parameters '
+            f'{tuple(out_labels)} of kernel {spec.kernel.key!r}, in order; reorder the kernel '
+            'parameters or pass zero_outputs=True.'
+        )
+    return names
+
+
+@functools.cache
+def _ffi_kernel(kernel, num_outputs: int, vmap_method: str, in_out: tuple[str, ...], block_dim):
+    # Launch/output dims stay per call, so this is one FFI target per kernel overload.
+    wp = import_warp()
+    return wp.jax_kernel(kernel, num_outputs=num_outputs, vmap_method=vmap_method,
+                         in_out_argnames=list(in_out) or None, block_dim=block_dim)
+
+
+def _launch_dims(dim, arrays: Sequence[jax.Array]):
+    if callable(dim):
+        dim = dim(*(a.shape for a in arrays))
+    if isinstance(dim, int):
+        return (dim,)
+    return None if dim is None else tuple(int(d) for d in dim)
+
+
+def _check_outputs(ffi, outs, kernel_key: str) -> None:
+    args = [a for a in ffi.input_args if a.in_out] + list(ffi.output_args)
+    for arg, out in zip(args, outs):
+        if np.dtype(arg.jax_scalar_type) != np.dtype(out.dtype):
+            raise UnsupportedDtypeError(
+                f'Warp kernel {kernel_key!r}: output {arg.name!r} has dtype '
+                f'{np.dtype(arg.jax_scalar_type).name} but outs asks for {np.dtype(out.dtype).name}; '
+                'build the kernel for the requested dtype (e.g. a factory cached by dtype).'
+            )
+
+
+def _assemble_args(ffi, spec: WarpKernelSpec, arrays, outs):
+    """Interleave arrays, static scalars and zero buffers in kernel parameter order."""
+    arrays = list(arrays)
+    n_arrays = sum(1 for a in ffi.input_args if a.is_array and not a.in_out)
+    if len(arrays) != n_arrays:
+        raise TypeError(
+            f'Warp kernel {spec.kernel.key!r} takes {n_arrays} input arrays, got {len(arrays)}.')
+    args, k = [], 0
+    for arg in ffi.input_args:
+        if arg.in_out:
+            out = outs[k]
+            args.append(jnp.zeros(out.shape, out.dtype))
+            k += 1
+        elif arg.is_array:
+            args.append(arrays.pop(0))
+        elif arg.name in spec.scalars:
+            args.append(spec.scalars[arg.name])
+        else:
+            raise WarpKernelSpecError(
+                f'Warp kernel {spec.kernel.key!r} has a scalar parameter {arg.name!r}; give its '
+                f'value with WarpKernelSpec(..., scalars={{{arg.name!r}: value}}).')
+    return args
+
+
+def warp_kernel_generator(kg: Callable[..., Any], platform: str = 'gpu') -> Callable[..., Callable]:
+    """Turn a warp kernel generator into a generator of JAX-traceable functions.
+
+    Args:
+        kg: called as ``kg(**static_params, outs=outs)``; returns a
+            :class:`WarpKernelSpec` (or a warp kernel, or ``(kernel, dim)``).
+        platform: ``'cpu'`` or ``'gpu'``; checked when the kernel is generated.
+
+    Returns:
+        ``kg2(**static_params, outs=outs)`` returning ``f(*arrays) -> tuple``.
+
+    Example (in a module file: warp compiles kernels from their source)::
+
+        @warp.kernel
+        def affine(x: warp.array(dtype=float), y: warp.array(dtype=float)):
+            i = warp.tid()
+            y[i] = 2.0 * x[i] + 1.0
+
+        kg2 = warp_kernel_generator(lambda outs: WarpKernelSpec(affine), 'cpu')
+        f = kg2(outs=(jax.ShapeDtypeStruct((4,), jnp.float32),))
+        jax.jit(f)(jnp.ones(4, jnp.float32))  # (Array([3., 3., 3., 3.], dtype=float32),)
+    """
+    platform = {'cuda': 'gpu'}.get(platform, platform)
+    if platform not in ('cpu', 'gpu'):
+        raise ValueError(f"warp kernels run on 'cpu' or 'gpu', got platform {platform!r}.")
+
+    def kg2(*, outs, **static_params):
+        require_backend('warp', platform)
+        outs = tuple(outs) if isinstance(outs, (tuple, list)) else (outs,)
+        for out in outs:
+            warp_dtype(out.dtype)
+        spec = _as_spec(kg(**static_params, outs=outs))
+        ffi = _ffi_kernel(spec.kernel, len(outs), spec.vmap_method,
+                          _zeroed_names(spec, len(outs)), spec.block_dim)
+        _check_outputs(ffi, outs, spec.kernel.key)
+        out_dims = {arg.name: out.shape for arg, out in
+                    zip(ffi.output_args, outs[ffi.num_in_out:])}
+
+        def call(*arrays):
+            for a in arrays:
+                warp_dtype(a.dtype)
+            args = _assemble_args(ffi, spec, arrays, outs)
+            launch = _launch_dims(spec.dim, arrays)
+            with _TRACE_LOCK:
+                result = ffi(*args, output_dims=out_dims or None, launch_dims=launch)
+            return tuple(result)
+
+        return call
+
+    return kg2

@@ -1,0 +1,130 @@
+"""The availability report says which backend runs where, and how to get the missing ones."""
+
+import importlib.util
+import os
+import subprocess
+import sys
+
+import pytest
+
+import eventjax as ej
+from eventjax.backends import availability
+from eventjax.backends.availability import (
+    BACKENDS,
+    PLATFORMS,
+    BackendStatus,
+    BackendUnavailableError,
+    backend_status,
+    backends_available,
+    pallas_cpu_interpret_enabled,
+    require_backend,
+)
+from eventjax.config import runtime
+
+has_numba = importlib.util.find_spec('numba') is not None
+has_warp = importlib.util.find_spec('warp') is not None
+
+
+class TestReport:
+    def test_every_backend_is_reported_on_every_platform(self):
+        report = backends_available()
+        assert set(report) == set(BACKENDS)
+        for backend, per_platform in report.items():
+            assert set(per_platform) == set(PLATFORMS)
+            for platform, status in per_platform.items():
+                assert isinstance(status, BackendStatus)
+                assert (status.backend, status.platform) == (backend, platform)
+                assert status.available or status.reason
+
+    def test_statuses_are_frozen(self):
+        status = backend_status('jax', 'cpu')
+        with pytest.raises(AttributeError):
+            status.available = False
+
+    def test_jax_always_runs_on_the_cpu(self):
+        assert backend_status('jax', 'cpu').available
+
+    def test_platform_aliases_mean_gpu(self):
+        assert backend_status('warp', 'cuda').platform == 'gpu'
+        assert backend_status('jax', 'rocm').platform == 'gpu'
+
+    @pytest.mark.skipif(not has_numba, reason='numba not installed')
+    def test_numba_runs_on_the_cpu_only(self):
+        assert backend_status('numba', 'cpu').available
+        gpu = backend_status('numba', 'gpu')
+        assert not gpu and 'CPU only' in gpu.reason
+
+    @pytest.mark.skipif(not has_warp, reason='warp-lang not installed')
+    def test_warp_runs_on_the_cpu_and_never_on_tpu(self):
+        assert backend_status('warp', 'cpu').available
+        assert not backend_status('warp', 'tpu')
+
+    def test_warp_on_gpu_without_a_cuda_device_says_so(self):
+        status = backend_status('warp', 'gpu')
+        if not status.available:
+            assert 'GPU' in status.reason or 'not installed' in status.reason
+
+
+class TestMissingPackages:
+    def test_a_missing_package_names_the_pip_command(self, monkeypatch):
+        monkeypatch.setattr(availability, '_package_missing', lambda module: True)
+        warp = backend_status('warp', 'cpu')
+        numba = backend_status('numba', 'cpu')
+        assert not warp and warp.fix == 'pip install warp-lang'
+        assert not numba and numba.fix == 'pip install numba'
+
+    def test_importing_the_backends_imports_neither_warp_nor_numba(self):
+        code = ('import sys, eventjax.backends.availability, eventjax.backends.warp_bridge, '
+                'eventjax.backends.pallas_bridge; '
+                "assert 'warp' not in sys.modules and 'numba' not in sys.modules, sorted(sys.modules)")
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+        subprocess.run([sys.executable, '-c', code], check=True, env=env, timeout=120)
+
+
+class TestRequireBackend:
+    def test_an_available_backend_passes(self):
+        assert require_backend('jax', 'cpu') is None
+
+    def test_an_unavailable_backend_raises_with_reason_and_fix(self, monkeypatch):
+        monkeypatch.setattr(availability, '_package_missing', lambda module: True)
+        with pytest.raises(BackendUnavailableError, match="'warp'.*'cpu'.*pip install warp-lang") as info:
+            require_backend('warp', 'cpu')
+        assert isinstance(info.value, RuntimeError)
+
+    def test_an_unknown_backend_names_the_known_ones(self):
+        with pytest.raises(ValueError, match='numba'):
+            require_backend('triton', 'cpu')
+
+    def test_an_unknown_platform_names_the_known_ones(self):
+        with pytest.raises(ValueError, match='tpu'):
+            require_backend('jax', 'metal')
+
+
+class TestPallasInterpretSwitch:
+    @pytest.fixture(autouse=True)
+    def _restore(self):
+        before = ej.config.get_pallas_cpu_interpret()
+        yield
+        ej.config.set_pallas_cpu_interpret(before)
+
+    def test_off_reports_pallas_on_cpu_unavailable_with_the_fix(self):
+        ej.config.set_pallas_cpu_interpret(False)
+        assert pallas_cpu_interpret_enabled() is False
+        status = backend_status('pallas', 'cpu')
+        assert not status and 'EVENTJAX_PALLAS_INTERPRET=1' in status.fix
+
+    def test_on_reports_pallas_on_cpu_available(self):
+        ej.config.set_pallas_cpu_interpret(True)
+        assert pallas_cpu_interpret_enabled() is True
+        assert backend_status('pallas', 'cpu').available
+
+    @pytest.mark.parametrize(('value', 'expected'), [('1', True), ('true', True), ('ON', True),
+                                                     ('0', False), ('off', False), ('', False)])
+    def test_the_environment_variable_sets_the_default(self, monkeypatch, value, expected):
+        monkeypatch.setenv('EVENTJAX_PALLAS_INTERPRET', value)
+        assert runtime._env_flag('EVENTJAX_PALLAS_INTERPRET', False) is expected
+
+    def test_a_non_boolean_value_is_an_error_listing_the_accepted_words(self, monkeypatch):
+        monkeypatch.setenv('EVENTJAX_PALLAS_INTERPRET', 'maybe')
+        with pytest.raises(ValueError, match="'maybe'.*1/true"):
+            runtime._env_flag('EVENTJAX_PALLAS_INTERPRET', False)
