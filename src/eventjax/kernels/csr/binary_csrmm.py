@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import jax
 
+from eventjax.backends import XLACustomKernel
 from eventjax.kernels.common import LinearOp, register_rules
 from eventjax.kernels.csr import reference
 from eventjax.kernels.csr.arguments import check_csr_call
 from eventjax.kernels.csr.csrmm import bind_csrmm
-from eventjax.primitive import XLACustomKernel
 
 __all__ = ['binary_csrmm', 'bind_binary_csrmm']
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import jax
 
+from eventjax.backends import XLACustomKernel
 from eventjax.kernels.common import LinearOp, register_rules
 from eventjax.kernels.csr import reference
 from eventjax.kernels.csr.arguments import check_csr_call
 from eventjax.kernels.csr.binary_csrmm import bind_binary_csrmm
 from eventjax.kernels.csr.csrmv import bind_csrmv
-from eventjax.primitive import XLACustomKernel
 
 __all__ = ['binary_csrmv', 'bind_binary_csrmv']
 

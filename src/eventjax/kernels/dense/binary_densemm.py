@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import jax
 
+from eventjax.backends import XLACustomKernel
 from eventjax.kernels.common import LinearOp, register_rules
 from eventjax.kernels.dense import reference
 from eventjax.kernels.dense.arguments import check_dense_call
-from eventjax.primitive import XLACustomKernel
 
 __all__ = ['binary_densemm', 'bind_binary_densemm']
 

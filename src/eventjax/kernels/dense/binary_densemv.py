@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import jax
 
+from eventjax.backends import XLACustomKernel
 from eventjax.kernels.common import LinearOp, register_rules
 from eventjax.kernels.dense import reference
 from eventjax.kernels.dense.arguments import check_dense_call
 from eventjax.kernels.dense.binary_densemm import bind_binary_densemm
-from eventjax.primitive import XLACustomKernel
 
 __all__ = ['binary_densemv', 'bind_binary_densemv']
 
