@@ -78,12 +78,12 @@ DATATYPE = {
     np.dtype(np.uint16): 7,      # U16
     np.dtype(np.uint32): 8,      # U32
     np.dtype(np.uint64): 9,      # U64
-    np.dtype(np.float16): 10,    # F16
     np.dtype(np.float32): 11,    # F32
     np.dtype(np.float64): 12,    # F64
     np.dtype(np.complex64): 15,  # C64
     np.dtype(np.complex128): 18, # C128
 }
+DATATYPE_F16 = 10
 DATATYPE_BF16 = 16
 
 

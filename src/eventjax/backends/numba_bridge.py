@@ -79,50 +79,6 @@ _THREADS_ADDR = _threads_cell.ctypes.data
 _LAUNCH_ADDR = _launch_cell.ctypes.data
 
 
-@numba.cfunc(types.int64())
-def _get_threads_c():
-    return numba_codegen.load_i64(_THREADS_ADDR)
-
-
-@numba.cfunc(types.int64(types.int64))
-def _launch_lock_c(acquire):
-    if acquire:
-        while numba_codegen.cas_i64(_LAUNCH_ADDR, 0, 1) != 0:
-            numba_codegen.spin_pause()
-    else:
-        numba_codegen.cas_i64(_LAUNCH_ADDR, 1, 0)
-    return 0
-
-
-llvmlite.binding.add_symbol("eventjax_numba_get_threads", _get_threads_c.address)
-llvmlite.binding.add_symbol("eventjax_numba_launch_lock", _launch_lock_c.address)
-_ext_get_threads = types.ExternalFunction(
-    "eventjax_numba_get_threads", types.int64())
-_ext_launch_lock = types.ExternalFunction(
-    "eventjax_numba_launch_lock", types.int64(types.int64))
-
-
-@numba.njit(cache=True)
-def _begin_threadsafe():
-    numba.set_num_threads(_ext_get_threads())
-
-
-@numba.njit(cache=True)
-def _end_threadsafe():
-    pass
-
-
-@numba.njit(cache=True)
-def _begin_serialised():
-    _ext_launch_lock(1)
-    numba.set_num_threads(_ext_get_threads())
-
-
-@numba.njit(cache=True)
-def _end_serialised():
-    _ext_launch_lock(0)
-
-
 def set_num_threads(n):
     """Set how many threads each ``parallel=True`` kernel launch may use.
 
@@ -155,35 +111,70 @@ def get_num_threads():
     return int(_threads_cell[0])
 
 
-_layer_lock = threading.Lock()
+def _make_launch_hooks(serial):
+    """The per-process C functions handlers call around a parallel run."""
+    threads_addr, launch_addr = _THREADS_ADDR, _LAUNCH_ADDR
+
+    @numba.cfunc(types.int64())
+    def begin():
+        if serial:
+            while numba_codegen.cas_i64(launch_addr, 0, 1) != 0:
+                numba_codegen.spin_pause()
+        # Per calling thread in numba: XLA threads each need it set.
+        numba.set_num_threads(numba_codegen.load_i64(threads_addr))
+        return 0
+
+    @numba.cfunc(types.int64())
+    def end():
+        if serial:
+            numba_codegen.cas_i64(launch_addr, 1, 0)
+        return 0
+
+    llvmlite.binding.add_symbol("eventjax_numba_launch_begin", begin.address)
+    llvmlite.binding.add_symbol("eventjax_numba_launch_end", end.address)
+    return begin, end
+
+
+class _Launcher:
+    """Numba's threading layer, launched once, and the launch hooks."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._hooks = None  # kept alive: compiled code calls their addresses
+
+    def layer(self):
+        from numba.np.ufunc import parallel
+
+        with self._lock:
+            if self._hooks is None:
+                if "NUMBA_THREADING_LAYER" not in os.environ:
+                    numba.config.THREADING_LAYER = "threadsafe"
+                try:
+                    parallel._launch_threads()
+                except ValueError:
+                    # Neither omp nor tbb here: fall back, serialise launches.
+                    numba.config.THREADING_LAYER = "default"
+                    parallel._launch_threads()
+                self._hooks = _make_launch_hooks(
+                    numba.threading_layer() == "workqueue")
+            return numba.threading_layer()
+
+
+_LAUNCHER = _Launcher()
 
 
 def threading_layer():
     """Launch numba's threads once, preferring a thread-safe layer.
 
     Returns:
-        The name numba reports: ``'omp'``, ``'tbb'`` or ``'workqueue'``.
+        The name numba reports: ``'omp'``, ``'tbb'`` or ``'workqueue'``
+        (with ``workqueue``, parallel launches are serialised).
 
     Example:
         >>> threading_layer() in ('omp', 'tbb', 'workqueue')
         True
     """
-    from numba.np.ufunc import parallel
-
-    with _layer_lock:
-        try:
-            return numba.threading_layer()
-        except ValueError:  # not launched yet
-            pass
-        if "NUMBA_THREADING_LAYER" not in os.environ:
-            numba.config.THREADING_LAYER = "threadsafe"
-        try:
-            parallel._launch_threads()
-        except ValueError:
-            # Neither omp nor tbb here: fall back, serialise launches.
-            numba.config.THREADING_LAYER = "default"
-            parallel._launch_threads()
-        return numba.threading_layer()
+    return _LAUNCHER.layer()
 
 
 # --- Target registry --------------------------------------------------------
@@ -260,6 +251,15 @@ def _kernel_key(kernel):
 
 # --- Trace-time checks ------------------------------------------------------
 
+def _wide_dtype(dtype):
+    # numba has no CPU float16 type: kernels see float16 data as float32.
+    return np.dtype(np.float32) if dtype == np.float16 else np.dtype(dtype)
+
+
+def _widen(x):
+    return x.astype(np.float32) if x.dtype == np.float16 else x
+
+
 def _kernel_name(kernel):
     return getattr(getattr(kernel, "py_func", None), "__qualname__",
                    repr(kernel))
@@ -267,7 +267,8 @@ def _kernel_name(kernel):
 
 def _spec(x, who, what, i):
     """(numpy dtype, rank) of an array or ShapeDtypeStruct, checked."""
-    dtype = np.dtype(x.dtype)
+    # As JAX will see it: 64-bit types become 32-bit unless x64 is enabled.
+    dtype = np.dtype(jax.dtypes.canonicalize_dtype(x.dtype))
     if dtype not in ffi_abi.DATATYPE:
         hint = (" numba has no bfloat16 type; cast to float32 first."
                 if dtype.name == "bfloat16" else "")
@@ -307,16 +308,13 @@ def _takes_err(kernel, n_in, n_out, who):
 def _create_target(name, kernel, fingerprint, in_specs, out_specs, who):
     takes_err = _takes_err(kernel, len(in_specs), len(out_specs), who)
     parallel = bool(kernel.targetoptions.get("parallel"))
-    hooks = (None, None)
     if parallel:
-        serial = threading_layer() == "workqueue"
-        hooks = ((_begin_serialised, _end_serialised) if serial
-                 else (_begin_threadsafe, _end_threadsafe))
+        threading_layer()  # binds the launch hooks the handler calls
     source = numba_codegen.handler_source(
         _kernel_name(kernel), in_specs, out_specs, takes_err, parallel)
     try:
         handler = numba_codegen.compile_handler(
-            kernel, fingerprint, source, hooks)
+            kernel, fingerprint, source)
     except numba.core.errors.NumbaError as e:
         sig = ", ".join(f"{d.name}[rank {r}]" for d, r in in_specs + out_specs)
         raise KernelCompileError(
@@ -367,13 +365,19 @@ def numba_kernel_generator(kg):
 
     def kg2(*, outs, **static_params):
         outs = tuple(outs) if isinstance(outs, (tuple, list)) else (outs,)
+        # XLA sees canonical dtypes (no 64-bit types unless x64 is enabled).
+        outs = tuple(jax.ShapeDtypeStruct(
+            o.shape, jax.dtypes.canonicalize_dtype(o.dtype)) for o in outs)
         kernel = kg(**static_params, outs=outs)
 
         def call(*arrays):
-            target = _target_for(kernel, arrays, outs)
+            arrays = tuple(_widen(jax.numpy.asarray(a)) for a in arrays)
+            wide = tuple(jax.ShapeDtypeStruct(o.shape, _wide_dtype(o.dtype))
+                         for o in outs)
+            target = _target_for(kernel, arrays, wide)
             result = jax.ffi.ffi_call(
-                target.name, outs, vmap_method="sequential")(*arrays)
-            return tuple(result)
+                target.name, wide, vmap_method="sequential")(*arrays)
+            return tuple(r.astype(o.dtype) for r, o in zip(result, outs))
 
         return call
 

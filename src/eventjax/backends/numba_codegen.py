@@ -123,6 +123,32 @@ def spin_pause(typingctx):
     return types.void(), codegen
 
 
+def _call_symbol(builder, symbol, args):
+    fnty = ir.FunctionType(ir.IntType(64), [ir.IntType(64)] * len(args))
+    fn = cgutils.get_or_insert_function(builder.module, fnty, symbol)
+    return builder.call(fn, list(args))
+
+
+# These call C functions by symbol name, resolved when the code is loaded,
+# so code calling them can be cached on disk; each process binds the names
+# with llvmlite.binding.add_symbol (see numba_bridge).
+
+@intrinsic
+def launch_begin(typingctx):
+    """Call ``int64 eventjax_numba_launch_begin(void)`` before a parallel run."""
+    def codegen(context, builder, sig, args):
+        return _call_symbol(builder, "eventjax_numba_launch_begin", [])
+    return types.int64(), codegen
+
+
+@intrinsic
+def launch_end(typingctx):
+    """Call ``int64 eventjax_numba_launch_end(void)`` after a parallel run."""
+    def codegen(context, builder, sig, args):
+        return _call_symbol(builder, "eventjax_numba_launch_end", [])
+    return types.int64(), codegen
+
+
 # --- Error reporting, callable from kernels and handlers --------------------
 
 @numba.njit(cache=True)
@@ -186,11 +212,9 @@ import numpy as np
 from eventjax.backends import ffi_abi as A
 from eventjax.backends.numba_codegen import (
     load_i64, load_i32, store_i64, store_i32, as_voidptr, address_of,
-    fail, make_error, ERROR_BUFFER_LEN)
+    fail, make_error, launch_begin, launch_end, ERROR_BUFFER_LEN)
 
 kernel = None  # the user's njit kernel, bound before compilation
-launch_begin = None  # parallel-launch hooks, bound before compilation
-launch_end = None
 
 
 @numba.njit
@@ -307,12 +331,11 @@ def _source_dir():
         return tempfile.mkdtemp(prefix="eventjax_numba_"), False
 
 
-def compile_handler(kernel, fingerprint, source, hooks):
+def compile_handler(kernel, fingerprint, source):
     """Compile ``source`` into a cfunc bound to ``kernel``; return the cfunc.
 
     ``fingerprint`` identifies the kernel's code across processes; together
     with the source it names the file, hence the numba cache entry.
-    ``hooks`` is ``(launch_begin, launch_end)`` (njit, or ``None``).
     """
     digest = hashlib.sha256(
         (repr(fingerprint) + "\0" + source).encode()).hexdigest()[:24]
@@ -331,7 +354,6 @@ def compile_handler(kernel, fingerprint, source, hooks):
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
     module.kernel = kernel
-    module.launch_begin, module.launch_end = hooks
     # A fresh module per target: its globals are what numba freezes.
     sys.modules.setdefault(modname, module)
     return numba.cfunc(_HANDLER_SIG, cache=cacheable)(module.handler)
