@@ -284,13 +284,16 @@ def _spec(x, who, what, i):
     return dtype, rank
 
 
-def _takes_err(kernel, n_in, n_out, who):
-    """Whether ``kernel`` declares the trailing ``err`` argument."""
+def _check_njit(kernel):
     if not isinstance(kernel, numba.core.registry.CPUDispatcher):
         raise KernelCompileError(
-            f"{who}: the kernel generator must return an @numba.njit "
-            f"function, got {type(kernel).__name__}. Decorate the kernel "
-            "with @numba.njit.")
+            "numba backend: the kernel generator must return an @numba.njit "
+            f"function, got {type(kernel).__name__} {kernel!r}. Decorate the "
+            "kernel with @numba.njit.")
+
+
+def _takes_err(kernel, n_in, n_out, who):
+    """Whether ``kernel`` declares the trailing ``err`` argument."""
     params = inspect.signature(kernel.py_func).parameters.values()
     if any(p.kind == p.VAR_POSITIONAL for p in params):
         return False
@@ -369,6 +372,7 @@ def numba_kernel_generator(kg):
         outs = tuple(jax.ShapeDtypeStruct(
             o.shape, jax.dtypes.canonicalize_dtype(o.dtype)) for o in outs)
         kernel = kg(**static_params, outs=outs)
+        _check_njit(kernel)
 
         def call(*arrays):
             arrays = tuple(_widen(jax.numpy.asarray(a)) for a in arrays)
