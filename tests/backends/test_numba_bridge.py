@@ -11,11 +11,11 @@ import jax.extend.core
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from jax.interpreters import mlir
 
 numba = pytest.importorskip("numba")
 
 from eventjax.backends import numba_bridge as nb  # noqa: E402
-from jax.interpreters import mlir  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -57,6 +57,17 @@ def raises(x, out):
 def pdouble(x, out):
     for i in numba.prange(x.shape[0]):
         out[i] = 2 * x[i]
+
+
+@numba.njit(parallel=True)
+def pcheck(x, out, err):
+    bad = -1
+    for i in numba.prange(x.size):
+        if x[i] < 0:
+            bad = max(bad, i)
+        out[i] = x[i]
+    if bad >= 0:
+        nb.report_error(err, "pcheck: x[" + str(bad) + "] is negative")
 
 
 @numba.njit
@@ -198,6 +209,16 @@ class TestKernelErrors:
                                        sds((2,), np.float32)))
         (y,) = call(identity, [np.ones(2, np.float32)], sds((2,), np.float32))
         assert float(y[0]) == 1.0
+
+
+    def test_a_prange_kernel_reports_after_its_loop(self):
+        f = jax.jit(nb.numba_kernel_generator(lambda outs: pcheck)(
+            outs=(sds((64,), np.float32),)))
+        x = np.ones(64, np.float32)
+        x[17] = -1
+        with pytest.raises(Exception, match=r"x\[17\] is negative"):
+            jax.block_until_ready(f(x))
+        np.testing.assert_array_equal(f(np.ones(64, np.float32))[0], 1.0)
 
 
 class TestTraceTimeErrors:
