@@ -55,6 +55,7 @@ __all__ = [
     "report_error",
     "set_num_threads",
     "target_count",
+    "threading_layer",
 ]
 
 MAX_RANK = 4
@@ -71,7 +72,9 @@ class KernelCompileError(TypeError):
 # --- Thread count and launch guard, shared with compiled code ---------------
 # Compiled handlers are cached on disk, so they must not embed this process's
 # addresses: they call these helpers by symbol name, and each process binds
-# the names to its own cfuncs with llvmlite's add_symbol.
+# the names to its own cfuncs with llvmlite's add_symbol. The two cells are
+# the module's only mutable state: memory that compiled code reads, written
+# only by set_num_threads and the launch lock.
 
 _threads_cell = np.full(1, numba.config.NUMBA_NUM_THREADS, np.int64)
 _launch_cell = np.zeros(1, np.int64)
