@@ -329,7 +329,13 @@ class FixedNumConn(_SparseMatrix):
     def todense(self):
         """The dense matrix, ``self.shape``; duplicate connections add up."""
         m, n = self.stored_shape
-        dense = fcnmm(self.weights, self.indices, jnp.eye(n, dtype=self.dtype), shape=(m, n))
+        indices = jnp.asarray(self.indices)
+        # One scatter of the m * k weights; out-of-range indices go past the end and drop.
+        cols = jnp.where((indices >= 0) & (indices < n), indices, n)
+        rows = jnp.broadcast_to(jnp.arange(m)[:, None], indices.shape)
+        weights = jnp.broadcast_to(jnp.asarray(self.weights, self.dtype).reshape(-1, 1) if jnp.size(self.weights) == 1
+                                   else self.weights, indices.shape)
+        dense = jnp.zeros((m, n), self.dtype).at[rows, cols].add(weights, mode='drop')
         return dense.T if self.transposed else dense
 
     def validate(self) -> FixedNumConn:

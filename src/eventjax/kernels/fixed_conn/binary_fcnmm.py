@@ -6,7 +6,8 @@ import jax
 
 from eventjax.backends import XLACustomKernel
 from eventjax.kernels.common import LinearOp, register_rules
-from eventjax.kernels.fixed_conn import reference, warp_impl
+from eventjax.kernels.common.registration import register_numba, register_warp
+from eventjax.kernels.fixed_conn import reference
 from eventjax.kernels.fixed_conn.arguments import check_fcn_call
 from eventjax.kernels.fixed_conn.fcnmm import bind_fcnmm
 
@@ -35,7 +36,7 @@ def binary_fcnmm(weights, indices, B, *, shape, transpose=False, backend=None):
         >>> import jax.numpy as jnp
         >>> import eventjax as ej
         >>> indices = jnp.array([[0, 1], [1, 2]])
-        >>> ej.binary_fcnmm(2.0, indices, jnp.array([[True, False], [True, True]]), shape=(2, 2), transpose=True)
+        >>> ej.binary_fcnmm(2.0, indices, jnp.array([[True, False], [True, True]]), shape=(2, 3), transpose=True)
         Array([[2., 0.],
                [4., 2.],
                [2., 2.]], dtype=float32)
@@ -56,13 +57,15 @@ def _numba_kernel(*, shape, transpose, outs):
     return numba_impl.binary_fcnmm_kernel(transpose=transpose)
 
 
-def _warp_kernel(*, shape, transpose, outs):
-    return warp_impl.fcn_spec(transpose=transpose, matrix=True, outs=outs)
+def _warp_kernel(dtypes, *, shape, transpose, outs):
+    from eventjax.kernels.fixed_conn import warp_impl
+    return warp_impl.binary_fcnmm_kernel(dtypes, shape=shape, transpose=transpose, outs=outs)
 
 
 _binary_fcnmm_p = XLACustomKernel('binary_fcnmm')
 _binary_fcnmm_p.def_jax_kernel(reference.binary_fcnmm_kernel)
-warp_impl.register(_binary_fcnmm_p, _warp_kernel, events=True)
+register_numba(_binary_fcnmm_p, _numba_kernel)
+register_warp(_binary_fcnmm_p, _warp_kernel)
 register_rules(_binary_fcnmm_p, LinearOp(
     operands=('weights', 'indices', 'B'), events=True, call=bind_binary_fcnmm, float_call=bind_fcnmm,
     weight_cotangent=reference.entry_cotangent, mm_call=bind_binary_fcnmm, is_mm=True))

@@ -6,7 +6,8 @@ import jax
 
 from eventjax.backends import XLACustomKernel
 from eventjax.kernels.common import LinearOp, register_rules
-from eventjax.kernels.fixed_conn import reference, warp_impl
+from eventjax.kernels.common.registration import register_numba, register_warp
+from eventjax.kernels.fixed_conn import reference
 from eventjax.kernels.fixed_conn.arguments import check_fcn_call
 
 __all__ = ['bind_fcnmm', 'fcnmm']
@@ -52,13 +53,15 @@ def _numba_kernel(*, shape, transpose, outs):
     return numba_impl.fcnmm_kernel(transpose=transpose)
 
 
-def _warp_kernel(*, shape, transpose, outs):
-    return warp_impl.fcn_spec(transpose=transpose, matrix=True, outs=outs)
+def _warp_kernel(dtypes, *, shape, transpose, outs):
+    from eventjax.kernels.fixed_conn import warp_impl
+    return warp_impl.fcnmm_kernel(dtypes, shape=shape, transpose=transpose, outs=outs)
 
 
 _fcnmm_p = XLACustomKernel('fcnmm')
 _fcnmm_p.def_jax_kernel(reference.fcnmm_kernel)
-warp_impl.register(_fcnmm_p, _warp_kernel, events=False)
+register_numba(_fcnmm_p, _numba_kernel)
+register_warp(_fcnmm_p, _warp_kernel)
 register_rules(_fcnmm_p, LinearOp(
     operands=('weights', 'indices', 'B'), events=False, call=bind_fcnmm, float_call=bind_fcnmm,
     weight_cotangent=reference.entry_cotangent, mm_call=bind_fcnmm, is_mm=True))

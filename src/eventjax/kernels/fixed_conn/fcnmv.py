@@ -6,7 +6,8 @@ import jax
 
 from eventjax.backends import XLACustomKernel
 from eventjax.kernels.common import LinearOp, register_rules
-from eventjax.kernels.fixed_conn import reference, warp_impl
+from eventjax.kernels.common.registration import register_numba, register_warp
+from eventjax.kernels.fixed_conn import reference
 from eventjax.kernels.fixed_conn.arguments import check_fcn_call
 from eventjax.kernels.fixed_conn.fcnmm import bind_fcnmm
 
@@ -53,13 +54,15 @@ def _numba_kernel(*, shape, transpose, outs):
     return numba_impl.fcnmv_kernel(transpose=transpose)
 
 
-def _warp_kernel(*, shape, transpose, outs):
-    return warp_impl.fcn_spec(transpose=transpose, matrix=False, outs=outs)
+def _warp_kernel(dtypes, *, shape, transpose, outs):
+    from eventjax.kernels.fixed_conn import warp_impl
+    return warp_impl.fcnmv_kernel(dtypes, shape=shape, transpose=transpose, outs=outs)
 
 
 _fcnmv_p = XLACustomKernel('fcnmv')
 _fcnmv_p.def_jax_kernel(reference.fcnmv_kernel)
-warp_impl.register(_fcnmv_p, _warp_kernel, events=False)
+register_numba(_fcnmv_p, _numba_kernel)
+register_warp(_fcnmv_p, _warp_kernel)
 register_rules(_fcnmv_p, LinearOp(
     operands=('weights', 'indices', 'v'), events=False, call=bind_fcnmv, float_call=bind_fcnmv,
     weight_cotangent=reference.entry_cotangent, mm_call=bind_fcnmm, is_mm=False))

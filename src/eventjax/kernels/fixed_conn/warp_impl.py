@@ -1,120 +1,158 @@
-"""Warp FCN kernels (cpu and gpu), typed per weight dtype and cached.
+"""Warp kernels (cpu and gpu) for the FCN operators, typed from the operands' dtypes.
 
-Warp kernels are typed, but a kernel generator sees only the static
-parameters and the outputs, not the operands' dtypes. :func:`register`
-therefore wraps the bridge's generator in a canonical form: indices become
-int32 (shapes beyond int32 are refused when the kernel is generated), events
-become their 0/1 indicator in the weights' dtype, and float16 runs in float32.
-So each weight dtype needs four kernels: gather or scatter, vector or matrix.
-
-Row ``i`` gathers ``x[indices[i, j]]`` (``transpose=False``, one thread per
-output row and column); ``transpose=True`` scatters ``w * x[i]`` with atomic
-adds (one thread per connection and column), skipping zero entries of ``x``,
-so non-events cost one read. Out-of-range indices are skipped: no read or
-write out of bounds, as in the ``jax`` kernels.
+``transpose=False`` runs one thread per output row (and column of ``B``): a
+gather over the row's ``k`` connections, no atomics. ``transpose=True`` runs
+one thread per input row (and column): it returns at once without an event
+(or a zero entry) and otherwise scatters its ``k`` weights with
+``atomic_add``, so the CPU cost is ``m`` cheap tests plus events x ``k``.
+Weights are ``(m, k)`` or ``(1, 1)`` (homogeneous); float16 sums in float32.
+Warp kernels cannot raise: a connection whose index is outside ``[0, n)`` is
+skipped, never read or written; ``FixedNumConn.validate()`` reports it.
 """
+
+# No `from __future__ import annotations`: warp evaluates kernel annotations
+# against the factory's local variables, which string annotations cannot see.
+
 
 import functools
 
-import jax
-import jax.numpy as jnp
-import numpy as np
+from eventjax.backends.warp_bridge import WarpKernelSpec, import_warp
+from eventjax.kernels.common.warp_typing import accumulator_type, event_test, warp_types
 
-__all__ = ['fcn_spec', 'register']
-
-_INT32_MAX = 2**31 - 1
-
-
-def register(prim, kg, *, events: bool) -> None:
-    """Register ``kg`` (returning a ``WarpKernelSpec``) as ``prim``'s warp kernel on cpu and gpu."""
-    from eventjax.backends.warp_bridge import warp_kernel_generator
-
-    for platform in ('cpu', 'gpu'):
-        prim.def_kernel('warp', platform, _canonical(warp_kernel_generator(kg, platform), events))
-
-
-def _canonical(kg2, events: bool):
-    def generator(*, shape, transpose, outs):
-        if max(shape) > _INT32_MAX:
-            raise ValueError(f'The warp FCN kernels index with int32, so shape {shape} is too large; '
-                             f"use backend='numba' or backend='jax'.")
-        wide = tuple(jax.ShapeDtypeStruct(o.shape, np.float32 if o.dtype == np.float16 else o.dtype)
-                     for o in outs)
-        call = kg2(shape=shape, transpose=transpose, outs=wide)
-        dtype = wide[0].dtype
-
-        def kernel(weights, indices, x):
-            x = (x if x.dtype == jnp.bool_ else x > 0).astype(dtype) if events else x.astype(dtype)
-            ys = call(weights.astype(dtype), indices.astype(jnp.int32), x)
-            return tuple(y.astype(o.dtype) for y, o in zip(ys, outs))
-
-        return kernel
-
-    return generator
-
-
-def fcn_spec(*, transpose: bool, matrix: bool, outs):
-    """The ``WarpKernelSpec`` of one FCN product for ``outs[0].dtype`` (float32/float64)."""
-    from eventjax.backends.warp_bridge import WarpKernelSpec
-
-    kernels = _kernels(np.dtype(outs[0].dtype).name)
-    if not transpose:
-        dim = (lambda w, idx, x: (idx[0], x[1])) if matrix else (lambda w, idx, x: idx[0])
-        return WarpKernelSpec(kernels['gather_mm' if matrix else 'gather_mv'], dim=dim)
-    dim = (lambda w, idx, x: (idx[0], idx[1], x[1])) if matrix else (lambda w, idx, x: idx)
-    return WarpKernelSpec(kernels['scatter_mm' if matrix else 'scatter_mv'], dim=dim, zero_outputs=True)
+__all__ = ['binary_fcnmm_kernel', 'binary_fcnmv_kernel', 'fcnmm_kernel', 'fcnmv_kernel']
 
 
 @functools.cache
-def _kernels(dtype_name: str) -> dict:
-    from eventjax.backends.warp_bridge import import_warp, warp_dtype
-
+def _weight(wt):
     wp = import_warp()
-    wt = warp_dtype(dtype_name)
+    at = accumulator_type(wt)
 
     @wp.func
-    def weight(w: wp.array2d(dtype=wt), i: int, j: int):
-        # A (1, 1) weight array is one homogeneous weight.
+    def weight(w: wp.array2d(dtype=wt), i: int, j: int) -> at:
+        # A (1, 1) weight array is one weight shared by every connection.
         if w.shape[0] * w.shape[1] == 1:
-            return w[0, 0]
-        return w[i, j]
+            return at(w[0, 0])
+        return at(w[i, j])
+
+    return weight
+
+
+@functools.cache
+def _mv(wt, it, xt, transpose, binary):
+    wp = import_warp()
+    at = accumulator_type(wt)
+    is_event = event_test(xt)
+    weight = _weight(wt)
+
+    if binary:
+        @wp.func
+        def value(x: wp.array(dtype=xt), j: int) -> at:
+            if is_event(x[j]):
+                return at(1.0)
+            return at(0.0)
+    else:
+        @wp.func
+        def value(x: wp.array(dtype=xt), j: int) -> at:
+            return at(x[j])
 
     @wp.kernel
-    def gather_mv(w: wp.array2d(dtype=wt), idx: wp.array2d(dtype=wp.int32), x: wp.array(dtype=wt),
-                  out: wp.array(dtype=wt)):
+    def gather(w: wp.array2d(dtype=wt), indices: wp.array2d(dtype=it), x: wp.array(dtype=xt),
+               out: wp.array(dtype=wt)):
         i = wp.tid()
-        acc = wt(0.0)
-        for j in range(idx.shape[1]):
-            c = idx[i, j]
-            if c >= 0 and c < x.shape[0]:
-                acc += weight(w, i, j) * x[c]
-        out[i] = acc
+        n = x.shape[0]
+        acc = at(0.0)
+        for j in range(indices.shape[1]):
+            c = int(indices[i, j])
+            if c >= 0 and c < n:
+                acc += weight(w, i, j) * value(x, c)
+        out[i] = wt(acc)
 
     @wp.kernel
-    def gather_mm(w: wp.array2d(dtype=wt), idx: wp.array2d(dtype=wp.int32), x: wp.array2d(dtype=wt),
-                  out: wp.array2d(dtype=wt)):
+    def scatter(w: wp.array2d(dtype=wt), indices: wp.array2d(dtype=it), x: wp.array(dtype=xt),
+                out: wp.array(dtype=wt)):
+        i = wp.tid()
+        xi = value(x, i)
+        if xi == at(0.0):
+            return
+        n = out.shape[0]
+        for j in range(indices.shape[1]):
+            c = int(indices[i, j])
+            if c >= 0 and c < n:
+                wp.atomic_add(out, c, wt(weight(w, i, j) * xi))
+
+    return scatter if transpose else gather
+
+
+@functools.cache
+def _mm(wt, it, xt, transpose, binary):
+    wp = import_warp()
+    at = accumulator_type(wt)
+    is_event = event_test(xt)
+    weight = _weight(wt)
+
+    if binary:
+        @wp.func
+        def value(x: wp.array2d(dtype=xt), j: int, col: int) -> at:
+            if is_event(x[j, col]):
+                return at(1.0)
+            return at(0.0)
+    else:
+        @wp.func
+        def value(x: wp.array2d(dtype=xt), j: int, col: int) -> at:
+            return at(x[j, col])
+
+    @wp.kernel
+    def gather(w: wp.array2d(dtype=wt), indices: wp.array2d(dtype=it), x: wp.array2d(dtype=xt),
+               out: wp.array2d(dtype=wt)):
         i, col = wp.tid()
-        acc = wt(0.0)
-        for j in range(idx.shape[1]):
-            c = idx[i, j]
-            if c >= 0 and c < x.shape[0]:
-                acc += weight(w, i, j) * x[c, col]
-        out[i, col] = acc
+        n = x.shape[0]
+        acc = at(0.0)
+        for j in range(indices.shape[1]):
+            c = int(indices[i, j])
+            if c >= 0 and c < n:
+                acc += weight(w, i, j) * value(x, c, col)
+        out[i, col] = wt(acc)
 
     @wp.kernel
-    def scatter_mv(w: wp.array2d(dtype=wt), idx: wp.array2d(dtype=wp.int32), x: wp.array(dtype=wt),
-                   out: wp.array(dtype=wt)):
-        i, j = wp.tid()
-        c = idx[i, j]
-        if x[i] != wt(0.0) and c >= 0 and c < out.shape[0]:
-            wp.atomic_add(out, c, weight(w, i, j) * x[i])
+    def scatter(w: wp.array2d(dtype=wt), indices: wp.array2d(dtype=it), x: wp.array2d(dtype=xt),
+                out: wp.array2d(dtype=wt)):
+        i, col = wp.tid()
+        xi = value(x, i, col)
+        if xi == at(0.0):
+            return
+        n = out.shape[0]
+        for j in range(indices.shape[1]):
+            c = int(indices[i, j])
+            if c >= 0 and c < n:
+                wp.atomic_add(out, c, col, wt(weight(w, i, j) * xi))
 
-    @wp.kernel
-    def scatter_mm(w: wp.array2d(dtype=wt), idx: wp.array2d(dtype=wp.int32), x: wp.array2d(dtype=wt),
-                   out: wp.array2d(dtype=wt)):
-        i, j, col = wp.tid()
-        c = idx[i, j]
-        if x[i, col] != wt(0.0) and c >= 0 and c < out.shape[0]:
-            wp.atomic_add(out, c, col, weight(w, i, j) * x[i, col])
+    return scatter if transpose else gather
 
-    return {'gather_mv': gather_mv, 'gather_mm': gather_mm, 'scatter_mv': scatter_mv, 'scatter_mm': scatter_mm}
+
+def _spec(kernel_factory, dtypes, *, transpose, binary, outs):
+    wt, it, xt = warp_types(dtypes)
+    kernel = kernel_factory(wt, it, xt, transpose, binary)
+    # Gathers write every output entry (a thread each); scatters run a
+    # thread per entry of x and accumulate into zeros.
+    dim = (lambda *shapes: shapes[2]) if transpose else outs[0].shape
+    return WarpKernelSpec(kernel, dim=dim, zero_outputs=transpose)
+
+
+def fcnmv_kernel(dtypes, *, shape, transpose, outs):
+    """The warp spec for ``fcnmv`` with inputs of ``dtypes``."""
+    return _spec(_mv, dtypes, transpose=transpose, binary=False, outs=outs)
+
+
+def binary_fcnmv_kernel(dtypes, *, shape, transpose, outs):
+    """The warp spec for ``binary_fcnmv`` with inputs of ``dtypes``."""
+    return _spec(_mv, dtypes, transpose=transpose, binary=True, outs=outs)
+
+
+def fcnmm_kernel(dtypes, *, shape, transpose, outs):
+    """The warp spec for ``fcnmm`` with inputs of ``dtypes``."""
+    return _spec(_mm, dtypes, transpose=transpose, binary=False, outs=outs)
+
+
+def binary_fcnmm_kernel(dtypes, *, shape, transpose, outs):
+    """The warp spec for ``binary_fcnmm`` with inputs of ``dtypes``."""
+    return _spec(_mm, dtypes, transpose=transpose, binary=True, outs=outs)
