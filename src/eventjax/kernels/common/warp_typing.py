@@ -18,7 +18,7 @@ import numpy as np
 
 from eventjax.backends.warp_bridge import import_warp, warp_dtype, warp_kernel_generator
 
-__all__ = ['accumulator_type', 'event_test', 'register_warp', 'warp_by_dtypes', 'warp_types']
+__all__ = ['accumulator_type', 'event_test', 'warp_by_dtypes', 'warp_types']
 
 
 def warp_by_dtypes(factory: Callable, platform: str) -> Callable:
@@ -64,11 +64,3 @@ def event_test(ev_t):
             return x > ev_t(0)
     return is_event
 
-
-def register_warp(prim, factory: Callable) -> None:
-    """Register ``factory`` (see :func:`warp_by_dtypes`) as ``prim``'s warp kernel on cpu and gpu.
-
-    Warp is the default on the gpu; on the cpu it is opt-in (``backend='warp'``).
-    """
-    for platform in ('cpu', 'gpu'):
-        prim.def_kernel('warp', platform, warp_by_dtypes(factory, platform), asdefault=platform == 'gpu')
