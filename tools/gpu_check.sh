@@ -6,7 +6,7 @@
 set -u
 OUT=${OUT:-/tmp/gpu-out}
 mkdir -p "$OUT" /tmp/site
-cat .gpu/a/part_* .gpu/b/part_* | xz -d | tar xf - -C /tmp/site || { echo "cannot unpack warp"; exit 2; }
+cat $(ls /tmp/parts/part_* .gpu/a/part_* .gpu/b/part_* 2>/dev/null | sort -t_ -k2 -u) | xz -d | tar xf - -C /tmp/site || { echo "cannot unpack warp"; exit 2; }
 export PYTHONPATH=/tmp/site:$PWD/src:$PWD
 export NUMBA_CACHE_DIR=/tmp/numba_cache PYTHONUNBUFFERED=1
 nvidia-smi -L
