@@ -28,7 +28,10 @@ test-fast: setup
 stress: setup
 	$(BIN)/python -m stress --mode long --seconds $(STRESS_SECONDS)
 
+BENCH_ARGS ?=
+
 bench: setup
+	$(BIN)/eventjax bench $(BENCH_ARGS)
 	$(BIN)/python -m bench
 
 docs: setup
