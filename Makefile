@@ -39,6 +39,7 @@ docs: setup
 
 demo: setup
 	$(BIN)/python docs/examples/demo.py
+	$(BIN)/python docs/examples/cuba.py
 
 lint: setup
 	$(BIN)/python -m ruff check src tests stress bench docs/examples
