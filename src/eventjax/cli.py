@@ -106,7 +106,12 @@ def _bench(args) -> int:
         print('nothing to measure: no case matched the families and backends asked for.')
         return 1
     print(benchmarks.format_table(results))
-    if args.plot:
+    if args.plot and '{family}' in args.plot:
+        for family in dict.fromkeys(r.family for r in results):
+            path = args.plot.format(family=family)
+            benchmarks.plot([r for r in results if r.family == family], path, title=f'eventjax bench: {family}')
+            print(f'plot saved to {path}')
+    elif args.plot:
         benchmarks.plot(results, args.plot, title=f'eventjax bench: {", ".join(args.family or ["all"])}')
         print(f'plot saved to {args.plot}')
     return 0
@@ -121,7 +126,8 @@ def _parser() -> argparse.ArgumentParser:
                        help='kernel family; repeat for several (default: all)')
     bench.add_argument('--backends', nargs='+', metavar='NAME', help='backends to time (default: all that run here)')
     bench.add_argument('--sizes', nargs='+', type=int, metavar='N', help='neuron counts of the square networks')
-    bench.add_argument('--plot', metavar='FILE.png', help='save a plot (needs matplotlib)')
+    bench.add_argument('--plot', metavar='FILE.png',
+                       help='save a plot (needs matplotlib); "{family}" in the name: one plot per family')
     bench.add_argument('--quick', action='store_true', help='small sizes, fewer timed calls')
     bench.add_argument('--seed', type=int, default=0)
     bench.add_argument('--no-progress', action='store_true', help='no progress bar on stderr')

@@ -79,7 +79,8 @@ def _fixed_conn(rng, n):
 
 def _dense_events(transpose):
     if transpose:
-        return lambda w, s: w.T @ s.astype(w.dtype)
+        # (s.T @ w).T, not w.T @ s: XLA:CPU runs the latter ~40x slower at n=4000.
+        return lambda w, s: (s.astype(w.dtype).T @ w).T
     return lambda w, s: w @ s.astype(w.dtype)
 
 

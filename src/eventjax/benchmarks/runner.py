@@ -16,7 +16,7 @@ from eventjax.benchmarks.timing import median_us
 
 __all__ = ['SIZES', 'QUICK_SIZES', 'Progress', 'run']
 
-SIZES = (1000, 4000, 8000)
+SIZES = (1000, 2000, 4000)
 QUICK_SIZES = (500, 2000)
 
 
