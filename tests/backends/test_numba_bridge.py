@@ -1,0 +1,310 @@
+"""The numba bridge runs njit kernels as XLA FFI handlers."""
+
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+
+import jax
+import jax.extend.core
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.interpreters import mlir
+
+numba = pytest.importorskip("numba")
+
+from eventjax.backends import numba_bridge as nb  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def strict_promotion():
+    with jax.numpy_dtype_promotion("strict"):
+        yield
+
+
+# Kernels are module-level so each compiles once for the whole module.
+
+@numba.njit
+def identity(x, out):
+    out[...] = x
+
+
+@numba.njit
+def split(x, lo, hi):
+    for i in range(x.size):
+        lo[i] = x[i] - 1
+        hi[i] = x[i] + 1
+
+
+@numba.njit
+def gather(idx, x, out, err):
+    for i in range(idx.size):
+        if idx[i] < 0 or idx[i] >= x.size:
+            nb.report_error(err, "gather: index " + str(idx[i])
+                            + " out of range [0, " + str(x.size) + ")")
+            return
+        out[i] = x[idx[i]]
+
+
+@numba.njit
+def raises(x, out):
+    raise ValueError("never seen")
+
+
+@numba.njit(parallel=True)
+def pdouble(x, out):
+    for i in numba.prange(x.shape[0]):
+        out[i] = 2 * x[i]
+
+
+@numba.njit(parallel=True)
+def pcheck(x, out, err):
+    bad = -1
+    for i in numba.prange(x.size):
+        if x[i] < 0:
+            bad = max(bad, i)
+        out[i] = x[i]
+    if bad >= 0:
+        nb.report_error(err, "pcheck: x[" + str(bad) + "] is negative")
+
+
+@numba.njit
+def first_row(x, out):
+    out[:] = x[0, :]
+
+
+def fresh_scale_kg(factor, outs):
+    # A new closure on every call, as kernel generators usually return.
+    @numba.njit
+    def scale(x, out):
+        for i in range(x.size):
+            out[i] = factor * x[i]
+    return scale
+
+
+def call(kernel, arrays, outs, **static):
+    outs = outs if isinstance(outs, tuple) else (outs,)
+    kg = kernel if callable(kernel) and not isinstance(
+        kernel, numba.core.registry.CPUDispatcher) else (lambda outs: kernel)
+    return nb.numba_kernel_generator(kg)(outs=outs, **static)(*arrays)
+
+
+def sds(shape, dtype):
+    return jax.ShapeDtypeStruct(shape, dtype)
+
+
+class TestRoundTrip:
+    DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8,
+              np.uint16, np.uint32, np.uint64, np.float16, np.float32,
+              np.float64, np.complex64, np.complex128]
+
+    @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+    def test_identity_returns_every_dtype_unchanged(self, dtype):
+        with jax.enable_x64(True):
+            x = (np.arange(6) % 3).astype(dtype)
+            (y,) = call(identity, [x], sds(x.shape, dtype))
+            assert y.dtype == np.dtype(dtype)
+            np.testing.assert_array_equal(np.asarray(y), x)
+
+    @pytest.mark.parametrize("shape", [(), (3,), (2, 3), (2, 1, 3),
+                                       (1, 2, 3, 2)])
+    def test_identity_returns_every_rank_unchanged(self, shape):
+        x = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+        (y,) = call(identity, [x], sds(shape, np.float32))
+        np.testing.assert_array_equal(np.asarray(y), x)
+
+    @pytest.mark.parametrize("shape", [(0,), (2, 0)])
+    def test_zero_size_arrays_pass_through(self, shape):
+        x = np.zeros(shape, np.float32)
+        (y,) = call(identity, [x], sds(shape, np.float32))
+        assert y.shape == shape
+
+
+class TestOutputs:
+    def test_a_kernel_fills_several_outputs(self):
+        x = np.arange(4, dtype=np.float32)
+        lo, hi = call(split, [x], (sds((4,), np.float32),
+                                   sds((4,), np.float32)))
+        np.testing.assert_array_equal(lo, x - 1)
+        np.testing.assert_array_equal(hi, x + 1)
+
+    def test_several_inputs_reach_the_kernel(self):
+        idx = np.array([2, 0], np.int32)
+        x = np.array([5.0, 6.0, 7.0], np.float32)
+        (y,) = call(gather, [idx, x], sds((2,), np.float32))
+        np.testing.assert_array_equal(y, [7.0, 5.0])
+
+
+class TestStaticParams:
+    def test_static_params_reach_the_kernel_generator(self):
+        x = np.arange(3, dtype=np.float32)
+        (y,) = call(fresh_scale_kg, [x], sds((3,), np.float32), factor=3.0)
+        np.testing.assert_array_equal(y, 3 * x)
+
+
+class TestJit:
+    def test_the_traced_function_runs_under_jit(self):
+        f = jax.jit(nb.numba_kernel_generator(lambda outs: pdouble)(
+            outs=(sds((5,), np.float32),)))
+        x = np.arange(5, dtype=np.float32)
+        np.testing.assert_array_equal(f(x)[0], 2 * x)
+
+    def test_the_traced_function_lowers_inside_a_primitive(self):
+        prim = jax.extend.core.Primitive("eventjax_test_numba_identity")
+        prim.multiple_results = True
+        prim.def_abstract_eval(lambda x: [x])
+        prim.def_impl(lambda x: jax.jit(prim.bind)(x))
+        kg2 = nb.numba_kernel_generator(lambda outs: identity)
+
+        def lowering(ctx, x):
+            (aval,) = ctx.avals_out
+            f = kg2(outs=(sds(aval.shape, aval.dtype),))
+            return mlir.lower_fun(f, multiple_results=True)(ctx, x)
+
+        mlir.register_lowering(prim, lowering, platform="cpu")
+        x = jnp.arange(4.0, dtype=jnp.float32)
+        assert "eventjax_numba_" in jax.jit(prim.bind).lower(x).as_text()
+        np.testing.assert_array_equal(jax.jit(prim.bind)(x)[0], x)
+
+
+class TestTargetCache:
+    def test_one_target_serves_a_hundred_shapes(self):
+        before = nb.target_count()
+        for n in range(1, 101):
+            x = np.ones(n, np.float32)
+            (y,) = call(fresh_scale_kg, [x], sds((n,), np.float32),
+                        factor=2.0)
+            assert float(y[-1]) == 2.0
+        assert nb.target_count() - before == 1
+
+    def test_different_closure_values_get_different_targets(self):
+        x = np.ones(2, np.float32)
+        (a,) = call(fresh_scale_kg, [x], sds((2,), np.float32), factor=5.0)
+        (b,) = call(fresh_scale_kg, [x], sds((2,), np.float32), factor=7.0)
+        assert (float(a[0]), float(b[0])) == (5.0, 7.0)
+
+    def test_a_new_dtype_gets_a_new_target(self):
+        before = nb.target_count()
+        call(identity, [np.ones(2, np.int16)], sds((2,), np.int16))
+        call(identity, [np.ones(3, np.int16)], sds((3,), np.int16))
+        call(identity, [np.ones(2, np.uint16)], sds((2,), np.uint16))
+        assert nb.target_count() - before <= 2
+
+
+class TestKernelErrors:
+    def test_a_reported_error_arrives_as_an_exception_with_its_message(self):
+        f = jax.jit(nb.numba_kernel_generator(lambda outs: gather)(
+            outs=(sds((2,), np.float32),)))
+        x = np.arange(3, dtype=np.float32)
+        with pytest.raises(Exception, match=r"index 9 out of range \[0, 3\)"):
+            jax.block_until_ready(f(np.array([0, 9], np.int32), x))
+        np.testing.assert_array_equal(f(np.array([2, 1], np.int32), x)[0],
+                                      [2.0, 1.0])
+
+    def test_a_raising_kernel_becomes_an_exception_that_names_it(self):
+        with pytest.raises(Exception, match="numba kernel raises"):
+            jax.block_until_ready(call(raises, [np.ones(2, np.float32)],
+                                       sds((2,), np.float32)))
+        (y,) = call(identity, [np.ones(2, np.float32)], sds((2,), np.float32))
+        assert float(y[0]) == 1.0
+
+
+    def test_a_prange_kernel_reports_after_its_loop(self):
+        f = jax.jit(nb.numba_kernel_generator(lambda outs: pcheck)(
+            outs=(sds((64,), np.float32),)))
+        x = np.ones(64, np.float32)
+        x[17] = -1
+        with pytest.raises(Exception, match=r"x\[17\] is negative"):
+            jax.block_until_ready(f(x))
+        np.testing.assert_array_equal(f(np.ones(64, np.float32))[0], 1.0)
+
+
+class TestTraceTimeErrors:
+    def test_bfloat16_is_a_type_error_naming_the_dtype(self):
+        x = jnp.ones(2, jnp.bfloat16)
+        with pytest.raises(TypeError, match="bfloat16"):
+            call(identity, [x], sds((2,), jnp.bfloat16))
+
+    def test_rank_above_four_is_refused(self):
+        x = np.ones((1,) * 5, np.float32)
+        with pytest.raises(nb.KernelCompileError, match="rank 5"):
+            call(identity, [x], sds(x.shape, np.float32))
+
+    def test_a_kernel_of_another_rank_is_a_compile_error(self):
+        with pytest.raises(nb.KernelCompileError, match="could not compile"):
+            call(first_row, [np.ones(3, np.float32)], sds((3,), np.float32))
+
+    def test_a_wrong_number_of_outputs_is_a_signature_error(self):
+        with pytest.raises(nb.KernelCompileError, match="expected 1 inputs"):
+            call(identity, [np.ones(2, np.float32)],
+                 (sds((2,), np.float32), sds((2,), np.float32)))
+
+    def test_a_non_njit_kernel_is_refused(self):
+        with pytest.raises(nb.KernelCompileError, match="@numba.njit"):
+            call(lambda outs: (lambda x, out: None),
+                 [np.ones(2, np.float32)], sds((2,), np.float32))
+
+
+class TestThreads:
+    def test_four_threads_calling_a_prange_kernel_get_right_results(self):
+        f = jax.jit(nb.numba_kernel_generator(lambda outs: pdouble)(
+            outs=(sds((256,), np.float32),)))
+        base = np.arange(256, dtype=np.float32)
+        f(base)
+        wrong = []
+
+        def work(k):
+            for j in range(500):
+                x = base + (k * 1000 + j)
+                if not np.array_equal(np.asarray(f(x)[0]), 2 * x):
+                    wrong.append((k, j))
+
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+        assert not any(t.is_alive() for t in threads)
+        assert wrong == []
+
+    def test_num_threads_round_trips_and_rejects_zero(self):
+        old = nb.get_num_threads()
+        nb.set_num_threads(1)
+        assert nb.get_num_threads() == 1
+        nb.set_num_threads(old)
+        with pytest.raises(ValueError, match="must be in"):
+            nb.set_num_threads(0)
+
+    def test_the_threading_layer_is_thread_safe_or_serialised(self):
+        assert nb.threading_layer() in ("omp", "tbb", "workqueue")
+
+
+_CACHE_SCRIPT = textwrap.dedent("""
+    import numba, numpy as np, jax
+    from eventjax.backends import numba_bridge as nb
+    from eventjax.backends import numba_codegen
+    @numba.njit
+    def plus_one(x, out):
+        out[...] = x + 1
+    kg2 = nb.numba_kernel_generator(lambda outs: plus_one)
+    (y,) = kg2(outs=(jax.ShapeDtypeStruct((3,), np.float32),))(
+        np.zeros(3, np.float32))
+    assert float(y[0]) == 1.0
+    print(next(iter(nb._REGISTRY._targets.values())).handler.cache_hits)
+""")
+
+
+class TestDiskCache:
+    def test_a_second_process_loads_the_handler_from_numba_cache(
+            self, tmp_path):
+        env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path),
+                   PYTHONPATH=os.pathsep.join(sys.path))
+        script = tmp_path / "script.py"
+        script.write_text(_CACHE_SCRIPT)
+        hits = [subprocess.run([sys.executable, str(script)], env=env,
+                               capture_output=True, text=True, check=True,
+                               timeout=300).stdout.split()[-1]
+                for _ in range(2)]
+        assert hits == ["0", "1"]
