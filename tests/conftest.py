@@ -1,10 +1,6 @@
 """Shared fixtures: strict dtype promotion, a clean global config per test."""
 
 import itertools
-import os
-
-# Pallas kernels get registered for the CPU (interpret mode) so they run here.
-os.environ.setdefault('EVENTJAX_PALLAS_INTERPRET', '1')
 
 import jax
 import jax.numpy as jnp
@@ -13,6 +9,8 @@ import pytest
 import eventjax as ej
 
 jax.config.update('jax_numpy_dtype_promotion', 'strict')
+# Pallas kernels are registered for the CPU too (interpret mode), so they run here.
+ej.config.set_pallas_cpu_interpret(True)
 
 _names = itertools.count()
 

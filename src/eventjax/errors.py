@@ -12,6 +12,7 @@ __all__ = [
     'KernelCompilationError',
     'KernelOutputError',
     'KernelSpecError',
+    'NumbaKernelError',
     'PallasKernelSpecError',
     'PlatformNotSupportedError',
     'UnknownBackendWarning',
@@ -61,3 +62,7 @@ class WarpKernelSpecError(KernelSpecError):
 
 class PallasKernelSpecError(KernelSpecError):
     """A pallas kernel generator returned something that cannot be called as documented."""
+
+
+class NumbaKernelError(KernelSpecError):
+    """A numba kernel does not fit the arrays it is called with (arity, rank, typing)."""

@@ -19,6 +19,31 @@ __all__ = ['XLACustomKernel']
 class XLACustomKernel(_machinery.XLACustomKernel):
     __doc__ = _machinery.XLACustomKernel.__doc__
 
+    def def_numba_kernel(self, kernel_generator: Callable, asdefault: bool = False) -> None:
+        """Register a numba kernel for the cpu.
+
+        ``kernel_generator(**static_params, outs=outs)`` returns an
+        ``@numba.njit`` ``kernel(*inputs, *outputs[, err])`` that fills its
+        outputs in place; it runs as a typed XLA FFI handler, with no Python
+        and no GIL on the call path. numba is imported only when the kernel
+        is first lowered. See ``eventjax/backends/README.md``.
+
+        Example:
+            >>> import eventjax as ej
+            >>> p = ej.XLACustomKernel('numba_example')
+            >>> p.def_numba_kernel(lambda outs: None)
+            >>> p.available_backends('cpu')
+            ('numba',)
+        """
+
+        def lazy_generator(**params):
+            from eventjax.backends import numba_bridge
+
+            numba_bridge.sync_num_threads(snapshot().numba_num_threads)
+            return numba_bridge.numba_kernel_generator(kernel_generator)(**params)
+
+        self.def_kernel('numba', 'cpu', lazy_generator, asdefault=asdefault)
+
     def def_warp_kernel(self, kernel_generator: Callable, platform: str = 'gpu', asdefault: bool = False) -> None:
         """Register a warp kernel for ``platform`` ('gpu' or 'cpu').
 

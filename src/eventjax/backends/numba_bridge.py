@@ -46,27 +46,22 @@ from numba import types
 
 from eventjax.backends import ffi_abi, numba_codegen
 from eventjax.backends.numba_codegen import report_error
+from eventjax.errors import NumbaKernelError, UnsupportedDtypeError
 
 __all__ = [
-    "KernelCompileError",
+    "NumbaKernelError",
     "UnsupportedDtypeError",
     "get_num_threads",
     "numba_kernel_generator",
     "report_error",
     "set_num_threads",
+    "sync_num_threads",
     "target_count",
     "threading_layer",
 ]
 
 MAX_RANK = 4
 
-
-class UnsupportedDtypeError(TypeError):
-    """A dtype the numba backend cannot pass to a kernel."""
-
-
-class KernelCompileError(TypeError):
-    """A numba kernel that does not fit the arrays it is called with."""
 
 
 # --- Thread count and launch guard, shared with compiled code ---------------
@@ -102,6 +97,22 @@ def set_num_threads(n):
             f"(NUMBA_NUM_THREADS), got {n}; raise NUMBA_NUM_THREADS before "
             "starting Python to allow more.")
     _threads_cell[0] = n
+
+
+def sync_num_threads(n):
+    """Apply the configured thread count (None: numba's default), capped at numba's maximum.
+
+    Called whenever a numba kernel is lowered; a change of the setting bumps
+    the configuration version, so every call site is lowered again and picks
+    it up.
+
+    Example:
+        >>> sync_num_threads(None)
+    """
+    top = numba.config.NUMBA_NUM_THREADS
+    want = top if n is None else min(int(n), top)
+    if want != get_num_threads():
+        set_num_threads(want)
 
 
 def get_num_threads():
@@ -281,7 +292,7 @@ def _spec(x, who, what, i):
             + ", ".join(sorted(d.name for d in ffi_abi.DATATYPE)) + "." + hint)
     rank = len(x.shape)
     if rank > MAX_RANK:
-        raise KernelCompileError(
+        raise NumbaKernelError(
             f"{who}: {what} {i} has rank {rank}; the numba backend supports "
             f"ranks 0 to {MAX_RANK}. Reshape it before the call.")
     return dtype, rank
@@ -289,7 +300,7 @@ def _spec(x, who, what, i):
 
 def _check_njit(kernel):
     if not isinstance(kernel, numba.core.registry.CPUDispatcher):
-        raise KernelCompileError(
+        raise NumbaKernelError(
             "numba backend: the kernel generator must return an @numba.njit "
             f"function, got {type(kernel).__name__} {kernel!r}. Decorate the "
             "kernel with @numba.njit.")
@@ -305,7 +316,7 @@ def _takes_err(kernel, n_in, n_out, who):
         return False
     if n == n_in + n_out + 1:
         return True
-    raise KernelCompileError(
+    raise NumbaKernelError(
         f"{who}: the kernel takes {n} arguments; expected {n_in} inputs + "
         f"{n_out} outputs = {n_in + n_out}, or one more for the error buffer "
         "`err`. Fix the kernel's signature or the call's outs=.")
@@ -323,7 +334,7 @@ def _create_target(name, kernel, fingerprint, in_specs, out_specs, who):
             kernel, fingerprint, source)
     except numba.core.errors.NumbaError as e:
         sig = ", ".join(f"{d.name}[rank {r}]" for d, r in in_specs + out_specs)
-        raise KernelCompileError(
+        raise NumbaKernelError(
             f"{who}: numba could not compile the kernel for ({sig}) (inputs, "
             "then outputs; outputs are writable arrays). Check that the "
             "kernel's array ranks and dtypes match the call.\n"

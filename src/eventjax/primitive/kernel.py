@@ -239,6 +239,8 @@ def _missing(name, platform, backend, available) -> str:
 
 
 def _as_struct(name: str, out: Any) -> jax.ShapeDtypeStruct:
+    if type(out) is jax.ShapeDtypeStruct and out.sharding is None and not out.weak_type:
+        return out  # already canonical: skip rebuilding it on every call
     if not (hasattr(out, 'shape') and hasattr(out, 'dtype')):
         raise TypeError(f'{name}(): every leaf of outs must be a jax.ShapeDtypeStruct '
                         f'(or have .shape and .dtype), got {out!r}.')

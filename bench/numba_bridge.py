@@ -1,6 +1,6 @@
 """Benchmark of the numba bridge: call overhead, threads, first-call latency.
 
-Run: ``PYTHONPATH=src python bench/bench_numba_bridge.py``.
+Run: ``python -m bench numba_bridge``.
 """
 
 import os
