@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import jax
 
+from eventjax.backends import XLACustomKernel
 from eventjax.kernels.common import LinearOp, register_rules
+from eventjax.kernels.common.registration import register_numba, register_warp
 from eventjax.kernels.csr import reference
 from eventjax.kernels.csr.arguments import check_csr_call
 from eventjax.kernels.csr.csrmm import bind_csrmm
-from eventjax.primitive import XLACustomKernel
 
 __all__ = ['binary_csrmm', 'bind_binary_csrmm']
 
@@ -58,13 +59,15 @@ def _numba_kernel(*, shape, transpose, outs):
     return numba_impl.binary_csrmm_kernel(transpose=transpose)
 
 
-def _warp_kernel(*, shape, transpose, outs):
+def _warp_kernel(dtypes, *, shape, transpose, outs):
     from eventjax.kernels.csr import warp_impl
-    return warp_impl.binary_csrmm_kernel(shape=shape, transpose=transpose, outs=outs)
+    return warp_impl.binary_csrmm_kernel(dtypes, shape=shape, transpose=transpose, outs=outs)
 
 
 _binary_csrmm_p = XLACustomKernel('binary_csrmm')
 _binary_csrmm_p.def_jax_kernel(reference.binary_csrmm_kernel)
+register_numba(_binary_csrmm_p, _numba_kernel)
+register_warp(_binary_csrmm_p, _warp_kernel)
 register_rules(_binary_csrmm_p, LinearOp(
     operands=('data', 'indices', 'indptr', 'B'), events=True, call=bind_binary_csrmm, float_call=bind_csrmm,
     weight_cotangent=reference.entry_cotangent, mm_call=bind_binary_csrmm, is_mm=True))

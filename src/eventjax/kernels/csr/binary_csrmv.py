@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import jax
 
+from eventjax.backends import XLACustomKernel
 from eventjax.kernels.common import LinearOp, register_rules
+from eventjax.kernels.common.registration import register_numba, register_warp
 from eventjax.kernels.csr import reference
 from eventjax.kernels.csr.arguments import check_csr_call
 from eventjax.kernels.csr.binary_csrmm import bind_binary_csrmm
 from eventjax.kernels.csr.csrmv import bind_csrmv
-from eventjax.primitive import XLACustomKernel
 
 __all__ = ['binary_csrmv', 'bind_binary_csrmv']
 
@@ -60,13 +61,15 @@ def _numba_kernel(*, shape, transpose, outs):
     return numba_impl.binary_csrmv_kernel(transpose=transpose)
 
 
-def _warp_kernel(*, shape, transpose, outs):
+def _warp_kernel(dtypes, *, shape, transpose, outs):
     from eventjax.kernels.csr import warp_impl
-    return warp_impl.binary_csrmv_kernel(shape=shape, transpose=transpose, outs=outs)
+    return warp_impl.binary_csrmv_kernel(dtypes, shape=shape, transpose=transpose, outs=outs)
 
 
 _binary_csrmv_p = XLACustomKernel('binary_csrmv')
 _binary_csrmv_p.def_jax_kernel(reference.binary_csrmv_kernel)
+register_numba(_binary_csrmv_p, _numba_kernel)
+register_warp(_binary_csrmv_p, _warp_kernel)
 register_rules(_binary_csrmv_p, LinearOp(
     operands=('data', 'indices', 'indptr', 'spikes'), events=True, call=bind_binary_csrmv,
     float_call=bind_csrmv, weight_cotangent=reference.entry_cotangent, mm_call=bind_binary_csrmm, is_mm=False))

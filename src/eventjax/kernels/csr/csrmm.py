@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import jax
 
+from eventjax.backends import XLACustomKernel
 from eventjax.kernels.common import LinearOp, register_rules
+from eventjax.kernels.common.registration import register_numba, register_warp
 from eventjax.kernels.csr import reference
 from eventjax.kernels.csr.arguments import check_csr_call
-from eventjax.primitive import XLACustomKernel
 
 __all__ = ['bind_csrmm', 'csrmm']
 
@@ -53,13 +54,15 @@ def _numba_kernel(*, shape, transpose, outs):
     return numba_impl.csrmm_kernel(transpose=transpose)
 
 
-def _warp_kernel(*, shape, transpose, outs):
+def _warp_kernel(dtypes, *, shape, transpose, outs):
     from eventjax.kernels.csr import warp_impl
-    return warp_impl.csrmm_kernel(shape=shape, transpose=transpose, outs=outs)
+    return warp_impl.csrmm_kernel(dtypes, shape=shape, transpose=transpose, outs=outs)
 
 
 _csrmm_p = XLACustomKernel('csrmm')
 _csrmm_p.def_jax_kernel(reference.csrmm_kernel)
+register_numba(_csrmm_p, _numba_kernel)
+register_warp(_csrmm_p, _warp_kernel)
 register_rules(_csrmm_p, LinearOp(
     operands=('data', 'indices', 'indptr', 'B'), events=False, call=bind_csrmm, float_call=bind_csrmm,
     weight_cotangent=reference.entry_cotangent, mm_call=bind_csrmm, is_mm=True))

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import jax
 
+from eventjax.backends import XLACustomKernel
 from eventjax.kernels.common import LinearOp, register_rules
+from eventjax.kernels.common.registration import register_numba, register_warp
 from eventjax.kernels.csr import reference
 from eventjax.kernels.csr.arguments import check_csr_call
 from eventjax.kernels.csr.csrmm import bind_csrmm
-from eventjax.primitive import XLACustomKernel
 
 __all__ = ['bind_csrmv', 'csrmv']
 
@@ -52,13 +53,15 @@ def _numba_kernel(*, shape, transpose, outs):
     return numba_impl.csrmv_kernel(transpose=transpose)
 
 
-def _warp_kernel(*, shape, transpose, outs):
+def _warp_kernel(dtypes, *, shape, transpose, outs):
     from eventjax.kernels.csr import warp_impl
-    return warp_impl.csrmv_kernel(shape=shape, transpose=transpose, outs=outs)
+    return warp_impl.csrmv_kernel(dtypes, shape=shape, transpose=transpose, outs=outs)
 
 
 _csrmv_p = XLACustomKernel('csrmv')
 _csrmv_p.def_jax_kernel(reference.csrmv_kernel)
+register_numba(_csrmv_p, _numba_kernel)
+register_warp(_csrmv_p, _warp_kernel)
 register_rules(_csrmv_p, LinearOp(
     operands=('data', 'indices', 'indptr', 'v'), events=False, call=bind_csrmv, float_call=bind_csrmv,
     weight_cotangent=reference.entry_cotangent, mm_call=bind_csrmm, is_mm=False))

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import jax
 
+from eventjax.backends import XLACustomKernel
 from eventjax.kernels.common import LinearOp, register_rules
+from eventjax.kernels.common.registration import register_numba, register_warp
 from eventjax.kernels.dense import reference
 from eventjax.kernels.dense.arguments import check_dense_call
-from eventjax.primitive import XLACustomKernel
 
 __all__ = ['binary_densemm', 'bind_binary_densemm']
 
@@ -49,13 +50,15 @@ def _numba_kernel(*, transpose, outs):
     return numba_impl.binary_densemm_kernel(transpose=transpose)
 
 
-def _warp_kernel(*, transpose, outs):
+def _warp_kernel(dtypes, *, transpose, outs):
     from eventjax.kernels.dense import warp_impl
-    return warp_impl.binary_densemm_kernel(transpose=transpose, outs=outs)
+    return warp_impl.binary_densemm_kernel(dtypes, transpose=transpose, outs=outs)
 
 
 _binary_densemm_p = XLACustomKernel('binary_densemm')
 _binary_densemm_p.def_jax_kernel(reference.binary_densemm_kernel)
+register_numba(_binary_densemm_p, _numba_kernel)
+register_warp(_binary_densemm_p, _warp_kernel)
 register_rules(_binary_densemm_p, LinearOp(
     operands=('weights', 'spikes'), events=True, call=bind_binary_densemm, float_call=reference.float_product,
     weight_cotangent=reference.weight_cotangent, mm_call=bind_binary_densemm, is_mm=True))

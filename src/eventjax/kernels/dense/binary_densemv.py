@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import jax
 
+from eventjax.backends import XLACustomKernel
 from eventjax.kernels.common import LinearOp, register_rules
+from eventjax.kernels.common.registration import register_numba, register_warp
 from eventjax.kernels.dense import reference
 from eventjax.kernels.dense.arguments import check_dense_call
 from eventjax.kernels.dense.binary_densemm import bind_binary_densemm
-from eventjax.primitive import XLACustomKernel
 
 __all__ = ['binary_densemv', 'bind_binary_densemv']
 
@@ -50,13 +51,15 @@ def _numba_kernel(*, transpose, outs):
     return numba_impl.binary_densemv_kernel(transpose=transpose)
 
 
-def _warp_kernel(*, transpose, outs):
+def _warp_kernel(dtypes, *, transpose, outs):
     from eventjax.kernels.dense import warp_impl
-    return warp_impl.binary_densemv_kernel(transpose=transpose, outs=outs)
+    return warp_impl.binary_densemv_kernel(dtypes, transpose=transpose, outs=outs)
 
 
 _binary_densemv_p = XLACustomKernel('binary_densemv')
 _binary_densemv_p.def_jax_kernel(reference.binary_densemv_kernel)
+register_numba(_binary_densemv_p, _numba_kernel)
+register_warp(_binary_densemv_p, _warp_kernel)
 register_rules(_binary_densemv_p, LinearOp(
     operands=('weights', 'spikes'), events=True, call=bind_binary_densemv, float_call=reference.float_product,
     weight_cotangent=reference.weight_cotangent, mm_call=bind_binary_densemm, is_mm=False))
