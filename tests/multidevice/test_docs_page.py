@@ -2,10 +2,10 @@
 
 import pytest
 
-from tests.test_docs_examples import DOCS, test_page_code_blocks_run_and_print_what_they_show
+from tests import test_docs_examples as docs_examples
 
 pytestmark = pytest.mark.multidevice
 
 
 def test_multidevice_guide_runs_on_four_devices():
-    test_page_code_blocks_run_and_print_what_they_show(DOCS / 'multidevice.rst')
+    docs_examples.test_page_code_blocks_run_and_print_what_they_show(docs_examples.DOCS / 'multidevice.rst')
