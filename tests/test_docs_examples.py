@@ -8,7 +8,6 @@ later blocks must not depend on it.
 
 import contextlib
 import io
-import linecache
 import pathlib
 import re
 import textwrap
@@ -51,7 +50,7 @@ def normalise(text):
 
 
 @pytest.mark.parametrize('page', PAGES, ids=[str(p.relative_to(DOCS)) for p in PAGES])
-def test_page_code_blocks_run_and_print_what_they_show(page):
+def test_page_code_blocks_run_and_print_what_they_show(page, tmp_path_factory):
     namespace = {'__name__': f'docs_{page.stem}'}
     pallas_cpu = ej.config.get_pallas_cpu_interpret()
     found = list(blocks(page))
@@ -59,9 +58,10 @@ def test_page_code_blocks_run_and_print_what_they_show(page):
         for i, (lang, options, code, line) in enumerate(found):
             if lang != 'python' or not runnable(options):
                 continue
-            name = f'<docs/{page.relative_to(DOCS)}:{line}>'
-            # Warp (like inspect) reads a kernel's source through linecache.
-            linecache.cache[name] = (len(code), None, code.splitlines(True), name)
+            # A real file, as a reader's script would be: warp and numba read
+            # and cache kernels by their source file.
+            name = str(tmp_path_factory.mktemp('docs') / f'{page.stem}_line{line}.py')
+            pathlib.Path(name).write_text(code)
             out = io.StringIO()
             with contextlib.redirect_stdout(out):
                 exec(compile(code, name, 'exec'), namespace)

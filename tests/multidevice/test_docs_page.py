@@ -7,5 +7,6 @@ from tests import test_docs_examples as docs_examples
 pytestmark = pytest.mark.multidevice
 
 
-def test_multidevice_guide_runs_on_four_devices():
-    docs_examples.test_page_code_blocks_run_and_print_what_they_show(docs_examples.DOCS / 'multidevice.rst')
+def test_multidevice_guide_runs_on_four_devices(tmp_path_factory):
+    docs_examples.test_page_code_blocks_run_and_print_what_they_show(docs_examples.DOCS / 'multidevice.rst',
+                                                                     tmp_path_factory)
