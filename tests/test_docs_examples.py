@@ -19,7 +19,7 @@ import eventjax as ej
 
 DOCS = pathlib.Path(__file__).parent.parent / 'docs'
 PAGES = sorted(p for p in DOCS.rglob('*.rst') if '_build' not in p.parts and '.. code-block:: python' in p.read_text())
-BLOCK = re.compile(r'^\.\. code-block:: (\w+)\n((?:[ ]{3,}:[\w-]+:.*\n)*)\n((?:[ ]{4}.*\n|[ \t]*\n)+)', re.M)
+BLOCK = re.compile(r'^\.\. code-block:: (\w+)\n((?:[ ]{3,}:[\w-]+:.*\n)*)\n((?:[ ]{3,}.*\n|[ \t]*\n)+)', re.M)
 
 REQUIREMENTS = {
     'requires-gpu': lambda: jax.default_backend() == 'gpu',
