@@ -30,7 +30,10 @@ test-fast: setup
 stress: setup
 	$(BIN)/python -m stress --mode long --seconds $(STRESS_SECONDS)
 
+BENCH_ARGS ?=
+
 bench: setup
+	$(BIN)/eventjax bench $(BENCH_ARGS)
 	$(BIN)/python -m bench
 
 docs: setup
@@ -38,6 +41,7 @@ docs: setup
 
 demo: setup
 	$(BIN)/python docs/examples/demo.py
+	$(BIN)/python docs/examples/cuba.py
 
 lint: setup
 	$(BIN)/python -m ruff check src tests stress bench docs/examples

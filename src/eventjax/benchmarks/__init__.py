@@ -1,0 +1,15 @@
+"""The standard-kernel benchmarks behind ``eventjax bench`` (public API only).
+
+Example:
+    >>> from eventjax import benchmarks
+    >>> results = benchmarks.run(['dense'], backends=['jax'], sizes=[100], quick=True, progress=None)
+    >>> results[0].backend
+    'jax'
+"""
+
+from eventjax.benchmarks.cases import CASES, FAMILIES, Case, Problem, cases_for
+from eventjax.benchmarks.report import Result, format_table, plot
+from eventjax.benchmarks.runner import QUICK_SIZES, SIZES, run
+
+__all__ = ['CASES', 'FAMILIES', 'QUICK_SIZES', 'SIZES', 'Case', 'Problem', 'Result', 'cases_for', 'format_table',
+           'plot', 'run']

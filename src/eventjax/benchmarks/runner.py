@@ -1,0 +1,98 @@
+"""Run the benchmark cases over sizes and backends, with a progress bar on stderr."""
+
+from __future__ import annotations
+
+import functools
+import sys
+import time
+
+import jax
+import numpy as np
+
+import eventjax as ej
+from eventjax.benchmarks.cases import FAMILIES, cases_for
+from eventjax.benchmarks.report import Result
+from eventjax.benchmarks.timing import median_us
+
+__all__ = ['SIZES', 'QUICK_SIZES', 'Progress', 'run']
+
+SIZES = (1000, 2000, 4000)
+QUICK_SIZES = (500, 2000)
+
+
+class Progress:
+    """A one-line text progress bar (no dependency); silent when ``stream`` is None."""
+
+    def __init__(self, total: int, stream=sys.stderr, width: int = 28):
+        self.total, self.done, self.stream, self.width = max(total, 1), 0, stream, width
+        self.start = time.perf_counter()
+
+    def step(self, label: str) -> None:
+        self.done += 1
+        if self.stream is None:
+            return
+        filled = self.width * self.done // self.total
+        bar = '#' * filled + '.' * (self.width - filled)
+        elapsed = time.perf_counter() - self.start
+        text = f'[{bar}] {self.done}/{self.total} {elapsed:5.1f}s {label[:40]:<40}'
+        if getattr(self.stream, 'isatty', lambda: False)():
+            self.stream.write('\r' + text + ('\n' if self.done >= self.total else ''))
+        elif self.done * 10 // self.total != (self.done - 1) * 10 // self.total or self.done == self.total:
+            # A log file gets a line per tenth, not one carriage-return soup.
+            self.stream.write(text.rstrip() + '\n')
+        self.stream.flush()
+
+
+def _usable_backends(case, platform, wanted):
+    status = ej.backends_available()
+    have = [b for b in case.backends(platform) if b in status and status[b][platform].available]
+    return [b for b in have if wanted is None or b in wanted]
+
+
+def run(families=FAMILIES, backends=None, sizes=SIZES, *, quick=False, seed=0, progress=sys.stderr,
+        notes=None) -> list[Result]:
+    """Measure every available case of ``families`` at each size on each backend.
+
+    Args:
+        families: any of ``'dense'``, ``'csr'``, ``'fcn'``.
+        backends: backend names to keep (None: every backend that can run here).
+        sizes: neuron counts ``n`` of the square networks.
+        quick: fewer timed calls per point.
+        seed: seed of the random networks and events.
+        progress: stream for the progress bar, or None.
+        notes: a list that collects what was skipped and why.
+
+    Returns:
+        A list of :class:`~eventjax.benchmarks.report.Result`.
+
+    Example:
+        >>> results = run(['csr'], backends=['jax'], sizes=[200], quick=True, progress=None)
+        >>> sorted({r.operator for r in results})[:2]
+        ['binary_csrmm T (x16)', 'binary_csrmv']
+    """
+    platform = jax.default_backend()
+    notes = [] if notes is None else notes
+    plan = []
+    for case in cases_for(families):
+        if not case.available():
+            notes.append(f'{case.operator}: eventjax.{case.function} is not available in this install; skipped.')
+            continue
+        chosen = _usable_backends(case, platform, backends)
+        if not chosen:
+            notes.append(f'{case.operator}: none of the requested backends runs on {platform}; skipped.')
+            continue
+        plan.append((case, chosen))
+    bar = Progress(sum(len(sizes) * (len(b) + 1) for _, b in plan), progress)
+    timer = functools.partial(median_us, budget_s=0.05 if quick else 0.3, max_calls=50 if quick else 200)
+    results = []
+    for case, chosen in plan:
+        for n in sizes:
+            problem = case.build(n, np.random.default_rng(seed))
+            bar.step(f'{case.operator} n={n} dense')
+            dense_us = timer(jax.jit(problem.dense), problem.dense_args)
+            for backend in chosen:
+                bar.step(f'{case.operator} n={n} {backend}')
+                fn = jax.jit(functools.partial(problem.call, backend=backend))
+                results.append(Result(case.family, case.operator, backend, n, problem.conn_per_row,
+                                      timer(fn, problem.args), dense_us))
+    return results
