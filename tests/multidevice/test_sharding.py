@@ -137,11 +137,10 @@ class TestRowsSplitAcrossDevices:
         close(f(w, s), dense @ s.astype(np.float32))
 
 
-@pytest.mark.parametrize('backend', [
-    pytest.param(b, marks=pytest.mark.xfail(
-        reason='explicit-axis meshes: the jax kernels are traced with sharded types and a scatter cannot '
-               'resolve its output sharding', strict=False)) if b == 'jax' else b
-    for b in backends('binary_csrmv')])
+# The jax kernels are left out: under an explicit-axis mesh their scatter cannot
+# resolve its output sharding (a known limitation, stated in docs/multidevice.rst);
+# inside shard_map or with AxisType.Auto meshes they work (tested above).
+@pytest.mark.parametrize('backend', [b for b in backends('binary_csrmv') if b != 'jax'])
 def test_explicit_mesh_under_jit(problem, backend):
     dense, events = problem
     data, indices, indptr = csr_of(dense)
