@@ -78,15 +78,6 @@ class FcnSuite:
         np.testing.assert_allclose(np.asarray(got, np.float64),
                                    self.expected(weights, indices, x, shape, transpose), **tol(dtype))
 
-    @pytest.mark.parametrize('kind', ['bool', 'float', 'none', 'all'])
-    @pytest.mark.parametrize('transpose', [False, True])
-    def test_events_of_every_kind(self, backend, kind, transpose):
-        if not self.events:
-            pytest.skip('float operator')
-        weights, indices, x = self.case(7, (12, 9, 4), transpose, kind=kind)
-        got = self.fn(*as_jnp(weights, indices, x), shape=(12, 9), transpose=transpose, backend=backend)
-        np.testing.assert_allclose(got, self.expected(weights, indices, x, (12, 9), transpose), **tol(np.float32))
-
     @pytest.mark.parametrize('weight', [0.5, np.array([0.5], np.float32)], ids=['scalar', 'shape1'])
     def test_a_scalar_or_length_one_weight_is_homogeneous(self, backend, weight):
         _, indices, x = self.case(3, (6, 4, 3), False)
@@ -161,16 +152,6 @@ class FcnSuite:
         f = lambda *a: self.fn(*a, shape=(4, 4), transpose=transpose, backend=backend)
         np.testing.assert_allclose(jax.jacfwd(f, wrt)(*args), jax.jacrev(f, wrt)(*args), rtol=1e-6, atol=1e-6)
 
-    def test_derivative_wrt_events_is_the_float_operators(self):
-        if not self.events:
-            pytest.skip('float operator')
-        weights, indices, x = as_jnp(*self.case(10, (6, 5, 3), False, kind='float'))
-        g = jax.grad(lambda s: self.fn(weights, indices, s, shape=(6, 5)).sum())(x)
-        dense = fcn_dense(np.asarray(weights), np.asarray(indices), (6, 5))
-        want = dense.sum(0) if not self.matrix else np.broadcast_to(dense.sum(0)[:, None], x.shape)
-        np.testing.assert_allclose(g, want, rtol=1e-5, atol=1e-5)
-        assert g.dtype == x.dtype
-
     # -- out-of-range indices -------------------------------------------------
 
     @pytest.mark.parametrize('transpose', [False, True])
@@ -188,3 +169,24 @@ class FcnSuite:
         kept[2, 1] = kept[4, 0] = 0
         np.testing.assert_allclose(call(), self.expected(kept, np.clip(bad, 0, 4), x, (6, 5), transpose),
                                    **tol(np.float32))
+
+
+class BinaryFcnSuite(FcnSuite):
+    """The checks that only event operands have, on top of :class:`FcnSuite`."""
+
+    events = True
+
+    @pytest.mark.parametrize('kind', ['bool', 'float', 'none', 'all'])
+    @pytest.mark.parametrize('transpose', [False, True])
+    def test_events_of_every_kind(self, backend, kind, transpose):
+        weights, indices, x = self.case(7, (12, 9, 4), transpose, kind=kind)
+        got = self.fn(*as_jnp(weights, indices, x), shape=(12, 9), transpose=transpose, backend=backend)
+        np.testing.assert_allclose(got, self.expected(weights, indices, x, (12, 9), transpose), **tol(np.float32))
+
+    def test_derivative_wrt_events_is_the_float_operators(self):
+        weights, indices, x = as_jnp(*self.case(10, (6, 5, 3), False, kind='float'))
+        g = jax.grad(lambda s: self.fn(weights, indices, s, shape=(6, 5)).sum())(x)
+        dense = fcn_dense(np.asarray(weights), np.asarray(indices), (6, 5))
+        want = dense.sum(0) if not self.matrix else np.broadcast_to(dense.sum(0)[:, None], x.shape)
+        np.testing.assert_allclose(g, want, rtol=1e-5, atol=1e-5)
+        assert g.dtype == x.dtype

@@ -7,10 +7,10 @@ import pytest
 
 from eventjax.kernels.fixed_conn.binary_fcnmv import _binary_fcnmv_p, binary_fcnmv
 from tests.kernels.conftest import backends_of
-from tests.kernels.fixed_conn.suite import FcnSuite
+from tests.kernels.fixed_conn.suite import BinaryFcnSuite
 
 
-class TestBinaryFcnmv(FcnSuite):
+class TestBinaryFcnmv(BinaryFcnSuite):
     fn = staticmethod(binary_fcnmv)
     prim = _binary_fcnmv_p
     events = True
