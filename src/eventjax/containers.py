@@ -1,0 +1,212 @@
+"""Containers users multiply with ``@``: :class:`CSR` and :class:`EventArray`.
+
+``@`` routes to the standard operators:
+
+- ``CSR @ EventArray`` / ``EventArray @ CSR``: ``binary_csrmv`` (``transpose``
+  False / True), ``binary_csrmm`` for 2-D events;
+- ``CSR @ array`` / ``array @ CSR``: ``csrmv`` / ``csrmm``;
+- ``EventArray @ weights`` / ``weights @ EventArray`` with a dense weight
+  matrix: ``binary_densemv`` / ``binary_densemm``.
+
+Containers carry no backend: ``set_backend`` and ``config.override`` apply to
+``@``; call the functions for a per-call ``backend=``. A sparse container
+handles events in its own ``__matmul__``/``__rmatmul__``: ``EventArray``
+defers to any operand that is not a plain array, so a new container type
+(such as a fixed-connection matrix) plugs in without touching this class.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from eventjax.kernels.csr import binary_csrmm, binary_csrmv, csrmm, csrmv
+from eventjax.kernels.dense import binary_densemm, binary_densemv
+
+__all__ = ['CSR', 'EventArray']
+
+
+def _is_array(x) -> bool:
+    return isinstance(x, (jax.Array, np.ndarray)) or (hasattr(x, 'shape') and hasattr(x, 'dtype')
+                                                       and not isinstance(x, (EventArray, CSR)))
+
+
+@jax.tree_util.register_pytree_node_class
+class EventArray:
+    """A bool or numeric array marked as events (``True`` or ``> 0``).
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> import eventjax as ej
+        >>> s = ej.EventArray(jnp.array([True, False]))
+        >>> s @ jnp.array([[1., 2.], [3., 4.]])
+        Array([1., 2.], dtype=float32)
+    """
+
+    def __init__(self, value):
+        self.value = jnp.asarray(value) if not isinstance(value, jax.core.Tracer) else value
+
+    shape = property(lambda self: self.value.shape)
+    dtype = property(lambda self: self.value.dtype)
+    ndim = property(lambda self: self.value.ndim)
+
+    def __repr__(self) -> str:
+        return f'EventArray({self.value!r})'
+
+    def tree_flatten(self):
+        return (self.value,), None
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        obj = object.__new__(cls)
+        obj.value = children[0]
+        return obj
+
+    def __matmul__(self, other):
+        if not _is_array(other):
+            return NotImplemented
+        # s @ W == W.T @ s; for 2-D events (k, m) @ W (m, n) == (W.T @ S.T).T.
+        if self.ndim == 1:
+            return binary_densemv(other, self.value, transpose=True)
+        return binary_densemm(other, self.value.T, transpose=True).T
+
+    def __rmatmul__(self, other):
+        if not _is_array(other):
+            return NotImplemented
+        if self.ndim == 1:
+            return binary_densemv(other, self.value, transpose=False)
+        return binary_densemm(other, self.value, transpose=False)
+
+
+@jax.tree_util.register_pytree_node_class
+class CSR:
+    """A sparse matrix in compressed sparse row form (a JAX pytree).
+
+    ``data`` holds one weight per stored entry, or one shared weight (a
+    scalar or shape ``(1,)``). ``.T`` is a lazy view: it flips which operator
+    ``@`` calls and copies nothing.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> import eventjax as ej
+        >>> A = ej.CSR.fromdense(jnp.array([[0., 2.], [3., 0.]]))
+        >>> A @ ej.EventArray(jnp.array([True, True]))
+        Array([2., 3.], dtype=float32)
+        >>> A.T.todense()
+        Array([[0., 3.],
+               [2., 0.]], dtype=float32)
+    """
+
+    def __init__(self, args, *, shape, transposed: bool = False):
+        data, indices, indptr = args
+        self.data, self.indices, self.indptr = data, indices, indptr
+        self.stored_shape = tuple(int(d) for d in shape)
+        self.transposed = bool(transposed)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """The shape of the matrix this object stands for (after ``.T``)."""
+        m, n = self.stored_shape
+        return (n, m) if self.transposed else (m, n)
+
+    @property
+    def dtype(self):
+        return jnp.result_type(self.data)
+
+    @property
+    def T(self) -> CSR:
+        return CSR((self.data, self.indices, self.indptr), shape=self.stored_shape,
+                   transposed=not self.transposed)
+
+    def __repr__(self) -> str:
+        view = ', transposed' if self.transposed else ''
+        return f'CSR(shape={self.shape}, nnz={jnp.shape(self.indices)[0]}, dtype={self.dtype}{view})'
+
+    def tree_flatten(self):
+        return (self.data, self.indices, self.indptr), (self.stored_shape, self.transposed)
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        shape, transposed = aux
+        return cls(tuple(children), shape=shape, transposed=transposed)
+
+    # -- conversion ---------------------------------------------------------
+
+    @classmethod
+    def fromdense(cls, dense, *, index_dtype=jnp.int32) -> CSR:
+        """The CSR form of a concrete dense matrix (its nonzero entries).
+
+        Example:
+            >>> import numpy as np
+            >>> CSR.fromdense(np.eye(3, dtype=np.float32)).indptr
+            Array([0, 1, 2, 3], dtype=int32)
+        """
+        dense = np.asarray(dense)
+        if dense.ndim != 2:
+            raise ValueError(f'CSR.fromdense(): dense must be a 2-D matrix, got shape {dense.shape}.')
+        rows, cols = np.nonzero(dense)
+        indptr = np.zeros(dense.shape[0] + 1, np.int64)
+        np.cumsum(np.bincount(rows, minlength=dense.shape[0]), out=indptr[1:])
+        return cls((jnp.asarray(dense[rows, cols]), jnp.asarray(cols, index_dtype),
+                    jnp.asarray(indptr, index_dtype)), shape=dense.shape)
+
+    def todense(self):
+        """The dense matrix, ``self.shape``; duplicate entries add up."""
+        m, n = self.stored_shape
+        eye = jnp.eye(n, dtype=self.dtype)
+        dense = csrmm(self.data, self.indices, self.indptr, eye, shape=(m, n)) if m and n else \
+            jnp.zeros((m, n), self.dtype)
+        return dense.T if self.transposed else dense
+
+    def validate(self) -> CSR:
+        """Check the structure of concrete arrays; returns ``self``.
+
+        The ``jax`` kernels never read or write out of bounds on bad
+        structure (their result is then unspecified), and the ``numba`` and
+        ``warp`` kernels report it as an error; this check says what is wrong
+        before any kernel runs.
+
+        Raises:
+            ValueError: ``indptr`` does not start at 0, decreases, or ends past
+                ``len(indices)``; a column index is outside ``[0, n)``.
+        """
+        m, n = self.stored_shape
+        indices, indptr = np.asarray(self.indices), np.asarray(self.indptr)
+        if indptr.shape != (m + 1,):
+            raise ValueError(f'CSR.validate(): indptr must have length {m + 1} (rows + 1), got {indptr.shape}.')
+        if indptr[0] != 0 or np.any(np.diff(indptr) < 0) or indptr[-1] > indices.shape[0]:
+            raise ValueError(f'CSR.validate(): indptr must start at 0, never decrease and end at most at '
+                             f'len(indices) = {indices.shape[0]}; got {indptr.tolist()[:20]}.')
+        used = indices[: indptr[-1]]
+        bad = np.flatnonzero((used < 0) | (used >= n))
+        if bad.size:
+            raise ValueError(f'CSR.validate(): column indices must lie in [0, {n}); entry {bad[0]} is '
+                             f'{used[bad[0]]}. Fix the indices or the shape.')
+        return self
+
+    # -- products -----------------------------------------------------------
+
+    def _product(self, x, transpose: bool):
+        args = (self.data, self.indices, self.indptr)
+        events = isinstance(x, EventArray)
+        value = x.value if events else x
+        if jnp.ndim(value) == 1:
+            fn = binary_csrmv if events else csrmv
+        else:
+            fn = binary_csrmm if events else csrmm
+        return fn(*args, value, shape=self.stored_shape, transpose=transpose)
+
+    def __matmul__(self, other):
+        if not (isinstance(other, EventArray) or _is_array(other)):
+            return NotImplemented
+        return self._product(other, self.transposed)
+
+    def __rmatmul__(self, other):
+        if not (isinstance(other, EventArray) or _is_array(other)):
+            return NotImplemented
+        # x @ A == A.T @ x for vectors; X @ A == (A.T @ X.T).T for matrices.
+        if jnp.ndim(other.value if isinstance(other, EventArray) else other) == 1:
+            return self._product(other, not self.transposed)
+        flipped = EventArray(other.value.T) if isinstance(other, EventArray) else jnp.asarray(other).T
+        return self._product(flipped, not self.transposed).T

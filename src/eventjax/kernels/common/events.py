@@ -1,0 +1,40 @@
+"""Event and weight conventions shared by every family.
+
+An event is ``True`` in a bool array, or an entry ``> 0`` in a numeric one;
+the value itself is ignored. Weights are homogeneous (shape ``(1,)``, one
+weight for every stored connection) or one per stored connection.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+
+__all__ = ['accumulation_dtype', 'event_indicator', 'is_homogeneous']
+
+
+def event_indicator(events, dtype):
+    """1 where ``events`` holds an event, else 0, in ``dtype``.
+
+    Example:
+        >>> event_indicator(jnp.array([0.5, -1.0, 0.0, 2.0]), jnp.float32)
+        Array([1., 0., 0., 1.], dtype=float32)
+    """
+    events = jnp.asarray(events)
+    mask = events if events.dtype == jnp.bool_ else events > 0
+    return mask.astype(dtype)
+
+
+def is_homogeneous(weights, n_stored: int) -> bool:
+    """Whether ``weights`` is one weight shared by all ``n_stored`` connections.
+
+    A length-1 weight vector with exactly one stored connection counts as
+    per-entry; both readings give the same product.
+    """
+    return jnp.shape(weights) == (1,) and n_stored != 1
+
+
+def accumulation_dtype(dtype) -> np.dtype:
+    """The dtype sums run in: float16 accumulates in float32."""
+    dtype = np.dtype(dtype)
+    return np.dtype(np.float32) if dtype == np.float16 else dtype

@@ -1,0 +1,135 @@
+"""Autodiff and batching rules shared by every ``weights x events`` operator.
+
+Every standard operator has the form ``y = op(weights, *structure, x)``:
+linear in ``weights`` and, for float operators, linear in ``x``; the
+``structure`` operands (indices, indptr) are integers and never
+differentiated. A binary operator reads ``x`` through the event indicator;
+its derivative with respect to ``x`` is defined as the float operator's.
+:class:`LinearOp` describes one operator by operand name, and
+:func:`register_rules` derives its JVP, transpose and batching rules from it,
+so every family shares this one piece of code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import attrs
+import jax.numpy as jnp
+from jax.interpreters import ad
+
+from eventjax.kernels.common.events import event_indicator
+from eventjax.primitive import defjvp_by_name, general_batching_rule
+
+__all__ = ['LinearOp', 'register_rules', 'split_params']
+
+_BIND_ONLY = ('outs', 'kernels', 'config_version', 'backend')
+
+
+def split_params(params: dict) -> tuple[str | None, dict]:
+    """``(backend, static)``: the per-call backend and the operator's own static params."""
+    return params.get('backend'), {k: v for k, v in params.items() if k not in _BIND_ONLY}
+
+
+@attrs.frozen
+class LinearOp:
+    """How one operator is differentiated and batched.
+
+    Every callable takes the operands positionally and ``backend=`` plus the
+    operator's static parameters (e.g. ``shape``, ``transpose``) by keyword,
+    runs without argument checks, and returns the single result array.
+
+    Attributes:
+        operands: operand names in call order: the weights first, the
+            vector/matrix operand ``x`` last, the structure in between.
+        events: whether ``x`` holds events (a binary operator).
+        call: this operator.
+        float_call: the float operator with the same operands (for a float
+            operator, ``call`` itself): the derivative with respect to ``x``.
+        weight_cotangent: ``(ct, x, *structure, **static)`` with ``x`` as
+            floats (the event indicator for binary operators) returns the
+            cotangent of one weight per stored connection; it is summed when
+            the weights are homogeneous.
+        mm_call: the matrix operator that a vmap over ``x`` folds into.
+        is_mm: whether this operator already takes a matrix ``x``.
+    """
+
+    operands: tuple[str, ...]
+    events: bool
+    call: Callable
+    float_call: Callable
+    weight_cotangent: Callable
+    mm_call: Callable
+    is_mm: bool
+
+
+def register_rules(prim, op: LinearOp) -> None:
+    """Give ``prim`` (an ``XLACustomKernel``) the JVP, transpose and batching rules of ``op``.
+
+    Called once, in an operator module's registration block, e.g.
+    ``register_rules(_csrmv_p, LinearOp(operands=('data', 'indices', 'indptr', 'v'), ...))``.
+    """
+    weights, x = op.operands[0], op.operands[-1]
+    defjvp_by_name(prim, op.operands, **{
+        weights: lambda dw, w, *rest, **params: _jvp_weights(op, dw, w, *rest, **params),
+        x: lambda dx, w, *rest, **params: _jvp_x(op, dx, w, *rest, **params),
+    })
+    prim.def_transpose_rule(lambda cts, *args, **params: _transpose(op, cts, *args, **params))
+    prim.def_batching_rule(lambda args, axes, **params: _batch(prim, op, args, axes, **params))
+
+
+def _jvp_weights(op, dw, w, *rest, **params):
+    backend, static = split_params(params)
+    return [op.call(dw, *rest, backend=backend, **static)]
+
+
+def _jvp_x(op, dx, w, *rest, **params):
+    backend, static = split_params(params)
+    # The tangent of events may be wider or narrower than the weights; the
+    # cast is an ordinary (transposable) JAX op, so grads come back in x's dtype.
+    return [op.float_call(w, *rest[:-1], dx.astype(w.dtype), backend=backend, **static)]
+
+
+def _transpose(op, cts, *args, **params):
+    (ct,) = cts
+    w, structure, x = args[0], args[1:-1], args[-1]
+    result = [None] * len(args)
+    if type(ct) is ad.Zero:
+        return result
+    backend, static = split_params(params)
+    if ad.is_undefined_primal(w) and ad.is_undefined_primal(x):
+        raise ValueError(f'{op.operands}: the product is not linear in {op.operands[0]} and '
+                         f'{op.operands[-1]} together; differentiate with respect to one at a time.')
+    if ad.is_undefined_primal(x):
+        if op.events:
+            raise ValueError(f'{op.operands[-1]}: a binary operator is not linear in its events; '
+                             f'its derivative goes through the float operator.')
+        flipped = {**static, 'transpose': not static['transpose']}
+        ct_x = op.float_call(w, *structure, ct, backend=backend, **flipped)
+        result[-1] = ct_x.astype(x.aval.dtype)
+    if ad.is_undefined_primal(w):
+        x_float = event_indicator(x, ct.dtype) if op.events else x.astype(ct.dtype)
+        ct_w = op.weight_cotangent(ct, x_float, *structure, **static)
+        if ct_w.shape != w.aval.shape:
+            ct_w = ct_w.sum().reshape(w.aval.shape)
+        result[0] = ct_w.astype(w.aval.dtype)
+    return result
+
+
+def _batch(prim, op, args, axes, **params):
+    """vmap over ``x`` alone folds into one matrix call; anything else scans."""
+    if axes[-1] is None or any(a is not None for a in axes[:-1]):
+        return general_batching_rule(prim, args, axes, **params)
+    backend, static = split_params(params)
+    x = jnp.moveaxis(args[-1], axes[-1], 0)
+    batch = x.shape[0]
+    if not op.is_mm:
+        y = op.mm_call(*args[:-1], x.T, backend=backend, **static)
+        return [y], [1]
+    # (b, rows, k) -> (rows, b * k): each batch element becomes k more columns.
+    rows, k = x.shape[1], x.shape[2]
+    folded = jnp.transpose(x, (1, 0, 2)).reshape(rows, batch * k)
+    y = op.mm_call(*args[:-1], folded, backend=backend, **static)
+    return [y.reshape(y.shape[0], batch, k)], [1]
+
+

@@ -1,0 +1,165 @@
+"""Warp kernels (cpu and gpu) for the CSR operators.
+
+One thread per output row for ``transpose=False`` (a gather, no atomics);
+one thread per input row for ``transpose=True``, which returns at once
+without an event and scatters with ``atomic_add`` otherwise. Mm kernels add a
+thread per column of ``B``. Warp kernels cannot raise: entries with a column
+index outside ``[0, n)`` or rows whose ``indptr`` range is invalid are
+skipped, never read or written; ``CSR.validate()`` reports them.
+"""
+
+# No `from __future__ import annotations`: warp evaluates kernel annotations
+# against the factory's local variables, which string annotations cannot see.
+
+
+import functools
+
+from eventjax.backends.warp_bridge import WarpKernelSpec, import_warp
+from eventjax.kernels.common.warp_typing import accumulator_type, event_test, warp_types
+
+__all__ = ['binary_csrmm_kernel', 'binary_csrmv_kernel', 'csrmm_kernel', 'csrmv_kernel']
+
+
+@functools.cache
+def _mv(wt, it, xt, transpose, binary):
+    wp = import_warp()
+    at = accumulator_type(wt)
+    is_event = event_test(xt)
+
+    if binary:
+        @wp.func
+        def value(x: wp.array(dtype=xt), j: int) -> at:
+            if is_event(x[j]):
+                return at(1.0)
+            return at(0.0)
+    else:
+        @wp.func
+        def value(x: wp.array(dtype=xt), j: int) -> at:
+            return at(x[j])
+
+    @wp.kernel
+    def gather(data: wp.array(dtype=wt), indices: wp.array(dtype=it), indptr: wp.array(dtype=it),
+               x: wp.array(dtype=xt), out: wp.array(dtype=wt)):
+        i = wp.tid()
+        nnz = indices.shape[0]
+        n = x.shape[0]
+        step = 1
+        if data.shape[0] == 1:
+            step = 0
+        start, end = int(indptr[i]), int(indptr[i + 1])
+        acc = at(0.0)
+        if start >= 0 and start <= end and end <= nnz:
+            for k in range(start, end):
+                j = int(indices[k])
+                if j >= 0 and j < n:
+                    acc += at(data[k * step]) * value(x, j)
+        out[i] = wt(acc)
+
+    @wp.kernel
+    def scatter(data: wp.array(dtype=wt), indices: wp.array(dtype=it), indptr: wp.array(dtype=it),
+                x: wp.array(dtype=xt), out: wp.array(dtype=wt)):
+        i = wp.tid()
+        xi = value(x, i)
+        if xi == at(0.0):
+            return
+        nnz = indices.shape[0]
+        n = out.shape[0]
+        step = 1
+        if data.shape[0] == 1:
+            step = 0
+        start, end = int(indptr[i]), int(indptr[i + 1])
+        if start < 0 or end < start or end > nnz:
+            return
+        for k in range(start, end):
+            j = int(indices[k])
+            if j >= 0 and j < n:
+                wp.atomic_add(out, j, wt(at(data[k * step]) * xi))
+
+    return scatter if transpose else gather
+
+
+@functools.cache
+def _mm(wt, it, xt, transpose, binary):
+    wp = import_warp()
+    at = accumulator_type(wt)
+    is_event = event_test(xt)
+
+    if binary:
+        @wp.func
+        def value(x: wp.array2d(dtype=xt), j: int, c: int) -> at:
+            if is_event(x[j, c]):
+                return at(1.0)
+            return at(0.0)
+    else:
+        @wp.func
+        def value(x: wp.array2d(dtype=xt), j: int, c: int) -> at:
+            return at(x[j, c])
+
+    @wp.kernel
+    def gather(data: wp.array(dtype=wt), indices: wp.array(dtype=it), indptr: wp.array(dtype=it),
+               x: wp.array2d(dtype=xt), out: wp.array2d(dtype=wt)):
+        i, c = wp.tid()
+        nnz = indices.shape[0]
+        n = x.shape[0]
+        step = 1
+        if data.shape[0] == 1:
+            step = 0
+        start, end = int(indptr[i]), int(indptr[i + 1])
+        acc = at(0.0)
+        if start >= 0 and start <= end and end <= nnz:
+            for k in range(start, end):
+                j = int(indices[k])
+                if j >= 0 and j < n:
+                    acc += at(data[k * step]) * value(x, j, c)
+        out[i, c] = wt(acc)
+
+    @wp.kernel
+    def scatter(data: wp.array(dtype=wt), indices: wp.array(dtype=it), indptr: wp.array(dtype=it),
+                x: wp.array2d(dtype=xt), out: wp.array2d(dtype=wt)):
+        i, c = wp.tid()
+        xi = value(x, i, c)
+        if xi == at(0.0):
+            return
+        nnz = indices.shape[0]
+        n = out.shape[0]
+        step = 1
+        if data.shape[0] == 1:
+            step = 0
+        start, end = int(indptr[i]), int(indptr[i + 1])
+        if start < 0 or end < start or end > nnz:
+            return
+        for k in range(start, end):
+            j = int(indices[k])
+            if j >= 0 and j < n:
+                wp.atomic_add(out, j, c, wt(at(data[k * step]) * xi))
+
+    return scatter if transpose else gather
+
+
+def _spec(kernel_factory, dtypes, *, shape, transpose, binary, outs):
+    wt, it, _, xt = warp_types(dtypes)  # indptr has the dtype of indices
+    kernel = kernel_factory(wt, it, xt, transpose, binary)
+    # Gathers write every output entry (a thread each); scatters run a
+    # thread per entry of x and accumulate into zeros.
+    dim = (lambda *shapes: shapes[3]) if transpose else outs[0].shape
+    return WarpKernelSpec(kernel, dim=dim, zero_outputs=transpose)
+
+
+def csrmv_kernel(dtypes, *, shape, transpose, outs):
+    """The warp spec for ``csrmv`` with inputs of ``dtypes``."""
+    return _spec(_mv, dtypes, shape=shape, transpose=transpose, binary=False, outs=outs)
+
+
+def binary_csrmv_kernel(dtypes, *, shape, transpose, outs):
+    """The warp spec for ``binary_csrmv`` with inputs of ``dtypes``."""
+    return _spec(_mv, dtypes, shape=shape, transpose=transpose, binary=True, outs=outs)
+
+
+def csrmm_kernel(dtypes, *, shape, transpose, outs):
+    """The warp spec for ``csrmm`` with inputs of ``dtypes``."""
+    return _spec(_mm, dtypes, shape=shape, transpose=transpose, binary=False, outs=outs)
+
+
+def binary_csrmm_kernel(dtypes, *, shape, transpose, outs):
+    """The warp spec for ``binary_csrmm`` with inputs of ``dtypes``."""
+    return _spec(_mm, dtypes, shape=shape, transpose=transpose, binary=True, outs=outs)

@@ -1,0 +1,21 @@
+"""Argument checks shared by the dense operators (trace time, shapes and dtypes only)."""
+
+from __future__ import annotations
+
+from eventjax.kernels.common import check_events, check_length, check_rank, check_weights
+
+__all__ = ['check_dense_call']
+
+
+def check_dense_call(who, weights, spikes, *, transpose, matrix):
+    """Validate a dense product's operands; returns ``(weights, spikes)``."""
+    if not isinstance(transpose, bool):
+        raise TypeError(f'{who}: transpose must be a bool, got {transpose!r}.')
+    weights = check_weights(who, 'weights', weights)
+    check_rank(who, 'weights', weights, (2,))
+    spikes = check_events(who, 'spikes', spikes)
+    check_rank(who, 'spikes', spikes, (2,) if matrix else (1,))
+    m, n = weights.shape
+    want, what = (m, 'rows of weights, as transpose=True') if transpose else (n, 'columns of weights')
+    check_length(who, 'spikes', spikes, want, what)
+    return weights, spikes

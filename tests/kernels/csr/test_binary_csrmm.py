@@ -1,0 +1,12 @@
+"""binary_csrmm on every backend: values, batching and autodiff against a dense NumPy reference."""
+
+from eventjax.kernels.csr.binary_csrmm import _binary_csrmm_p, binary_csrmm
+from tests.kernels.csr.suite import CsrSuite
+
+
+class TestBinaryCsrmm(CsrSuite):
+    fn = staticmethod(binary_csrmm)
+    prim = _binary_csrmm_p
+    events = True
+    matrix = True
+    mm_name = 'binary_csrmm'

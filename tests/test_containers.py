@@ -1,0 +1,113 @@
+"""CSR and EventArray: pytrees whose `@` routes to the standard operators."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import eventjax as ej
+
+DENSE = np.array([[0.0, 2.0, 0.0], [3.0, 0.0, 4.0], [0.0, 0.0, 0.0], [1.0, 1.0, 0.0]], np.float32)
+
+
+@pytest.fixture
+def A():
+    return ej.CSR.fromdense(DENSE)
+
+
+def events(n, *shape):
+    return np.random.default_rng(n).random((*shape, n) if shape else n) < 0.5
+
+
+class TestCSR:
+    def test_fromdense_todense_round_trip(self, A):
+        np.testing.assert_array_equal(A.todense(), DENSE)
+        assert A.shape == (4, 3)
+
+    def test_transpose_is_a_lazy_view(self, A):
+        assert A.T.data is A.data and A.T.shape == (3, 4)
+        np.testing.assert_array_equal(A.T.todense(), DENSE.T)
+        assert A.T.T.transposed is False
+
+    def test_is_a_pytree(self, A):
+        leaves, tree = jax.tree.flatten(A.T)
+        back = jax.tree.unflatten(tree, leaves)
+        assert back.shape == (3, 4) and len(leaves) == 3
+        f = jax.jit(lambda M, v: M @ v)
+        np.testing.assert_allclose(f(A, jnp.ones(3)), DENSE @ np.ones(3))
+
+    def test_grad_flows_into_the_data(self, A):
+        g = jax.grad(lambda M: (M @ jnp.ones(3)).sum(), allow_int=True)(A)
+        np.testing.assert_allclose(g.data, np.ones(5))
+
+    def test_validate_accepts_good_structure(self, A):
+        assert A.validate() is A
+
+    @pytest.mark.parametrize('indices, indptr, message', [
+        ([0, 5], [0, 1, 2], r'column indices must lie in \[0, 3\); entry 1 is 5'),
+        ([0, -1], [0, 1, 2], 'entry 1 is -1'),
+        ([0, 1], [0, 2, 1], 'never decrease'),
+        ([0, 1], [1, 1, 2], 'start at 0'),
+        ([0, 1], [0, 1, 3], 'end at most at len'),
+    ])
+    def test_validate_names_bad_structure(self, indices, indptr, message):
+        M = ej.CSR((jnp.ones(2), jnp.array(indices), jnp.array(indptr)), shape=(2, 3))
+        with pytest.raises(ValueError, match=message):
+            M.validate()
+
+
+class TestMatmulRouting:
+    def test_csr_times_events_is_binary_csrmv(self, A):
+        s = events(3)
+        np.testing.assert_allclose(A @ ej.EventArray(s), DENSE @ s)
+
+    def test_events_times_csr_is_the_transposed_product(self, A):
+        s = events(4)
+        np.testing.assert_allclose(ej.EventArray(s) @ A, s @ DENSE)
+        jaxpr = str(jax.make_jaxpr(lambda e: e @ A)(ej.EventArray(s)))
+        assert 'binary_csrmv[' in jaxpr and 'transpose=True' in jaxpr
+
+    def test_transposed_view_flips_the_direction(self, A):
+        s = events(4)
+        np.testing.assert_allclose(A.T @ ej.EventArray(s), DENSE.T @ s)
+        np.testing.assert_allclose(ej.EventArray(events(3)) @ A.T, events(3) @ DENSE.T)
+
+    def test_csr_times_array_is_csrmv(self, A):
+        v = np.arange(3, dtype=np.float32)
+        np.testing.assert_allclose(A @ jnp.asarray(v), DENSE @ v)
+        np.testing.assert_allclose(jnp.arange(4.0) @ A, np.arange(4.0) @ DENSE)
+
+    def test_matrices_route_to_mm(self, A):
+        B = np.random.default_rng(0).normal(size=(3, 2)).astype(np.float32)
+        np.testing.assert_allclose(A @ jnp.asarray(B), DENSE @ B, rtol=1e-6)
+        np.testing.assert_allclose(jnp.asarray(B.T) @ A.T, B.T @ DENSE.T, rtol=1e-6)
+        S = events(3, 2).T  # (3, 2)
+        np.testing.assert_allclose(A @ ej.EventArray(S), DENSE @ S)
+        np.testing.assert_allclose(ej.EventArray(S.T) @ A.T, S.T @ DENSE.T)
+        jaxpr = str(jax.make_jaxpr(lambda e: e @ A)(ej.EventArray(events(4, 2))))
+        assert 'binary_csrmm[' in jaxpr
+
+    def test_dense_weights_work_the_same_way(self):
+        W = jnp.asarray(DENSE)
+        s4, s3 = events(4), events(3)
+        np.testing.assert_allclose(ej.EventArray(s4) @ W, s4 @ DENSE)
+        np.testing.assert_allclose(W @ ej.EventArray(s3), DENSE @ s3)
+        S = events(4, 2)  # (2, 4)
+        np.testing.assert_allclose(ej.EventArray(S) @ W, S @ DENSE)
+        np.testing.assert_allclose(W @ ej.EventArray(S.T[:3]), DENSE @ S.T[:3])
+
+    def test_float_events_count_where_positive(self, A):
+        s = np.array([0.5, -1.0, 0.0, 2.0], np.float32)
+        np.testing.assert_allclose(ej.EventArray(s) @ A, (s > 0) @ DENSE)
+
+    def test_matmul_follows_the_global_backend(self, A):
+        s = ej.EventArray(events(4))
+        with ej.config.override(cpu='jax'):
+            jaxpr = str(jax.make_jaxpr(lambda e: e @ A)(s))
+        assert 'jax@cpu' in jaxpr
+
+    def test_event_array_is_a_pytree(self):
+        s = ej.EventArray(events(3))
+        out = jax.vmap(lambda e: jnp.asarray(DENSE) @ e)(ej.EventArray(np.stack([events(3), events(3)])))
+        assert out.shape == (2, 4)
+        assert jax.tree.leaves(s)[0].shape == (3,)
