@@ -3,9 +3,11 @@
 from eventjax import config, errors
 from eventjax.backends import XLACustomKernel, backends_available
 from eventjax.config import clear_backends, get_backend, set_backend
-from eventjax.containers import CSR, EventArray
+from eventjax.connectivity import random_csr, random_fixed_num_conn
+from eventjax.containers import CSR, EventArray, FixedNumConn
 from eventjax.kernels.csr import binary_csrmm, binary_csrmv, csrmm, csrmv
 from eventjax.kernels.dense import binary_densemm, binary_densemv
+from eventjax.kernels.fixed_conn import binary_fcnmm, binary_fcnmv, fcnmm, fcnmv
 from eventjax.primitive import defjvp, general_batching_rule, primitives
 
 __version__ = '0.1.0'
@@ -13,20 +15,27 @@ __version__ = '0.1.0'
 __all__ = [
     'CSR',
     'EventArray',
+    'FixedNumConn',
     'XLACustomKernel',
     'backends_available',
     'binary_csrmm',
     'binary_csrmv',
     'binary_densemm',
     'binary_densemv',
+    'binary_fcnmm',
+    'binary_fcnmv',
     'clear_backends',
     'config',
     'csrmm',
     'csrmv',
     'defjvp',
     'errors',
+    'fcnmm',
+    'fcnmv',
     'general_batching_rule',
     'get_backend',
     'primitives',
+    'random_csr',
+    'random_fixed_num_conn',
     'set_backend',
 ]

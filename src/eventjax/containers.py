@@ -1,10 +1,12 @@
-"""Containers users multiply with ``@``: :class:`CSR` and :class:`EventArray`.
+"""Containers users multiply with ``@``: :class:`CSR`, :class:`FixedNumConn` and :class:`EventArray`.
 
 ``@`` routes to the standard operators:
 
 - ``CSR @ EventArray`` / ``EventArray @ CSR``: ``binary_csrmv`` (``transpose``
   False / True), ``binary_csrmm`` for 2-D events;
 - ``CSR @ array`` / ``array @ CSR``: ``csrmv`` / ``csrmm``;
+- ``FixedNumConn`` the same with the ``fcn`` operators (``EventArray @
+  FixedNumConn`` is the event-driven scatter ``binary_fcnmv(transpose=True)``);
 - ``EventArray @ weights`` / ``weights @ EventArray`` with a dense weight
   matrix: ``binary_densemv`` / ``binary_densemm``.
 
@@ -23,13 +25,14 @@ import numpy as np
 
 from eventjax.kernels.csr import binary_csrmm, binary_csrmv, csrmm, csrmv
 from eventjax.kernels.dense import binary_densemm, binary_densemv
+from eventjax.kernels.fixed_conn import binary_fcnmm, binary_fcnmv, fcnmm, fcnmv
 
-__all__ = ['CSR', 'EventArray']
+__all__ = ['CSR', 'EventArray', 'FixedNumConn']
 
 
 def _is_array(x) -> bool:
     return isinstance(x, (jax.Array, np.ndarray)) or (hasattr(x, 'shape') and hasattr(x, 'dtype')
-                                                       and not isinstance(x, (EventArray, CSR)))
+                                                       and not isinstance(x, (EventArray, _SparseMatrix)))
 
 
 @jax.tree_util.register_pytree_node_class
@@ -79,8 +82,51 @@ class EventArray:
         return binary_densemm(other, self.value, transpose=False)
 
 
+class _SparseMatrix:
+    """What every sparse container shares: a lazy ``.T`` and the ``@`` routing.
+
+    A subclass sets ``_ops = (mv, mm, binary_mv, binary_mm)`` and
+    ``_operands()`` (the arrays before ``x``); ``stored_shape`` and
+    ``transposed`` describe the stored matrix and the view.
+    """
+
+    _ops: tuple = ()
+    # NumPy arrays then defer ``ndarray @ container`` to ``__rmatmul__``.
+    __array_ufunc__ = None
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """The shape of the matrix this object stands for (after ``.T``)."""
+        m, n = self.stored_shape
+        return (n, m) if self.transposed else (m, n)
+
+    def _product(self, x, transpose: bool):
+        events = isinstance(x, EventArray)
+        value = x.value if events else x
+        mv, mm, binary_mv, binary_mm = self._ops
+        if jnp.ndim(value) == 1:
+            fn = binary_mv if events else mv
+        else:
+            fn = binary_mm if events else mm
+        return fn(*self._operands(), value, shape=self.stored_shape, transpose=transpose)
+
+    def __matmul__(self, other):
+        if not (isinstance(other, EventArray) or _is_array(other)):
+            return NotImplemented
+        return self._product(other, self.transposed)
+
+    def __rmatmul__(self, other):
+        if not (isinstance(other, EventArray) or _is_array(other)):
+            return NotImplemented
+        # x @ A == A.T @ x for vectors; X @ A == (A.T @ X.T).T for matrices.
+        if jnp.ndim(other.value if isinstance(other, EventArray) else other) == 1:
+            return self._product(other, not self.transposed)
+        flipped = EventArray(other.value.T) if isinstance(other, EventArray) else jnp.asarray(other).T
+        return self._product(flipped, not self.transposed).T
+
+
 @jax.tree_util.register_pytree_node_class
-class CSR:
+class CSR(_SparseMatrix):
     """A sparse matrix in compressed sparse row form (a JAX pytree).
 
     ``data`` holds one weight per stored entry, or one shared weight (a
@@ -103,12 +149,6 @@ class CSR:
         self.data, self.indices, self.indptr = data, indices, indptr
         self.stored_shape = tuple(int(d) for d in shape)
         self.transposed = bool(transposed)
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        """The shape of the matrix this object stands for (after ``.T``)."""
-        m, n = self.stored_shape
-        return (n, m) if self.transposed else (m, n)
 
     @property
     def dtype(self):
@@ -151,6 +191,11 @@ class CSR:
         return cls((jnp.asarray(dense[rows, cols]), jnp.asarray(cols, index_dtype),
                     jnp.asarray(indptr, index_dtype)), shape=dense.shape)
 
+    @classmethod
+    def from_fixed_num_conn(cls, fcn) -> CSR:
+        """The CSR form of a :class:`FixedNumConn` (traceable; same as ``fcn.tocsr()``)."""
+        return fcn.tocsr()
+
     def todense(self):
         """The dense matrix, ``self.shape``; duplicate entries add up."""
         m, n = self.stored_shape
@@ -187,26 +232,140 @@ class CSR:
 
     # -- products -----------------------------------------------------------
 
-    def _product(self, x, transpose: bool):
-        args = (self.data, self.indices, self.indptr)
-        events = isinstance(x, EventArray)
-        value = x.value if events else x
-        if jnp.ndim(value) == 1:
-            fn = binary_csrmv if events else csrmv
-        else:
-            fn = binary_csrmm if events else csrmm
-        return fn(*args, value, shape=self.stored_shape, transpose=transpose)
+    _ops = (csrmv, csrmm, binary_csrmv, binary_csrmm)
 
-    def __matmul__(self, other):
-        if not (isinstance(other, EventArray) or _is_array(other)):
-            return NotImplemented
-        return self._product(other, self.transposed)
+    def _operands(self):
+        return self.data, self.indices, self.indptr
 
-    def __rmatmul__(self, other):
-        if not (isinstance(other, EventArray) or _is_array(other)):
-            return NotImplemented
-        # x @ A == A.T @ x for vectors; X @ A == (A.T @ X.T).T for matrices.
-        if jnp.ndim(other.value if isinstance(other, EventArray) else other) == 1:
-            return self._product(other, not self.transposed)
-        flipped = EventArray(other.value.T) if isinstance(other, EventArray) else jnp.asarray(other).T
-        return self._product(flipped, not self.transposed).T
+
+@jax.tree_util.register_pytree_node_class
+class FixedNumConn(_SparseMatrix):
+    """A sparse matrix with exactly ``k`` connections per row (a JAX pytree).
+
+    Row ``i`` holds weight ``weights[i, j]`` at column ``indices[i, j]``
+    (``indices`` is ``(m, k)``; duplicates add up); ``weights`` may be one
+    shared weight (a scalar or shape ``(1,)``). ``.T`` is a lazy view.
+    ``EventArray @ FixedNumConn`` is the event-driven scatter.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> import eventjax as ej
+        >>> A = ej.FixedNumConn((0.5, jnp.array([[0, 2], [1, 2]])), shape=(2, 3))
+        >>> ej.EventArray(jnp.array([True, True])) @ A
+        Array([0.5, 0.5, 1. ], dtype=float32)
+        >>> A.todense()
+        Array([[0.5, 0. , 0.5],
+               [0. , 0.5, 0.5]], dtype=float32)
+    """
+
+    def __init__(self, args, *, shape, transposed: bool = False):
+        weights, indices = args
+        self.weights, self.indices = weights, indices
+        self.stored_shape = tuple(int(d) for d in shape)
+        self.transposed = bool(transposed)
+
+    @property
+    def dtype(self):
+        return jnp.result_type(self.weights)
+
+    @property
+    def num_conn(self) -> int:
+        """``k``, the connections per row."""
+        return jnp.shape(self.indices)[1]
+
+    @property
+    def T(self) -> FixedNumConn:
+        return FixedNumConn((self.weights, self.indices), shape=self.stored_shape, transposed=not self.transposed)
+
+    def __repr__(self) -> str:
+        view = ', transposed' if self.transposed else ''
+        return f'FixedNumConn(shape={self.shape}, k={self.num_conn}, dtype={self.dtype}{view})'
+
+    def tree_flatten(self):
+        return (self.weights, self.indices), (self.stored_shape, self.transposed)
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        shape, transposed = aux
+        return cls(tuple(children), shape=shape, transposed=transposed)
+
+    # -- conversion ---------------------------------------------------------
+
+    def tocsr(self) -> CSR:
+        """The same matrix as a :class:`CSR` (traceable; a shared weight stays shared).
+
+        Example:
+            >>> import jax.numpy as jnp
+            >>> FixedNumConn((1.0, jnp.array([[1], [0]])), shape=(2, 2)).tocsr().indptr
+            Array([0, 1, 2], dtype=int32)
+        """
+        m, k = jnp.shape(self.indices)
+        weights = jnp.asarray(self.weights)
+        data = weights.reshape(1) if weights.size == 1 and m * k != 1 else weights.reshape(m * k)
+        indptr = jnp.arange(m + 1, dtype=jnp.result_type(self.indices)) * k
+        csr = CSR((data, jnp.reshape(self.indices, (m * k,)), indptr), shape=self.stored_shape)
+        return csr.T if self.transposed else csr
+
+    @classmethod
+    def from_csr(cls, csr: CSR) -> FixedNumConn:
+        """The FCN form of a concrete :class:`CSR` whose rows all hold the same number of entries.
+
+        Raises:
+            ValueError: the rows hold different numbers of entries.
+        """
+        m, _ = csr.stored_shape
+        indptr = np.asarray(csr.indptr)
+        counts = np.diff(indptr)
+        if counts.size and np.any(counts != counts[0]):
+            raise ValueError(f'FixedNumConn.from_csr(): every row must hold the same number of entries, got '
+                             f'counts from {counts.min()} to {counts.max()}; keep it as a CSR.')
+        k = int(counts[0]) if counts.size else 0
+        start, stop = int(indptr[0]) if indptr.size else 0, int(indptr[0]) + m * k if indptr.size else 0
+        data = jnp.asarray(csr.data)
+        weights = data.reshape(1) if data.size == 1 and m * k != 1 else data[start:stop].reshape(m, k)
+        fcn = cls((weights, jnp.asarray(csr.indices)[start:stop].reshape(m, k)), shape=csr.stored_shape)
+        return fcn.T if csr.transposed else fcn
+
+    def todense(self):
+        """The dense matrix, ``self.shape``; duplicate connections add up."""
+        m, n = self.stored_shape
+        indices = jnp.asarray(self.indices)
+        # One scatter of the m * k weights; out-of-range indices go past the end and drop.
+        cols = jnp.where((indices >= 0) & (indices < n), indices, n)
+        rows = jnp.broadcast_to(jnp.arange(m)[:, None], indices.shape)
+        weights = jnp.broadcast_to(jnp.asarray(self.weights, self.dtype).reshape(-1, 1) if jnp.size(self.weights) == 1
+                                   else self.weights, indices.shape)
+        dense = jnp.zeros((m, n), self.dtype).at[rows, cols].add(weights, mode='drop')
+        return dense.T if self.transposed else dense
+
+    def validate(self) -> FixedNumConn:
+        """Check the structure of concrete arrays; returns ``self``.
+
+        The ``jax`` and ``warp`` kernels skip connections whose index is out
+        of range and the ``numba`` kernels report them as an error; this check
+        says what is wrong before any kernel runs.
+
+        Raises:
+            ValueError: ``indices`` is not ``(m, k)``, ``weights`` is neither
+                ``(m, k)`` nor one weight, or an index is outside ``[0, n)``.
+        """
+        m, n = self.stored_shape
+        indices, weights = np.asarray(self.indices), np.asarray(self.weights)
+        if indices.ndim != 2 or indices.shape[0] != m:
+            raise ValueError(f'FixedNumConn.validate(): indices must have shape ({m}, k), got {indices.shape}.')
+        if weights.size != 1 and weights.shape != indices.shape:
+            raise ValueError(f'FixedNumConn.validate(): weights must have shape {indices.shape} or be one '
+                             f'weight, got {weights.shape}.')
+        bad = np.argwhere((indices < 0) | (indices >= n))
+        if bad.size:
+            i, j = bad[0]
+            raise ValueError(f'FixedNumConn.validate(): indices must lie in [0, {n}); indices[{i}, {j}] is '
+                             f'{indices[i, j]}. Fix the indices or the shape.')
+        return self
+
+    # -- products -----------------------------------------------------------
+
+    _ops = (fcnmv, fcnmm, binary_fcnmv, binary_fcnmm)
+
+    def _operands(self):
+        return self.weights, self.indices

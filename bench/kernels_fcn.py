@@ -1,0 +1,88 @@
+"""FCN operators next to CSR on the same connectivity, per backend (one run).
+
+m = n = 4,000, k = 100 connections per row, 2% of the events active. The FCN
+matrix comes from ``random_fixed_num_conn``; the CSR is its ``tocsr()``, so
+both hold exactly the same 400,000 connections. Each cell is the median
+per-call time in µs of a jitted call on this CPU (``block_until_ready``).
+"""
+
+from __future__ import annotations
+
+import functools
+import statistics
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import eventjax as ej
+
+M = N = 4_000
+K = 100
+ACTIVE = 0.02
+BACKENDS = ('jax', 'numba', 'warp')
+BUDGET_S = 0.3
+
+
+def _time_us(f, *args) -> float:
+    jax.block_until_ready(f(*args))
+    times, start = [], time.perf_counter()
+    while len(times) < 5 or (time.perf_counter() - start < BUDGET_S and len(times) < 200):
+        t0 = time.perf_counter()
+        jax.block_until_ready(f(*args))
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1e6
+
+
+def _operands():
+    key = jax.random.key(0)
+    fcn = ej.random_fixed_num_conn(key, M, N, K, weight=lambda k, s: jax.random.normal(k, s))
+    csr = fcn.tocsr()
+    rng = np.random.default_rng(0)
+    spikes = jnp.asarray(rng.random(M) < ACTIVE)
+    v = jnp.asarray(rng.normal(size=N).astype(np.float32))
+    return fcn, csr, spikes, v
+
+
+def _rows(fcn, csr, spikes, v):
+    """(label, fcn call, csr call, operand) for each product."""
+    w, idx = fcn.weights, fcn.indices
+    data, cidx, indptr = csr.data, csr.indices, csr.indptr
+    for name, fcn_fn, csr_fn, x, transpose in [
+        ('binary mv, transpose=True (event scatter)', ej.binary_fcnmv, ej.binary_csrmv, spikes, True),
+        ('binary mv, transpose=False (gather)', ej.binary_fcnmv, ej.binary_csrmv, spikes, False),
+        ('float mv, transpose=False', ej.fcnmv, ej.csrmv, v, False),
+        ('float mv, transpose=True', ej.fcnmv, ej.csrmv, v, True),
+    ]:
+        def f(backend, x, fcn_fn=fcn_fn, transpose=transpose):
+            return fcn_fn(w, idx, x, shape=(M, N), transpose=transpose, backend=backend)
+
+        def c(backend, x, csr_fn=csr_fn, transpose=transpose):
+            return csr_fn(data, cidx, indptr, x, shape=(M, N), transpose=transpose, backend=backend)
+
+        yield name, f, c, x
+
+
+def main() -> None:
+    fcn, csr, spikes, v = _operands()
+    print(f'\n== FCN vs CSR, m = n = {M}, k = {K}, {ACTIVE:.0%} events ({int(spikes.sum())} active); '
+          f'median µs per call ==')
+    header = f'{"product":44s}' + ''.join(f'{f"fcn/{b}":>12s}{f"csr/{b}":>12s}' for b in BACKENDS)
+    print(header)
+    for name, f, c, x in _rows(fcn, csr, spikes, v):
+        cells = []
+        for backend in BACKENDS:
+            for fn in (f, c):
+                try:
+                    cells.append(f'{_time_us(jax.jit(functools.partial(fn, backend)), x):12.1f}')
+                except Exception as exc:  # a backend missing here is reported, not fatal
+                    cells.append(f'{type(exc).__name__[:11]:>12s}')
+        print(f'{name:44s}' + ''.join(cells))
+    dense = jax.jit(lambda d, x: x @ d)
+    matrix = fcn.todense()  # one scatter of the m * k weights
+    print(f'{"dense jnp (spikes as float) @ A":44s}{_time_us(dense, matrix, spikes.astype(jnp.float32)):12.1f}')
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,135 @@
+"""Random connectivity for examples and benchmarks, reproducible from a JAX key.
+
+:func:`random_fixed_num_conn` draws ``k`` distinct targets per row (a
+:class:`~eventjax.FixedNumConn`); :func:`random_csr` draws each connection
+independently with probability ``prob`` (a :class:`~eventjax.CSR`). The same
+key gives the same matrix on every backend and platform.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from eventjax.containers import CSR, FixedNumConn
+
+__all__ = ['random_csr', 'random_fixed_num_conn']
+
+
+def _weights(who, key, weight, shape, dtype):
+    """One shared weight (a number), or per-connection weights (an array or ``weight(key, shape)``)."""
+    if callable(weight):
+        w = jnp.asarray(weight(key, shape), dtype)
+        if w.shape != shape:
+            raise ValueError(f'{who}: weight(key, shape) must return shape {shape}, got {w.shape}.')
+        return w
+    w = jnp.asarray(weight, dtype)
+    if w.size == 1:
+        return w.reshape(1)
+    if w.shape != shape:
+        raise ValueError(f'{who}: weight must be a number, an array of shape {shape} or a callable '
+                         f'weight(key, shape), got an array of shape {w.shape}.')
+    return w
+
+
+def _dims(who, **dims):
+    try:
+        values = {name: operator.index(v) for name, v in dims.items()}
+    except TypeError:
+        raise TypeError(f'{who}: {", ".join(dims)} must be ints, got {dims}.') from None
+    bad = [name for name, v in values.items() if v < 0]
+    if bad:
+        raise ValueError(f'{who}: {bad[0]} must be non-negative, got {values[bad[0]]}.')
+    return tuple(values.values())
+
+
+def random_fixed_num_conn(key, m, n, k, *, weight=1.0, allow_self=True, dtype=jnp.float32,
+                          index_dtype=jnp.int32) -> FixedNumConn:
+    """A random ``(m, n)`` :class:`FixedNumConn` with ``k`` distinct targets per row.
+
+    Targets are drawn without replacement (Gumbel top-k over the ``n``
+    columns, ``O(m n)`` work), so rows hold no duplicates.
+
+    Args:
+        key: a JAX PRNG key.
+        m: rows (sources).
+        n: columns (targets).
+        k: connections per row; at most ``n`` (``n - 1`` when self
+            connections are excluded and the row has a diagonal entry).
+        weight: a number (one shared weight), an ``(m, k)`` array, or a
+            callable ``weight(key, (m, k))`` returning one.
+        allow_self: whether row ``i`` may connect to column ``i``.
+        dtype: the weights' dtype.
+        index_dtype: the indices' dtype.
+
+    Returns:
+        A :class:`FixedNumConn` of shape ``(m, n)``.
+
+    Example:
+        >>> import jax
+        >>> import eventjax as ej
+        >>> A = ej.random_fixed_num_conn(jax.random.key(0), 4, 5, 2, weight=0.1)
+        >>> A.indices.shape, A.weights.shape
+        ((4, 2), (1,))
+    """
+    who = 'random_fixed_num_conn()'
+    m, n, k = _dims(who, m=m, n=n, k=k)
+    limit = n - 1 if not allow_self and m > 0 and n > 0 else n
+    if k > limit:
+        raise ValueError(f'{who}: k must be at most {limit} (distinct targets among n = {n} columns'
+                         f'{", self excluded" if limit < n else ""}), got {k}.')
+    k_idx, k_w = jax.random.split(key)
+    if m == 0 or k == 0:
+        indices = jnp.zeros((m, k), index_dtype)
+    else:
+        scores = jax.random.gumbel(k_idx, (m, n))
+        if not allow_self:
+            diag = jnp.arange(m)[:, None] == jnp.arange(n)[None, :]
+            scores = jnp.where(diag, -jnp.inf, scores)
+        indices = jax.lax.top_k(scores, k)[1].astype(index_dtype)
+    return FixedNumConn((_weights(who, k_w, weight, (m, k), dtype), indices), shape=(m, n))
+
+
+def random_csr(key, m, n, prob, *, weight=1.0, allow_self=True, dtype=jnp.float32, index_dtype=jnp.int32) -> CSR:
+    """A random ``(m, n)`` :class:`CSR`: each connection exists with probability ``prob``.
+
+    The number of entries depends on the draw, so this runs eagerly (not
+    under ``jit``). For a CSR with exactly ``k`` per row use
+    ``random_fixed_num_conn(...).tocsr()``.
+
+    Args:
+        key: a JAX PRNG key.
+        m: rows (sources).
+        n: columns (targets).
+        prob: the probability of each connection, in ``[0, 1]``.
+        weight: a number (one shared weight), or a callable ``weight(key, (nnz,))``.
+        allow_self: whether row ``i`` may connect to column ``i``.
+        dtype: the weights' dtype.
+        index_dtype: the indices' and ``indptr``'s dtype.
+
+    Returns:
+        A :class:`CSR` of shape ``(m, n)``.
+
+    Example:
+        >>> import jax
+        >>> import eventjax as ej
+        >>> A = ej.random_csr(jax.random.key(0), 4, 5, 0.5, allow_self=False)
+        >>> bool((A.todense().diagonal() == 0).all())
+        True
+    """
+    who = 'random_csr()'
+    m, n = _dims(who, m=m, n=n)
+    if not 0.0 <= float(prob) <= 1.0:
+        raise ValueError(f'{who}: prob must lie in [0, 1], got {prob}.')
+    k_mask, k_w = jax.random.split(key)
+    mask = np.array(jax.random.bernoulli(k_mask, prob, (m, n)))
+    if not allow_self:
+        np.fill_diagonal(mask, False)
+    rows, cols = np.nonzero(mask)
+    indptr = np.zeros(m + 1, np.int64)
+    np.cumsum(np.bincount(rows, minlength=m), out=indptr[1:])
+    data = _weights(who, k_w, weight, (cols.size,), dtype)
+    return CSR((data, jnp.asarray(cols, index_dtype), jnp.asarray(indptr, index_dtype)), shape=(m, n))

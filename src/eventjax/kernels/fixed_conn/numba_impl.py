@@ -1,0 +1,197 @@
+"""Numba CPU kernels for the FCN operators.
+
+Each kernel is ``kernel(weights, indices, x, out, err)``: ``weights`` is
+``(m, k)`` or ``(1, 1)`` (homogeneous), ``indices`` is ``(m, k)``. It fills
+``out`` (not zeroed by the bridge) and, on an index outside ``[0, n)``,
+writes a message to ``err`` and returns without reading or writing out of
+bounds; JAX raises it as an exception. Only the connections a kernel visits
+are checked: the event-driven kernels skip rows without events.
+
+Homogeneous weights are read as ``w[(i * k + j) * step]`` with ``step = 0``,
+which keeps one loop for both kinds. Loop orders: ``transpose=False``
+gathers row by row (each output written once, contiguous reads of a row's
+indices); ``transpose=True`` scatters only the rows whose ``x`` entry is
+nonzero (an event), so the event-driven path costs events x ``k``.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from eventjax.backends.numba_bridge import report_error
+
+__all__ = ['binary_fcnmm_kernel', 'binary_fcnmv_kernel', 'fcnmm_kernel', 'fcnmv_kernel']
+
+
+@numba.njit(cache=True)
+def _flat(weights):
+    """The weights as a flat vector and the step that makes a homogeneous weight repeat."""
+    w = weights.reshape(weights.size)
+    return w, 0 if w.size == 1 else 1
+
+
+@numba.njit(cache=True)
+def _bad_index(c, i, n, err):
+    if c < 0 or c >= n:
+        report_error(err, 'FCN kernel: index ' + str(c) + ' in row ' + str(i) + ' is outside [0, '
+                     + str(n) + '); check indices against shape, or call FixedNumConn.validate().')
+        return True
+    return False
+
+
+@numba.njit(cache=True)
+def _mv_gather(weights, indices, v, out, err):
+    """out[i] = sum_j w[i, j] * v[indices[i, j]]."""
+    w, step = _flat(weights)
+    m, k, n = indices.shape[0], indices.shape[1], v.shape[0]
+    for i in range(m):
+        acc = out.dtype.type(0)
+        for j in range(k):
+            c = indices[i, j]
+            if _bad_index(c, i, n, err):
+                return
+            acc += w[(i * k + j) * step] * v[c]
+        out[i] = acc
+
+
+@numba.njit(cache=True)
+def _mv_scatter(weights, indices, v, out, err):
+    """out[indices[i, j]] += w[i, j] * v[i] for the rows with v[i] != 0."""
+    w, step = _flat(weights)
+    m, k, n = indices.shape[0], indices.shape[1], out.shape[0]
+    out[:] = 0
+    for i in range(m):
+        vi = v[i]
+        if vi == 0:
+            continue
+        for j in range(k):
+            c = indices[i, j]
+            if _bad_index(c, i, n, err):
+                return
+            out[c] += w[(i * k + j) * step] * vi
+
+
+@numba.njit(cache=True)
+def _binary_mv_gather(weights, indices, spikes, out, err):
+    """out[i] = sum of w[i, j] over the connections whose target spikes[indices[i, j]] is an event."""
+    w, step = _flat(weights)
+    m, k, n = indices.shape[0], indices.shape[1], spikes.shape[0]
+    for i in range(m):
+        acc = out.dtype.type(0)
+        for j in range(k):
+            c = indices[i, j]
+            if _bad_index(c, i, n, err):
+                return
+            if spikes[c] > 0:
+                acc += w[(i * k + j) * step]
+        out[i] = acc
+
+
+@numba.njit(cache=True)
+def _binary_mv_scatter(weights, indices, spikes, out, err):
+    """The event-driven path: only the rows with an event are visited."""
+    w, step = _flat(weights)
+    m, k, n = indices.shape[0], indices.shape[1], out.shape[0]
+    out[:] = 0
+    for i in range(m):
+        if not spikes[i] > 0:
+            continue
+        for j in range(k):
+            c = indices[i, j]
+            if _bad_index(c, i, n, err):
+                return
+            out[c] += w[(i * k + j) * step]
+
+
+@numba.njit(cache=True)
+def _mm_gather(weights, indices, B, out, err):
+    """out[i, :] = sum_j w[i, j] * B[indices[i, j], :] (contiguous inner loop)."""
+    w, step = _flat(weights)
+    m, k, n = indices.shape[0], indices.shape[1], B.shape[0]
+    out[:] = 0
+    for i in range(m):
+        for j in range(k):
+            c = indices[i, j]
+            if _bad_index(c, i, n, err):
+                return
+            wij = w[(i * k + j) * step]
+            for col in range(B.shape[1]):
+                out[i, col] += wij * B[c, col]
+
+
+@numba.njit(cache=True)
+def _mm_scatter(weights, indices, B, out, err):
+    """out[indices[i, j], :] += w[i, j] * B[i, :]."""
+    w, step = _flat(weights)
+    m, k, n = indices.shape[0], indices.shape[1], out.shape[0]
+    out[:] = 0
+    for i in range(m):
+        for j in range(k):
+            c = indices[i, j]
+            if _bad_index(c, i, n, err):
+                return
+            wij = w[(i * k + j) * step]
+            for col in range(B.shape[1]):
+                out[c, col] += wij * B[i, col]
+
+
+@numba.njit(cache=True)
+def _binary_mm_gather(weights, indices, B, out, err):
+    """out[i, col] = sum of w[i, j] over connections whose B[indices[i, j], col] is an event."""
+    w, step = _flat(weights)
+    m, k, n = indices.shape[0], indices.shape[1], B.shape[0]
+    out[:] = 0
+    for i in range(m):
+        for j in range(k):
+            c = indices[i, j]
+            if _bad_index(c, i, n, err):
+                return
+            wij = w[(i * k + j) * step]
+            for col in range(B.shape[1]):
+                if B[c, col] > 0:
+                    out[i, col] += wij
+
+
+@numba.njit(cache=True)
+def _binary_mm_scatter(weights, indices, B, out, err):
+    """Event-driven: a row's event columns are listed once, rows without events skipped."""
+    w, step = _flat(weights)
+    m, k, n = indices.shape[0], indices.shape[1], out.shape[0]
+    out[:] = 0
+    active = np.empty(B.shape[1], np.int64)
+    for i in range(m):
+        count = 0
+        for col in range(B.shape[1]):
+            if B[i, col] > 0:
+                active[count] = col
+                count += 1
+        if count == 0:
+            continue
+        for j in range(k):
+            c = indices[i, j]
+            if _bad_index(c, i, n, err):
+                return
+            wij = w[(i * k + j) * step]
+            for a in range(count):
+                out[c, active[a]] += wij
+
+
+def fcnmv_kernel(*, transpose):
+    """The kernel for ``fcnmv``."""
+    return _mv_scatter if transpose else _mv_gather
+
+
+def binary_fcnmv_kernel(*, transpose):
+    """The kernel for ``binary_fcnmv``."""
+    return _binary_mv_scatter if transpose else _binary_mv_gather
+
+
+def fcnmm_kernel(*, transpose):
+    """The kernel for ``fcnmm``."""
+    return _mm_scatter if transpose else _mm_gather
+
+
+def binary_fcnmm_kernel(*, transpose):
+    """The kernel for ``binary_fcnmm``."""
+    return _binary_mm_scatter if transpose else _binary_mm_gather

@@ -1,0 +1,158 @@
+"""Warp kernels (cpu and gpu) for the FCN operators, typed from the operands' dtypes.
+
+``transpose=False`` runs one thread per output row (and column of ``B``): a
+gather over the row's ``k`` connections, no atomics. ``transpose=True`` runs
+one thread per input row (and column): it returns at once without an event
+(or a zero entry) and otherwise scatters its ``k`` weights with
+``atomic_add``, so the CPU cost is ``m`` cheap tests plus events x ``k``.
+Weights are ``(m, k)`` or ``(1, 1)`` (homogeneous); float16 sums in float32.
+Warp kernels cannot raise: a connection whose index is outside ``[0, n)`` is
+skipped, never read or written; ``FixedNumConn.validate()`` reports it.
+"""
+
+# No `from __future__ import annotations`: warp evaluates kernel annotations
+# against the factory's local variables, which string annotations cannot see.
+
+
+import functools
+
+from eventjax.backends.warp_bridge import WarpKernelSpec, import_warp
+from eventjax.kernels.common.warp_typing import accumulator_type, event_test, warp_types
+
+__all__ = ['binary_fcnmm_kernel', 'binary_fcnmv_kernel', 'fcnmm_kernel', 'fcnmv_kernel']
+
+
+@functools.cache
+def _weight(wt):
+    wp = import_warp()
+    at = accumulator_type(wt)
+
+    @wp.func
+    def weight(w: wp.array2d(dtype=wt), i: int, j: int) -> at:
+        # A (1, 1) weight array is one weight shared by every connection.
+        if w.shape[0] * w.shape[1] == 1:
+            return at(w[0, 0])
+        return at(w[i, j])
+
+    return weight
+
+
+@functools.cache
+def _mv(wt, it, xt, transpose, binary):
+    wp = import_warp()
+    at = accumulator_type(wt)
+    is_event = event_test(xt)
+    weight = _weight(wt)
+
+    if binary:
+        @wp.func
+        def value(x: wp.array(dtype=xt), j: int) -> at:
+            if is_event(x[j]):
+                return at(1.0)
+            return at(0.0)
+    else:
+        @wp.func
+        def value(x: wp.array(dtype=xt), j: int) -> at:
+            return at(x[j])
+
+    @wp.kernel
+    def gather(w: wp.array2d(dtype=wt), indices: wp.array2d(dtype=it), x: wp.array(dtype=xt),
+               out: wp.array(dtype=wt)):
+        i = wp.tid()
+        n = x.shape[0]
+        acc = at(0.0)
+        for j in range(indices.shape[1]):
+            c = int(indices[i, j])
+            if c >= 0 and c < n:
+                acc += weight(w, i, j) * value(x, c)
+        out[i] = wt(acc)
+
+    @wp.kernel
+    def scatter(w: wp.array2d(dtype=wt), indices: wp.array2d(dtype=it), x: wp.array(dtype=xt),
+                out: wp.array(dtype=wt)):
+        i = wp.tid()
+        xi = value(x, i)
+        if xi == at(0.0):
+            return
+        n = out.shape[0]
+        for j in range(indices.shape[1]):
+            c = int(indices[i, j])
+            if c >= 0 and c < n:
+                wp.atomic_add(out, c, wt(weight(w, i, j) * xi))
+
+    return scatter if transpose else gather
+
+
+@functools.cache
+def _mm(wt, it, xt, transpose, binary):
+    wp = import_warp()
+    at = accumulator_type(wt)
+    is_event = event_test(xt)
+    weight = _weight(wt)
+
+    if binary:
+        @wp.func
+        def value(x: wp.array2d(dtype=xt), j: int, col: int) -> at:
+            if is_event(x[j, col]):
+                return at(1.0)
+            return at(0.0)
+    else:
+        @wp.func
+        def value(x: wp.array2d(dtype=xt), j: int, col: int) -> at:
+            return at(x[j, col])
+
+    @wp.kernel
+    def gather(w: wp.array2d(dtype=wt), indices: wp.array2d(dtype=it), x: wp.array2d(dtype=xt),
+               out: wp.array2d(dtype=wt)):
+        i, col = wp.tid()
+        n = x.shape[0]
+        acc = at(0.0)
+        for j in range(indices.shape[1]):
+            c = int(indices[i, j])
+            if c >= 0 and c < n:
+                acc += weight(w, i, j) * value(x, c, col)
+        out[i, col] = wt(acc)
+
+    @wp.kernel
+    def scatter(w: wp.array2d(dtype=wt), indices: wp.array2d(dtype=it), x: wp.array2d(dtype=xt),
+                out: wp.array2d(dtype=wt)):
+        i, col = wp.tid()
+        xi = value(x, i, col)
+        if xi == at(0.0):
+            return
+        n = out.shape[0]
+        for j in range(indices.shape[1]):
+            c = int(indices[i, j])
+            if c >= 0 and c < n:
+                wp.atomic_add(out, c, col, wt(weight(w, i, j) * xi))
+
+    return scatter if transpose else gather
+
+
+def _spec(kernel_factory, dtypes, *, transpose, binary, outs):
+    wt, it, xt = warp_types(dtypes)
+    kernel = kernel_factory(wt, it, xt, transpose, binary)
+    # Gathers write every output entry (a thread each); scatters run a
+    # thread per entry of x and accumulate into zeros.
+    dim = (lambda *shapes: shapes[2]) if transpose else outs[0].shape
+    return WarpKernelSpec(kernel, dim=dim, zero_outputs=transpose)
+
+
+def fcnmv_kernel(dtypes, *, shape, transpose, outs):
+    """The warp spec for ``fcnmv`` with inputs of ``dtypes``."""
+    return _spec(_mv, dtypes, transpose=transpose, binary=False, outs=outs)
+
+
+def binary_fcnmv_kernel(dtypes, *, shape, transpose, outs):
+    """The warp spec for ``binary_fcnmv`` with inputs of ``dtypes``."""
+    return _spec(_mv, dtypes, transpose=transpose, binary=True, outs=outs)
+
+
+def fcnmm_kernel(dtypes, *, shape, transpose, outs):
+    """The warp spec for ``fcnmm`` with inputs of ``dtypes``."""
+    return _spec(_mm, dtypes, transpose=transpose, binary=False, outs=outs)
+
+
+def binary_fcnmm_kernel(dtypes, *, shape, transpose, outs):
+    """The warp spec for ``binary_fcnmm`` with inputs of ``dtypes``."""
+    return _spec(_mm, dtypes, transpose=transpose, binary=True, outs=outs)

@@ -1,0 +1,48 @@
+"""Random connectivity is reproducible from a key and has the structure it promises."""
+
+import jax
+import numpy as np
+import pytest
+
+import eventjax as ej
+
+
+class TestRandomFixedNumConn:
+    def test_the_same_key_gives_the_same_matrix(self):
+        a = ej.random_fixed_num_conn(jax.random.key(3), 20, 30, 5)
+        b = ej.random_fixed_num_conn(jax.random.key(3), 20, 30, 5)
+        c = ej.random_fixed_num_conn(jax.random.key(4), 20, 30, 5)
+        assert np.array_equal(a.indices, b.indices) and not np.array_equal(a.indices, c.indices)
+
+    def test_rows_hold_k_distinct_targets_and_no_self_connection(self):
+        A = ej.random_fixed_num_conn(jax.random.key(0), 30, 30, 29, allow_self=False).validate()
+        idx = np.asarray(A.indices)
+        assert all(len(set(row)) == 29 for row in idx)
+        assert not np.any(idx == np.arange(30)[:, None])
+
+    def test_weights_are_shared_per_entry_or_drawn(self):
+        assert ej.random_fixed_num_conn(jax.random.key(0), 4, 6, 2, weight=0.5).weights.shape == (1,)
+        drawn = ej.random_fixed_num_conn(jax.random.key(0), 4, 6, 2, weight=lambda k, s: jax.random.uniform(k, s))
+        assert drawn.weights.shape == (4, 2)
+        with pytest.raises(ValueError, match='weight must be'):
+            ej.random_fixed_num_conn(jax.random.key(0), 4, 6, 2, weight=np.ones(3))
+
+    def test_too_many_targets_are_refused(self):
+        with pytest.raises(ValueError, match='k must be at most 5'):
+            ej.random_fixed_num_conn(jax.random.key(0), 6, 6, 6, allow_self=False)
+
+
+class TestRandomCsr:
+    def test_the_same_key_gives_the_same_matrix(self):
+        a = ej.random_csr(jax.random.key(5), 10, 12, 0.3)
+        b = ej.random_csr(jax.random.key(5), 10, 12, 0.3)
+        assert np.array_equal(a.indices, b.indices) and np.array_equal(a.indptr, b.indptr)
+
+    def test_the_density_follows_prob_and_self_connections_can_be_excluded(self):
+        A = ej.random_csr(jax.random.key(0), 100, 100, 0.2, allow_self=False).validate()
+        dense = np.asarray(A.todense())
+        assert 0.15 < (dense != 0).mean() < 0.25 and not np.any(np.diag(dense))
+
+    def test_prob_outside_0_1_is_refused(self):
+        with pytest.raises(ValueError, match='prob must lie in'):
+            ej.random_csr(jax.random.key(0), 3, 3, 1.5)
