@@ -32,7 +32,7 @@ class Report:
             self.calls += calls
             self.checks += checks
             self.wrong += bool(wrong)
-            if failure is not None and len(self.failures) < 50:
+            if failure and len(self.failures) < 50:
                 self.failures.append(failure)
 
     @property

@@ -42,11 +42,11 @@ def operators() -> tuple[str, ...]:
 def backends(name: str) -> tuple[str, ...]:
     """The cpu backends of operator ``name`` that this machine can run."""
     have = ej.primitives()[name]['cpu']
-    return tuple(b for b in have if b in _usable_cpu_backends())
+    return tuple(b for b in have if b in usable_cpu_backends())
 
 
 @functools.cache
-def _usable_cpu_backends() -> frozenset[str]:
+def usable_cpu_backends() -> frozenset[str]:
     status = ej.backends_available()
     return frozenset(b for b in CPU_BACKENDS if b in status and status[b]['cpu'].available)
 
@@ -59,6 +59,27 @@ class Case:
     args: tuple
     statics: dict
     expected: np.ndarray
+    dense: np.ndarray  # the matrix A, float64
+
+    @property
+    def structure(self) -> tuple:
+        """The matrix operands (everything but the vector/matrix operand)."""
+        return self.args[:-1]
+
+    @property
+    def operand(self):
+        return self.args[-1]
+
+    def product(self, x) -> np.ndarray:
+        """``A @ x`` (``A.T @ x`` when transposed) in float64; events count as 1."""
+        x = np.asarray(x)
+        x = (x > 0).astype(np.float64) if self.name.startswith('binary_') else x.astype(np.float64)
+        return (self.dense.T if self.statics['transpose'] else self.dense) @ x
+
+    def fn(self, backend=None):
+        """``x -> op(*structure, x)`` with this case's statics."""
+        op = getattr(ej, self.name)
+        return lambda x: op(*self.structure, x, **self.statics, backend=backend)
 
     def call(self, backend=None, *, jit=False):
         fn = JITTED[self.name] if jit else getattr(ej, self.name)
@@ -87,6 +108,11 @@ def _events(rng, shape):
     if rng.random() < 0.5:
         return rng.random(shape) < 0.4
     return rng.choice(np.array([-1.0, 0.0, 0.5, 2.0], np.float32), size=shape)
+
+
+def operand_like(rng, name, shape):
+    """A random operand of ``shape`` for operator ``name`` (events or floats)."""
+    return _events(rng, shape) if name.startswith('binary_') else rng.normal(size=shape).astype(np.float32)
 
 
 def _operand(rng, name, length):
@@ -145,4 +171,4 @@ def random_case(rng: np.random.Generator, name: str, *, shape=None, transpose=No
     x, x64 = _operand(rng, name, m if transpose else n)
     expected = (dense.T if transpose else dense) @ x64
     statics = {'transpose': transpose} if fam == 'dense' else {'transpose': transpose, 'shape': (m, n)}
-    return Case(name, (*structure, x), statics, expected)
+    return Case(name, (*structure, x), statics, expected, dense)
