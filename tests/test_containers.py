@@ -111,3 +111,13 @@ class TestMatmulRouting:
         out = jax.vmap(lambda e: jnp.asarray(DENSE) @ e)(ej.EventArray(np.stack([events(3), events(3)])))
         assert out.shape == (2, 4)
         assert jax.tree.leaves(s)[0].shape == (3,)
+
+
+class TestTodense:
+    def test_duplicates_add_up_and_a_scalar_weight_is_shared(self):
+        M = ej.CSR((jnp.float32(2.0), jnp.array([1, 1, 0]), jnp.array([0, 2, 3])), shape=(2, 3))
+        np.testing.assert_array_equal(M.todense(), [[0, 4, 0], [2, 0, 0]])
+
+    def test_empty_matrices(self):
+        assert ej.CSR.fromdense(np.zeros((0, 3), np.float32)).todense().shape == (0, 3)
+        np.testing.assert_array_equal(ej.CSR.fromdense(np.zeros((2, 3), np.float32)).todense(), np.zeros((2, 3)))

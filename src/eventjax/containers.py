@@ -24,6 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from eventjax.kernels.csr import binary_csrmm, binary_csrmv, csrmm, csrmv
+from eventjax.kernels.csr.reference import entry_rows
 from eventjax.kernels.dense import binary_densemm, binary_densemv
 from eventjax.kernels.fixed_conn import binary_fcnmm, binary_fcnmv, fcnmm, fcnmv
 
@@ -48,7 +49,7 @@ class EventArray:
     """
 
     def __init__(self, value):
-        self.value = jnp.asarray(value) if not isinstance(value, jax.core.Tracer) else value
+        self.value = value if isinstance(value, jax.Array) else jnp.asarray(value)
 
     shape = property(lambda self: self.value.shape)
     dtype = property(lambda self: self.value.dtype)
@@ -197,11 +198,15 @@ class CSR(_SparseMatrix):
         return fcn.tocsr()
 
     def todense(self):
-        """The dense matrix, ``self.shape``; duplicate entries add up."""
+        """The dense matrix, ``self.shape``; duplicate entries add up (differentiable in ``data``)."""
         m, n = self.stored_shape
-        eye = jnp.eye(n, dtype=self.dtype)
-        dense = csrmm(self.data, self.indices, self.indptr, eye, shape=(m, n)) if m and n else \
-            jnp.zeros((m, n), self.dtype)
+        data = jnp.asarray(self.data)
+        nnz = jnp.shape(self.indices)[0]
+        rows = entry_rows(jnp.asarray(self.indptr), nnz)
+        # Entries outside the rows' ranges go past the end, where the scatter drops them.
+        rows = jnp.where((rows >= 0) & (rows < m), rows, m)
+        values = jnp.broadcast_to(data.reshape(-1) if data.size == 1 else data, (nnz,))
+        dense = jnp.zeros((m, n), data.dtype).at[rows, self.indices].add(values, mode='drop')
         return dense.T if self.transposed else dense
 
     def validate(self) -> CSR:

@@ -10,6 +10,9 @@ skipped, never read or written; ``CSR.validate()`` reports them.
 
 # No `from __future__ import annotations`: warp evaluates kernel annotations
 # against the factory's local variables, which string annotations cannot see.
+# Each kernel is its own warp module ('unique'): otherwise every new dtype
+# variant would recompile every kernel of this file. No adjoints are needed:
+# eventjax's own rules differentiate these operators.
 
 
 import functools
@@ -37,7 +40,7 @@ def _mv(wt, it, xt, transpose, binary):
         def value(x: wp.array(dtype=xt), j: int) -> at:
             return at(x[j])
 
-    @wp.kernel
+    @wp.kernel(module='unique', enable_backward=False)
     def gather(data: wp.array(dtype=wt), indices: wp.array(dtype=it), indptr: wp.array(dtype=it),
                x: wp.array(dtype=xt), out: wp.array(dtype=wt)):
         i = wp.tid()
@@ -55,7 +58,7 @@ def _mv(wt, it, xt, transpose, binary):
                     acc += at(data[k * step]) * value(x, j)
         out[i] = wt(acc)
 
-    @wp.kernel
+    @wp.kernel(module='unique', enable_backward=False)
     def scatter(data: wp.array(dtype=wt), indices: wp.array(dtype=it), indptr: wp.array(dtype=it),
                 x: wp.array(dtype=xt), out: wp.array(dtype=wt)):
         i = wp.tid()
@@ -95,7 +98,7 @@ def _mm(wt, it, xt, transpose, binary):
         def value(x: wp.array2d(dtype=xt), j: int, c: int) -> at:
             return at(x[j, c])
 
-    @wp.kernel
+    @wp.kernel(module='unique', enable_backward=False)
     def gather(data: wp.array(dtype=wt), indices: wp.array(dtype=it), indptr: wp.array(dtype=it),
                x: wp.array2d(dtype=xt), out: wp.array2d(dtype=wt)):
         i, c = wp.tid()
@@ -113,7 +116,7 @@ def _mm(wt, it, xt, transpose, binary):
                     acc += at(data[k * step]) * value(x, j, c)
         out[i, c] = wt(acc)
 
-    @wp.kernel
+    @wp.kernel(module='unique', enable_backward=False)
     def scatter(data: wp.array(dtype=wt), indices: wp.array(dtype=it), indptr: wp.array(dtype=it),
                 x: wp.array2d(dtype=xt), out: wp.array2d(dtype=wt)):
         i, c = wp.tid()

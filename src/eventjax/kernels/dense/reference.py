@@ -5,6 +5,7 @@ Each generator ``kg(*, transpose, outs)`` returns ``f(weights, x) -> (y,)``.
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 
 from eventjax.kernels.common import accumulation_dtype, event_indicator
@@ -15,8 +16,11 @@ __all__ = ['binary_densemm_kernel', 'binary_densemv_kernel', 'dense_product', 'w
 def dense_product(weights, x, *, transpose):
     """``weights @ x`` or ``weights.T @ x``, accumulated in float32 for float16."""
     acc = accumulation_dtype(weights.dtype)
-    w = weights.T if transpose else weights
-    return jnp.matmul(w.astype(acc), x.astype(acc)).astype(weights.dtype)
+    # Contract over the weights' rows directly: materialising weights.T cost
+    # 50x on the cpu at 4000 x 4000.
+    contract = 0 if transpose else 1
+    y = jax.lax.dot_general(weights.astype(acc), x.astype(acc), (((contract,), (0,)), ((), ())))
+    return y.astype(weights.dtype)
 
 
 def binary_densemv_kernel(*, transpose, outs):

@@ -2,6 +2,9 @@
 
 # No `from __future__ import annotations`: warp evaluates kernel annotations
 # against the factory's local variables, which string annotations cannot see.
+# Each kernel is its own warp module ('unique'): otherwise every new dtype
+# variant would recompile every kernel of this file. No adjoints are needed:
+# eventjax's own rules differentiate these operators.
 
 import functools
 
@@ -17,7 +20,7 @@ def _mv(wt, xt, transpose):
     at = accumulator_type(wt)
     is_event = event_test(xt)
 
-    @wp.kernel
+    @wp.kernel(module='unique', enable_backward=False)
     def mv(weights: wp.array2d(dtype=wt), spikes: wp.array(dtype=xt), out: wp.array(dtype=wt)):
         i = wp.tid()
         acc = at(0.0)
@@ -26,7 +29,7 @@ def _mv(wt, xt, transpose):
                 acc += at(weights[i, j])
         out[i] = wt(acc)
 
-    @wp.kernel
+    @wp.kernel(module='unique', enable_backward=False)
     def mv_transposed(weights: wp.array2d(dtype=wt), spikes: wp.array(dtype=xt), out: wp.array(dtype=wt)):
         j = wp.tid()
         acc = at(0.0)
@@ -44,7 +47,7 @@ def _mm(wt, xt, transpose):
     at = accumulator_type(wt)
     is_event = event_test(xt)
 
-    @wp.kernel
+    @wp.kernel(module='unique', enable_backward=False)
     def mm(weights: wp.array2d(dtype=wt), spikes: wp.array2d(dtype=xt), out: wp.array2d(dtype=wt)):
         i, c = wp.tid()
         acc = at(0.0)
@@ -53,7 +56,7 @@ def _mm(wt, xt, transpose):
                 acc += at(weights[i, j])
         out[i, c] = wt(acc)
 
-    @wp.kernel
+    @wp.kernel(module='unique', enable_backward=False)
     def mm_transposed(weights: wp.array2d(dtype=wt), spikes: wp.array2d(dtype=xt), out: wp.array2d(dtype=wt)):
         j, c = wp.tid()
         acc = at(0.0)
