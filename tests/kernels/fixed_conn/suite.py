@@ -13,7 +13,7 @@ from jax.test_util import check_grads
 from tests.kernels.cases import as_jnp, indicator, product, random_events, tol
 
 # (m, n, k): empty matrices, k = 0, one connection, and ordinary sizes.
-SHAPES = [(0, 4, 3), (4, 0, 0), (5, 4, 0), (1, 1, 1), (7, 5, 3), (30, 20, 6)]
+SHAPES = [(0, 4, 3), (5, 4, 0), (1, 1, 1), (30, 20, 6)]
 DTYPES = [np.float16, np.float32]
 C = 3  # columns of B for the mm operators
 

@@ -1,5 +1,10 @@
 """binary_fcnmv on every backend: values, batching, autodiff and bad indices against a dense NumPy reference."""
 
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
 from eventjax.kernels.fixed_conn.binary_fcnmv import _binary_fcnmv_p, binary_fcnmv
 from tests.kernels.fixed_conn.suite import FcnSuite
 
@@ -10,3 +15,14 @@ class TestBinaryFcnmv(FcnSuite):
     events = True
     matrix = False
     mm_name = 'binary_fcnmm'
+
+    def test_the_numba_event_scatter_visits_only_the_rows_with_events(self):
+        # Every index is out of range, so a kernel that read any row without an
+        # event would report it: only the event rows are visited.
+        indices = jnp.full((50, 4), 99, jnp.int32)
+        spikes = jnp.zeros(50, bool)
+        got = binary_fcnmv(1.0, indices, spikes, shape=(50, 10), transpose=True, backend='numba')
+        np.testing.assert_array_equal(got, np.zeros(10))
+        with pytest.raises(Exception, match='index 99 in row 7'):
+            jax.block_until_ready(binary_fcnmv(1.0, indices, spikes.at[7].set(True), shape=(50, 10),
+                                               transpose=True, backend='numba'))

@@ -31,13 +31,12 @@ def _flat(weights):
     return w, 0 if w.size == 1 else 1
 
 
-@numba.njit(cache=True)
-def _bad_index(c, i, n, err):
-    if c < 0 or c >= n:
-        report_error(err, 'FCN kernel: index ' + str(c) + ' in row ' + str(i) + ' is outside [0, '
-                     + str(n) + '); check indices against shape, or call FixedNumConn.validate().')
-        return True
-    return False
+# Never inlined: string building inside a hot loop's body slows the loop ~6x,
+# so kernels test the index inline and call this only on the cold path.
+@numba.njit(cache=True, inline='never')
+def _fail(err, i, c, n):
+    report_error(err, 'FCN kernel: index ' + str(c) + ' in row ' + str(i) + ' is outside [0, '
+                 + str(n) + '); check indices against shape, or call FixedNumConn.validate().')
 
 
 @numba.njit(cache=True)
@@ -49,7 +48,8 @@ def _mv_gather(weights, indices, v, out, err):
         acc = out.dtype.type(0)
         for j in range(k):
             c = indices[i, j]
-            if _bad_index(c, i, n, err):
+            if c < 0 or c >= n:
+                _fail(err, i, c, n)
                 return
             acc += w[(i * k + j) * step] * v[c]
         out[i] = acc
@@ -67,7 +67,8 @@ def _mv_scatter(weights, indices, v, out, err):
             continue
         for j in range(k):
             c = indices[i, j]
-            if _bad_index(c, i, n, err):
+            if c < 0 or c >= n:
+                _fail(err, i, c, n)
                 return
             out[c] += w[(i * k + j) * step] * vi
 
@@ -81,7 +82,8 @@ def _binary_mv_gather(weights, indices, spikes, out, err):
         acc = out.dtype.type(0)
         for j in range(k):
             c = indices[i, j]
-            if _bad_index(c, i, n, err):
+            if c < 0 or c >= n:
+                _fail(err, i, c, n)
                 return
             if spikes[c] > 0:
                 acc += w[(i * k + j) * step]
@@ -99,7 +101,8 @@ def _binary_mv_scatter(weights, indices, spikes, out, err):
             continue
         for j in range(k):
             c = indices[i, j]
-            if _bad_index(c, i, n, err):
+            if c < 0 or c >= n:
+                _fail(err, i, c, n)
                 return
             out[c] += w[(i * k + j) * step]
 
@@ -113,7 +116,8 @@ def _mm_gather(weights, indices, B, out, err):
     for i in range(m):
         for j in range(k):
             c = indices[i, j]
-            if _bad_index(c, i, n, err):
+            if c < 0 or c >= n:
+                _fail(err, i, c, n)
                 return
             wij = w[(i * k + j) * step]
             for col in range(B.shape[1]):
@@ -129,7 +133,8 @@ def _mm_scatter(weights, indices, B, out, err):
     for i in range(m):
         for j in range(k):
             c = indices[i, j]
-            if _bad_index(c, i, n, err):
+            if c < 0 or c >= n:
+                _fail(err, i, c, n)
                 return
             wij = w[(i * k + j) * step]
             for col in range(B.shape[1]):
@@ -145,7 +150,8 @@ def _binary_mm_gather(weights, indices, B, out, err):
     for i in range(m):
         for j in range(k):
             c = indices[i, j]
-            if _bad_index(c, i, n, err):
+            if c < 0 or c >= n:
+                _fail(err, i, c, n)
                 return
             wij = w[(i * k + j) * step]
             for col in range(B.shape[1]):
@@ -170,7 +176,8 @@ def _binary_mm_scatter(weights, indices, B, out, err):
             continue
         for j in range(k):
             c = indices[i, j]
-            if _bad_index(c, i, n, err):
+            if c < 0 or c >= n:
+                _fail(err, i, c, n)
                 return
             wij = w[(i * k + j) * step]
             for a in range(count):
