@@ -93,7 +93,7 @@ def run(seconds: float, threads: int = 8, long: bool = False) -> Report:
     report = Report('mixed')
     seed = int(time.time()) % 100_000
     rng = np.random.default_rng(seed)
-    pool = make_pool(rng, 24 if long else 10)
+    pool = make_pool(rng, 24 if long else 6)
     start = time.monotonic()
     measure = min(max(seconds * 0.25, 4.0), 60.0)
     deadline = start + max(seconds - measure - 2.0, 2.0)
