@@ -25,6 +25,14 @@ DEFAULT_SECONDS = {'short': 45.0, 'long': 180.0}
 CALL_BOUND = {'short': 120.0, 'long': 180.0}
 
 
+def _rss_mib() -> int | str:
+    try:
+        import psutil  # noqa: PLC0415  (the test extra)
+    except ImportError:
+        return 'n/a'
+    return round(psutil.Process().memory_info().rss / 2**20)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog='python -m stress', description=__doc__)
     parser.add_argument('--mode', choices=('short', 'long'), default='short')
@@ -48,6 +56,7 @@ def main(argv=None) -> int:
             budget = total * SCENARIOS[name] / shares
             kwargs = {'long': long} if 'long' in inspect.signature(module.run).parameters else {}
             report = module.run(seconds=budget, **kwargs)
+            report.extra['rss_after_mib'] = _rss_mib()
             reports.append(report)
             print(report.line(), flush=True)
             for failure in report.failures:
