@@ -8,7 +8,6 @@ per-call time in µs of a jitted call on this CPU (``block_until_ready``).
 
 from __future__ import annotations
 
-import functools
 import statistics
 import time
 
@@ -45,21 +44,19 @@ def _operands():
     return fcn, csr, spikes, v
 
 
-def _rows(fcn, csr, spikes, v):
-    """(label, fcn call, csr call, operand) for each product."""
-    w, idx = fcn.weights, fcn.indices
-    data, cidx, indptr = csr.data, csr.indices, csr.indptr
+def _rows(spikes, v):
+    """(label, fcn call, csr call, operand) for each product; arrays are jit arguments, not constants."""
     for name, fcn_fn, csr_fn, x, transpose in [
         ('binary mv, transpose=True (event scatter)', ej.binary_fcnmv, ej.binary_csrmv, spikes, True),
         ('binary mv, transpose=False (gather)', ej.binary_fcnmv, ej.binary_csrmv, spikes, False),
         ('float mv, transpose=False', ej.fcnmv, ej.csrmv, v, False),
         ('float mv, transpose=True', ej.fcnmv, ej.csrmv, v, True),
     ]:
-        def f(backend, x, fcn_fn=fcn_fn, transpose=transpose):
-            return fcn_fn(w, idx, x, shape=(M, N), transpose=transpose, backend=backend)
+        def f(backend, x, A, fcn_fn=fcn_fn, transpose=transpose):
+            return fcn_fn(A.weights, A.indices, x, shape=(M, N), transpose=transpose, backend=backend)
 
-        def c(backend, x, csr_fn=csr_fn, transpose=transpose):
-            return csr_fn(data, cidx, indptr, x, shape=(M, N), transpose=transpose, backend=backend)
+        def c(backend, x, A, csr_fn=csr_fn, transpose=transpose):
+            return csr_fn(A.data, A.indices, A.indptr, x, shape=(M, N), transpose=transpose, backend=backend)
 
         yield name, f, c, x
 
@@ -70,12 +67,13 @@ def main() -> None:
           f'median µs per call ==')
     header = f'{"product":44s}' + ''.join(f'{f"fcn/{b}":>12s}{f"csr/{b}":>12s}' for b in BACKENDS)
     print(header)
-    for name, f, c, x in _rows(fcn, csr, spikes, v):
+    for name, f, c, x in _rows(spikes, v):
         cells = []
         for backend in BACKENDS:
-            for fn in (f, c):
+            for fn, mat in ((f, fcn), (c, csr)):
+                call = jax.jit(lambda mat, x, fn=fn, backend=backend: fn(backend, x, mat))
                 try:
-                    cells.append(f'{_time_us(jax.jit(functools.partial(fn, backend)), x):12.1f}')
+                    cells.append(f'{_time_us(call, mat, x):12.1f}')
                 except Exception as exc:  # a backend missing here is reported, not fatal
                     cells.append(f'{type(exc).__name__[:11]:>12s}')
         print(f'{name:44s}' + ''.join(cells))

@@ -121,11 +121,14 @@ class CsrSuite:
 
     @pytest.mark.parametrize('wrt', [0, 3])
     @pytest.mark.parametrize('transpose', [False, True])
-    def test_every_backend_has_the_reference_gradient(self, backend, transpose, wrt):
+    def test_every_backend_has_the_reference_gradient_and_jvp(self, backend, transpose, wrt):
         args = as_jnp(*self.case(8, (6, 5), transpose, kind='float'))
         loss = lambda b: lambda *a: jnp.sum(jnp.sin(self.fn(*a, shape=(6, 5), transpose=transpose, backend=b)))
         np.testing.assert_allclose(jax.grad(loss(backend), wrt)(*args), jax.grad(loss('jax'), wrt)(*args),
                                    rtol=1e-5, atol=1e-5)
+        tangent = jnp.ones_like(args[wrt])
+        jvp = lambda b: jax.jvp(lambda a: loss(b)(*args[:wrt], a, *args[wrt + 1:]), (args[wrt],), (tangent,))[1]
+        np.testing.assert_allclose(jvp(backend), jvp('jax'), rtol=1e-5, atol=1e-5)
 
     @pytest.mark.parametrize('wrt', [0, 3])
     def test_forward_and_reverse_mode_agree(self, backend, wrt):

@@ -1,7 +1,8 @@
 """Registering an operator's numba and warp kernels without importing numba or warp.
 
-The bridges import their packages; an operator module registers at import
-time, so these helpers defer the bridge import to the first lowering.
+An operator module registers at import time; numba and warp are imported
+only when a kernel is first lowered (``def_numba_kernel`` is lazy already;
+warp kernels are typed from the operands' dtypes, see ``warp_typing``).
 """
 
 from __future__ import annotations
@@ -18,11 +19,7 @@ def register_numba(prim, kernel_generator: Callable) -> None:
     Numba becomes the cpu default when it is installed: it is the fastest
     cpu backend for these kernels.
     """
-    def lazy(**params):
-        from eventjax.backends.numba_bridge import numba_kernel_generator
-        return numba_kernel_generator(kernel_generator)(**params)
-
-    prim.def_kernel('numba', 'cpu', lazy, asdefault=importlib.util.find_spec('numba') is not None)
+    prim.def_numba_kernel(kernel_generator, asdefault=importlib.util.find_spec('numba') is not None)
 
 
 def register_warp(prim, factory: Callable) -> None:
