@@ -70,6 +70,14 @@ def plain_value(state) -> float:
     return VALUES[glob if glob in VALUES else default]
 
 
+def _rss_mib() -> float | None:
+    try:
+        import psutil  # noqa: PLC0415  (the test extra)
+    except ImportError:
+        return None
+    return psutil.Process().memory_info().rss / 2**20
+
+
 def run(seconds: float, flips: int | None = None, threads: int = 8, long: bool = False) -> Report:
     report = Report('config_load')
     prim = make_primitive()
@@ -123,6 +131,7 @@ def run(seconds: float, flips: int | None = None, threads: int = 8, long: bool =
             report.add(1, 1, wrong=bad, failure=bad and (
                 f'{what}: got {value}, changes {first}..{last} allow {sorted(allowed)}'))
 
+    rss_before = _rss_mib()
     pool_thread = threading.Thread(
         target=lambda: report.failures.extend(run_threads(threads, worker, seconds + 300)))
     start = time.monotonic()
@@ -141,5 +150,9 @@ def run(seconds: float, flips: int | None = None, threads: int = 8, long: bool =
     pool_thread.join(seconds + 400)
     report.seconds = time.monotonic() - start
     report.extra['changes'] = done
+    if rss_before is not None and done:
+        # Informational: every change recompiles every call site, and JAX's caches keep
+        # the old versions' executables until their LRU limits evict them.
+        report.extra['rss_per_change_kib'] = round(1024 * (_rss_mib() - rss_before) / done)
     ej.clear_backends()
     return report
