@@ -3,7 +3,9 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.eventjax-installed
-export NUMBA_CACHE_DIR ?= $(CURDIR)/.numba_cache
+# numba compiles are the slowest part of the tests; keep them in a per-user cache so
+# every checkout (and CI on the same machine) reuses them.
+export NUMBA_CACHE_DIR ?= $(HOME)/.cache/eventjax/numba
 export PYTHONUNBUFFERED := 1
 
 STRESS_SECONDS ?= 180

@@ -2,7 +2,8 @@
 
 m = n = 4,000, k = 100 connections per row, 2% of the events active. The FCN
 matrix comes from ``random_fixed_num_conn``; the CSR is its ``tocsr()``, so
-both hold exactly the same 400,000 connections. Each cell is the median
+both hold exactly the same 400,000 connections; a last line shows the numba
+event scatter as the active fraction grows. Each cell is the median
 per-call time in µs of a jitted call on this CPU (``block_until_ready``).
 """
 
@@ -61,6 +62,16 @@ def _rows(spikes, v):
         yield name, f, c, x
 
 
+def _scaling(fcn) -> None:
+    """binary_fcnmv(transpose=True) on numba as the events grow: the cost follows events x k."""
+    call = jax.jit(lambda A, s: ej.binary_fcnmv(A.weights, A.indices, s, shape=(M, N), transpose=True,
+                                                backend='numba'))
+    rng = np.random.default_rng(1)
+    cells = [f'{rate:.1%}: {_time_us(call, fcn, jnp.asarray(rng.random(M) < rate)):.1f}'
+             for rate in (0.001, 0.01, 0.1, 0.5)]
+    print(f'{"event scatter (numba) vs active fraction":44s}  ' + ', '.join(cells) + ' µs')
+
+
 def main() -> None:
     fcn, csr, spikes, v = _operands()
     print(f'\n== FCN vs CSR, m = n = {M}, k = {K}, {ACTIVE:.0%} events ({int(spikes.sum())} active); '
@@ -77,6 +88,7 @@ def main() -> None:
                 except Exception as exc:  # a backend missing here is reported, not fatal
                     cells.append(f'{type(exc).__name__[:11]:>12s}')
         print(f'{name:44s}' + ''.join(cells))
+    _scaling(fcn)
     dense = jax.jit(lambda d, x: x @ d)
     matrix = fcn.todense()  # one scatter of the m * k weights
     print(f'{"dense jnp (spikes as float) @ A":44s}{_time_us(dense, matrix, spikes.astype(jnp.float32)):12.1f}')

@@ -46,3 +46,23 @@ class TestRandomCsr:
     def test_prob_outside_0_1_is_refused(self):
         with pytest.raises(ValueError, match='prob must lie in'):
             ej.random_csr(jax.random.key(0), 3, 3, 1.5)
+
+
+class TestRandomFixedNumConnScales:
+    def test_a_wide_network_needs_memory_in_proportion_to_connections_not_to_m_times_n(self):
+        # m * n = 4e9 entries: a dense draw would need 16 GB; k per row needs 40 kB.
+        A = ej.random_fixed_num_conn(jax.random.key(3), 2_000, 2_000_000, 5)
+        idx = np.asarray(A.indices)
+        assert idx.shape == (2_000, 5) and idx.min() >= 0 and idx.max() < 2_000_000
+        assert all(len(set(row)) == 5 for row in idx)
+
+    def test_every_k_subset_is_equally_likely(self):
+        # n = 5, k = 2: ten subsets, 20,000 rows, so about 2,000 each.
+        idx = np.asarray(ej.random_fixed_num_conn(jax.random.key(4), 20_000, 5, 2).indices)
+        counts = np.unique(idx, axis=0, return_counts=True)[1]
+        assert len(counts) == 10 and counts.min() > 1_800 and counts.max() < 2_200
+
+    def test_without_self_connections_each_row_still_has_k_distinct_other_targets(self):
+        idx = np.asarray(ej.random_fixed_num_conn(jax.random.key(5), 6, 4, 3, allow_self=False).indices)
+        for r, row in enumerate(idx):
+            assert len(set(row)) == 3 and (r >= 4 or r not in row)

@@ -35,6 +35,31 @@ def _weights(who, key, weight, shape, dtype):
     return w
 
 
+def _distinct_targets(key, m, n, k, allow_self):
+    """``k`` distinct columns per row, each k-subset equally likely, sorted.
+
+    Floyd's algorithm, run for every row at once: step ``i`` draws ``t`` in
+    ``[0, pool - k + i]`` and keeps it unless the row already has it, in which
+    case it keeps ``pool - k + i`` (new by construction). Memory and time are
+    O(m * k) and O(m * k**2), not O(m * n): large networks stay cheap. Without
+    self-connections a row draws from the ``n - 1`` other columns and values
+    at or past its own index shift up by one.
+    """
+    rows = jnp.arange(m)
+    excluded = (rows < n) if not allow_self else jnp.zeros(m, bool)
+    pool = n - excluded.astype(jnp.int32)
+
+    def step(i, chosen):
+        top = pool - k + i
+        t = jax.random.randint(jax.random.fold_in(key, i), (m,), 0, top + 1)
+        taken = (chosen == t[:, None]).any(axis=1)
+        return chosen.at[:, i].set(jnp.where(taken, top, t))
+
+    chosen = jax.lax.fori_loop(0, k, step, jnp.full((m, k), -1, jnp.int32))
+    chosen = jnp.where(excluded[:, None] & (chosen >= rows[:, None]), chosen + 1, chosen)
+    return jnp.sort(chosen, axis=1)
+
+
 def _dims(who, **dims):
     try:
         values = {name: operator.index(v) for name, v in dims.items()}
@@ -85,11 +110,7 @@ def random_fixed_num_conn(key, m, n, k, *, weight=1.0, allow_self=True, dtype=jn
     if m == 0 or k == 0:
         indices = jnp.zeros((m, k), index_dtype)
     else:
-        scores = jax.random.gumbel(k_idx, (m, n))
-        if not allow_self:
-            diag = jnp.arange(m)[:, None] == jnp.arange(n)[None, :]
-            scores = jnp.where(diag, -jnp.inf, scores)
-        indices = jax.lax.top_k(scores, k)[1].astype(index_dtype)
+        indices = _distinct_targets(k_idx, m, n, k, allow_self).astype(index_dtype)
     return FixedNumConn((_weights(who, k_w, weight, (m, k), dtype), indices), shape=(m, n))
 
 

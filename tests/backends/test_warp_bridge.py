@@ -21,7 +21,8 @@ from eventjax.backends.warp_bridge import (  # noqa: E402
     warp_kernel_generator,
 )
 
-pytestmark = pytest.mark.skipif(not backend_status('warp', 'cpu'), reason='warp cannot run on the CPU here')
+pytestmark = pytest.mark.skipif(not (backend_status('warp', 'cpu') or backend_status('warp', 'gpu')),
+                                reason='warp can run neither on the CPU nor on a GPU here')
 
 
 # Warp kernels are typed, so each generator builds one kernel per dtype and caches it.

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import eventjax as ej
+from tests.kernels.conftest import PLATFORM
 
 # A column index far out of range, and a row whose indptr range runs backwards.
 BAD = {
@@ -28,6 +29,7 @@ OPS = {
 @pytest.mark.parametrize('bad', sorted(BAD))
 @pytest.mark.parametrize('op', sorted(OPS))
 class TestBadStructure:
+    @pytest.mark.skipif(PLATFORM != 'cpu', reason='numba runs on the cpu')
     def test_numba_reports_an_error(self, op, bad, transpose):
         fn, operand = OPS[op]
         indices, indptr, message = BAD[bad]

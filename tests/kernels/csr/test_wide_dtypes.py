@@ -8,10 +8,11 @@ import pytest
 import eventjax as ej
 from eventjax.kernels.csr.binary_csrmv import _binary_csrmv_p
 from tests.kernels.cases import csr_dense, random_csr
+from tests.kernels.conftest import backends_of
 
 
 @pytest.mark.parametrize('transpose', [False, True])
-@pytest.mark.parametrize('backend', _binary_csrmv_p.available_backends('cpu'))
+@pytest.mark.parametrize('backend', backends_of(_binary_csrmv_p))
 def test_float64_weights_with_int64_indices(backend, transpose):
     rng = np.random.default_rng(0)
     data, indices, indptr = random_csr(rng, 9, 7, dtype=np.float64, index_dtype=np.int64)

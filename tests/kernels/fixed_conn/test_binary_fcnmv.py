@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from eventjax.kernels.fixed_conn.binary_fcnmv import _binary_fcnmv_p, binary_fcnmv
+from tests.kernels.conftest import backends_of
 from tests.kernels.fixed_conn.suite import FcnSuite
 
 
@@ -19,6 +20,8 @@ class TestBinaryFcnmv(FcnSuite):
     def test_the_numba_event_scatter_visits_only_the_rows_with_events(self):
         # Every index is out of range, so a kernel that read any row without an
         # event would report it: only the event rows are visited.
+        if 'numba' not in backends_of(_binary_fcnmv_p):
+            pytest.skip('numba runs on the cpu only')
         indices = jnp.full((50, 4), 99, jnp.int32)
         spikes = jnp.zeros(50, bool)
         got = binary_fcnmv(1.0, indices, spikes, shape=(50, 10), transpose=True, backend='numba')

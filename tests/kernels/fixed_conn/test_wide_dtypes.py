@@ -7,11 +7,12 @@ import pytest
 
 import eventjax as ej
 from eventjax.kernels.fixed_conn.fcnmv import _fcnmv_p
+from tests.kernels.conftest import backends_of
 from tests.kernels.fixed_conn.suite import fcn_dense, random_fcn
 
 
 @pytest.mark.parametrize('transpose', [False, True])
-@pytest.mark.parametrize('backend', _fcnmv_p.available_backends('cpu'))
+@pytest.mark.parametrize('backend', backends_of(_fcnmv_p))
 def test_float64_weights_with_int64_indices(backend, transpose):
     rng = np.random.default_rng(0)
     weights, indices = random_fcn(rng, 9, 7, 3, dtype=np.float64, index_dtype=np.int64)

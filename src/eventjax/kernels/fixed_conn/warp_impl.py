@@ -12,6 +12,9 @@ skipped, never read or written; ``FixedNumConn.validate()`` reports it.
 
 # No `from __future__ import annotations`: warp evaluates kernel annotations
 # against the factory's local variables, which string annotations cannot see.
+# Each kernel is its own warp module ('unique'): otherwise every new dtype
+# variant would recompile every kernel of this file. No adjoints are needed:
+# eventjax's own rules differentiate these operators.
 
 
 import functools
@@ -55,7 +58,7 @@ def _mv(wt, it, xt, transpose, binary):
         def value(x: wp.array(dtype=xt), j: int) -> at:
             return at(x[j])
 
-    @wp.kernel
+    @wp.kernel(module='unique', enable_backward=False)
     def gather(w: wp.array2d(dtype=wt), indices: wp.array2d(dtype=it), x: wp.array(dtype=xt),
                out: wp.array(dtype=wt)):
         i = wp.tid()
@@ -67,7 +70,7 @@ def _mv(wt, it, xt, transpose, binary):
                 acc += weight(w, i, j) * value(x, c)
         out[i] = wt(acc)
 
-    @wp.kernel
+    @wp.kernel(module='unique', enable_backward=False)
     def scatter(w: wp.array2d(dtype=wt), indices: wp.array2d(dtype=it), x: wp.array(dtype=xt),
                 out: wp.array(dtype=wt)):
         i = wp.tid()
@@ -101,7 +104,7 @@ def _mm(wt, it, xt, transpose, binary):
         def value(x: wp.array2d(dtype=xt), j: int, col: int) -> at:
             return at(x[j, col])
 
-    @wp.kernel
+    @wp.kernel(module='unique', enable_backward=False)
     def gather(w: wp.array2d(dtype=wt), indices: wp.array2d(dtype=it), x: wp.array2d(dtype=xt),
                out: wp.array2d(dtype=wt)):
         i, col = wp.tid()
@@ -113,7 +116,7 @@ def _mm(wt, it, xt, transpose, binary):
                 acc += weight(w, i, j) * value(x, c, col)
         out[i, col] = wt(acc)
 
-    @wp.kernel
+    @wp.kernel(module='unique', enable_backward=False)
     def scatter(w: wp.array2d(dtype=wt), indices: wp.array2d(dtype=it), x: wp.array2d(dtype=xt),
                 out: wp.array2d(dtype=wt)):
         i, col = wp.tid()

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The GPU checks, run on a machine with an NVIDIA GPU (the device tool's H200):
+#   warp lands from .gpu/ (a GPU-only warp-lang 1.19 split in two parts: the
+#   machine has no network), then the GPU tests of the bridges and of every
+#   kernel family run with JAX's default platform = gpu, then a short timing.
+set -u
+OUT=${OUT:-/tmp/gpu-out}
+mkdir -p "$OUT" /tmp/site
+cat $(ls /tmp/parts/part_* .gpu/a/part_* .gpu/b/part_* 2>/dev/null | sort -t_ -k2 -u) | xz -d | tar xf - -C /tmp/site || { echo "cannot unpack warp"; exit 2; }
+export PYTHONPATH=/tmp/site:$PWD/src:$PWD
+export NUMBA_CACHE_DIR=/tmp/numba_cache PYTHONUNBUFFERED=1
+# several test processes share one GPU: none may grab most of its memory up front
+export XLA_PYTHON_CLIENT_PREALLOCATE=false
+nvidia-smi -L
+python3 -c "import jax, jaxlib, warp, numba, sys; print(sys.version.split()[0], 'jax', jax.__version__, 'warp', warp.__version__, 'numba', numba.__version__); print(jax.devices())"
+python3 -c "import eventjax as ej; s = ej.backends_available(); print({b: {p: bool(v) for p, v in d.items()} for b, d in s.items()})"
+python3 -m pytest -q -p no:cacheprovider -o addopts="" \
+  "tests/backends/test_warp_bridge.py::TestGpu" "tests/backends/test_pallas_bridge.py::TestGpuCompiled" \
+  2>&1 | tee "$OUT/bridges.log" | tail -15
+timeout 330 python3 -m pytest -q -p no:cacheprovider -o addopts="" -n 6 tests/kernels -k "warp or jax" \
+  2>&1 | tee "$OUT/kernels.log" | tail -40
+timeout 60 python3 tools/gpu_timing.py 2>&1 | tee "$OUT/timing.log"
