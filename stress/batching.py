@@ -129,6 +129,8 @@ def one_call(report: Report, rng, pool, who: str) -> None:
         case = None
     else:
         candidates = [i for i, c in enumerate(pool) if kind == 'vmap' or not c.name.startswith('binary_')]
+        if not candidates:  # no float operator in the pool: grad has nothing to differentiate
+            kind, candidates = 'vmap', list(range(len(pool)))
         index = candidates[int(rng.integers(len(candidates)))]
         case = pool[index]
         options = (None, *ops.backends(case.name))
@@ -160,6 +162,9 @@ def run(seconds: float, threads: int = 4, long: bool = False) -> Report:
     rng = np.random.default_rng(seed)
     names = ops.operators()
     pool = [ops.random_case(rng, names[int(rng.integers(len(names)))]) for _ in range(12 if long else 4)]
+    floats = [n for n in names if not n.startswith('binary_')]
+    if floats and all(c.name.startswith('binary_') for c in pool):
+        pool[-1] = ops.random_case(rng, floats[int(rng.integers(len(floats)))])  # so grad has work
     start = time.monotonic()
     deadline = start + seconds
 
