@@ -1,43 +1,76 @@
-"""Run the stress scenarios: ``python -m stress --mode short|long [--seconds N]``."""
+"""Run the stress scenarios: ``python -m stress --mode short|long [--seconds N] [--only ...]``."""
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import inspect
 import sys
 import time
 
-from stress import config_flip
-from stress.harness import Watchdog
+from stress.harness import CallWatch, Watchdog, install_watch
 
-# name -> (module, share of the time budget)
+# name -> share of the time budget; each is a module ``stress.<name>`` with ``run(seconds, long=...)``.
 SCENARIOS = {
-    'config_flip': (config_flip, 1.0),
+    'config_flip': 0.10,
+    'mixed': 0.30,
+    'batching': 0.12,
+    'config_load': 0.15,
+    'faults': 0.10,
+    'prange': 0.08,
+    'resources': 0.15,
 }
+DEFAULT_SECONDS = {'short': 45.0, 'long': 180.0}
+# One call (compilation included, on a loaded 2-core machine) may take this long.
+CALL_BOUND = {'short': 120.0, 'long': 180.0}
+
+
+def _rss_mib() -> int | str:
+    try:
+        import psutil  # noqa: PLC0415  (the test extra)
+    except ImportError:
+        return 'n/a'
+    return round(psutil.Process().memory_info().rss / 2**20)
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog='python -m stress', description=__doc__)
     parser.add_argument('--mode', choices=('short', 'long'), default='short')
     parser.add_argument('--seconds', type=float, default=None,
-                        help='total time budget (default: 20 short, 180 long)')
+                        help='total time budget (default: 45 short, 180 long)')
+    parser.add_argument('--call-bound', type=float, default=None,
+                        help='fail the run if one call takes longer (seconds)')
     parser.add_argument('--only', nargs='*', choices=sorted(SCENARIOS), default=None)
     args = parser.parse_args(argv)
-    total = args.seconds or (20.0 if args.mode == 'short' else 180.0)
+    total = args.seconds or DEFAULT_SECONDS[args.mode]
+    long = args.mode == 'long'
     names = args.only or list(SCENARIOS)
-    shares = sum(SCENARIOS[n][1] for n in names)
-    failed = 0
+    shares = sum(SCENARIOS[n] for n in names)
+    reports = []
     start = time.monotonic()
-    with Watchdog(total * 3 + 300):
+    watch = CallWatch(args.call_bound or CALL_BOUND[args.mode])
+    install_watch(watch)
+    with Watchdog(total * 3 + 600), watch:
         for name in names:
-            module, share = SCENARIOS[name]
-            report = module.run(seconds=total * share / shares)
+            module = importlib.import_module(f'stress.{name}')
+            budget = total * SCENARIOS[name] / shares
+            kwargs = {'long': long} if 'long' in inspect.signature(module.run).parameters else {}
+            report = module.run(seconds=budget, **kwargs)
+            report.extra['rss_after_mib'] = _rss_mib()
+            reports.append(report)
             print(report.line(), flush=True)
             for failure in report.failures:
-                print('   ', failure)
-            failed += not report.ok
-    passed = len(names) - failed
-    print(f'stress: {passed} passed, {failed} failed in {time.monotonic() - start:.1f} s')
-    return 1 if failed else 0
+                print('   ', failure, flush=True)
+    failed = sum(not r.ok for r in reports)
+    calls = sum(r.calls for r in reports)
+    checks = sum(r.checks for r in reports)
+    wrong = sum(r.wrong for r in reports)
+    rates = next((r.extra['throughput'] for r in reports if 'throughput' in r.extra), 'not measured')
+    print(f'stress: {len(reports) - failed} passed, {failed} failed in {time.monotonic() - start:.1f} s; '
+          f'{calls} calls, {checks} checks, {wrong} wrong results; longest call {watch.longest:.1f} s '
+          f'(bound {watch.bound:.0f} s)')
+    print(f'stress: scenario 1 throughput (calls/s by threads): {rates}')
+    return 1 if failed or wrong else 0
 
 
 if __name__ == '__main__':

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
+import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import attrs
 
@@ -18,16 +20,19 @@ class Report:
     name: str
     calls: int = 0
     checks: int = 0
+    wrong: int = 0
     failures: list[str] = attrs.field(factory=list)
     seconds: float = 0.0
     extra: dict = attrs.field(factory=dict)
     lock: threading.Lock = attrs.field(factory=threading.Lock, repr=False)
 
-    def add(self, calls: int = 0, checks: int = 0, failure: str | None = None) -> None:
+    def add(self, calls: int = 0, checks: int = 0, failure: str | None = None, wrong: bool = False) -> None:
+        """Count calls and checks; ``failure`` fails the scenario, ``wrong`` marks a wrong result."""
         with self.lock:
             self.calls += calls
             self.checks += checks
-            if failure is not None and len(self.failures) < 50:
+            self.wrong += bool(wrong)
+            if failure and len(self.failures) < 50:
                 self.failures.append(failure)
 
     @property
@@ -39,7 +44,7 @@ class Report:
         status = 'ok' if self.ok else f'FAILED ({len(self.failures)})'
         extra = ''.join(f', {k}={v}' for k, v in self.extra.items())
         return (f'{self.name}: {status}: {self.calls} calls, {self.checks} checks, '
-                f'{self.seconds:.1f} s, {rate:.0f} calls/s{extra}')
+                f'{self.wrong} wrong, {self.seconds:.1f} s, {rate:.0f} calls/s{extra}')
 
 
 def run_threads(n: int, target: Callable[[int], None], timeout: float) -> list[str]:
@@ -78,3 +83,77 @@ class Watchdog:
     def __exit__(self, *exc):
         faulthandler.cancel_dump_traceback_later()
         return False
+
+
+class CallWatch:
+    """Fail the run if any one call takes longer than ``bound`` seconds.
+
+    Workers wrap each call in :meth:`call`. A monitor thread looks at the
+    calls in flight twice a second; when one is older than the bound it
+    prints which, dumps every thread's stack with :mod:`faulthandler` and
+    ends the process with exit code 70: a hung call cannot be cancelled, and
+    CI must fail instead of hanging.
+    """
+
+    EXIT_CODE = 70
+
+    def __init__(self, bound: float, period: float = 0.5):
+        self.bound = bound
+        self.period = period
+        self._lock = threading.Lock()
+        self._active: dict[int, tuple[float, str]] = {}
+        self._tokens = iter(range(1 << 62))
+        self.longest = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._monitor, name='CallWatch', daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join(5)
+        return False
+
+    @contextlib.contextmanager
+    def call(self, what: str) -> Iterator[None]:
+        start = time.monotonic()
+        with self._lock:
+            token = next(self._tokens)
+            self._active[token] = (start, what)
+        try:
+            yield
+        finally:
+            took = time.monotonic() - start
+            with self._lock:
+                del self._active[token]
+                self.longest = max(self.longest, took)
+
+    def _monitor(self) -> None:
+        while not self._stop.wait(self.period):
+            now = time.monotonic()
+            with self._lock:
+                late = [(now - t, what) for t, what in self._active.values() if now - t > self.bound]
+            if late:
+                took, what = max(late)
+                print(f'CallWatch: {what!r} has run for {took:.0f} s (bound {self.bound:.0f} s); '
+                      'stacks of every thread follow.', file=sys.stderr, flush=True)
+                faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
+                sys.stderr.flush()
+                os._exit(self.EXIT_CODE)
+
+
+class _Watching:
+    """Which :class:`CallWatch` the scenarios report to (``__main__`` installs one)."""
+
+    current = CallWatch(float('inf'))
+
+
+def watched(what: str):
+    """Context manager: this call is watched by the installed :class:`CallWatch`."""
+    return _Watching.current.call(what)
+
+
+def install_watch(watch: CallWatch) -> None:
+    _Watching.current = watch

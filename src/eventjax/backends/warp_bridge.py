@@ -17,6 +17,13 @@ Facts about ``warp.jax_kernel`` (warp-lang 1.19) that shape this module:
 - ``FfiKernel.__call__`` records a launch descriptor under an unlocked
   counter, so concurrent traces are serialised here with a lock. Execution is
   serialised by warp itself (one process-wide callback lock).
+- Every kernel defined in a Python module joins that module's warp
+  ``Module``, whose hash covers all its kernels, and the first launch builds
+  the module (in warp's callback, under its callback lock). A kernel defined
+  by another thread during that build changes the hash mid-build and the
+  build's files land under two names ("Module metadata file ... was not
+  found in the cache"). So kernel generation, tracing and warp's callbacks
+  all hold one lock: warp's callback lock (see :func:`_warp_lock`).
 - Every trace gets a fresh ``launch_id`` baked into the HLO as an attribute:
   call the generated function under ``jit`` (the primitive does), since an
   eager call retraces and recompiles each time, and do not rely on JAX's
@@ -28,6 +35,7 @@ Facts about ``warp.jax_kernel`` (warp-lang 1.19) that shape this module:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import threading
@@ -53,7 +61,7 @@ _WARP_SCALARS = {
 }
 SUPPORTED_WARP_DTYPES = tuple(_WARP_SCALARS)
 
-_TRACE_LOCK = threading.Lock()
+_OWN_LOCK = threading.Lock()
 
 
 
@@ -176,6 +184,19 @@ def _zeroed_names(spec: WarpKernelSpec, n_outs: int) -> tuple[str, ...]:
 
 
 @functools.cache
+def _warp_lock():
+    """The lock warp's FFI callbacks hold; ours where this warp version has none.
+
+    Holding it while kernels are generated and traced keeps a kernel from
+    being added to a warp module while a callback builds that module.
+    """
+    from warp._src.jax import ffi as warp_ffi  # noqa: PLC0415
+
+    lock = getattr(warp_ffi, '_FFI_CALLBACK_LOCK', None)
+    return lock if hasattr(lock, 'acquire') and hasattr(lock, 'release') else _OWN_LOCK
+
+
+@functools.cache
 def _ffi_kernel(kernel, num_outputs: int, vmap_method: str, in_out: tuple[str, ...], block_dim):
     # Launch/output dims stay per call, so this is one FFI target per kernel overload.
     wp = import_warp()
@@ -257,9 +278,10 @@ def warp_kernel_generator(kg: Callable[..., Any], platform: str = 'gpu') -> Call
         outs = tuple(outs) if isinstance(outs, (tuple, list)) else (outs,)
         for out in outs:
             warp_dtype(out.dtype)
-        spec = _as_spec(kg(**static_params, outs=outs))
-        ffi = _ffi_kernel(spec.kernel, len(outs), spec.vmap_method,
-                          _zeroed_names(spec, len(outs)), spec.block_dim)
+        with _warp_lock():
+            spec = _as_spec(kg(**static_params, outs=outs))
+            ffi = _ffi_kernel(spec.kernel, len(outs), spec.vmap_method,
+                              _zeroed_names(spec, len(outs)), spec.block_dim)
         _check_outputs(ffi, outs, spec.kernel.key)
         out_dims = {arg.name: out.shape for arg, out in
                     zip(ffi.output_args, outs[ffi.num_in_out:])}
@@ -269,7 +291,10 @@ def warp_kernel_generator(kg: Callable[..., Any], platform: str = 'gpu') -> Call
                 warp_dtype(a.dtype)
             args = _assemble_args(ffi, spec, arrays, outs)
             launch = _launch_dims(spec.dim, arrays)
-            with _TRACE_LOCK:
+            # Called outside a trace, ffi() runs the kernel at once, and warp's
+            # callback takes the same lock: hold it only while tracing.
+            tracing = any(isinstance(a, jax.core.Tracer) for a in args)
+            with _warp_lock() if tracing else contextlib.nullcontext():
                 result = ffi(*args, output_dims=out_dims or None, launch_dims=launch)
             return tuple(result)
 

@@ -1,0 +1,181 @@
+"""Scenario 2: batching and autodiff under load, every result checked against NumPy.
+
+Workers pick at random among:
+
+- ``vmap`` of a standard operator over its vector (mv: the mv -> mm rule) or
+  matrix operand (mm), batch axis 0 or last;
+- ``vmap`` of a primitive that has only ``general_batching_rule`` (a
+  ``lax.scan``), with one or both operands batched, on each cpu backend it has;
+- ``grad`` of ``sum(c * op(x))`` with respect to the float operand ``x``,
+  whose answer is ``A.T @ c`` (``A @ c`` when transposed);
+
+each with a random backend, eager or under ``jit``.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import eventjax as ej
+from stress import operators as ops
+from stress.harness import Report, run_threads, watched
+
+BATCH = 3
+SCAN_BACKENDS = ('jax', 'numba')
+
+
+@functools.cache
+def scan_only_primitive() -> ej.XLACustomKernel:
+    """``(x, w) -> (x * w[0] + 1, sum(x))``: two outputs, batched only by the general rule."""
+    prim = ej.XLACustomKernel('stress_scan_only')
+    prim.def_jax_kernel(lambda outs: lambda x, w: (x * w[0] + 1, jnp.sum(x, keepdims=True)))
+    if 'numba' in ops.usable_cpu_backends():
+        prim.def_numba_kernel(_numba_generator)
+    return prim
+
+
+def _numba_generator(outs):
+    import numba  # noqa: PLC0415  (only where numba is installed)
+
+    @numba.njit
+    def kernel(x, w, y, total):
+        total[0] = 0.0
+        for i in range(x.size):
+            y[i] = x[i] * w[0] + 1
+            total[0] += x[i]
+
+    return kernel
+
+
+def call_scan_only(x, w, backend):
+    prim = scan_only_primitive()
+    outs = (jax.ShapeDtypeStruct(x.shape, x.dtype), jax.ShapeDtypeStruct((1,), x.dtype))
+    return prim(x, w, outs=outs, backend=backend)
+
+
+class _Functions:
+    """Transformed functions built once per key and reused, so jit caches are hit.
+
+    A fresh ``jax.jit(jax.vmap(lambda ...))`` on every call would compile on
+    every call; real callers build their transformed functions once.
+    """
+
+    def __init__(self):
+        self._made: dict = {}
+
+    def get(self, key, build):
+        fn = self._made.get(key)
+        if fn is None:
+            fn = self._made.setdefault(key, build())
+        return fn
+
+
+FUNCTIONS = _Functions()
+
+
+def _transformed(fn, jit):
+    return jax.jit(fn) if jit else fn
+
+
+def vmap_operator(rng, index: int, case: ops.Case, backend, jit):
+    x = np.asarray(case.operand)
+    last = bool(rng.integers(2)) and x.ndim == 2
+    xs = ops.operand_like(rng, case.name, (BATCH, *x.shape))
+    expected = np.stack([case.product(xb) for xb in xs])
+    if last:
+        xs = np.moveaxis(xs, 0, -1)
+    fn = FUNCTIONS.get(('vmap', index, backend, last, jit), lambda: _transformed(
+        jax.vmap(case.fn(backend), in_axes=-1 if last else 0), jit))
+    return fn(xs), expected
+
+
+def vmap_scan_only(rng, backend, jit):
+    n = int(rng.choice((4, 7)))
+    xs = rng.normal(size=(BATCH, n)).astype(np.float32)
+    both = bool(rng.integers(2))
+    ws = rng.normal(size=(BATCH, 1) if both else (1,)).astype(np.float32)
+    fn = FUNCTIONS.get(('scan', backend, both, jit), lambda: _transformed(jax.vmap(
+        lambda x, w: call_scan_only(x, w, backend), in_axes=(0, 0 if both else None)), jit))
+    y, total = fn(xs, ws)
+    w64 = ws.astype(np.float64).reshape(BATCH if both else 1, 1)
+    expected_y = xs.astype(np.float64) * w64 + 1
+    expected_total = xs.astype(np.float64).sum(axis=1, keepdims=True)
+    return (y, total), (expected_y, expected_total)
+
+
+def grad_operator(rng, index: int, case: ops.Case, backend, jit):
+    c = rng.normal(size=case.expected.shape).astype(np.float32)
+
+    def build():
+        fn = case.fn(backend)
+        return _transformed(jax.grad(lambda x, c: jnp.sum(fn(x) * c)), jit)
+
+    got = FUNCTIONS.get(('grad', index, backend, jit), build)(case.operand, c)
+    a = case.dense if case.statics['transpose'] else case.dense.T
+    return got, a @ c.astype(np.float64)
+
+
+def one_call(report: Report, rng, pool, who: str) -> None:
+    kind = ('vmap', 'scan', 'grad')[int(rng.integers(3))]
+    jit = rng.random() < 0.75  # eager vmap/grad retrace on every call: JAX's cost, not ours
+    if kind == 'scan':
+        backends = tuple(b for b in SCAN_BACKENDS if b in scan_only_primitive().available_backends('cpu'))
+        backend = backends[int(rng.integers(len(backends)))]
+        case = None
+    else:
+        candidates = [i for i, c in enumerate(pool) if kind == 'vmap' or not c.name.startswith('binary_')]
+        if not candidates:  # no float operator in the pool: grad has nothing to differentiate
+            kind, candidates = 'vmap', list(range(len(pool)))
+        index = candidates[int(rng.integers(len(candidates)))]
+        case = pool[index]
+        options = (None, *ops.backends(case.name))
+        backend = options[int(rng.integers(len(options)))]
+    what = f'{who}: {kind} {case.name + str(case.statics) if case else "stress_scan_only"} backend={backend} jit={jit}'
+    try:
+        with watched(what):
+            if kind == 'scan':
+                got, expected = vmap_scan_only(rng, backend, jit)
+            elif kind == 'vmap':
+                got, expected = vmap_operator(rng, index, case, backend, jit)
+            else:
+                got, expected = grad_operator(rng, index, case, backend, jit)
+            got = jax.tree.map(np.asarray, got)
+    except Exception as exc:
+        report.add(1, 0, failure=f'{what}: raised {type(exc).__name__}: {exc}')
+        return
+    for g, e in zip(jax.tree.leaves(got), jax.tree.leaves(expected)):
+        g = np.asarray(g, np.float64)
+        bad = g.shape != e.shape or not np.allclose(g, e, rtol=ops.RTOL, atol=ops.ATOL)
+        report.add(0, 1, failure=bad and f'{what}: got shape {g.shape}, expected {e.shape}; '
+                   f'max error {np.max(np.abs(g - e)) if g.shape == e.shape else "n/a"}', wrong=bad)
+    report.add(1, 0)
+
+
+def run(seconds: float, threads: int = 4, long: bool = False) -> Report:
+    report = Report('batching')
+    seed = int(time.time()) % 100_000 + 7
+    rng = np.random.default_rng(seed)
+    names = ops.operators()
+    pool = [ops.random_case(rng, names[int(rng.integers(len(names)))]) for _ in range(12 if long else 4)]
+    floats = [n for n in names if not n.startswith('binary_')]
+    if floats and all(c.name.startswith('binary_') for c in pool):
+        pool[-1] = ops.random_case(rng, floats[int(rng.integers(len(floats)))])  # so grad has work
+    start = time.monotonic()
+    deadline = start + seconds
+
+    def worker(i):
+        local = np.random.default_rng(seed + i)
+        for _ in range(100_000):
+            if time.monotonic() > deadline:
+                break
+            one_call(report, local, pool, f'worker {i}')
+
+    report.failures.extend(run_threads(threads, worker, seconds + 300))
+    report.seconds = time.monotonic() - start
+    report.extra['seed'] = seed
+    return report

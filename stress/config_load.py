@@ -1,0 +1,158 @@
+"""Scenario 3: ``set_backend`` and ``set_default`` flip while workers call, some inside ``override``.
+
+The instrument is a primitive whose cpu backends ``a``, ``b``, ``c`` return
+``x + 1``, ``x + 2``, ``x + 3``. A flipper thread applies changes
+``k = 1, 2, ...``: odd ones ``set_backend('cpu', ...)`` cycling through
+None, 'a', 'b' and 'warp' (a backend the instrument lacks, so it is skipped),
+even ones ``set_default('cpu', ...)`` cycling through 'a', 'b', 'c'. The
+state after change ``k`` is known in advance, hence the backend a plain call
+must use. Before change ``k`` the flipper publishes ``started = k``, after it
+``committed = k``; a worker reads ``committed`` before its call and
+``started`` after it, and the value must be that of a state in
+``committed..started``: current at some moment during the call, and never
+older than a change that finished before the call began.
+
+Workers: plain eager and jitted calls; calls inside ``override(cpu='c')``
+(always 3) and ``override(cpu='warp')`` (skipped: the global rule applies);
+per-call ``backend='b'`` (always 2); and standard operators without
+``backend=``, whose backend follows the flips ('warp' is a backend they have),
+checked against NumPy.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import eventjax as ej
+from stress import operators as ops
+from stress.harness import Report, run_threads, watched
+
+VALUES = {'a': 1.0, 'b': 2.0, 'c': 3.0}
+GLOBALS = (None, 'a', 'b', 'warp')
+DEFAULTS = ('a', 'b', 'c')
+KINDS = ('eager', 'jit', 'override_c', 'override_skipped', 'per_call', 'operator')
+
+
+def make_primitive() -> ej.XLACustomKernel:
+    prim = ej.XLACustomKernel('stress_three_valued')
+    for name, value in VALUES.items():
+        prim.def_kernel(name, 'cpu', lambda outs, value=value: lambda x: (x + value,))
+    prim.set_default('cpu', 'a')
+    return prim
+
+
+def states(flips: int) -> list[tuple[str | None, str]]:
+    """``(global backend, primitive default)`` after each change ``0..flips``."""
+    out = [(None, 'a')]
+    for k in range(1, flips + 1):
+        glob, default = out[-1]
+        if k % 2:
+            glob = GLOBALS[(k // 2 + 1) % len(GLOBALS)]
+        else:
+            default = DEFAULTS[(k // 2) % len(DEFAULTS)]
+        out.append((glob, default))
+    return out
+
+
+def apply(prim, state) -> None:
+    glob, default = state
+    ej.set_backend('cpu', glob)
+    prim.set_default('cpu', default)
+
+
+def plain_value(state) -> float:
+    glob, default = state
+    return VALUES[glob if glob in VALUES else default]
+
+
+def _rss_mib() -> float | None:
+    try:
+        import psutil  # noqa: PLC0415  (the test extra)
+    except ImportError:
+        return None
+    return psutil.Process().memory_info().rss / 2**20
+
+
+def run(seconds: float, flips: int | None = None, threads: int = 8, long: bool = False) -> Report:
+    report = Report('config_load')
+    prim = make_primitive()
+    flips = flips or (2000 if long else 120)
+    table = states(flips)
+    x = jnp.zeros(4, jnp.float32)
+    out = jax.ShapeDtypeStruct(x.shape, x.dtype)
+    jitted = jax.jit(lambda x: prim(x, outs=out))
+    rng = np.random.default_rng(int(time.time()) % 100_000)
+    names = ops.operators()
+    pool = [ops.random_case(rng, names[i % len(names)]) for i in range(4)]
+    marks = {'started': 0, 'committed': 0}
+    stop = threading.Event()
+    deadline = time.monotonic() + seconds
+    ej.clear_backends()
+
+    def instrument(kind):
+        if kind == 'eager':
+            return float(prim(x, outs=out)[0]), None
+        if kind == 'jit':
+            return float(jitted(x)[0]), None
+        if kind == 'override_c':
+            with ej.config.override(cpu='c'):
+                return float(jitted(x)[0]), {3.0}
+        if kind == 'override_skipped':
+            with ej.config.override(cpu='warp'):
+                return float(prim(x, outs=out)[0]), None
+        return float(prim(x, outs=out, backend='b')[0]), {2.0}
+
+    def worker(i):
+        local = np.random.default_rng(i)
+        while not stop.is_set() and time.monotonic() < deadline:
+            kind = KINDS[i % len(KINDS)] if local.random() < 0.7 else KINDS[int(local.integers(len(KINDS)))]
+            first = marks['committed']
+            what = f'worker {i}: {kind}'
+            try:
+                with watched(what):
+                    if kind == 'operator':
+                        case = pool[int(local.integers(len(pool)))]
+                        problem = case.check(case.call(jit=bool(local.integers(2))))
+                        report.add(1, 1, failure=problem and f'{what}: {problem}', wrong=problem is not None)
+                        continue
+                    value, allowed = instrument(kind)
+            except Exception as exc:
+                report.add(1, 0, failure=f'{what}: raised {type(exc).__name__}: {exc}')
+                continue
+            last = marks['started']
+            if allowed is None:
+                allowed = {plain_value(table[k]) for k in range(first, last + 1)}
+            bad = value not in allowed
+            report.add(1, 1, wrong=bad, failure=bad and (
+                f'{what}: got {value}, changes {first}..{last} allow {sorted(allowed)}'))
+
+    rss_before = _rss_mib()
+    pool_thread = threading.Thread(
+        target=lambda: report.failures.extend(run_threads(threads, worker, seconds + 300)))
+    start = time.monotonic()
+    pool_thread.start()
+    pause = max(seconds / (flips + 1), 0.002)
+    done = 0
+    for k in range(1, flips + 1):
+        if time.monotonic() > deadline:
+            break
+        time.sleep(pause)
+        marks['started'] = k
+        apply(prim, table[k])
+        marks['committed'] = k
+        done = k
+    stop.set()
+    pool_thread.join(seconds + 400)
+    report.seconds = time.monotonic() - start
+    report.extra['changes'] = done
+    if rss_before is not None and done:
+        # Informational: every change recompiles every call site, and JAX's caches keep
+        # the old versions' executables until their LRU limits evict them.
+        report.extra['rss_per_change_kib'] = round(1024 * (_rss_mib() - rss_before) / done)
+    ej.clear_backends()
+    return report

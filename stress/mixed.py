@@ -1,0 +1,109 @@
+"""Scenario 1: eight workers make random standard-kernel calls, each checked against NumPy.
+
+Each call picks an operator case from a pool (dense, CSR, FCN; mv and mm;
+binary and float; shapes from a small set), a backend among those the cpu
+has (or None: the default), and eager or jitted. In long mode workers also
+draw fresh cases now and then, so caches keep being missed as well as hit.
+Afterwards the same pool, warmed, measures throughput with 1, 2, 4 and 8
+threads.
+
+Pallas is left out: the standard kernels have no pallas cpu kernel, and
+interpret mode (tens of ms a call) would only measure the interpreter.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+
+from stress import operators as ops
+from stress.harness import Report, run_threads, watched
+
+THREAD_COUNTS = (1, 2, 4, 8)
+
+
+def make_pool(rng: np.random.Generator, size: int) -> list[ops.Case]:
+    names = ops.operators()
+    return [ops.random_case(rng, names[int(rng.integers(len(names)))]) for _ in range(size)]
+
+
+def choices(case: ops.Case) -> tuple:
+    return (None, *ops.backends(case.name))
+
+
+def call_and_check(report: Report, case: ops.Case, backend, jit: bool, who: str) -> bool:
+    """One watched call; records the check (or the exception) in ``report``."""
+    what = f'{who}: {case.name} {case.statics} backend={backend} jit={jit}'
+    try:
+        with watched(what):
+            result = np.asarray(case.call(backend, jit=jit))
+    except Exception as exc:
+        report.add(1, 0, failure=f'{what}: raised {type(exc).__name__}: {exc}')
+        return False
+    problem = case.check(result)
+    report.add(1, 1, failure=problem and f'{what}: {problem}', wrong=problem is not None)
+    return problem is None
+
+
+def hammer(report: Report, pool, seed: int, deadline: float, max_calls: int,
+           fresh: float = 0.0, stop: threading.Event | None = None, who: str = 'worker') -> int:
+    """Random calls from ``pool`` until the deadline, ``max_calls`` or ``stop``; returns the count."""
+    rng = np.random.default_rng(seed)
+    names = ops.operators()
+    n = 0
+    while n < max_calls and time.monotonic() < deadline and not (stop and stop.is_set()):
+        if fresh and rng.random() < fresh:
+            case = ops.random_case(rng, names[int(rng.integers(len(names)))])
+        else:
+            case = pool[int(rng.integers(len(pool)))]
+        options = choices(case)
+        call_and_check(report, case, options[int(rng.integers(len(options)))], bool(rng.integers(2)), who)
+        n += 1
+    return n
+
+
+def warm(report: Report, pool) -> None:
+    """Call every (case, backend, eager/jit) of ``pool`` once, in this thread."""
+    for case in pool:
+        for backend in choices(case):
+            for jit in (False, True):
+                call_and_check(report, case, backend, jit, 'warm-up')
+
+
+def throughput(report: Report, pool, seconds_each: float, seed: int) -> dict[int, float]:
+    """Calls per second of ``hammer`` over a warmed ``pool`` with 1, 2, 4 and 8 threads."""
+    warm(report, pool)
+    rates = {}
+    for n in THREAD_COUNTS:
+        counts = [0] * n
+        deadline = time.monotonic() + seconds_each
+        start = time.monotonic()
+
+        def worker(i, counts=counts, deadline=deadline, n=n):
+            counts[i] = hammer(report, pool, seed + 1000 * n + i, deadline, 10**7, who=f'throughput x{n}')
+
+        report.failures.extend(run_threads(n, worker, seconds_each + 120))
+        rates[n] = sum(counts) / (time.monotonic() - start)
+    return rates
+
+
+def run(seconds: float, threads: int = 8, long: bool = False) -> Report:
+    report = Report('mixed')
+    seed = int(time.time()) % 100_000
+    rng = np.random.default_rng(seed)
+    pool = make_pool(rng, 24 if long else 6)
+    start = time.monotonic()
+    measure = min(max(seconds * 0.25, 4.0), 60.0)
+    deadline = start + max(seconds - measure - 2.0, 2.0)
+
+    def worker(i):
+        hammer(report, pool, seed + i, deadline, 200_000, fresh=0.02 if long else 0.0, who=f'worker {i}')
+
+    report.failures.extend(run_threads(threads, worker, seconds + 300))
+    rates = throughput(report, pool[:4] if long else pool[:2], measure / len(THREAD_COUNTS), seed)
+    report.seconds = time.monotonic() - start
+    report.extra['seed'] = seed
+    report.extra['throughput'] = ' '.join(f'{n}t:{r:.0f}/s' for n, r in rates.items())
+    return report

@@ -1,0 +1,53 @@
+"""The stress harness turns a hung call into a failed run with every stack dumped."""
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+HUNG = textwrap.dedent('''
+    import time
+    from stress.harness import CallWatch, install_watch, watched
+
+    watch = CallWatch(1.0, period=0.1)
+    install_watch(watch)
+    with watch:
+        with watched('a call that hangs'):
+            time.sleep(60)
+    print('not reached')
+''')
+
+QUICK = textwrap.dedent('''
+    from stress.harness import CallWatch, install_watch, watched
+
+    watch = CallWatch(30.0, period=0.1)
+    install_watch(watch)
+    with watch:
+        for _ in range(100):
+            with watched('a quick call'):
+                pass
+    print('longest', watch.longest < 1.0)
+''')
+
+
+def _run(code):
+    env = {**os.environ, 'PYTHONPATH': os.pathsep.join([str(ROOT), str(ROOT / 'src')])}
+    return subprocess.run([sys.executable, '-c', code], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=50)
+
+
+class TestCallWatch:
+    def test_a_call_over_the_bound_ends_the_run_with_code_70_and_all_stacks(self):
+        proc = _run(HUNG)
+        assert proc.returncode == 70
+        assert "'a call that hangs' has run for" in proc.stderr
+        assert 'most recent call first' in proc.stderr  # faulthandler's stack dump
+        assert 'not reached' not in proc.stdout
+
+    def test_calls_within_the_bound_let_the_run_finish(self):
+        proc = _run(QUICK)
+        assert proc.returncode == 0, proc.stderr
+        assert 'longest True' in proc.stdout
