@@ -17,6 +17,8 @@ from eventjax.config import PLATFORMS, get_pallas_cpu_interpret, normalize_platf
 from eventjax.errors import BackendUnavailableError
 
 BACKENDS = ('jax', 'numba', 'warp', 'pallas')
+# The pip extra that brings JAX's plugin for each accelerator platform.
+_JAX_EXTRA = {'gpu': 'jax[cuda12]', 'tpu': 'jax[tpu]'}
 
 
 PALLAS_INTERPRET_ENV = 'EVENTJAX_PALLAS_INTERPRET'
@@ -105,7 +107,7 @@ def _status_jax(platform: str) -> BackendStatus:
     return BackendStatus(
         'jax', platform, False,
         f'JAX sees no {platform} device.',
-        f'Install the jaxlib plugin for {platform} (e.g. pip install "jax[cuda12]") '
+        f'Install the jaxlib plugin for {platform} (e.g. pip install "{_JAX_EXTRA[platform]}") '
         'and make the device visible.',
     )
 
@@ -157,7 +159,7 @@ def _status_pallas(platform: str) -> BackendStatus:
     if not _jax_has_platform(platform):
         return BackendStatus(
             'pallas', platform, False, f'JAX sees no {platform} device.',
-            f'Install the jaxlib plugin for {platform} (e.g. pip install "jax[cuda12]"), '
+            f'Install the jaxlib plugin for {platform} (e.g. pip install "{_JAX_EXTRA[platform]}"), '
             f'or set {PALLAS_INTERPRET_ENV}=1 to run pallas kernels on the CPU.',
         )
     return BackendStatus('pallas', platform, True)
