@@ -18,7 +18,7 @@ import numpy as np
 
 from eventjax.backends.warp_bridge import import_warp, warp_dtype, warp_kernel_generator
 
-__all__ = ['accumulator_type', 'event_test', 'warp_by_dtypes', 'warp_types']
+__all__ = ['accumulator_type', 'event_test', 'operand_value', 'warp_by_dtypes', 'warp_types']
 
 
 def warp_by_dtypes(factory: Callable, platform: str) -> Callable:
@@ -64,3 +64,37 @@ def event_test(ev_t):
             return x > ev_t(0)
     return is_event
 
+
+
+@functools.cache
+def operand_value(xt, at, binary: bool, matrix: bool):
+    """A ``wp.func`` reading entry ``j`` (column ``c`` for a matrix) of the vector/matrix operand as ``at``.
+
+    For an event operand (``binary``) the value is 1 where there is an event
+    and 0 elsewhere; otherwise it is the entry itself. Every sparse family's
+    kernels read their operand through it.
+    """
+    wp = import_warp()
+    is_event = event_test(xt)
+    if matrix:
+        if binary:
+            @wp.func
+            def value(x: wp.array2d(dtype=xt), j: int, c: int) -> at:
+                if is_event(x[j, c]):
+                    return at(1.0)
+                return at(0.0)
+        else:
+            @wp.func
+            def value(x: wp.array2d(dtype=xt), j: int, c: int) -> at:
+                return at(x[j, c])
+    elif binary:
+        @wp.func
+        def value(x: wp.array(dtype=xt), j: int) -> at:
+            if is_event(x[j]):
+                return at(1.0)
+            return at(0.0)
+    else:
+        @wp.func
+        def value(x: wp.array(dtype=xt), j: int) -> at:
+            return at(x[j])
+    return value

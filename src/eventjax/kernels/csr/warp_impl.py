@@ -18,7 +18,7 @@ skipped, never read or written; ``CSR.validate()`` reports them.
 import functools
 
 from eventjax.backends.warp_bridge import WarpKernelSpec, import_warp
-from eventjax.kernels.common.warp_typing import accumulator_type, event_test, warp_types
+from eventjax.kernels.common.warp_typing import accumulator_type, operand_value, warp_types
 
 __all__ = ['binary_csrmm_kernel', 'binary_csrmv_kernel', 'csrmm_kernel', 'csrmv_kernel']
 
@@ -27,18 +27,7 @@ __all__ = ['binary_csrmm_kernel', 'binary_csrmv_kernel', 'csrmm_kernel', 'csrmv_
 def _mv(wt, it, xt, transpose, binary):
     wp = import_warp()
     at = accumulator_type(wt)
-    is_event = event_test(xt)
-
-    if binary:
-        @wp.func
-        def value(x: wp.array(dtype=xt), j: int) -> at:
-            if is_event(x[j]):
-                return at(1.0)
-            return at(0.0)
-    else:
-        @wp.func
-        def value(x: wp.array(dtype=xt), j: int) -> at:
-            return at(x[j])
+    value = operand_value(xt, at, binary, matrix=False)
 
     @wp.kernel(module='unique', enable_backward=False)
     def gather(data: wp.array(dtype=wt), indices: wp.array(dtype=it), indptr: wp.array(dtype=it),
@@ -85,18 +74,7 @@ def _mv(wt, it, xt, transpose, binary):
 def _mm(wt, it, xt, transpose, binary):
     wp = import_warp()
     at = accumulator_type(wt)
-    is_event = event_test(xt)
-
-    if binary:
-        @wp.func
-        def value(x: wp.array2d(dtype=xt), j: int, c: int) -> at:
-            if is_event(x[j, c]):
-                return at(1.0)
-            return at(0.0)
-    else:
-        @wp.func
-        def value(x: wp.array2d(dtype=xt), j: int, c: int) -> at:
-            return at(x[j, c])
+    value = operand_value(xt, at, binary, matrix=True)
 
     @wp.kernel(module='unique', enable_backward=False)
     def gather(data: wp.array(dtype=wt), indices: wp.array(dtype=it), indptr: wp.array(dtype=it),

@@ -20,7 +20,7 @@ skipped, never read or written; ``FixedNumConn.validate()`` reports it.
 import functools
 
 from eventjax.backends.warp_bridge import WarpKernelSpec, import_warp
-from eventjax.kernels.common.warp_typing import accumulator_type, event_test, warp_types
+from eventjax.kernels.common.warp_typing import accumulator_type, operand_value, warp_types
 
 __all__ = ['binary_fcnmm_kernel', 'binary_fcnmv_kernel', 'fcnmm_kernel', 'fcnmv_kernel']
 
@@ -44,19 +44,8 @@ def _weight(wt):
 def _mv(wt, it, xt, transpose, binary):
     wp = import_warp()
     at = accumulator_type(wt)
-    is_event = event_test(xt)
     weight = _weight(wt)
-
-    if binary:
-        @wp.func
-        def value(x: wp.array(dtype=xt), j: int) -> at:
-            if is_event(x[j]):
-                return at(1.0)
-            return at(0.0)
-    else:
-        @wp.func
-        def value(x: wp.array(dtype=xt), j: int) -> at:
-            return at(x[j])
+    value = operand_value(xt, at, binary, matrix=False)
 
     @wp.kernel(module='unique', enable_backward=False)
     def gather(w: wp.array2d(dtype=wt), indices: wp.array2d(dtype=it), x: wp.array(dtype=xt),
@@ -90,19 +79,8 @@ def _mv(wt, it, xt, transpose, binary):
 def _mm(wt, it, xt, transpose, binary):
     wp = import_warp()
     at = accumulator_type(wt)
-    is_event = event_test(xt)
     weight = _weight(wt)
-
-    if binary:
-        @wp.func
-        def value(x: wp.array2d(dtype=xt), j: int, col: int) -> at:
-            if is_event(x[j, col]):
-                return at(1.0)
-            return at(0.0)
-    else:
-        @wp.func
-        def value(x: wp.array2d(dtype=xt), j: int, col: int) -> at:
-            return at(x[j, col])
+    value = operand_value(xt, at, binary, matrix=True)
 
     @wp.kernel(module='unique', enable_backward=False)
     def gather(w: wp.array2d(dtype=wt), indices: wp.array2d(dtype=it), x: wp.array2d(dtype=xt),
