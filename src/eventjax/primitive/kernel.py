@@ -40,7 +40,7 @@ from eventjax.errors import (
 from eventjax.primitive import autodiff
 from eventjax.primitive.batching import general_batching_rule
 from eventjax.primitive.compat import apply_primitive
-from eventjax.primitive.resolution import KernelEntry, MissingBackend, Resolved, resolve
+from eventjax.primitive.resolution import KernelEntry, MissingBackend, Resolved, missing_backend_message, resolve
 
 __all__ = ['XLACustomKernel', 'primitives']
 
@@ -152,7 +152,7 @@ class XLACustomKernel:
             table = snap.primitives[self._uid]
             if backend is not None and backend not in table.kernels[platform]:
                 raise BackendNotFoundError(
-                    f'{who}: ' + _missing(self.name, platform, backend, table.backends(platform)))
+                    f'{who}: ' + missing_backend_message(self.name, platform, backend, table.backends(platform)))
             if table.defaults.get(platform) == backend:
                 return snap
             table = table.with_default(platform, backend)
@@ -231,11 +231,6 @@ def primitives() -> dict[str, dict[str, tuple[str, ...]]]:
         key = table.name if table.name not in out else f'{table.name}#{uid}'
         out[key] = {p: table.backends(p) for p in PLATFORMS}
     return out
-
-
-def _missing(name, platform, backend, available) -> str:
-    from eventjax.primitive.resolution import missing_backend_message
-    return missing_backend_message(name, platform, backend, available)
 
 
 def _as_struct(name: str, out: Any) -> jax.ShapeDtypeStruct:
