@@ -9,6 +9,9 @@ from __future__ import annotations
 __all__ = [
     'BackendNotFoundError',
     'BackendUnavailableError',
+    'CollectiveError',
+    'ConfigMismatchError',
+    'CoordinatorUnreachableError',
     'KernelCompilationError',
     'KernelOutputError',
     'KernelSpecError',
@@ -66,3 +69,15 @@ class PallasKernelSpecError(KernelSpecError):
 
 class NumbaKernelError(KernelSpecError):
     """A numba kernel does not fit the arrays it is called with (arity, rank, typing)."""
+
+
+class CoordinatorUnreachableError(ConnectionError):
+    """A process of a multi-process run could not reach the coordinator within its timeout."""
+
+
+class ConfigMismatchError(ValueError):
+    """The processes of a multi-process run were started with different configurations."""
+
+
+class CollectiveError(RuntimeError):
+    """A collective across processes failed, most often because another process died."""

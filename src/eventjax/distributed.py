@@ -1,0 +1,303 @@
+"""Running one network over several processes, on JAX's own multi-process runtime.
+
+Thin helpers around :func:`jax.distributed.initialize`, global meshes and
+``shard_map`` collectives; JAX moves the data (gloo between CPU processes,
+NCCL between GPUs), nothing here is a transport. :func:`initialize` joins the
+job with bounded timeouts, :func:`check_same_config` stops a job whose
+processes disagree, :func:`own_rows` and :func:`all_gather_spikes` split the
+neurons and exchange their spikes, :func:`spawn` starts a job on localhost.
+
+A process learns its place from the arguments of :func:`initialize`, else
+from ``JAX_COORDINATOR_ADDRESS`` (JAX's own variable), ``EVENTJAX_NUM_PROCESSES``
+and ``EVENTJAX_PROCESS_ID``, else from JAX's cluster auto-detection (Slurm,
+Open MPI, mpi4py, Kubernetes).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from eventjax.errors import CollectiveError, ConfigMismatchError, CoordinatorUnreachableError
+
+__all__ = ['ProcessResult', 'all_gather_spikes', 'block_size', 'check_same_config', 'collective_errors',
+           'free_port', 'initialize', 'own_rows', 'spawn']
+
+ENV_NUM_PROCESSES = 'EVENTJAX_NUM_PROCESSES'
+ENV_PROCESS_ID = 'EVENTJAX_PROCESS_ID'
+ENV_COORDINATOR = 'JAX_COORDINATOR_ADDRESS'
+
+
+def _env_int(name):
+    value = os.environ.get(name)
+    if value is None or value == '':
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError(f'eventjax.distributed: {name} must be an integer, got {value!r}.') from None
+
+
+def _wait_for_coordinator(address, timeout, who):
+    """Retry a TCP connection to ``address`` until it answers or ``timeout`` seconds pass."""
+    host, _, port = address.rpartition(':')
+    host = host.strip('[]')
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with socket.create_connection((host, int(port)), timeout=1.0):
+                return
+        except OSError as err:
+            if time.monotonic() >= deadline:
+                raise CoordinatorUnreachableError(
+                    f'{who}: the coordinator at {address} did not answer within {timeout} s ({err}). '
+                    f'Start process 0 first (it hosts the coordinator), check the address and port '
+                    f'({ENV_COORDINATOR}), or raise init_timeout.') from None
+            time.sleep(0.2)
+
+
+def initialize(coordinator_address: str | None = None, num_processes: int | None = None,
+               process_id: int | None = None, *, init_timeout: int = 60, heartbeat_timeout: int = 10,
+               shutdown_timeout: int = 30, quiet: bool = False) -> tuple[int, int]:
+    """Join a multi-process JAX job, with CPU collectives through gloo and bounded waits.
+
+    Call it before any other JAX call. Every wait is bounded: a process that
+    cannot reach the coordinator raises :class:`CoordinatorUnreachableError`
+    after ``init_timeout`` seconds; process 0, whose peers do not all arrive in
+    that time, is ended by JAX with ``DEADLINE_EXCEEDED``; once running, a
+    process that stops answering for ``heartbeat_timeout`` seconds makes JAX end
+    every other process with an error naming the lost task.
+
+    Args:
+        coordinator_address: ``host:port`` of process 0; default
+            ``$JAX_COORDINATOR_ADDRESS``, else JAX's cluster auto-detection.
+        num_processes: default ``$EVENTJAX_NUM_PROCESSES``, else auto-detected.
+        process_id: default ``$EVENTJAX_PROCESS_ID``, else auto-detected.
+        init_timeout: seconds to wait for the coordinator and all processes.
+        heartbeat_timeout: seconds of silence after which a process counts as dead.
+        shutdown_timeout: seconds a finishing process waits for the others.
+        quiet: do not print the one line that says whom this process waits for.
+
+    Returns:
+        ``(process_index, process_count)``.
+
+    Example:
+        >>> # in each process of the job, before anything else touches JAX:
+        >>> # rank, size = eventjax.distributed.initialize(init_timeout=30)
+    """
+    coordinator_address = coordinator_address or os.environ.get(ENV_COORDINATOR) or None
+    num_processes = num_processes if num_processes is not None else _env_int(ENV_NUM_PROCESSES)
+    process_id = process_id if process_id is not None else _env_int(ENV_PROCESS_ID)
+    who = f'eventjax.distributed (process {"?" if process_id is None else process_id} of {num_processes or "?"})'
+    jax.config.update('jax_cpu_collectives_implementation', 'gloo')
+    if not quiet:
+        print(f'{who}: joining the coordinator at {coordinator_address or "(auto-detected)"}; waits up to '
+              f'{init_timeout} s for all processes, and ends if another process is silent for '
+              f'{heartbeat_timeout} s.', file=sys.stderr, flush=True)
+    if coordinator_address and process_id not in (None, 0):
+        _wait_for_coordinator(coordinator_address, init_timeout, who)
+    jax.distributed.initialize(coordinator_address, num_processes, process_id,
+                               initialization_timeout=init_timeout, heartbeat_timeout_seconds=heartbeat_timeout,
+                               shutdown_timeout_seconds=shutdown_timeout)
+    return jax.process_index(), jax.process_count()
+
+
+def check_same_config(config: Mapping[str, object], *, max_bytes: int = 4096) -> None:
+    """Raise :class:`ConfigMismatchError` in every process unless all processes pass the same ``config``.
+
+    The configuration is encoded as JSON and all-gathered over the processes
+    (one collective, at start-up), so every process sees every other's values
+    and the error names them.
+
+    Args:
+        config: JSON-able settings that must agree (seed, sizes, backend...).
+        max_bytes: room for the encoded configuration.
+
+    Example:
+        >>> import eventjax as ej
+        >>> from eventjax import distributed
+        >>> distributed.check_same_config({'seed': 0, 'backend': ej.get_backend('cpu')})  # one process: passes
+    """
+    from jax.experimental import multihost_utils
+
+    me, count = jax.process_index(), jax.process_count()
+    payload = json.dumps(dict(config), sort_keys=True, default=str).encode()
+    if len(payload) > max_bytes:
+        raise ValueError(f'check_same_config(): the configuration takes {len(payload)} bytes as JSON, '
+                         f'more than max_bytes={max_bytes}; raise max_bytes or pass fewer entries.')
+    buf = np.zeros(max_bytes + 4, np.uint8)
+    buf[:4] = np.frombuffer(np.uint32(len(payload)).tobytes(), np.uint8)
+    buf[4:4 + len(payload)] = np.frombuffer(payload, np.uint8)
+    gathered = np.asarray(multihost_utils.process_allgather(buf)).reshape(count, -1)
+    configs = []
+    for row in gathered:
+        size = int(np.frombuffer(row[:4].tobytes(), np.uint32)[0])
+        configs.append(json.loads(row[4:4 + size].tobytes().decode()))
+    keys = sorted(set().union(*configs))
+    differ = [k for k in keys if any(c.get(k, '<missing>') != configs[0].get(k, '<missing>') for c in configs)]
+    if differ:
+        lines = '; '.join(f'{k}: ' + ', '.join(f'process {i} has {c.get(k, "<missing>")!r}'
+                                              for i, c in enumerate(configs)) for k in differ)
+        raise ConfigMismatchError(f'process {me} of {count}: the processes were started with different '
+                                  f'configurations ({lines}). Start every process with the same arguments, '
+                                  f'and call set_backend with the same backend in each.')
+
+
+def block_size(n: int, num_processes: int, multiple: int = 8) -> int:
+    """Neurons per process: ``ceil(n / num_processes)`` rounded up to ``multiple`` (the last block is padded).
+
+    Example:
+        >>> from eventjax import distributed
+        >>> distributed.block_size(1000, 3)
+        336
+    """
+    per = -(-n // num_processes)
+    return -(-per // multiple) * multiple
+
+
+def own_rows(n: int, num_processes: int, process_id: int, multiple: int = 8) -> range:
+    """The neurons process ``process_id`` owns: a contiguous block of :func:`block_size` (fewer in the last).
+
+    Example:
+        >>> from eventjax import distributed
+        >>> distributed.own_rows(1000, 3, 2)
+        range(672, 1000)
+    """
+    size = block_size(n, num_processes, multiple)
+    return range(min(n, process_id * size), min(n, (process_id + 1) * size))
+
+
+def all_gather_spikes(local: jax.Array, axis_name: str) -> jax.Array:
+    """Inside ``shard_map``: every process's spike block, gathered into one bool vector.
+
+    The spikes travel packed, one bit per neuron, so a step moves
+    ``ceil(n / 8)`` bytes to each process whatever the firing rate.
+
+    Args:
+        local: this shard's spikes, bool of shape ``(b,)`` with ``b`` a multiple of 8.
+        axis_name: the mesh axis the neurons are split over.
+
+    Returns:
+        Bool ``(b * axis_size,)``: shard ``i``'s spikes at ``[i * b, (i + 1) * b)``.
+
+    Example:
+        >>> import jax, jax.numpy as jnp
+        >>> from jax.sharding import Mesh, PartitionSpec as P
+        >>> from eventjax import distributed
+        >>> mesh = Mesh(jax.devices()[:1], ('p',))
+        >>> f = jax.shard_map(lambda s: distributed.all_gather_spikes(s, 'p'), mesh=mesh,
+        ...                   in_specs=P('p'), out_specs=P('p'))
+        >>> f(jnp.arange(8) % 3 == 0).tolist()
+        [True, False, False, True, False, False, True, False]
+    """
+    if local.shape[0] % 8:
+        raise ValueError(f'all_gather_spikes(): the local block must hold a multiple of 8 neurons, got '
+                         f'{local.shape[0]}; size blocks with block_size().')
+    packed = jnp.packbits(local.astype(bool))
+    return jnp.unpackbits(jax.lax.all_gather(packed, axis_name, tiled=True)).astype(bool)
+
+
+@contextlib.contextmanager
+def collective_errors():
+    """Turn a failed cross-process collective into a :class:`CollectiveError` that says what probably happened.
+
+    Example:
+        >>> from eventjax import distributed
+        >>> with distributed.collective_errors():
+        ...     pass
+    """
+    try:
+        yield
+    except (ValueError, RuntimeError) as err:
+        text = str(err)
+        if not any(word in text.lower() for word in ('gloo', 'nccl', 'mpi', 'unavailable')):
+            raise
+        raise CollectiveError(
+            f'process {jax.process_index()} of {jax.process_count()}: a collective across processes failed; '
+            f'another process most likely died or was killed: read its log for the first error. '
+            f'Cause: {text.splitlines()[0] if text else type(err).__name__}') from err
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that is free now (the OS picks it).
+
+    Example:
+        >>> from eventjax import distributed
+        >>> 0 < distributed.free_port() < 65536
+        True
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
+
+
+class ProcessResult(NamedTuple):
+    """How one process of :func:`spawn` ended: its exit code (``None`` if it was killed at the deadline) and output."""
+
+    process_id: int
+    returncode: int | None
+    output: str
+
+
+def spawn(commands: Sequence[Sequence[str]], *, timeout: float = 600.0, grace: float = 30.0,
+          env: Mapping[str, str] | None = None, cwd: str | None = None) -> list[ProcessResult]:
+    """Run one command per process on localhost as one JAX job; every process ends by ``timeout``.
+
+    Process ``i`` runs ``commands[i]`` with ``JAX_COORDINATOR_ADDRESS`` (a free
+    port on 127.0.0.1), ``EVENTJAX_NUM_PROCESSES`` and ``EVENTJAX_PROCESS_ID``
+    set, in a process group of its own. Once one process fails, the others get
+    ``grace`` seconds to end with their own error, then are killed, as is
+    anything still running at ``timeout`` or when the caller is interrupted.
+
+    Example:
+        >>> import sys
+        >>> from eventjax import distributed
+        >>> code = 'import os; print(os.environ["EVENTJAX_PROCESS_ID"])'
+        >>> [r.output.strip() for r in distributed.spawn([[sys.executable, '-c', code]] * 2, timeout=60)]
+        ['0', '1']
+    """
+    base = dict(os.environ if env is None else env)
+    base[ENV_COORDINATOR] = f'127.0.0.1:{free_port()}'
+    base[ENV_NUM_PROCESSES] = str(len(commands))
+    procs, logs, killed = [], [], set()
+    with tempfile.TemporaryDirectory(prefix='eventjax-spawn-') as tmp:
+        try:
+            for i, cmd in enumerate(commands):
+                logs.append(open(os.path.join(tmp, f'{i}.log'), 'w+'))  # noqa: SIM115 - closed below
+                procs.append(subprocess.Popen(list(cmd), stdout=logs[-1], stderr=subprocess.STDOUT, cwd=cwd,
+                                              env={**base, ENV_PROCESS_ID: str(i)}, start_new_session=True))
+            deadline, failed = time.monotonic() + timeout, False
+            while any(p.poll() is None for p in procs):
+                now = time.monotonic()
+                if not failed and any(p.returncode not in (None, 0) for p in procs):
+                    deadline, failed = min(deadline, now + grace), True
+                if now >= deadline:
+                    killed |= {i for i, p in enumerate(procs) if p.poll() is None}
+                    break
+                time.sleep(0.1)
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(p.pid, signal.SIGKILL)
+                    p.wait()
+            outputs = []
+            for log in logs:
+                log.seek(0)
+                outputs.append(log.read())
+                log.close()
+    return [ProcessResult(i, None if i in killed else p.returncode, out)
+            for i, (p, out) in enumerate(zip(procs, outputs))]
