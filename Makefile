@@ -36,6 +36,12 @@ bench: setup
 	$(BIN)/eventjax bench $(BENCH_ARGS)
 	$(BIN)/python -m bench
 
+# 1 vs 2 processes on localhost at 100,000 neurons, spike exchange timed apart.
+.PHONY: bench-distributed
+bench-distributed: setup
+	$(BIN)/python docs/examples/cuba_distributed.py --processes 1 --neurons 100000 --duration 100 --bench
+	$(BIN)/python docs/examples/cuba_distributed.py --processes 2 --neurons 100000 --duration 100 --bench
+
 docs: setup
 	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
 
