@@ -20,7 +20,7 @@ from jax.sharding import Mesh
 from jax.sharding import PartitionSpec as P
 
 from eventjax import distributed
-from eventjax.errors import ConfigMismatchError
+from eventjax.errors import CollectiveError, ConfigMismatchError
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
 EXAMPLE = str(ROOT / 'docs' / 'examples' / 'cuba_distributed.py')
@@ -50,6 +50,15 @@ class TestPartition:
     def test_all_gather_spikes_names_the_block_size_it_needs(self):
         with pytest.raises(ValueError, match='multiple of 8'):
             distributed.all_gather_spikes(jnp.zeros(5, bool), 'p')
+
+    def test_collective_errors_names_the_likely_cause_and_lets_other_errors_through(self):
+        with pytest.raises(CollectiveError, match='another process most likely died') as info:
+            with distributed.collective_errors():
+                raise ValueError('UNKNOWN: Gloo AllGather failed: Connection reset by peer')
+        assert isinstance(info.value, RuntimeError) and isinstance(info.value.__cause__, ValueError)
+        with pytest.raises(ValueError, match='failed to compile'):
+            with distributed.collective_errors():
+                raise ValueError('failed to compile')
 
     def test_check_same_config_passes_in_one_process(self):
         distributed.check_same_config({'seed': 0, 'backend': 'numba'})
