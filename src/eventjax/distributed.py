@@ -109,9 +109,16 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
               f'{heartbeat_timeout} s.', file=sys.stderr, flush=True)
     if coordinator_address and process_id not in (None, 0):
         _wait_for_coordinator(coordinator_address, init_timeout, who)
-    jax.distributed.initialize(coordinator_address, num_processes, process_id,
-                               initialization_timeout=init_timeout, heartbeat_timeout_seconds=heartbeat_timeout,
-                               shutdown_timeout_seconds=shutdown_timeout)
+    try:
+        jax.distributed.initialize(coordinator_address, num_processes, process_id,
+                                   initialization_timeout=init_timeout, heartbeat_timeout_seconds=heartbeat_timeout,
+                                   shutdown_timeout_seconds=shutdown_timeout)
+    except ValueError as err:
+        if 'should be defined' not in str(err) and 'must be defined' not in str(err):
+            raise
+        raise ValueError(f'{who}: no multi-process job found ({err}). Start the processes under Slurm, Open MPI '
+                         f'or mpi4py, or set {ENV_COORDINATOR}, {ENV_NUM_PROCESSES} and {ENV_PROCESS_ID} in '
+                         f'each, or pass them to initialize().') from err
     return jax.process_index(), jax.process_count()
 
 

@@ -100,6 +100,14 @@ class TestAcrossProcesses:
         assert proc.returncode == 2, proc.stdout + proc.stderr
         assert 'CoordinatorUnreachableError' in proc.stderr and 'did not answer within 3 s' in proc.stderr
 
+    def test_cluster_mode_outside_a_job_says_how_to_start_one(self):
+        env = {k: v for k, v in ENV.items()
+               if not k.startswith(('SLURM_', 'OMPI_', 'PMI_', 'EVENTJAX_', 'JAX_COORDINATOR'))}
+        proc = subprocess.run([sys.executable, EXAMPLE, '--cluster', *SMALL], env=env, capture_output=True,
+                              text=True, timeout=120)
+        assert proc.returncode != 0
+        assert 'no multi-process job found' in proc.stderr and 'EVENTJAX_PROCESS_ID' in proc.stderr, proc.stderr
+
     def test_a_process_that_dies_ends_the_others_with_an_error(self, tmp_path):
         script = tmp_path / 'dies.py'
         script.write_text(textwrap.dedent('''
