@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import time
 
@@ -274,7 +275,9 @@ def launch(args, argv):
     results = ejd.spawn([cmd] * args.processes, timeout=args.timeout, grace=args.heartbeat_timeout * 3 + 10)
     for r in results:
         if r.process_id == 0 or r.returncode != 0:
-            ended = 'killed at the deadline' if r.returncode is None else f'exit code {r.returncode}'
+            code = r.returncode
+            ended = ('killed at the deadline' if code is None else
+                     f'ended by {signal.Signals(-code).name}' if code < 0 else f'exit code {code}')
             tail = r.output if r.returncode == 0 else '\n'.join(r.output.splitlines()[-25:])
             print(f'--- process {r.process_id} ({ended}) ---\n{tail.rstrip()}')
     return 0 if all(r.returncode == 0 for r in results) else 1
