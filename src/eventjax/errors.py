@@ -13,6 +13,7 @@ __all__ = [
     'KernelOutputError',
     'KernelSpecError',
     'NumbaKernelError',
+    'OverrideInTaskError',
     'PallasKernelSpecError',
     'PlatformNotSupportedError',
     'UnknownBackendWarning',
@@ -66,3 +67,7 @@ class PallasKernelSpecError(KernelSpecError):
 
 class NumbaKernelError(KernelSpecError):
     """A numba kernel does not fit the arrays it is called with (arity, rank, typing)."""
+
+
+class OverrideInTaskError(RuntimeError):
+    """``config.override`` was entered inside a coroutine task, where it would leak to other tasks."""
