@@ -10,12 +10,12 @@ export PYTHONUNBUFFERED := 1
 
 STRESS_SECONDS ?= 180
 
-.PHONY: setup test test-fast stress bench docs demo lint clean
+.PHONY: setup test test-fast stress bench serve-bench docs demo lint clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test,docs,dev,plot]'
+	$(BIN)/python -m pip install -q -e '.[test,docs,dev,plot,serve,loadtest]'
 	@touch $(STAMP)
 
 setup: $(STAMP)
@@ -35,6 +35,10 @@ BENCH_ARGS ?=
 bench: setup
 	$(BIN)/eventjax bench $(BENCH_ARGS)
 	$(BIN)/python -m bench
+
+# The serving example under load (minutes): table and plot in docs/_static/serving/.
+serve-bench: setup
+	$(BIN)/python docs/examples/serving/bench.py
 
 docs: setup
 	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
