@@ -30,13 +30,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import pathlib
 import sys
 import time
 
 import jax.numpy as jnp
 import numpy as np
-from fastapi import FastAPI, HTTPException
+from fastapi import FastAPI, HTTPException, Response
 from pydantic import BaseModel
 
 import eventjax as ej
@@ -61,6 +62,11 @@ class StepRequest(BaseModel):
 
 class BackendRequest(BaseModel):
     backend: str | None
+
+
+def reply(obj) -> Response:
+    """A JSON response built with ``json.dumps``: FastAPI's default encoder walks every float in Python."""
+    return Response(json.dumps(obj), media_type='application/json')
 
 
 def available_backends() -> list[str]:
@@ -135,17 +141,17 @@ def create_app(n: int = 4000, backend: str | None = None, backends: list[str] | 
 
     @app.get('/network')
     def get_network():
-        return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in service.net.items()}
+        return reply({k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in service.net.items()})
 
     @app.post('/product')
     def product(req: ProductRequest):
         b, s = service.backend(req.backend), service.spikes(req.spikes)
-        return {'y': np.asarray(service.fns['product'](jnp.asarray(s), backend=b)).tolist()}
+        return reply({'y': np.asarray(service.fns['product'](jnp.asarray(s), backend=b)).tolist()})
 
     @app.post('/product/batched')
     def product_batched(req: ProductRequest):
         b, s = service.backend(req.backend), service.spikes(req.spikes)
-        return {'y': service.batcher(s, backend=b, timeout=60).tolist()}
+        return reply({'y': service.batcher(s, backend=b, timeout=60).tolist()})
 
     @app.post('/step')
     def step(req: StepRequest):
@@ -154,8 +160,8 @@ def create_app(n: int = 4000, backend: str | None = None, backends: list[str] | 
         v = service.vector('v', req.v, service.net['v0'])
         ge, gi = service.vector('ge', req.ge, zeros), service.vector('gi', req.gi, zeros)
         v, ge, gi, fired = service.fns['step'](v, ge, gi, s, backend=b)
-        return {'v': np.asarray(v).tolist(), 'ge': np.asarray(ge).tolist(), 'gi': np.asarray(gi).tolist(),
-                'spikes': np.flatnonzero(np.asarray(fired)).tolist()}
+        return reply({'v': np.asarray(v).tolist(), 'ge': np.asarray(ge).tolist(), 'gi': np.asarray(gi).tolist(),
+                      'spikes': np.flatnonzero(np.asarray(fired)).tolist()})
 
     @app.post('/admin/backend')
     def set_backend(req: BackendRequest):
