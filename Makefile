@@ -10,12 +10,12 @@ export PYTHONUNBUFFERED := 1
 
 STRESS_SECONDS ?= 180
 
-.PHONY: setup test test-fast stress bench docs demo lint clean
+.PHONY: setup test test-fast stress bench serve-bench docs demo lint clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test,docs,dev,plot]'
+	$(BIN)/python -m pip install -q -e '.[test,docs,dev,plot,serve,loadtest]'
 	@touch $(STAMP)
 
 setup: $(STAMP)
@@ -41,6 +41,10 @@ bench: setup
 bench-distributed: setup
 	$(BIN)/python docs/examples/cuba_distributed.py --processes 1 --neurons 100000 --duration 100 --bench
 	$(BIN)/python docs/examples/cuba_distributed.py --processes 2 --neurons 100000 --duration 100 --bench
+
+# The serving example under load (minutes): table and plot in docs/_static/serving/.
+serve-bench: setup
+	$(BIN)/python docs/examples/serving/bench.py
 
 docs: setup
 	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html

@@ -16,6 +16,7 @@ __all__ = [
     'KernelOutputError',
     'KernelSpecError',
     'NumbaKernelError',
+    'OverrideInTaskError',
     'PallasKernelSpecError',
     'PlatformNotSupportedError',
     'UnknownBackendWarning',
@@ -81,3 +82,6 @@ class ConfigMismatchError(ValueError):
 
 class CollectiveError(RuntimeError):
     """A collective across processes failed, most often because another process died."""
+
+class OverrideInTaskError(RuntimeError):
+    """``config.override`` was entered inside a coroutine task, where it would leak to other tasks."""

@@ -33,6 +33,7 @@ from eventjax.config.snapshot import (
     frozen_map,
     normalize_platform,
 )
+from eventjax.config.tasks import refuse_inside_task
 from eventjax.errors import UnknownBackendWarning
 
 __all__ = [
@@ -199,7 +200,16 @@ def clear_backends() -> None:
 
 
 def current_override() -> tuple[tuple[str, str], ...]:
-    """The calling thread's active override as sorted ``(platform, backend)`` pairs."""
+    """The calling thread's active override as sorted ``(platform, backend)`` pairs.
+
+    Inside a coroutine task this is the override the loop's thread was
+    entered with before the loop started (tasks cannot enter their own).
+
+    Example:
+        >>> import eventjax as ej
+        >>> ej.config.current_override()
+        ()
+    """
     return _OVERRIDE_KEY.value
 
 
@@ -211,16 +221,25 @@ def override(**platform_backends: str | None) -> Iterator[None]:
     the outer one, and leaving it restores the outer one. Other threads never
     see it. Entering the same override again reuses compiled code.
 
+    An override cannot be entered inside an asyncio (or trio) task: every
+    task of a loop shares its thread, so the others would run this one's
+    backends while it awaits. There, pass ``backend=`` per call, or run the
+    block in a worker thread with ``asyncio.to_thread``.
+
     Args:
         **platform_backends: ``cpu=``, ``gpu=``, ``tpu=`` (or ``cuda=``,
             ``rocm=``) backend names; None removes that platform from the
             override so the global backend applies again.
+
+    Raises:
+        OverrideInTaskError: called inside a coroutine task.
 
     Example:
         >>> import eventjax as ej
         >>> with ej.config.override(cpu='jax'):
         ...     pass
     """
+    refuse_inside_task('override()')
     merged = dict(current_override())
     for platform, backend in platform_backends.items():
         name = normalize_platform(platform, who='override()')

@@ -1,0 +1,196 @@
+"""An ASGI service for eventjax: event-driven products and one E/I network step on posted spikes.
+
+Start it with one command (the ``serve`` extra installs FastAPI and uvicorn)::
+
+    python docs/examples/serving/app.py --port 8000 --backend numba
+
+At start-up it sets the process-wide backend, builds the network, and
+compiles every served call for every served backend (and every batch size
+of the dynamic batcher) before it accepts a request. Endpoints:
+
+- ``GET /health``: the global backend, the served backends, warm-up seconds.
+- ``GET /network``: the connectivity, so a client can compute NumPy answers.
+- ``POST /product``: ``{"spikes": [indices], "backend": opt}`` -> ``{"y": [...]}``,
+  the synaptic input of every neuron; ``POST /product/batched`` is the same
+  through a :class:`eventjax.serving.DynamicBatcher`.
+- ``POST /step``: ``{"spikes": [...], "v": [...], "ge": [...], "gi": [...]}``
+  (``v`` defaults to the initial potentials, ``ge``/``gi`` to zeros) ->
+  the state after one 0.1 ms step and the indices of the neurons that fired.
+- ``POST /admin/backend``: ``{"backend": name or null}`` -> ``set_backend('cpu', ...)``
+  followed by a fresh warm-up, so the requests after it pay no compile.
+
+Bad requests (a wrong length, an index out of range, an unknown backend)
+get a 4xx answer whose ``detail`` is the error text. Endpoints are plain
+``def`` functions, so they run in the server's thread pool: JAX calls never
+block the event loop, and each request's ``backend=`` is passed per call
+(``config.override`` is refused inside coroutine tasks).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import pathlib
+import sys
+import time
+
+import jax.numpy as jnp
+import numpy as np
+from fastapi import FastAPI, HTTPException, Response
+from pydantic import BaseModel
+
+import eventjax as ej
+from eventjax.serving import DynamicBatcher, Warmup
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+import network  # noqa: E402  (the example's own module, beside this file)
+
+
+class ProductRequest(BaseModel):
+    spikes: list[int]
+    backend: str | None = None
+
+
+class StepRequest(BaseModel):
+    spikes: list[int]
+    v: list[float] | None = None
+    ge: list[float] | None = None
+    gi: list[float] | None = None
+    backend: str | None = None
+
+
+class BackendRequest(BaseModel):
+    backend: str | None
+
+
+def reply(obj) -> Response:
+    """A JSON response built with ``json.dumps``: FastAPI's default encoder walks every float in Python."""
+    return Response(json.dumps(obj), media_type='application/json')
+
+
+def available_backends() -> list[str]:
+    """The cpu backends of ``binary_csrmv`` that can run here."""
+    status = ej.backends_available()
+    return [b for b in ej.primitives()['binary_csrmv']['cpu'] if status[b]['cpu'].available]
+
+
+class Service:
+    """The network, its compiled functions, the batcher and the warm-up registry."""
+
+    def __init__(self, n: int, backends: list[str], max_batch: int, max_wait_s: float) -> None:
+        self.net = network.make_network(n)
+        self.n = n
+        self.backends = backends
+        self.fns = network.jax_functions(self.net)
+        self.batcher = DynamicBatcher(self.fns['product_rows'], max_batch=max_batch, max_wait_s=max_wait_s)
+        self.warm = Warmup()
+        zeros_f, zeros_b = np.zeros(n, np.float32), np.zeros(n, bool)
+        served = [None, *backends]
+        self.warm.add('product', self.fns['product'], zeros_b, backends=served)
+        self.warm.add('step', self.fns['step'], zeros_f, zeros_f, zeros_f, zeros_b, backends=served)
+        self.warm.add('batched', lambda backend=None: self.batcher.warmup(zeros_b, [backend]), backends=served)
+        self.warmup_s: dict[str, float] = {}
+
+    def backend(self, name: str | None) -> str | None:
+        if name is not None and name not in self.backends:
+            raise HTTPException(400, f'backend {name!r} is not served here; choose one of '
+                                     f'{", ".join(map(repr, self.backends))}, or omit it for the default.')
+        return name
+
+    def spikes(self, indices: list[int]) -> np.ndarray:
+        bad = [i for i in indices if not 0 <= i < self.n]
+        if bad:
+            raise HTTPException(422, f'spikes: indices must lie in [0, {self.n}), got {bad[:5]}; '
+                                     f'send the indices of the neurons that fired.')
+        out = np.zeros(self.n, bool)
+        out[indices] = True
+        return out
+
+    def vector(self, name: str, values: list[float] | None, default: np.ndarray) -> np.ndarray:
+        if values is None:
+            return default
+        if len(values) != self.n:
+            raise HTTPException(422, f'{name}: expected {self.n} values (one per neuron), got {len(values)}.')
+        return np.asarray(values, np.float32)
+
+
+def create_app(n: int = 4000, backend: str | None = None, backends: list[str] | None = None,
+               max_batch: int = 32, max_wait_s: float = 300e-6, warmup: bool = True) -> FastAPI:
+    """The FastAPI app; start-up sets ``backend`` globally and warms every served call."""
+    served = backends or available_backends()
+    service = Service(n, served, max_batch, max_wait_s)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        # set_backend first: it changes the jit key, so warming before it would be wasted.
+        ej.set_backend('cpu', backend)
+        start = time.perf_counter()
+        service.warmup_s = service.warm.run() if warmup else {}
+        service.warmup_s['total'] = time.perf_counter() - start
+        yield
+        service.batcher.close()
+
+    app = FastAPI(title='eventjax serving example', lifespan=lifespan)
+    app.state.service = service
+
+    @app.get('/health')
+    def health():
+        return {'status': 'ok', 'backend': ej.get_backend('cpu'), 'backends': service.backends,
+                'n': service.n, 'warmup_s': service.warmup_s}
+
+    @app.get('/network')
+    def get_network():
+        return reply({k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in service.net.items()})
+
+    @app.post('/product')
+    def product(req: ProductRequest):
+        b, s = service.backend(req.backend), service.spikes(req.spikes)
+        return reply({'y': np.asarray(service.fns['product'](jnp.asarray(s), backend=b)).tolist()})
+
+    @app.post('/product/batched')
+    def product_batched(req: ProductRequest):
+        b, s = service.backend(req.backend), service.spikes(req.spikes)
+        return reply({'y': service.batcher(s, backend=b, timeout=60).tolist()})
+
+    @app.post('/step')
+    def step(req: StepRequest):
+        b, s = service.backend(req.backend), service.spikes(req.spikes)
+        zeros = np.zeros(service.n, np.float32)
+        v = service.vector('v', req.v, service.net['v0'])
+        ge, gi = service.vector('ge', req.ge, zeros), service.vector('gi', req.gi, zeros)
+        v, ge, gi, fired = service.fns['step'](v, ge, gi, s, backend=b)
+        return reply({'v': np.asarray(v).tolist(), 'ge': np.asarray(ge).tolist(), 'gi': np.asarray(gi).tolist(),
+                      'spikes': np.flatnonzero(np.asarray(fired)).tolist()})
+
+    @app.post('/admin/backend')
+    def set_backend(req: BackendRequest):
+        start = time.perf_counter()
+        timings = service.warm.set_backend('cpu', service.backend(req.backend))
+        return {'backend': ej.get_backend('cpu'), 'warmup_s': time.perf_counter() - start,
+                'compiled': len(timings)}
+
+    return app
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--host', default='127.0.0.1')
+    parser.add_argument('--port', type=int, default=8000)
+    parser.add_argument('--neurons', type=int, default=4000, help='network size (default 4000, as CUBA)')
+    parser.add_argument('--backend', default=None, help='global cpu backend set at start-up')
+    parser.add_argument('--backends', nargs='+', help='per-request backends to serve (default: all here)')
+    parser.add_argument('--max-batch', type=int, default=32)
+    parser.add_argument('--max-wait-us', type=float, default=300.0)
+    parser.add_argument('--no-warmup', action='store_true', help='skip the start-up compile (to measure it)')
+    args = parser.parse_args(argv)
+    import uvicorn
+
+    app = create_app(args.neurons, args.backend, args.backends, args.max_batch, args.max_wait_us * 1e-6,
+                     not args.no_warmup)
+    uvicorn.run(app, host=args.host, port=args.port, log_level='warning')
+    return 0
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())

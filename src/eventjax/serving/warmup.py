@@ -1,0 +1,105 @@
+"""Compile served functions ahead of the first request, and again after a backend change.
+
+``jax.jit(f).lower(*args).compile()`` fills JAX's caches for the *current*
+configuration only: eventjax puts its configuration version into the jit
+cache key, so every :func:`eventjax.set_backend` turns every served shape
+into a cache miss, and the next request pays the whole compile. A
+:class:`Warmup` remembers what was served (function, example arguments,
+backends) and compiles it all again inside :meth:`Warmup.set_backend`, so a
+backend change made by an operator is paid for by the operator's call, not
+by the requests that follow it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import attrs
+import jax
+import jax.numpy as jnp
+
+import eventjax as ej
+
+__all__ = ['Warmup', 'WarmupEntry']
+
+
+def _example(arg: Any) -> Any:
+    """An argument to call with: zeros for a ``jax.ShapeDtypeStruct``, the value itself otherwise."""
+    if isinstance(arg, jax.ShapeDtypeStruct):
+        return jnp.zeros(arg.shape, arg.dtype)
+    return arg
+
+
+@attrs.frozen
+class WarmupEntry:
+    """One served call: ``fn(*args, backend=b)`` for each ``b`` in ``backends`` (None: no ``backend=``)."""
+
+    name: str
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    backends: tuple[str | None, ...]
+
+
+class Warmup:
+    """A registry of served calls that compiles them all on demand.
+
+    Each entry is run once per backend with example arguments (zeros for a
+    ``jax.ShapeDtypeStruct``), exactly as a request will call it, so both
+    JAX's compile cache and its C++ dispatch cache hold it afterwards.
+
+    Example:
+        >>> import jax, jax.numpy as jnp
+        >>> import eventjax as ej
+        >>> from eventjax.serving import Warmup
+        >>> f = jax.jit(lambda x, backend=None: 2 * x, static_argnames='backend')
+        >>> warm = Warmup()
+        >>> warm.add('double', f, jax.ShapeDtypeStruct((4,), jnp.float32), backends=[None])
+        >>> sorted(warm.run())
+        ['double[default]']
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entries: tuple[WarmupEntry, ...] = ()
+
+    @property
+    def entries(self) -> tuple[WarmupEntry, ...]:
+        return self._entries
+
+    def add(self, name: str, fn: Callable[..., Any], *args: Any,
+            backends: Iterable[str | None] = (None,)) -> None:
+        """Register ``fn(*args, backend=b)`` for every ``b`` in ``backends``."""
+        backends = tuple(backends)
+        if not backends:
+            raise ValueError(f'Warmup.add({name!r}): backends is empty; pass at least one, e.g. [None].')
+        with self._lock:
+            self._entries = (*self._entries, WarmupEntry(name, fn, tuple(args), backends))
+
+    def run(self, entries: Sequence[WarmupEntry] | None = None) -> dict[str, float]:
+        """Call every entry once per backend; return the seconds each took, keyed ``name[backend]``."""
+        timings = {}
+        for entry in self._entries if entries is None else entries:
+            args = [_example(a) for a in entry.args]
+            for backend in entry.backends:
+                start = time.perf_counter()
+                kwargs = {} if backend is None else {'backend': backend}
+                jax.block_until_ready(entry.fn(*args, **kwargs))
+                timings[f'{entry.name}[{backend or "default"}]'] = time.perf_counter() - start
+        return timings
+
+    def set_backend(self, platform: str, backend: str | None) -> dict[str, float]:
+        """:func:`eventjax.set_backend`, then compile every entry again; returns :meth:`run`'s timings.
+
+        Changes are serialized, so two operators flipping at once each get a
+        warm cache for the configuration they leave behind. Setting the
+        current backend again compiles nothing (the version stays).
+        """
+        with self._lock:
+            before = ej.config.snapshot().version
+            ej.set_backend(platform, backend)
+            if ej.config.snapshot().version == before:
+                return {}
+            return self.run()
