@@ -1,6 +1,7 @@
 """eventjax: custom JAX primitives with per-platform backends, and event-driven kernels."""
 
 from eventjax import config, errors
+from eventjax._version import __version__
 from eventjax.backends import XLACustomKernel, backends_available
 from eventjax.config import clear_backends, get_backend, set_backend
 from eventjax.connectivity import random_csr, random_fixed_num_conn
@@ -9,8 +10,6 @@ from eventjax.kernels.csr import binary_csrmm, binary_csrmv, csrmm, csrmv
 from eventjax.kernels.dense import binary_densemm, binary_densemv
 from eventjax.kernels.fixed_conn import binary_fcnmm, binary_fcnmv, fcnmm, fcnmv
 from eventjax.primitive import defjvp, general_batching_rule, primitives
-
-__version__ = '0.1.0'
 
 __all__ = [
     'CSR',

@@ -205,7 +205,7 @@ class XLACustomKernel:
             del static_params['kernels']
             static_params.pop('config_version', None)
         if backend is not None:
-            check_backend_name(backend, who=f'{self.name}()', allow_none=False)
+            backend = check_backend_name(backend, who=f'{self.name}()', allow_none=False)
         flat, tree = jax.tree.flatten(outs)
         if not flat:
             raise ValueError(f'{self.name}(): outs must be a jax.ShapeDtypeStruct or a pytree of them, got {outs!r}.')
