@@ -1,7 +1,7 @@
 """eventjax: custom JAX primitives with per-platform backends, and event-driven kernels."""
 
 from eventjax import config, errors
-from eventjax._version import __version__
+from eventjax._version import __version__ as __version__
 from eventjax.backends import XLACustomKernel, backends_available
 from eventjax.config import clear_backends, get_backend, set_backend
 from eventjax.connectivity import random_csr, random_fixed_num_conn
