@@ -37,3 +37,4 @@ class TestClear:
         folders = cache.clear_cache(str(tmp_path))
         assert (folders[0].files, folders[0].size_bytes) == (1, 3)
         assert not handlers.exists()
+
