@@ -61,6 +61,7 @@ class TestInfo:
 
 class TestBench:
     def test_bench_prints_a_table_and_saves_a_plot(self, capsys, tmp_path):
+        pytest.importorskip('matplotlib', reason='plots need the plot extra: pip install eventjax[plot]')
         plot = tmp_path / 'bench.png'
         code = cli.main(['bench', '--family', 'csr', '--backends', 'jax', '--sizes', '100', '--quick',
                          '--no-progress', '--plot', str(plot)])
@@ -70,6 +71,7 @@ class TestBench:
         assert plot.stat().st_size > 1000
 
     def test_bench_plots_one_file_per_family_with_a_placeholder(self, capsys, tmp_path):
+        pytest.importorskip('matplotlib', reason='plots need the plot extra: pip install eventjax[plot]')
         cli.main(['bench', '--family', 'dense', '--family', 'csr', '--backends', 'jax', '--sizes', '64',
                   '--quick', '--no-progress', '--plot', str(tmp_path / 'b_{family}.png')])
         assert sorted(p.name for p in tmp_path.iterdir()) == ['b_csr.png', 'b_dense.png']
