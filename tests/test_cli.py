@@ -1,5 +1,6 @@
-"""The eventjax command line: info and bench."""
+"""The eventjax command line: --version, info, bench and cache."""
 
+import importlib.util
 import os
 import pathlib
 import subprocess
@@ -38,10 +39,29 @@ class TestInfo:
                               timeout=300)
         assert proc.returncode == 0, proc.stderr
         assert 'configuration' in proc.stdout
+        # warp's C library would print this on a machine without an NVIDIA driver; eventjax keeps it quiet.
+        assert 'Could not find or load the NVIDIA CUDA driver' not in proc.stderr
+        assert 'warning' not in proc.stderr.lower(), proc.stderr
+
+    def test_version_prints_the_package_version(self, capsys):
+        import eventjax
+
+        with pytest.raises(SystemExit) as exit_:
+            cli.main(['--version'])
+        assert exit_.value.code == 0
+        assert capsys.readouterr().out.strip() == f'eventjax {eventjax.__version__}'
+
+    def test_help_shows_no_restructuredtext_markup(self, capsys):
+        with pytest.raises(SystemExit):
+            cli.main(['--help'])
+        text = capsys.readouterr().out
+        assert '``' not in text and ':func:' not in text
+        assert 'cache' in text and 'bench' in text
 
 
 class TestBench:
     def test_bench_prints_a_table_and_saves_a_plot(self, capsys, tmp_path):
+        pytest.importorskip('matplotlib', reason='plots need the plot extra: pip install eventjax[plot]')
         plot = tmp_path / 'bench.png'
         code = cli.main(['bench', '--family', 'csr', '--backends', 'jax', '--sizes', '100', '--quick',
                          '--no-progress', '--plot', str(plot)])
@@ -51,15 +71,72 @@ class TestBench:
         assert plot.stat().st_size > 1000
 
     def test_bench_plots_one_file_per_family_with_a_placeholder(self, capsys, tmp_path):
+        pytest.importorskip('matplotlib', reason='plots need the plot extra: pip install eventjax[plot]')
         cli.main(['bench', '--family', 'dense', '--family', 'csr', '--backends', 'jax', '--sizes', '64',
                   '--quick', '--no-progress', '--plot', str(tmp_path / 'b_{family}.png')])
         assert sorted(p.name for p in tmp_path.iterdir()) == ['b_csr.png', 'b_dense.png']
 
+    def test_bench_names_an_unknown_backend_and_the_close_match_before_running(self, capsys):
+        code = cli.main(['bench', '--family', 'dense', '--backends', 'nmba', '--no-progress'])
+        err = capsys.readouterr().err
+        assert code == 2
+        assert "unknown backend 'nmba'" in err and "did you mean 'numba'" in err
+
     def test_bench_with_no_usable_backend_says_so_and_fails(self, capsys):
-        code = cli.main(['bench', '--family', 'dense', '--backends', 'no_such_backend', '--no-progress'])
+        code = cli.main(['bench', '--family', 'dense', '--backends', 'pallas', '--sizes', '64', '--no-progress'])
         assert code == 1
         assert 'nothing to measure' in capsys.readouterr().out
+
+    def test_bench_accepts_brainevents_jax_raw_as_jax(self, capsys):
+        assert cli.main(['bench', '--family', 'dense', '--backends', 'jax_raw', '--sizes', '32', '--quick',
+                         '--no-progress']) == 0
+        assert '  jax ' in capsys.readouterr().out
+
+    def test_bench_plot_without_matplotlib_fails_at_once_naming_the_extra(self, capsys, monkeypatch):
+        real = importlib.util.find_spec
+        monkeypatch.setattr(importlib.util, 'find_spec',
+                            lambda name, *a, **k: None if name == 'matplotlib' else real(name, *a, **k))
+        code = cli.main(['bench', '--family', 'dense', '--backends', 'jax', '--no-progress', '--plot', 'x.png'])
+        captured = capsys.readouterr()
+        assert code == 2
+        assert "pip install 'eventjax[plot]'" in captured.err
+        assert 'vs dense' not in captured.out  # nothing was timed
 
     def test_bench_rejects_an_unknown_family(self, capsys):
         with pytest.raises(SystemExit):
             cli.main(['bench', '--family', 'coo'])
+
+
+class TestCache:
+    def test_cache_shows_the_folder_under_xdg_cache_home_and_its_size(self, capsys, monkeypatch, tmp_path):
+        import numba
+
+        monkeypatch.setattr(numba.config, 'CACHE_DIR', '')
+        monkeypatch.setenv('XDG_CACHE_HOME', str(tmp_path))
+        folder = tmp_path / 'eventjax' / 'numba_handlers'
+        folder.mkdir(parents=True)
+        (folder / 'h.py').write_text('x = 1\n')
+        assert cli.main(['cache']) == 0
+        out = capsys.readouterr().out
+        assert str(folder) in out and 'holds 1 file(s), 6 B' in out
+
+    def test_cache_clear_deletes_the_folder(self, capsys, monkeypatch, tmp_path):
+        import numba
+
+        monkeypatch.setattr(numba.config, 'CACHE_DIR', '')
+        monkeypatch.setenv('XDG_CACHE_HOME', str(tmp_path))
+        folder = tmp_path / 'eventjax' / 'numba_handlers'
+        (folder / '__pycache__').mkdir(parents=True)
+        (folder / '__pycache__' / 'h.nbi').write_bytes(b'0' * 10)
+        assert cli.main(['cache', '--clear']) == 0
+        assert 'deleted 1 file(s)' in capsys.readouterr().out
+        assert not folder.exists()
+
+    def test_cache_follows_numba_cache_dir_and_names_numbas_own_folder(self, capsys, monkeypatch, tmp_path):
+        import numba
+
+        monkeypatch.setattr(numba.config, 'CACHE_DIR', str(tmp_path))
+        assert cli.main(['cache']) == 0
+        out = capsys.readouterr().out
+        assert str(tmp_path / 'numba_handlers') in out
+        assert str(tmp_path / 'numba_handlers_') in out  # numba's index folder for those sources

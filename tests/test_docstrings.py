@@ -20,11 +20,19 @@ def test_docstring_examples_run(name):
     assert result.failed == 0
 
 
-def test_readme_example_runs():
+def test_readme_example_runs_and_prints_the_values_in_its_comments():
+    import contextlib
+    import io
     import pathlib
     import re
 
     text = (pathlib.Path(__file__).parent.parent / 'README.md').read_text()
     code = re.search(r'```python\n(.*?)```', text, re.S).group(1)
-    exec(compile(code, 'README.md', 'exec'), {})
+    expected = [m.group(1) for line in code.splitlines() if line.lstrip().startswith('print(')
+                for m in [re.search(r'#\s*(\[[^\]]*\])', line)]]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, 'README.md', 'exec'), {})
     ej.clear_backends()
+    assert out.getvalue().split('\n')[:-1] == expected
+    assert len(set(expected)) > 1  # the output shows the switch

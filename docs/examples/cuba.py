@@ -28,6 +28,7 @@ Run with ``make demo`` or ``python docs/examples/cuba.py [--duration MS]``.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import pathlib
 import time
 
@@ -48,21 +49,13 @@ W_E, W_I = 60 * 0.27 / 10, -20 * 4.5 / 10  # mV
 HERE = pathlib.Path(__file__).parent
 
 
-def random_csr(rng, rows, cols, p):
-    """A ``rows x cols`` CSR structure, every entry present with probability ``p`` (weights all 1)."""
-    mask = rng.random((rows, cols)) < p
-    indptr = np.concatenate([[0], np.cumsum(mask.sum(axis=1))]).astype(np.int32)
-    indices = np.nonzero(mask)[1].astype(np.int32)
-    return jnp.ones((1,), jnp.float32), jnp.asarray(indices), jnp.asarray(indptr)
-
-
 def make_network(seed=0):
-    """The two projections (excitatory and inhibitory rows) and the initial potentials."""
-    rng = np.random.default_rng(seed)
-    exc = random_csr(rng, N_E, N, P_CONN)
-    inh = random_csr(rng, N_I, N, P_CONN)
-    v0 = jnp.asarray(V_R + rng.random(N) * (V_T - V_R), jnp.float32)
-    return exc, inh, v0
+    """The two projections (excitatory and inhibitory rows, weights all 1) and the initial potentials."""
+    k_exc, k_inh, k_v = jax.random.split(jax.random.key(seed), 3)
+    exc = ej.random_csr(k_exc, N_E, N, P_CONN)
+    inh = ej.random_csr(k_inh, N_I, N, P_CONN)
+    v0 = V_R + jax.random.uniform(k_v, (N,), jnp.float32) * (V_T - V_R)
+    return (exc.data, exc.indices, exc.indptr), (inh.data, inh.indices, inh.indptr), v0
 
 
 def simulate(exc, inh, v0, steps, backend):
@@ -129,6 +122,9 @@ def main(argv=None):
     parser.add_argument('--seed', type=int, default=0)
     parser.add_argument('--raster', default=str(HERE / 'cuba_raster.png'), help='output PNG ("" for none)')
     args = parser.parse_args(argv)
+    if args.raster and importlib.util.find_spec('matplotlib') is None:
+        # Say so now, not after the whole simulation.
+        parser.error("--raster needs matplotlib: pip install 'eventjax[plot]', or pass --raster ''")
 
     steps = int(round(args.duration / DT))
     exc, inh, v0 = make_network(args.seed)

@@ -1,21 +1,32 @@
 """eventjax: custom JAX primitives with per-platform backends, and event-driven kernels."""
 
 from eventjax import config, errors
+from eventjax._version import __version__ as __version__
 from eventjax.backends import XLACustomKernel, backends_available
 from eventjax.config import clear_backends, get_backend, set_backend
 from eventjax.connectivity import random_csr, random_fixed_num_conn
 from eventjax.containers import CSR, EventArray, FixedNumConn
-from eventjax.kernels.csr import binary_csrmm, binary_csrmv, csrmm, csrmv
+from eventjax.containers_csc import CSC, FixedNumPerPost, FixedNumPerPre, FixedPostNumConn, FixedPreNumConn
+from eventjax.kernels.csr import binary_csrmm, csrmm, csrmv
 from eventjax.kernels.dense import binary_densemm, binary_densemv
-from eventjax.kernels.fixed_conn import binary_fcnmm, binary_fcnmv, fcnmm, fcnmv
+from eventjax.kernels.fixed_conn import binary_fcnmv
+from eventjax.keyword_aliases import binary_csrmv, binary_fcnmm, fcnmm, fcnmv
 from eventjax.primitive import defjvp, general_batching_rule, primitives
+from eventjax.primitive.tags import get_all_primitive_names, get_primitives_by_tags, get_registry
 
-__version__ = '0.1.0'
+# brainevent's name for EventArray.
+BinaryArray = EventArray
 
 __all__ = [
+    'CSC',
     'CSR',
+    'BinaryArray',
     'EventArray',
     'FixedNumConn',
+    'FixedNumPerPost',
+    'FixedNumPerPre',
+    'FixedPostNumConn',
+    'FixedPreNumConn',
     'XLACustomKernel',
     'backends_available',
     'binary_csrmm',
@@ -33,9 +44,31 @@ __all__ = [
     'fcnmm',
     'fcnmv',
     'general_batching_rule',
+    'get_all_primitive_names',
     'get_backend',
+    'get_primitives_by_tags',
+    'get_registry',
     'primitives',
     'random_csr',
     'random_fixed_num_conn',
     'set_backend',
 ]
+
+
+# brainevent names with no eventjax twin, and what to write instead.
+_INSTEAD = {
+    'Dense': 'a plain weight array: eventjax.EventArray(spikes) @ W, or eventjax.binary_densemv(W, spikes)',
+    'COO': 'eventjax.CSR or eventjax.CSC (CSR.fromdense builds one); A.tocoo() lists the stored entries',
+}
+
+
+def __getattr__(name: str):
+    if name in _INSTEAD:
+        raise AttributeError(f"module 'eventjax' has no attribute {name!r}; use {_INSTEAD[name]}.")
+    # brainevent exports each operator's primitive as ``<op>_p``; eventjax keeps
+    # primitives private and reaches them through the registry instead.
+    if name.endswith('_p') and name[:-2] in get_registry():
+        raise AttributeError(f"module 'eventjax' has no attribute {name!r}: eventjax does not export primitive "
+                             f"objects. Use eventjax.get_registry()[{name[:-2]!r}] for the XLACustomKernel "
+                             f"(e.g. .available_backends('cpu')), or call eventjax.{name[:-2]}(...).")
+    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')

@@ -1,19 +1,33 @@
-"""The ``eventjax`` command line: ``eventjax info`` and ``eventjax bench``.
+"""The ``eventjax`` command line: ``eventjax info``, ``eventjax bench`` and ``eventjax cache``.
 
 Examples:
+    eventjax --version
     eventjax info                      # versions, devices, backends, configuration
     eventjax bench --family csr --plot csr.png
     python -m eventjax bench --quick --backends jax numba
+    eventjax cache --clear             # forget the compiled numba handlers
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib.metadata
+import importlib.util
 import platform as _platform
 import sys
 
+from eventjax._version import __version__
+
 __all__ = ['info_lines', 'main']
+
+_DESCRIPTION = 'eventjax: custom JAX primitives with per-platform backends, and event-driven kernels.'
+_EPILOG = """examples:
+  eventjax info                              versions, devices, backends, configuration
+  eventjax bench --quick                     time the standard kernels (small sizes)
+  eventjax bench --family csr --plot csr.png one family, with a plot (needs eventjax[plot])
+  eventjax cache --clear                     delete the compiled numba handlers
+"""
 
 _PACKAGES = (('eventjax', 'eventjax'), ('jax', 'jax'), ('jaxlib', 'jaxlib'), ('numba', 'numba'),
              ('warp', 'warp-lang'), ('numpy', 'numpy'))
@@ -93,9 +107,32 @@ def info_lines() -> list[str]:
     return out
 
 
+def _bench_problem(args) -> str | None:
+    """What makes these bench arguments unusable, found before any case runs; None if nothing."""
+    from eventjax.config.snapshot import normalize_backend
+
+    if args.plot and importlib.util.find_spec('matplotlib') is None:
+        return ('--plot needs matplotlib, which is not installed. Install it with '
+                "pip install 'eventjax[plot]' (or pip install matplotlib), or leave out --plot.")
+    if args.backends:
+        import eventjax as ej
+
+        known = sorted(ej.backends_available())
+        unknown = [b for b in args.backends if normalize_backend(b) not in known]
+        if unknown:
+            hints = [m for b in unknown for m in difflib.get_close_matches(b, known, n=1)]
+            return (f'--backends: unknown backend {", ".join(map(repr, unknown))}; known backends are '
+                    f'{", ".join(known)}' + (f' (did you mean {", ".join(map(repr, hints))}?)' if hints else '.'))
+    return None
+
+
 def _bench(args) -> int:
     from eventjax import benchmarks
 
+    problem = _bench_problem(args)
+    if problem:
+        print(f'eventjax bench: error: {problem}', file=sys.stderr)
+        return 2
     sizes = args.sizes or (benchmarks.QUICK_SIZES if args.quick else benchmarks.SIZES)
     notes = []
     results = benchmarks.run(args.family or benchmarks.FAMILIES, args.backends, sizes, quick=args.quick,
@@ -117,10 +154,37 @@ def _bench(args) -> int:
     return 0
 
 
+def _size(n: int) -> str:
+    for unit in ('B', 'KiB', 'MiB'):
+        if n < 1024:
+            return f'{n:.0f} {unit}' if unit == 'B' else f'{n:.1f} {unit}'
+        n /= 1024
+    return f'{n:.1f} GiB'
+
+
+def _cache(args) -> int:
+    import numba
+
+    from eventjax.config import cache
+
+    base = numba.config.CACHE_DIR or ''
+    folders = cache.clear_cache(base) if args.clear else cache.cache_folders(base)
+    verb = 'deleted' if args.clear else 'holds'
+    for folder in folders:
+        print(f'{folder.role}\n  {folder.path}\n  {verb} {folder.files} file(s), {_size(folder.size_bytes)}')
+    if not args.clear:
+        print('(the folder follows NUMBA_CACHE_DIR, else XDG_CACHE_HOME; eventjax cache --clear deletes it)')
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog='eventjax', description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog='eventjax', description=_DESCRIPTION, epilog=_EPILOG,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--version', action='version', version=f'eventjax {__version__}')
     sub = parser.add_subparsers(dest='command', required=True)
     sub.add_parser('info', help='versions, devices, available backends and the configuration')
+    cache = sub.add_parser('cache', help='where the compiled numba handlers are kept, their size; --clear')
+    cache.add_argument('--clear', action='store_true', help='delete them (the next run compiles again)')
     bench = sub.add_parser('bench', help='time the standard kernels against a dense product')
     bench.add_argument('--family', action='append', choices=('dense', 'csr', 'fcn'),
                        help='kernel family; repeat for several (default: all)')
@@ -140,4 +204,6 @@ def main(argv=None) -> int:
     if args.command == 'info':
         print('\n'.join(info_lines()))
         return 0
+    if args.command == 'cache':
+        return _cache(args)
     return _bench(args)

@@ -75,8 +75,9 @@ def random_fixed_num_conn(key, m, n, k, *, weight=1.0, allow_self=True, dtype=jn
                           index_dtype=jnp.int32) -> FixedNumConn:
     """A random ``(m, n)`` :class:`FixedNumConn` with ``k`` distinct targets per row.
 
-    Targets are drawn without replacement (Gumbel top-k over the ``n``
-    columns, ``O(m n)`` work), so rows hold no duplicates.
+    Targets are drawn without replacement by Floyd's algorithm, run for all
+    rows at once: ``O(m k)`` memory and ``O(m k^2)`` work, never ``O(m n)``,
+    so large networks stay cheap. Rows hold no duplicates and come sorted.
 
     Args:
         key: a JAX PRNG key.

@@ -23,6 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from eventjax.container_ops import WeightOps, WeightsAsData
 from eventjax.kernels.csr import binary_csrmm, binary_csrmv, csrmm, csrmv
 from eventjax.kernels.csr.reference import entry_rows
 from eventjax.kernels.dense import binary_densemm, binary_densemv
@@ -83,7 +84,7 @@ class EventArray:
         return binary_densemm(other, self.value, transpose=False)
 
 
-class _SparseMatrix:
+class _SparseMatrix(WeightOps):
     """What every sparse container shares: a lazy ``.T`` and the ``@`` routing.
 
     A subclass sets ``_ops = (mv, mm, binary_mv, binary_mm)`` and
@@ -244,7 +245,7 @@ class CSR(_SparseMatrix):
 
 
 @jax.tree_util.register_pytree_node_class
-class FixedNumConn(_SparseMatrix):
+class FixedNumConn(WeightsAsData, _SparseMatrix):
     """A sparse matrix with exactly ``k`` connections per row (a JAX pytree).
 
     Row ``i`` holds weight ``weights[i, j]`` at column ``indices[i, j]``

@@ -25,6 +25,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from eventjax.backends import ffi_abi
+from eventjax.config.cache import handler_dir
 
 ERROR_BUFFER_LEN = 512
 """Bytes of the buffer a kernel writes its error message into."""
@@ -320,9 +321,7 @@ _HANDLER_SIG = types.voidptr(types.voidptr)
 
 
 def _source_dir():
-    base = numba.config.CACHE_DIR or os.path.join(
-        os.path.expanduser("~"), ".cache", "eventjax")
-    path = os.path.join(base, "numba_handlers")
+    path = handler_dir(numba.config.CACHE_DIR or "")
     try:
         os.makedirs(path, exist_ok=True)
         return path, True

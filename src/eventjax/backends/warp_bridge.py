@@ -48,6 +48,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from eventjax.backends.availability import require_backend
+from eventjax.backends.warp_quiet import init_warp
 from eventjax.errors import UnsupportedDtypeError, WarpKernelSpecError
 
 WARP_VERBOSE_ENV = 'EVENTJAX_WARP_VERBOSE'
@@ -71,7 +72,9 @@ def import_warp():
     """Import warp once, quiet unless ``EVENTJAX_WARP_VERBOSE=1``.
 
     Warp's info messages (init banner, "module load took ...") are lowered to
-    warnings only; its kernel cache directory is left where warp keeps it.
+    warnings only, and warp is initialised without its no-CUDA-driver line
+    (:func:`~eventjax.backends.warp_quiet.init_warp`); its kernel cache
+    directory is left where warp keeps it.
 
     Example:
         >>> wp = import_warp()
@@ -82,8 +85,10 @@ def import_warp():
         import warp as wp  # noqa: PLC0415
     except ImportError as exc:
         raise ImportError('The warp backend needs warp-lang: pip install warp-lang') from exc
-    if os.environ.get(WARP_VERBOSE_ENV, '0').strip().lower() not in ('1', 'true', 'yes', 'on'):
+    verbose = os.environ.get(WARP_VERBOSE_ENV, '0').strip().lower() in ('1', 'true', 'yes', 'on')
+    if not verbose:
         wp.config.log_level = wp.LOG_WARNING
+    init_warp(wp, verbose=verbose)
     return wp
 
 

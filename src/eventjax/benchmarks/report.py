@@ -49,8 +49,15 @@ def format_table(results) -> str:
 
 
 def plot(results, path, title='eventjax bench') -> None:
-    """Save one panel per operator: median time against ``n``, a line per backend plus the dense baseline."""
-    import matplotlib
+    """Save one panel per operator: median time against ``n``, a line per backend plus the dense baseline.
+
+    Raises:
+        ImportError: matplotlib is not installed (``pip install 'eventjax[plot]'``).
+    """
+    try:
+        import matplotlib
+    except ImportError as exc:
+        raise ImportError("Plotting benchmark results needs matplotlib: pip install 'eventjax[plot]'.") from exc
 
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
@@ -67,7 +74,7 @@ def plot(results, path, title='eventjax bench') -> None:
         dense = sorted({(r.n, r.dense_us) for r in mine})
         dense = sorted(dict(dense).items())
         ax.plot(*zip(*dense), marker='s', linestyle='--', color='grey', label='dense jnp')
-        ax.set(title=op, xlabel='neurons n', ylabel='median time (us)', xscale='log', yscale='log')
+        ax.set(title=op, xlabel='neurons n', ylabel='median time (µs)', xscale='log', yscale='log')
         ax.legend(fontsize='small')
     for ax in list(axes.flat)[len(operators):]:
         ax.set_visible(False)

@@ -13,6 +13,7 @@ import eventjax as ej
 from eventjax.benchmarks.cases import FAMILIES, cases_for
 from eventjax.benchmarks.report import Result
 from eventjax.benchmarks.timing import median_us
+from eventjax.config.snapshot import normalize_backend
 
 __all__ = ['SIZES', 'QUICK_SIZES', 'Progress', 'run']
 
@@ -46,6 +47,7 @@ class Progress:
 def _usable_backends(case, platform, wanted):
     status = ej.backends_available()
     have = [b for b in case.backends(platform) if b in status and status[b][platform].available]
+    wanted = None if wanted is None else {normalize_backend(b) for b in wanted}
     return [b for b in have if wanted is None or b in wanted]
 
 

@@ -20,6 +20,7 @@ __all__ = [
     'PrimitiveTable',
     'check_backend_name',
     'frozen_map',
+    'normalize_backend',
     'normalize_platform',
 ]
 
@@ -53,8 +54,22 @@ def normalize_platform(platform: Any, *, who: str = 'eventjax') -> str:
     return name
 
 
+# Other names for eventjax backends, so code written for brainevent runs unchanged.
+_BACKEND_ALIASES = frozen_map({'jax_raw': 'jax'})
+
+
+def normalize_backend(backend: str) -> str:
+    """The eventjax name of a backend: ``'jax_raw'`` (brainevent's name) is ``'jax'``.
+
+    Example:
+        >>> normalize_backend('jax_raw'), normalize_backend('numba')
+        ('jax', 'numba')
+    """
+    return _BACKEND_ALIASES.get(backend, backend)
+
+
 def check_backend_name(backend: Any, *, who: str, allow_none: bool = True) -> str | None:
-    """Validate a backend name: a non-empty string (or None where allowed)."""
+    """Validate a backend name (a non-empty string, or None where allowed); return its eventjax name."""
     if backend is None and allow_none:
         return None
     if not isinstance(backend, str):
@@ -67,7 +82,7 @@ def check_backend_name(backend: Any, *, who: str, allow_none: bool = True) -> st
         raise ValueError(
             f'{who}: backend must not be an empty string; pass None to clear it.'
         )
-    return backend
+    return normalize_backend(backend)
 
 
 def _check_platform_keys(instance, attribute, value):

@@ -41,6 +41,7 @@ from eventjax.primitive import autodiff
 from eventjax.primitive.batching import general_batching_rule
 from eventjax.primitive.compat import apply_primitive
 from eventjax.primitive.resolution import KernelEntry, MissingBackend, Resolved, missing_backend_message, resolve
+from eventjax.primitive.tags import CallAndTags, register
 
 __all__ = ['XLACustomKernel', 'primitives']
 
@@ -50,7 +51,7 @@ _UIDS = itertools.count(1)
 _LOWERING_PLATFORMS = {'cpu': 'cpu', 'cuda': 'gpu', 'rocm': 'gpu', 'tpu': 'tpu'}
 
 
-class XLACustomKernel:
+class XLACustomKernel(CallAndTags):
     """A custom JAX primitive with kernels for several backends and platforms.
 
     Kernels are registered per (backend, platform) with a kernel generator
@@ -68,7 +69,7 @@ class XLACustomKernel:
         Array([0., 2., 4.], dtype=float32)
     """
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, doc: str | None = None):
         if not isinstance(name, str) or not name:
             raise TypeError(f'XLACustomKernel(): name must be a non-empty string, got {name!r}.')
         self.name = name
@@ -83,6 +84,7 @@ class XLACustomKernel:
         self.register_general_batching()
         table = PrimitiveTable(name)
         update(lambda s: attrs.evolve(s, primitives=frozen_map({**s.primitives, self._uid: table})))
+        register(self, doc)
 
     def __repr__(self) -> str:
         return f'XLACustomKernel({self.name!r})'
@@ -205,7 +207,7 @@ class XLACustomKernel:
             del static_params['kernels']
             static_params.pop('config_version', None)
         if backend is not None:
-            check_backend_name(backend, who=f'{self.name}()', allow_none=False)
+            backend = check_backend_name(backend, who=f'{self.name}()', allow_none=False)
         flat, tree = jax.tree.flatten(outs)
         if not flat:
             raise ValueError(f'{self.name}(): outs must be a jax.ShapeDtypeStruct or a pytree of them, got {outs!r}.')

@@ -20,6 +20,7 @@ from jax.interpreters import ad
 
 from eventjax.kernels.common.events import event_indicator
 from eventjax.primitive import defjvp_by_name, general_batching_rule
+from eventjax.primitive.tags import operator_tags
 
 __all__ = ['LinearOp', 'register_rules', 'split_params']
 
@@ -69,6 +70,7 @@ def register_rules(prim, op: LinearOp) -> None:
     Called once, in an operator module's registration block, e.g.
     ``register_rules(_csrmv_p, LinearOp(operands=('data', 'indices', 'indptr', 'v'), ...))``.
     """
+    prim.def_tags(*operator_tags(prim.name))
     weights, x = op.operands[0], op.operands[-1]
     defjvp_by_name(prim, op.operands, **{
         weights: lambda dw, w, *rest, **params: _jvp_weights(op, dw, w, *rest, **params),

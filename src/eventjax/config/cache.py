@@ -1,0 +1,103 @@
+"""Where eventjax keeps compiled numba handlers on disk, how large that is, and clearing it.
+
+The numba bridge writes each handler's generated source into one folder and
+compiles it with numba's ``cache=True``, so a second process loads the
+machine code instead of compiling again. The folder is, in order:
+``$NUMBA_CACHE_DIR/numba_handlers`` when numba's own cache folder is set,
+else ``$XDG_CACHE_HOME/eventjax/numba_handlers``, else
+``~/.cache/eventjax/numba_handlers``. Numba keeps its index and machine
+code beside the sources (``__pycache__``) or, with ``NUMBA_CACHE_DIR``, in a
+folder of its own under that directory, named after the sources' folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+
+import attrs
+
+__all__ = ['CacheFolder', 'cache_folders', 'clear_cache', 'handler_dir']
+
+HANDLERS = 'numba_handlers'
+
+
+def _numba_cache_dir() -> str:
+    return os.environ.get('NUMBA_CACHE_DIR', '').strip()
+
+
+def handler_dir(numba_cache_dir: str | None = None) -> str:
+    """The folder of the generated numba handler sources (not created here).
+
+    Args:
+        numba_cache_dir: numba's ``config.CACHE_DIR``; None reads ``NUMBA_CACHE_DIR``.
+
+    Example:
+        >>> handler_dir('/tmp/nb')
+        '/tmp/nb/numba_handlers'
+    """
+    base = numba_cache_dir if numba_cache_dir is not None else _numba_cache_dir()
+    if not base:
+        xdg = os.environ.get('XDG_CACHE_HOME', '').strip()
+        # The XDG spec says a relative XDG_CACHE_HOME is invalid and must be ignored.
+        root = xdg if os.path.isabs(xdg) else os.path.join(os.path.expanduser('~'), '.cache')
+        base = os.path.join(root, 'eventjax')
+    return os.path.join(base, HANDLERS)
+
+
+def _numba_index_dir(numba_cache_dir: str, handlers: str) -> str:
+    # numba names a user-provided cache folder after the source folder's name
+    # and the SHA-1 of its absolute path (numba.core.caching._CacheLocator).
+    parent = os.path.abspath(handlers)
+    return os.path.join(numba_cache_dir, f'{os.path.basename(parent)}_{hashlib.sha1(parent.encode()).hexdigest()}')
+
+
+@attrs.frozen
+class CacheFolder:
+    """One folder of the handler cache: what it holds, where, and its size."""
+
+    role: str
+    path: str
+    files: int
+    size_bytes: int
+
+
+def _measure(role: str, path: str) -> CacheFolder:
+    files = size = 0
+    for root, _, names in os.walk(path):
+        for name in names:
+            try:
+                size += os.path.getsize(os.path.join(root, name))
+                files += 1
+            except OSError:  # removed by another process meanwhile
+                continue
+    return CacheFolder(role, path, files, size)
+
+
+def cache_folders(numba_cache_dir: str | None = None) -> list[CacheFolder]:
+    """The folders of the numba handler cache with their file counts and sizes.
+
+    Example:
+        >>> [f.role for f in cache_folders('/nonexistent')]
+        ['handler sources and numba cache', 'numba cache index and machine code']
+    """
+    base = numba_cache_dir if numba_cache_dir is not None else _numba_cache_dir()
+    handlers = handler_dir(base)
+    if not base:
+        return [_measure('handler sources and numba cache', handlers)]
+    return [_measure('handler sources and numba cache', handlers),
+            _measure('numba cache index and machine code', _numba_index_dir(base, handlers))]
+
+
+def clear_cache(numba_cache_dir: str | None = None) -> list[CacheFolder]:
+    """Delete the handler cache folders; return what they held. The next process compiles again.
+
+    Example:
+        >>> clear_cache('/nonexistent')[0].files
+        0
+    """
+    folders = cache_folders(numba_cache_dir)
+    for folder in folders:
+        shutil.rmtree(folder.path, ignore_errors=True)
+    return folders

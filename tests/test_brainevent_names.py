@@ -1,0 +1,260 @@
+"""Every brainevent name in docs/brainevent.rst works here, or fails with an error naming the eventjax spelling.
+
+The page's table is parsed, and each brainevent name in it must appear in this
+file, so a row added to the page without a test fails here.
+"""
+
+import pathlib
+import re
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import eventjax as ej
+
+PAGE = pathlib.Path(__file__).parent.parent / 'docs' / 'brainevent.rst'
+DENSE = np.array([[0., 2., 0.], [3., 0., 4.]], np.float32)
+
+
+@pytest.fixture(autouse=True)
+def _jax_kernels():
+    # Names are what is tested here, not kernels: the jax kernels avoid numba compiles.
+    with ej.config.override(cpu='jax'):
+        yield
+
+
+def _close(a, b):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)
+
+
+def test_every_brainevent_name_in_the_page_is_exercised_here():
+    rows = re.findall(r'^\s+\* - ``([^`]+)``', PAGE.read_text(), flags=re.M)
+    assert len(rows) >= 30
+    source = pathlib.Path(__file__).read_text()
+    missing = [r for r in rows if f'# be: {r}\n' not in source]
+    assert not missing, f'rows of docs/brainevent.rst with no test here: {missing}'
+
+
+class TestBackendNames:
+    def test_set_backend_jax_raw_selects_jax(self):
+        # be: config.set_backend('cpu', 'jax_raw')
+        ej.config.set_backend('cpu', 'jax_raw')
+        assert ej.get_backend('cpu') == 'jax'
+
+    def test_per_call_backend_jax_raw_runs_the_jax_kernel(self):
+        # be: backend='jax_raw'
+        A = ej.CSR.fromdense(DENSE)
+        out = ej.binary_csrmv(A.data, A.indices, A.indptr, jnp.array([True, False, True]), shape=(2, 3),
+                              backend='jax_raw')
+        _close(out, DENSE @ [1, 0, 1])
+
+    def test_get_backend_and_clear_backends(self):
+        # be: config.get_backend
+        # be: config.clear_backends
+        ej.config.set_backend('cpu', 'numba')
+        assert ej.config.get_backend('cpu') == 'numba'
+        ej.config.clear_backends()
+        assert ej.config.get_backend('cpu') is None
+
+    def test_numba_parallel_is_the_thread_count_seen_as_on_or_off(self):
+        # be: config.set_numba_parallel
+        # be: config.get_numba_parallel
+        # be: config.get_numba_num_threads
+        try:
+            ej.config.set_numba_parallel(False)
+            assert (ej.config.get_numba_parallel(), ej.config.get_numba_num_threads()) == (False, 1)
+            ej.config.set_numba_parallel(True, num_threads=2)
+            assert (ej.config.get_numba_parallel(), ej.config.get_numba_num_threads()) == (True, 2)
+            with pytest.raises(ValueError, match='serial means one thread'):
+                ej.config.set_numba_parallel(False, num_threads=4)
+        finally:
+            ej.config.set_numba_num_threads(None)
+
+
+class TestPrimitives:
+    def test_xla_custom_kernel_takes_a_doc(self):
+        # be: XLACustomKernel(name, doc=...)
+        p = ej.XLACustomKernel('be_doc_example', doc='Adds one.')
+        assert p.__doc__ == 'Adds one.' and p.name == 'be_doc_example'
+
+    def test_def_call_and_call_run_the_stored_function(self):
+        # be: XLACustomKernel.def_call
+        # be: XLACustomKernel.call
+        p = ej.XLACustomKernel('be_call_example')
+        p.def_jax_kernel(lambda outs: lambda x: (x + 1,))
+        with pytest.raises(ValueError, match=r'def_call\(fn\)'):
+            p.call(1.0)
+        p.def_call(lambda x: p(x, outs=jax.ShapeDtypeStruct(x.shape, x.dtype))[0])
+        _close(p.call(jnp.zeros(2)), [1, 1])
+
+    def test_def_tags_and_the_registry_queries_find_primitives(self):
+        # be: XLACustomKernel.def_tags
+        # be: get_primitives_by_tags
+        # be: get_registry
+        # be: get_all_primitive_names
+        p = ej.XLACustomKernel('be_tags_example')
+        p.def_tags('toy', 'be')
+        assert ej.get_primitives_by_tags({'toy', 'be'}) == {'be_tags_example': p}
+        assert ej.get_registry()['be_tags_example'] is p
+        assert 'be_tags_example' in ej.get_all_primitive_names()
+        assert {'binary_csrmv', 'binary_csrmm'} == set(ej.get_primitives_by_tags({'csr', 'binary'}))
+
+    def test_primitive_objects_are_reached_through_the_registry(self):
+        # be: binary_csrmv_p.available_backends('cpu')
+        assert 'jax' in ej.get_registry()['binary_csrmv'].available_backends('cpu')
+        with pytest.raises(AttributeError, match=r"get_registry\(\)\['binary_csrmv'\]"):
+            ej.binary_csrmv_p  # noqa: B018
+
+    def test_the_machinery_names_are_the_same(self):
+        # be: XLACustomKernel.def_kernel
+        # be: XLACustomKernel.set_default
+        # be: XLACustomKernel.available_backends
+        # be: defjvp
+        # be: general_batching_rule
+        p = ej.XLACustomKernel('be_machinery_example')
+        p.def_kernel('a', 'cpu', lambda outs: lambda x: (x + 1,))
+        p.def_kernel('b', 'cpu', lambda outs: lambda x: (x + 2,))
+        p.set_default('cpu', 'b')
+        assert p.available_backends('cpu') == ('a', 'b') and p.get_default('cpu') == 'b'
+        assert callable(ej.defjvp) and callable(ej.general_batching_rule)
+
+
+class TestEvents:
+    def test_binary_array_is_event_array(self):
+        # be: BinaryArray
+        # be: EventArray
+        assert ej.BinaryArray is ej.EventArray
+        _close(ej.BinaryArray(jnp.array([True, False])) @ jnp.asarray(DENSE), DENSE[0])
+
+
+class TestCSR:
+    def test_csr_from_a_tuple_and_a_shape(self):
+        # be: CSR((data, indices, indptr), shape=...)
+        # be: CSR.todense
+        # be: CSR.fromdense
+        A = ej.CSR.fromdense(DENSE)
+        B = ej.CSR((A.data, A.indices, A.indptr), shape=(2, 3))
+        _close(B.todense(), DENSE)
+
+    def test_scalar_arithmetic_maps_the_weights(self):
+        # be: csr * 2.0
+        # be: 2.0 * csr
+        # be: csr / 2.0
+        # be: -csr
+        A = ej.CSR.fromdense(DENSE)
+        _close((A * 2.0).todense(), DENSE * 2)
+        _close((2.0 * A).todense(), DENSE * 2)
+        _close((A / 2.0).todense(), DENSE / 2)
+        _close((-A).todense(), -DENSE)
+        with pytest.raises(TypeError, match='with_data'):
+            A * jnp.ones(3)
+
+    def test_with_data_keeps_the_structure(self):
+        # be: CSR.with_data
+        A = ej.CSR.fromdense(DENSE)
+        _close(A.with_data(jnp.array([1., 1., 1.])).todense(), DENSE != 0)
+
+    def test_transpose_is_the_dot_t_view(self):
+        # be: CSR.transpose()
+        # be: CSR.T
+        A = ej.CSR.fromdense(DENSE)
+        _close(A.transpose().todense(), DENSE.T)
+        _close(A.T @ jnp.array([1., 1.]), DENSE.T @ [1, 1])
+
+    def test_tocoo_lists_the_entries(self):
+        # be: CSR.tocoo
+        coo = ej.CSR.fromdense(DENSE).tocoo()
+        dense = np.zeros((2, 3), np.float32)
+        np.add.at(dense, (np.asarray(coo.row), np.asarray(coo.col)), np.asarray(coo.data))
+        _close(dense, DENSE)
+
+    def test_csc_stores_columns_and_its_transpose_is_a_csr(self):
+        # be: CSC((data, indices, indptr), shape=...)
+        # be: CSC.T
+        A = ej.CSC.fromdense(DENSE)
+        assert A.shape == (2, 3) and np.asarray(A.indptr).shape == (4,)
+        _close(A.todense(), DENSE)
+        _close(A @ jnp.array([1., 2., 3.]), DENSE @ [1, 2, 3])
+        _close(ej.EventArray(jnp.array([True, True])) @ A, DENSE.sum(0))
+        assert type(A.T) is ej.CSR
+        _close(jax.jit(lambda a: a.with_data(a.data * 2).todense())(A), DENSE * 2)
+
+    def test_the_operators_take_brainevents_keywords(self):
+        # be: binary_csrmv(..., v=...)
+        # be: csrmv
+        # be: csrmm
+        # be: binary_csrmm
+        A = ej.CSR.fromdense(DENSE)
+        spikes = jnp.array([True, False, True])
+        _close(ej.binary_csrmv(A.data, A.indices, A.indptr, v=spikes, shape=(2, 3)), DENSE @ [1, 0, 1])
+        with pytest.raises(TypeError, match='pass only spikes='):
+            ej.binary_csrmv(A.data, A.indices, A.indptr, v=spikes, spikes=spikes, shape=(2, 3))
+        _close(ej.csrmv(A.data, A.indices, A.indptr, v=jnp.ones(3), shape=(2, 3)), DENSE.sum(1))
+        _close(ej.csrmm(A.data, A.indices, A.indptr, B=jnp.ones((3, 2)), shape=(2, 3)), DENSE @ np.ones((3, 2)))
+        _close(ej.binary_csrmm(A.data, A.indices, A.indptr, B=jnp.ones((3, 2), bool), shape=(2, 3)),
+               DENSE @ np.ones((3, 2)))
+
+
+class TestDense:
+    def test_dense_operators_have_the_same_names(self):
+        # be: binary_densemv
+        # be: binary_densemm
+        W, s = jnp.asarray(DENSE), jnp.array([True, False, True])
+        _close(ej.binary_densemv(W, spikes=s), DENSE @ [1, 0, 1])
+        _close(ej.binary_densemm(W, s[:, None]), (DENSE @ [1, 0, 1])[:, None])
+
+    def test_dense_class_is_a_plain_array_here(self):
+        # be: Dense
+        with pytest.raises(AttributeError, match=r'EventArray\(spikes\) @ W'):
+            ej.Dense  # noqa: B018
+
+    def test_coo_is_a_csr_here(self):
+        # be: COO
+        with pytest.raises(AttributeError, match='eventjax.CSR'):
+            ej.COO  # noqa: B018
+
+
+class TestFixedNumConn:
+    W = jnp.array([[1., 2.], [3., 4.]])
+    IDX = jnp.array([[0, 2], [1, 2]])
+
+    def test_fixed_post_num_conn_is_a_row_per_presynaptic_neuron(self):
+        # be: FixedPostNumConn
+        # be: FixedNumPerPre
+        dense = np.array([[1., 0., 2.], [0., 3., 4.]], np.float32)
+        _close(ej.FixedPostNumConn((self.W, self.IDX), shape=(2, 3)).todense(), dense)
+        _close(ej.FixedNumPerPre(self.W, self.IDX, shape=(2, 3)).todense(), dense)
+
+    def test_fixed_pre_num_conn_is_a_row_per_postsynaptic_neuron(self):
+        # be: FixedPreNumConn
+        # be: FixedNumPerPost
+        # indices[j] are the presynaptic sources of postsynaptic neuron j: W[indices[j, c], j] = data[j, c].
+        dense = np.array([[1., 0.], [0., 3.], [2., 4.]], np.float32)
+        A = ej.FixedPreNumConn((self.W, self.IDX), shape=(3, 2))
+        assert A.shape == (3, 2)
+        _close(A.todense(), dense)
+        _close(ej.FixedNumPerPost(self.W, self.IDX, shape=(3, 2)).todense(), dense)
+        _close(ej.EventArray(jnp.array([True, False, True])) @ A, dense.T @ [1, 0, 1])
+        _close(jax.jit(lambda a: a.todense())(A), dense)
+
+    def test_data_and_with_data(self):
+        # be: FixedNumConn.data
+        # be: FixedNumConn.with_data
+        A = ej.FixedNumConn((self.W, self.IDX), shape=(2, 3))
+        assert A.data is A.weights
+        _close(A.with_data(1.0).todense(), [[1, 0, 1], [0, 1, 1]])
+        _close((A * 2.0).data, self.W * 2)
+
+    def test_the_fcn_operators_take_brainevents_keywords(self):
+        # be: fcnmv(..., vector=...)
+        # be: fcnmm(..., matrix=...)
+        # be: binary_fcnmm(..., matrix=...)
+        # be: binary_fcnmv
+        dense = np.array([[1., 0., 2.], [0., 3., 4.]], np.float32)
+        _close(ej.fcnmv(self.W, self.IDX, vector=jnp.ones(3), shape=(2, 3)), dense.sum(1))
+        _close(ej.fcnmm(self.W, self.IDX, matrix=jnp.ones((3, 2)), shape=(2, 3)), dense @ np.ones((3, 2)))
+        _close(ej.binary_fcnmm(self.W, self.IDX, matrix=jnp.ones((3, 2), bool), shape=(2, 3)),
+               dense @ np.ones((3, 2)))
+        _close(ej.binary_fcnmv(self.W, self.IDX, spikes=jnp.ones(3, bool), shape=(2, 3)), dense.sum(1))
