@@ -1,7 +1,7 @@
 """eventjax: custom JAX primitives with per-platform backends, and event-driven kernels."""
 
 from eventjax import config, errors
-from eventjax.backends import XLACustomKernel, backends_available
+from eventjax.backends import XLACustomKernel, backends_available, numba_threads
 from eventjax.config import clear_backends, get_backend, set_backend
 from eventjax.connectivity import random_csr, random_fixed_num_conn
 from eventjax.containers import CSR, EventArray, FixedNumConn
@@ -11,6 +11,13 @@ from eventjax.kernels.fixed_conn import binary_fcnmm, binary_fcnmv, fcnmm, fcnmv
 from eventjax.primitive import defjvp, general_batching_rule, primitives
 
 __version__ = '0.1.0'
+
+# The numba thread count belongs to the numba bridge (compiled handlers read
+# it at each launch); eventjax.config keeps its public names for it. The
+# config layer may not import a bridge, so they are bound here, where the
+# layers are put together.
+config.set_numba_num_threads = numba_threads.set_num_threads
+config.get_numba_num_threads = numba_threads.requested_num_threads
 
 __all__ = [
     'CSR',
