@@ -65,6 +65,24 @@ def _top_package(obj: Any) -> str:
     return module.partition('.')[0]
 
 
+def _named(obj: Any) -> tuple[str, str] | None:
+    """(module, qualified name) under which ``obj`` can be imported, or None."""
+    module = getattr(obj, '__module__', None)
+    name = getattr(obj, '__qualname__', None) or getattr(obj, '__name__', None)
+    if not isinstance(module, str) or not isinstance(name, str):
+        return None
+    found = sys.modules.get(module)
+    for part in name.split('.'):
+        found = getattr(found, part, None)
+    return (module, name) if found is obj else None
+
+
+def _is_library(obj: Any) -> bool:
+    # A function made by exec or in a notebook may claim a library module
+    # ('builtins'); only one that can be imported under its name is trusted.
+    return _top_package(obj) in _LIBRARIES and _named(obj) is not None
+
+
 @functools.lru_cache(maxsize=4096)
 def _global_reads(code: types.CodeType) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """Each global ``code`` loads, with the attribute names read from it right after."""
@@ -107,10 +125,10 @@ class _Walk:
             return ('intrinsic', self.value(v._defn))
         if isinstance(v, types.ModuleType):
             return ('module', v.__name__)
+        if isinstance(v, types.FunctionType) and not _is_library(v):
+            return self._once(v, lambda: self._function(v))
         if _top_package(v) in _LIBRARIES:
             return self._library(v)
-        if isinstance(v, types.FunctionType):
-            return self._once(v, lambda: self._function(v))
         if isinstance(v, type) and issubclass(v, enum.Enum):
             return ('enum class', v.__module__, v.__qualname__, tuple((m.name, self.value(m.value)) for m in v))
         raise _Unfingerprintable(v)
@@ -133,12 +151,12 @@ class _Walk:
         return ('ndarray', repr(a.dtype), a.shape, layout, digest)
 
     def _library(self, v: Any) -> tuple:
-        name = getattr(v, '__qualname__', None) or getattr(v, '__name__', None)
-        if isinstance(name, str):  # a function, class, ufunc or intrinsic: known by its name
-            return ('library', type(v).__qualname__, getattr(v, '__module__', None) or type(v).__module__, name)
+        named = _named(v)
+        if named is not None:  # a function, class, ufunc or constant importable by name
+            return ('library', type(v).__qualname__, *named)
         if isinstance(v, np.dtype) or type(v).__module__.startswith('numba.core.types'):
             return ('library', type(v).__qualname__, repr(v))  # the repr is the whole type
-        # Other library instances (a typed list, a lock) have no faithful repr.
+        # Other library objects (a typed list, a lock) have no faithful description.
         raise _Unfingerprintable(v)
 
     def _function(self, f: types.FunctionType) -> tuple:
