@@ -25,8 +25,8 @@ Bounds checks. :func:`bounds_checked` (or ``numba_kernel_generator(kg,
 boundscheck=True)``, ``@numba.njit(boundscheck=True)``, ``NUMBA_BOUNDSCHECK=1``)
 makes a kernel raise on an index out of bounds instead of reading or writing
 past an array, and the call fails with an error saying so. Such kernels run
-serially: an exception raised in numba's parallel region is not safe in a
-handler.
+serially: a failed bounds check inside numba's parallel region is not safe in
+a handler.
 
 Threads and disk cache: see ``numba_threads`` and ``numba_codegen``.
 """
@@ -237,8 +237,8 @@ def _create_target(
     parallel = bool(kernel.targetoptions.get('parallel'))
     compiled = kernel
     if checked and parallel:
-        # A raise inside numba's parallel region sets a Python error from a
-        # worker thread, which corrupts the process: check serially.
+        # A failed bounds check inside numba's parallel region leaves a Python
+        # error set and then corrupts the heap (numba 0.68): check serially.
         compiled, parallel = _rejit(kernel, parallel=False), False
     if parallel:
         threading_layer()  # binds the launch hooks the handler calls
