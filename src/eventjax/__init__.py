@@ -2,7 +2,7 @@
 
 from eventjax import config, errors
 from eventjax._version import __version__ as __version__
-from eventjax.backends import XLACustomKernel, backends_available
+from eventjax.backends import XLACustomKernel, backends_available, numba_threads
 from eventjax.config import clear_backends, get_backend, set_backend
 from eventjax.connectivity import random_csr, random_fixed_num_conn
 from eventjax.containers import CSR, EventArray, FixedNumConn
@@ -16,6 +16,15 @@ from eventjax.primitive.tags import get_all_primitive_names, get_primitives_by_t
 
 # brainevent's name for EventArray.
 BinaryArray = EventArray
+
+# The numba thread count belongs to the numba bridge (compiled handlers read
+# it at each launch); eventjax.config keeps its public names for it. The
+# config layer may not import a bridge, so they are bound here, where the
+# layers are put together.
+config.set_numba_num_threads = numba_threads.set_num_threads
+config.get_numba_num_threads = numba_threads.requested_num_threads
+config.set_numba_parallel = numba_threads.set_parallel
+config.get_numba_parallel = numba_threads.get_parallel
 
 __all__ = [
     'CSC',

@@ -39,7 +39,6 @@ class XLACustomKernel(_machinery.XLACustomKernel):
         def lazy_generator(**params):
             from eventjax.backends import numba_bridge
 
-            numba_bridge.sync_num_threads(snapshot().numba_num_threads)
             return numba_bridge.numba_kernel_generator(kernel_generator)(**params)
 
         self.def_kernel('numba', 'cpu', lazy_generator, asdefault=asdefault)

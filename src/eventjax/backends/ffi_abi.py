@@ -9,6 +9,8 @@ The API version is read from the header of the installed jaxlib, so a handler
 always announces the version of the runtime it runs in.
 """
 
+from __future__ import annotations
+
 import functools
 import os
 import re
@@ -81,21 +83,20 @@ DATATYPE = {
     np.dtype(np.float32): 11,    # F32
     np.dtype(np.float64): 12,    # F64
     np.dtype(np.complex64): 15,  # C64
-    np.dtype(np.complex128): 18, # C128
+    np.dtype(np.complex128): 18,  # C128
 }
 DATATYPE_F16 = 10
 DATATYPE_BF16 = 16
 
 
-def _header_path():
+def _header_path() -> str:
     import jaxlib
 
-    return os.path.join(os.path.dirname(jaxlib.__file__), "include", "xla",
-                        "ffi", "api", "c_api.h")
+    return os.path.join(os.path.dirname(jaxlib.__file__), 'include', 'xla', 'ffi', 'api', 'c_api.h')
 
 
 @functools.cache
-def api_version():
+def api_version() -> tuple[int, int]:
     """The XLA FFI API version ``(major, minor)`` of the installed jaxlib.
 
     Returns:
@@ -107,20 +108,20 @@ def api_version():
     """
     path = _header_path()
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding='utf-8') as f:
             text = f.read()
     except OSError as e:
         raise RuntimeError(
-            f"eventjax numba backend: cannot read the XLA FFI header {path!r} "
-            "to learn the FFI API version; reinstall jaxlib, whose wheel "
-            "ships it.") from e
+            f'eventjax numba backend: cannot read the XLA FFI header {path!r} to learn the FFI API version; '
+            f'reinstall jaxlib, whose wheel ships it.'
+        ) from e
     found = {}
-    for part in ("MAJOR", "MINOR"):
-        m = re.search(rf"#define\s+XLA_FFI_API_{part}\s+(\d+)", text)
+    for part in ('MAJOR', 'MINOR'):
+        m = re.search(rf'#define\s+XLA_FFI_API_{part}\s+(\d+)', text)
         if m is None:
             raise RuntimeError(
-                f"eventjax numba backend: XLA_FFI_API_{part} not found in "
-                f"{path!r}; this jaxlib's FFI header is not one the bridge "
-                "knows.")
+                f"eventjax numba backend: XLA_FFI_API_{part} not found in {path!r}; this jaxlib's FFI header "
+                f'is not one the bridge knows; use a jaxlib version eventjax supports.'
+            )
         found[part] = int(m.group(1))
-    return found["MAJOR"], found["MINOR"]
+    return found['MAJOR'], found['MINOR']

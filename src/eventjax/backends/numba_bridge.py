@@ -3,17 +3,17 @@
 A kernel generator returns an ``@numba.njit`` ``kernel(*inputs, *outputs)``
 that fills its outputs in place. :func:`numba_kernel_generator` turns it into
 a JAX-traceable function that calls the kernel through ``jax.ffi.ffi_call``.
-The handler XLA calls is a ``numba.cfunc`` (see ``numba_codegen``): no
-Python and no GIL on the call path.
+The handler XLA calls is a ``numba.cfunc`` (see ``numba_codegen``): no Python
+and no GIL on the call path.
 
 Targets. One FFI target per (kernel, input/output dtypes and ranks), never
 per shape: the handler reads the dims at run time. Generators often return a
-fresh closure on every call, so a kernel is keyed by its code object, the
-types and values of its closure cells, its defaults, its globals dict and
-its numba options; a kernel whose closure holds something unhashable (an
-array) is keyed by its identity instead, and is not cached on disk. Targets,
-their cfuncs and kernels live for the life of the process in a registry
-guarded by one lock (XLA keeps raw pointers to them).
+fresh closure on every call, so a kernel is keyed by its fingerprint (see
+``numba_keying``): its code, options and every value it reads from its
+closure and globals, arrays by their bytes. A kernel holding a value that has
+no fingerprint is keyed by identity and never cached on disk. Targets, their
+cfuncs and kernels live for the life of the process in a registry guarded by
+one lock (XLA keeps raw pointers to them).
 
 Errors. A kernel may take one extra last argument, ``err``: a byte buffer it
 fills with :func:`report_error`; the handler turns it into an XLA FFI error
@@ -21,207 +21,79 @@ and JAX raises an exception carrying the message. A kernel that raises
 instead gets a generic error (numba cannot carry an exception's message out
 of compiled code). Wrong dtypes, ranks or arity fail at trace time.
 
-Threads. XLA calls handlers from several threads at once. Numba's
-``workqueue`` threading layer aborts on concurrent parallel launches, so the
-bridge asks numba for a thread-safe layer (``omp`` or ``tbb``) unless
-``NUMBA_THREADING_LAYER`` is set; if only ``workqueue`` loads, launches of
-``parallel=True`` kernels are serialised by a spin lock in compiled code.
-:func:`set_num_threads` bounds the threads of every parallel launch, in every
-XLA thread.
+Bounds checks. :func:`bounds_checked` (or ``numba_kernel_generator(kg,
+boundscheck=True)``, ``@numba.njit(boundscheck=True)``, ``NUMBA_BOUNDSCHECK=1``)
+makes a kernel raise on an index out of bounds instead of reading or writing
+past an array, and the call fails with an error saying so. Such kernels run
+serially: a failed bounds check inside numba's parallel region is not safe in
+a handler.
 
-Disk cache. Handlers are compiled with ``cache=True`` into numba's cache
-(``NUMBA_CACHE_DIR`` respected), so a second process skips compilation.
+Threads and disk cache: see ``numba_threads`` and ``numba_codegen``.
 """
 
+from __future__ import annotations
+
+import functools
 import inspect
-import os
 import threading
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import attrs
 import jax
-import llvmlite.binding
 import numba
 import numpy as np
-from numba import types
 
-from eventjax.backends import ffi_abi, numba_codegen
-from eventjax.backends.numba_codegen import report_error
+from eventjax.backends import ffi_abi, numba_codegen, numba_keying
+from eventjax.backends.numba_intrinsics import report_error
+from eventjax.backends.numba_threads import get_num_threads, set_num_threads, threading_layer
 from eventjax.errors import NumbaKernelError, UnsupportedDtypeError
 
 __all__ = [
-    "NumbaKernelError",
-    "UnsupportedDtypeError",
-    "get_num_threads",
-    "numba_kernel_generator",
-    "report_error",
-    "set_num_threads",
-    "sync_num_threads",
-    "target_count",
-    "threading_layer",
+    'NumbaKernelError',
+    'UnsupportedDtypeError',
+    'bounds_checked',
+    'get_num_threads',
+    'numba_kernel_generator',
+    'report_error',
+    'set_num_threads',
+    'target_count',
+    'threading_layer',
 ]
 
 MAX_RANK = 4
 
+_Spec = tuple[np.dtype, int]
 
 
-# --- Thread count and launch guard, shared with compiled code ---------------
-# Compiled handlers are cached on disk, so they must not embed this process's
-# addresses: they call these helpers by symbol name, and each process binds
-# the names to its own cfuncs with llvmlite's add_symbol. The two cells are
-# the module's only mutable state: memory that compiled code reads, written
-# only by set_num_threads and the launch lock.
+# --- Target registry ---------------------------------------------------------
 
-_threads_cell = np.full(1, numba.config.NUMBA_NUM_THREADS, np.int64)
-_launch_cell = np.zeros(1, np.int64)
-_THREADS_ADDR = _threads_cell.ctypes.data
-_LAUNCH_ADDR = _launch_cell.ctypes.data
-
-
-def set_num_threads(n):
-    """Set how many threads each ``parallel=True`` kernel launch may use.
-
-    It applies to every thread XLA calls handlers from, from the next call.
-
-    Args:
-        n: between 1 and ``numba.config.NUMBA_NUM_THREADS``.
-
-    Example:
-        >>> set_num_threads(1)
-    """
-    top = numba.config.NUMBA_NUM_THREADS
-    if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
-        raise TypeError(f"set_num_threads(): n must be an int, got {n!r}.")
-    if not 1 <= n <= top:
-        raise ValueError(
-            f"set_num_threads(): n must be in [1, {top}] "
-            f"(NUMBA_NUM_THREADS), got {n}; raise NUMBA_NUM_THREADS before "
-            "starting Python to allow more.")
-    _threads_cell[0] = n
-
-
-def sync_num_threads(n):
-    """Apply the configured thread count (None: numba's default), capped at numba's maximum.
-
-    Called whenever a numba kernel is lowered; a change of the setting bumps
-    the configuration version, so every call site is lowered again and picks
-    it up.
-
-    Example:
-        >>> sync_num_threads(None)
-    """
-    top = numba.config.NUMBA_NUM_THREADS
-    want = top if n is None else min(int(n), top)
-    if want != get_num_threads():
-        set_num_threads(want)
-
-
-def get_num_threads():
-    """The thread count of parallel kernel launches.
-
-    Example:
-        >>> get_num_threads() >= 1
-        True
-    """
-    return int(_threads_cell[0])
-
-
-def _make_launch_hooks(serial):
-    """The per-process C functions handlers call around a parallel run."""
-    threads_addr, launch_addr = _THREADS_ADDR, _LAUNCH_ADDR
-
-    @numba.cfunc(types.int64())
-    def begin():
-        if serial:
-            while numba_codegen.cas_i64(launch_addr, 0, 1) != 0:
-                numba_codegen.spin_pause()
-        # Per calling thread in numba: XLA threads each need it set.
-        numba.set_num_threads(numba_codegen.load_i64(threads_addr))
-        return 0
-
-    @numba.cfunc(types.int64())
-    def end():
-        if serial:
-            numba_codegen.cas_i64(launch_addr, 1, 0)
-        return 0
-
-    llvmlite.binding.add_symbol("eventjax_numba_launch_begin", begin.address)
-    llvmlite.binding.add_symbol("eventjax_numba_launch_end", end.address)
-    return begin, end
-
-
-class _Launcher:
-    """Numba's threading layer, launched once, and the launch hooks."""
-
-    def __init__(self):
-        self._lock = threading.Lock()
-        self._hooks = None  # kept alive: compiled code calls their addresses
-
-    def layer(self):
-        from numba.np.ufunc import parallel
-
-        with self._lock:
-            if self._hooks is None:
-                if "NUMBA_THREADING_LAYER" not in os.environ:
-                    numba.config.THREADING_LAYER = "threadsafe"
-                try:
-                    parallel._launch_threads()
-                except ValueError:
-                    # Neither omp nor tbb here: fall back, serialise launches.
-                    numba.config.THREADING_LAYER = "default"
-                    parallel._launch_threads()
-                self._hooks = _make_launch_hooks(
-                    numba.threading_layer() == "workqueue")
-            return numba.threading_layer()
-
-
-_LAUNCHER = _Launcher()
-
-
-def threading_layer():
-    """Launch numba's threads once, preferring a thread-safe layer.
-
-    Returns:
-        The name numba reports: ``'omp'``, ``'tbb'`` or ``'workqueue'``
-        (with ``workqueue``, parallel launches are serialised).
-
-    Example:
-        >>> threading_layer() in ('omp', 'tbb', 'workqueue')
-        True
-    """
-    return _LAUNCHER.layer()
-
-
-# --- Target registry --------------------------------------------------------
 
 @attrs.frozen
 class _Target:
     name: str
-    handler: object = attrs.field(eq=False)  # the cfunc; XLA holds its address
-    kernel: object = attrs.field(eq=False)
+    handler: Any = attrs.field(eq=False)  # the cfunc; XLA holds its address
+    kernel: Any = attrs.field(eq=False)  # also keeps an identity key's id unique
 
 
 class _Registry:
     """FFI targets by key; written under a lock, read without one."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._targets = {}
+        self._targets: dict[tuple, _Target] = {}
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._targets)
 
-    def get(self, key):
-        return self._targets.get(key)
-
-    def get_or_create(self, key, create):
+    def get_or_create(self, key: tuple, create: Callable[[str], _Target]) -> _Target:
         target = self._targets.get(key)
         if target is not None:
             return target
         with self._lock:
             target = self._targets.get(key)
             if target is None:
-                name = f"eventjax_numba_{len(self._targets)}"
-                target = create(name)
+                target = create(f'eventjax_numba_{len(self._targets)}')
                 # Replace, never mutate: a lock-free reader sees old or new.
                 self._targets = {**self._targets, key: target}
         return target
@@ -230,7 +102,7 @@ class _Registry:
 _REGISTRY = _Registry()
 
 
-def target_count():
+def target_count() -> int:
     """How many FFI targets the numba backend has registered so far.
 
     Example:
@@ -239,124 +111,165 @@ def target_count():
     return len(_REGISTRY)
 
 
-def _kernel_key(kernel):
-    """(hashable key, disk fingerprint or None) identifying ``kernel``'s code."""
-    py = kernel.py_func
-    cells = tuple((type(c.cell_contents), c.cell_contents)
-                  for c in (py.__closure__ or ()))
-    options = tuple(sorted((k, repr(v)) for k, v in kernel.targetoptions.items()))
-    key = (py.__code__, cells, py.__defaults__, id(py.__globals__), options)
-    try:
-        hash(key)
-    except TypeError:
-        return ("id", id(kernel)), None
-    code = py.__code__
-    source = inspect.getsourcefile(py) or ""
-    try:
-        mtime = os.stat(source).st_mtime_ns
-    except OSError:
-        mtime = None
-    fingerprint = (py.__module__, py.__qualname__, code.co_code,
-                   repr(code.co_consts), code.co_names, repr(cells),
-                   repr(py.__defaults__), options, source, mtime,
-                   numba.__version__)
-    return key, fingerprint
+def _kernel_key(kernel: Any) -> tuple[tuple, tuple | None]:
+    """(registry key, fingerprint or None) of ``kernel``."""
+    fingerprint = numba_keying.kernel_fingerprint(kernel)
+    if fingerprint is None:
+        # The registry keeps the kernel alive, so its id is never reused.
+        return ('identity', id(kernel)), None
+    return ('value', numba.config.BOUNDSCHECK, fingerprint), fingerprint
 
 
-# --- Trace-time checks ------------------------------------------------------
+# --- Bounds checks -------------------------------------------------------------
 
-def _wide_dtype(dtype):
+
+def _rejit(kernel: Any, **options: Any) -> Any:
+    """The same kernel compiled with ``options`` changed."""
+    kept = {k: v for k, v in kernel.targetoptions.items() if k != 'nopython'}
+    return numba.njit(**{**kept, **options})(kernel.py_func)
+
+
+def _checks_bounds(kernel: Any) -> bool:
+    forced = numba.config.BOUNDSCHECK  # NUMBA_BOUNDSCHECK: 0 or 1 overrides every kernel
+    return bool(kernel.targetoptions.get('boundscheck')) if forced is None else bool(forced)
+
+
+def bounds_checked(kg: Callable) -> Callable:
+    """Make the kernels of a numba kernel generator check every index (numba's ``boundscheck``).
+
+    For debugging: an index out of bounds of an input or output makes the
+    call raise an error (an ``OUT_OF_RANGE`` ``JaxRuntimeError`` naming the
+    kernel) instead of reading or writing past the array. Checked kernels are
+    slower and run serially (``prange`` acts as ``range``). njit functions the
+    kernel calls keep their own setting: decorate them with
+    ``boundscheck=True``, or set ``NUMBA_BOUNDSCHECK=1`` before starting Python
+    to check everything.
+
+    Args:
+        kg: a numba kernel generator, as given to ``def_numba_kernel``.
+
+    Returns:
+        A kernel generator that returns the same kernels, compiled with bounds checks.
+
+    Example:
+        >>> import eventjax as ej
+        >>> p = ej.XLACustomKernel('checked_example')
+        >>> p.def_numba_kernel(bounds_checked(lambda outs: None))
+    """
+
+    @functools.wraps(kg)
+    def checked(**params: Any) -> Any:
+        kernel = kg(**params)
+        _check_njit(kernel)
+        return kernel if kernel.targetoptions.get('boundscheck') else _rejit(kernel, boundscheck=True)
+
+    return checked
+
+
+# --- Trace-time checks ---------------------------------------------------------
+
+
+def _wide_dtype(dtype: Any) -> np.dtype:
     # numba has no CPU float16 type: kernels see float16 data as float32.
     return np.dtype(np.float32) if dtype == np.float16 else np.dtype(dtype)
 
 
-def _widen(x):
+def _widen(x: jax.Array) -> jax.Array:
     return x.astype(np.float32) if x.dtype == np.float16 else x
 
 
-def _kernel_name(kernel):
-    return getattr(getattr(kernel, "py_func", None), "__qualname__",
-                   repr(kernel))
+def _kernel_name(kernel: Any) -> str:
+    return getattr(getattr(kernel, 'py_func', None), '__qualname__', repr(kernel))
 
 
-def _spec(x, who, what, i):
+def _spec(x: Any, who: str, what: str, i: int) -> _Spec:
     """(numpy dtype, rank) of an array or ShapeDtypeStruct, checked."""
     # As JAX will see it: 64-bit types become 32-bit unless x64 is enabled.
     dtype = np.dtype(jax.dtypes.canonicalize_dtype(x.dtype))
     if dtype not in ffi_abi.DATATYPE:
-        hint = (" numba has no bfloat16 type; cast to float32 first."
-                if dtype.name == "bfloat16" else "")
+        hint = ' numba has no bfloat16 type; cast to float32 first.' if dtype.name == 'bfloat16' else ''
+        supported = ', '.join(sorted(d.name for d in ffi_abi.DATATYPE))
         raise UnsupportedDtypeError(
-            f"{who}: {what} {i} has dtype {dtype.name}, which the numba "
-            "backend cannot pass to a kernel; supported: "
-            + ", ".join(sorted(d.name for d in ffi_abi.DATATYPE)) + "." + hint)
+            f'{who}: {what} {i} has dtype {dtype.name}, which the numba backend cannot pass to a kernel; '
+            f'supported: {supported}.{hint}'
+        )
     rank = len(x.shape)
     if rank > MAX_RANK:
         raise NumbaKernelError(
-            f"{who}: {what} {i} has rank {rank}; the numba backend supports "
-            f"ranks 0 to {MAX_RANK}. Reshape it before the call.")
+            f'{who}: {what} {i} has rank {rank}; the numba backend supports ranks 0 to {MAX_RANK}. '
+            f'Reshape it before the call.'
+        )
     return dtype, rank
 
 
-def _check_njit(kernel):
+def _check_njit(kernel: Any) -> None:
     if not isinstance(kernel, numba.core.registry.CPUDispatcher):
         raise NumbaKernelError(
-            "numba backend: the kernel generator must return an @numba.njit "
-            f"function, got {type(kernel).__name__} {kernel!r}. Decorate the "
-            "kernel with @numba.njit.")
+            f'numba backend: the kernel generator must return an @numba.njit function, got '
+            f'{type(kernel).__name__} {kernel!r}. Decorate the kernel with @numba.njit.'
+        )
 
 
-def _takes_err(kernel, n_in, n_out, who):
+def _takes_err(kernel: Any, n_in: int, n_out: int, who: str) -> bool:
     """Whether ``kernel`` declares the trailing ``err`` argument."""
     params = inspect.signature(kernel.py_func).parameters.values()
     if any(p.kind == p.VAR_POSITIONAL for p in params):
         return False
     n = len(params)
-    if n == n_in + n_out:
-        return False
-    if n == n_in + n_out + 1:
-        return True
+    if n in (n_in + n_out, n_in + n_out + 1):
+        return n == n_in + n_out + 1
     raise NumbaKernelError(
-        f"{who}: the kernel takes {n} arguments; expected {n_in} inputs + "
-        f"{n_out} outputs = {n_in + n_out}, or one more for the error buffer "
-        "`err`. Fix the kernel's signature or the call's outs=.")
+        f'{who}: the kernel takes {n} arguments; expected {n_in} inputs + {n_out} outputs = '
+        f"{n_in + n_out}, or one more for the error buffer `err`. Fix the kernel's signature or the call's outs=."
+    )
 
 
-def _create_target(name, kernel, fingerprint, in_specs, out_specs, who):
+def _create_target(
+    name: str,
+    kernel: Any,
+    fingerprint: tuple | None,
+    in_specs: Sequence[_Spec],
+    out_specs: Sequence[_Spec],
+    who: str,
+) -> _Target:
     takes_err = _takes_err(kernel, len(in_specs), len(out_specs), who)
-    parallel = bool(kernel.targetoptions.get("parallel"))
+    checked = _checks_bounds(kernel)
+    parallel = bool(kernel.targetoptions.get('parallel'))
+    compiled = kernel
+    if checked and parallel:
+        # A failed bounds check inside numba's parallel region leaves a Python
+        # error set and then corrupts the heap (numba 0.68): check serially.
+        compiled, parallel = _rejit(kernel, parallel=False), False
     if parallel:
         threading_layer()  # binds the launch hooks the handler calls
-    source = numba_codegen.handler_source(
-        _kernel_name(kernel), in_specs, out_specs, takes_err, parallel)
+    source = numba_codegen.handler_source(_kernel_name(kernel), in_specs, out_specs, takes_err, parallel, checked)
     try:
-        handler = numba_codegen.compile_handler(
-            kernel, fingerprint, source)
+        handler = numba_codegen.compile_handler(compiled, fingerprint, source)
     except numba.core.errors.NumbaError as e:
-        sig = ", ".join(f"{d.name}[rank {r}]" for d, r in in_specs + out_specs)
+        sig = ', '.join(f'{d.name}[rank {r}]' for d, r in (*in_specs, *out_specs))
         raise NumbaKernelError(
-            f"{who}: numba could not compile the kernel for ({sig}) (inputs, "
-            "then outputs; outputs are writable arrays). Check that the "
-            "kernel's array ranks and dtypes match the call.\n"
-            f"numba said: {e}") from e
-    jax.ffi.register_ffi_target(
-        name, jax.ffi.pycapsule(handler.address), platform="cpu")
+            f"{who}: numba could not compile the kernel for ({sig}) (inputs, then outputs; outputs are writable "
+            f"arrays). Check that the kernel's array ranks and dtypes match the call.\nnumba said: {e}"
+        ) from e
+    jax.ffi.register_ffi_target(name, jax.ffi.pycapsule(handler.address), platform='cpu')
     return _Target(name, handler, kernel)
 
 
-def _target_for(kernel, arrays, outs):
-    who = f"numba kernel {_kernel_name(kernel)}"
-    in_specs = tuple(_spec(a, who, "input", i) for i, a in enumerate(arrays))
-    out_specs = tuple(_spec(o, who, "output", i) for i, o in enumerate(outs))
+def _target_for(kernel: Any, arrays: Sequence[Any], outs: Sequence[Any]) -> _Target:
+    who = f'numba kernel {_kernel_name(kernel)}'
+    in_specs = tuple(_spec(a, who, 'input', i) for i, a in enumerate(arrays))
+    out_specs = tuple(_spec(o, who, 'output', i) for i, o in enumerate(outs))
     kkey, fingerprint = _kernel_key(kernel)
-    key = (kkey, in_specs, out_specs)
-    return _REGISTRY.get_or_create(key, lambda name: _create_target(
-        name, kernel, fingerprint, list(in_specs), list(out_specs), who))
+    return _REGISTRY.get_or_create(
+        (kkey, in_specs, out_specs),
+        lambda name: _create_target(name, kernel, fingerprint, in_specs, out_specs, who),
+    )
 
 
-# --- Public entry point -----------------------------------------------------
+# --- Public entry point ----------------------------------------------------------
 
-def numba_kernel_generator(kg):
+
+def numba_kernel_generator(kg: Callable, *, boundscheck: bool = False) -> Callable:
     """Wrap a numba kernel generator into a JAX kernel generator.
 
     Args:
@@ -364,6 +277,7 @@ def numba_kernel_generator(kg):
             ``@numba.njit`` ``kernel(*inputs, *outputs[, err])`` that fills
             its outputs in place; ``outs`` is a tuple of
             ``jax.ShapeDtypeStruct``, one per output.
+        boundscheck: compile the kernels with bounds checks, as :func:`bounds_checked` does.
 
     Returns:
         ``kg2(**static_params, outs=outs)`` returning a JAX-traceable
@@ -379,22 +293,21 @@ def numba_kernel_generator(kg):
         >>> kg2(outs=outs)(np.ones(3, np.float32))[0].tolist()
         [2.0, 2.0, 2.0]
     """
+    if boundscheck:
+        kg = bounds_checked(kg)
 
-    def kg2(*, outs, **static_params):
+    def kg2(*, outs: Any, **static_params: Any) -> Callable:
         outs = tuple(outs) if isinstance(outs, (tuple, list)) else (outs,)
         # XLA sees canonical dtypes (no 64-bit types unless x64 is enabled).
-        outs = tuple(jax.ShapeDtypeStruct(
-            o.shape, jax.dtypes.canonicalize_dtype(o.dtype)) for o in outs)
+        outs = tuple(jax.ShapeDtypeStruct(o.shape, jax.dtypes.canonicalize_dtype(o.dtype)) for o in outs)
         kernel = kg(**static_params, outs=outs)
         _check_njit(kernel)
 
-        def call(*arrays):
+        def call(*arrays: Any) -> tuple:
             arrays = tuple(_widen(jax.numpy.asarray(a)) for a in arrays)
-            wide = tuple(jax.ShapeDtypeStruct(o.shape, _wide_dtype(o.dtype))
-                         for o in outs)
+            wide = tuple(jax.ShapeDtypeStruct(o.shape, _wide_dtype(o.dtype)) for o in outs)
             target = _target_for(kernel, arrays, wide)
-            result = jax.ffi.ffi_call(
-                target.name, wide, vmap_method="sequential")(*arrays)
+            result = jax.ffi.ffi_call(target.name, wide, vmap_method='sequential')(*arrays)
             return tuple(r.astype(o.dtype) for r, o in zip(result, outs))
 
         return call

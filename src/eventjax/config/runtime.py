@@ -40,11 +40,9 @@ __all__ = [
     'clear_backends',
     'current_override',
     'get_backend',
-    'get_numba_num_threads',
     'get_pallas_cpu_interpret',
     'override',
     'set_backend',
-    'set_numba_num_threads',
     'set_pallas_cpu_interpret',
     'snapshot',
     'update',
@@ -250,23 +248,6 @@ def override(**platform_backends: str | None) -> Iterator[None]:
             merged[name] = backend
     with _OVERRIDE_KEY(tuple(sorted(merged.items()))):
         yield
-
-
-def set_numba_num_threads(n: int | None) -> None:
-    """Set how many threads numba ``prange`` kernels use (None: numba's default).
-
-    Example:
-        >>> import eventjax as ej
-        >>> ej.config.set_numba_num_threads(None)
-    """
-    if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 1):
-        raise ValueError(f'set_numba_num_threads(): n must be a positive int or None, got {n!r}.')
-    update(lambda s: s if s.numba_num_threads == n else attrs.evolve(s, numba_num_threads=n))
-
-
-def get_numba_num_threads() -> int | None:
-    """The thread count set for numba ``prange`` kernels, or None for numba's default."""
-    return _STATE.snapshot.numba_num_threads
 
 
 def set_pallas_cpu_interpret(enabled: bool) -> None:

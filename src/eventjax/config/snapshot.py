@@ -135,11 +135,6 @@ class PrimitiveTable:
         return attrs.evolve(self, defaults=frozen_map(defaults))
 
 
-def _check_threads(instance, attribute, value):
-    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
-        raise ValueError(f'{attribute.name} must be a positive int or None, got {value!r}')
-
-
 @attrs.frozen(eq=False)
 class ConfigSnapshot:
     """One immutable state of the whole configuration.
@@ -152,7 +147,6 @@ class ConfigSnapshot:
         version: bumped by every change that can alter a call's backend.
         backends: the global backend per platform (``None``: unset).
         primitives: every registered primitive's kernel table, by its uid.
-        numba_num_threads: threads for numba ``prange`` kernels (None: numba's default).
         pallas_cpu_interpret: register pallas kernels for the cpu in interpret mode.
     """
 
@@ -162,7 +156,6 @@ class ConfigSnapshot:
         validator=_check_platform_keys,
     )
     primitives: Mapping[int, PrimitiveTable] = attrs.field(factory=frozen_map)
-    numba_num_threads: int | None = attrs.field(default=None, validator=_check_threads)
     pallas_cpu_interpret: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
 
     def known_backends(self, platform: str) -> tuple[str, ...]:

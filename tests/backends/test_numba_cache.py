@@ -1,0 +1,122 @@
+"""A compiled numba handler serves only the kernel it was compiled from, in memory and on disk."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import jax
+import numpy as np
+import pytest
+
+numba = pytest.importorskip('numba')
+
+from eventjax.backends import numba_bridge as nb  # noqa: E402
+from eventjax.backends import numba_codegen, numba_keying  # noqa: E402
+
+OUT = (jax.ShapeDtypeStruct((3,), np.float32),)
+X = np.ones(3, np.float32)
+
+
+def scale_kg(s):
+    def kg(outs):
+        @numba.njit
+        def scale(x, out):
+            out[...] = x * s
+
+        return scale
+
+    return kg
+
+
+def run(kg):
+    return np.asarray(nb.numba_kernel_generator(kg)(outs=OUT)(X)[0]).tolist()
+
+
+class TestInProcess:
+    def test_closures_over_different_arrays_give_their_own_results(self):
+        assert run(scale_kg(np.array(2.0, np.float32))) == [2.0] * 3
+        assert run(scale_kg(np.array(3.0, np.float32))) == [3.0] * 3
+
+    def test_closures_over_equal_arrays_share_one_target(self):
+        run(scale_kg(np.array(4.0, np.float32)))
+        before = nb.target_count()
+        assert run(scale_kg(np.array(4.0, np.float32))) == [4.0] * 3
+        assert nb.target_count() == before
+
+    def test_a_rebound_global_array_reaches_a_fresh_kernel(self):
+        glb = {'G': np.array(2.0, np.float32)}
+        exec('def k(x, out):\n    out[...] = x * G\n', glb)
+        assert run(lambda outs: numba.njit(glb['k'])) == [2.0] * 3
+        glb['G'] = np.array(6.0, np.float32)
+        assert run(lambda outs: numba.njit(glb['k'])) == [6.0] * 3
+
+    def test_a_kernel_without_fingerprint_is_compiled_but_never_cached_on_disk(self, tmp_path, monkeypatch):
+        monkeypatch.setattr(numba.config, 'CACHE_DIR', str(tmp_path))
+        monkeypatch.setattr(numba_keying, 'kernel_fingerprint', lambda kernel: None)
+        assert run(scale_kg(np.array(7.0, np.float32))) == [7.0] * 3
+        assert run(scale_kg(np.array(8.0, np.float32))) == [8.0] * 3
+        assert list(tmp_path.rglob('*')) == []
+
+
+# Run twice with one NUMBA_CACHE_DIR: the closure value and a module-level
+# array change between the runs; plus_one does not, and must come from disk.
+_SCRIPT = textwrap.dedent("""
+    import sys
+    import jax, numba, numpy as np
+    from eventjax.backends import numba_bridge as nb
+
+    S, G = float(sys.argv[1]), np.array(float(sys.argv[2]), np.float32)
+    OUT = (jax.ShapeDtypeStruct((3,), np.float32),)
+
+    def scale_kg(outs):
+        s = np.array(S, np.float32)
+
+        @numba.njit
+        def scale(x, out):
+            out[...] = x * s
+
+        return scale
+
+    @numba.njit
+    def shift(x, out):
+        out[...] = x + G
+
+    @numba.njit
+    def plus_one(x, out):
+        out[...] = x + 1
+
+    x = np.ones(3, np.float32)
+    got = [float(nb.numba_kernel_generator(kg)(outs=OUT)(x)[0][0])
+           for kg in (scale_kg, lambda outs: shift, lambda outs: plus_one)]
+    hits = [t.handler.cache_hits for t in nb._REGISTRY._targets.values() if t.kernel is plus_one]
+    print(got[0], got[1], got[2], hits[0])
+""")
+
+
+class TestAcrossProcesses:
+    def test_a_new_process_with_other_captured_values_compiles_its_own_handler(self, tmp_path):
+        env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / 'cache'), PYTHONPATH=os.pathsep.join(sys.path))
+        script = tmp_path / 'script.py'
+        script.write_text(_SCRIPT)
+        runs = [
+            subprocess.run(
+                [sys.executable, str(script), s, g], env=env, capture_output=True, text=True, timeout=300
+            )
+            for s, g in (('2.0', '10.0'), ('5.0', '40.0'))
+        ]
+        for r in runs:
+            assert r.returncode == 0, r.stderr[-2000:]
+        first, second = (r.stdout.split()[-4:] for r in runs)
+        assert first == ['2.0', '11.0', '2.0', '0']
+        assert second == ['5.0', '41.0', '2.0', '1']
+
+
+class TestDiskNames:
+    def test_the_handler_file_name_depends_on_the_captured_values(self, tmp_path, monkeypatch):
+        monkeypatch.setattr(numba.config, 'CACHE_DIR', str(tmp_path))
+        source = 'def handler(frame_p):\n    return frame_p\n'
+        for s in (2.0, 3.0):
+            fingerprint = numba_keying.kernel_fingerprint(scale_kg(np.array(s))(OUT))
+            numba_codegen._cached_module(fingerprint, source)
+        assert len(list((tmp_path / 'numba_handlers').glob('*.py'))) == 2

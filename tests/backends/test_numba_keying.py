@@ -1,0 +1,103 @@
+"""A numba kernel's fingerprint covers everything its compiled handler embeds, by value."""
+
+import threading
+import types
+
+import numpy as np
+import pytest
+
+numba = pytest.importorskip('numba')
+
+from eventjax.backends.numba_keying import kernel_fingerprint  # noqa: E402
+
+
+def scale_by(s):
+    @numba.njit
+    def scale(x, out):
+        out[...] = x * s
+
+    return scale
+
+
+def with_globals(**values):
+    """A fresh njit kernel reading the global ``G`` from its own globals dict."""
+    glb = {'np': np, **values}
+    exec('def k(x, out):\n    out[...] = x * G\n', glb)
+    return numba.njit(glb['k'])
+
+
+@numba.njit
+def countdown(n):
+    return 0 if n == 0 else countdown(n - 1)
+
+
+class TestClosures:
+    def test_closures_over_equal_arrays_share_a_fingerprint(self):
+        assert kernel_fingerprint(scale_by(np.array(2.0))) == kernel_fingerprint(scale_by(np.array(2.0)))
+
+    def test_closures_over_different_arrays_differ(self):
+        assert kernel_fingerprint(scale_by(np.array(2.0))) != kernel_fingerprint(scale_by(np.array(3.0)))
+
+    @pytest.mark.parametrize(
+        'other',
+        [np.array([1, 2], np.int64), np.array([[1], [2]], np.int32), np.asfortranarray(np.ones((2, 2), np.int32))],
+        ids=['dtype', 'shape', 'layout'],
+    )
+    def test_arrays_with_the_same_bytes_but_another_dtype_shape_or_layout_differ(self, other):
+        base = np.array([1, 2], np.int32) if other.ndim == 1 or other.shape == (2, 1) else np.ones((2, 2), np.int32)
+        assert kernel_fingerprint(scale_by(base)) != kernel_fingerprint(scale_by(other))
+
+    def test_scalars_of_another_type_differ(self):
+        assert kernel_fingerprint(scale_by(1)) != kernel_fingerprint(scale_by(1.0))
+
+    def test_a_called_njit_helper_counts_by_its_own_closure(self):
+        def caller(helper):
+            @numba.njit
+            def k(x, out):
+                helper(x, out)
+
+            return k
+
+        assert kernel_fingerprint(caller(scale_by(2.0))) != kernel_fingerprint(caller(scale_by(3.0)))
+
+
+class TestGlobals:
+    def test_a_global_array_counts_by_value(self):
+        a, b = with_globals(G=np.array(2.0)), with_globals(G=np.array(3.0))
+        assert kernel_fingerprint(a) != kernel_fingerprint(b)
+        assert kernel_fingerprint(a) == kernel_fingerprint(with_globals(G=np.array(2.0)))
+
+    def test_an_attribute_of_a_user_module_counts_by_value(self):
+        def kernel_reading(w):
+            mod = types.ModuleType('eventjax_test_user_module')
+            mod.W = w
+            glb = {'mod': mod}
+            exec('def k(x, out):\n    out[...] = x * mod.W\n', glb)
+            return numba.njit(glb['k'])
+
+        assert kernel_fingerprint(kernel_reading(np.ones(2))) != kernel_fingerprint(kernel_reading(np.zeros(2)))
+
+    def test_a_recursive_kernel_is_fingerprinted_without_looping(self):
+        assert kernel_fingerprint(countdown) is not None
+
+
+class TestStability:
+    def test_the_fingerprint_names_no_address(self):
+        text = repr(kernel_fingerprint(scale_by(np.arange(3.0))))
+        assert ' at 0x' not in text and '0x7f' not in text
+
+    def test_options_count(self):
+        k = scale_by(2.0)
+        checked = numba.njit(boundscheck=True)(k.py_func)
+        assert kernel_fingerprint(k) != kernel_fingerprint(checked)
+
+
+class TestUnknownValues:
+    def test_an_object_of_an_unknown_class_has_no_fingerprint(self):
+        class Opaque:
+            pass
+
+        assert kernel_fingerprint(scale_by(Opaque())) is None
+
+    def test_a_library_object_without_a_faithful_repr_has_no_fingerprint(self):
+        assert kernel_fingerprint(scale_by(threading.Lock())) is None
