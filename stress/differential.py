@@ -24,7 +24,7 @@ from tests.differential.strategies import problems
 import eventjax as ej
 from stress.harness import Report, watched
 
-ROUND = 5  # draws per operator per round
+ROUND = 5  # draws per operator per round, at most
 DEFAULT_EXAMPLES = {'short': 2, 'long': 400}
 
 
@@ -47,6 +47,7 @@ def run(seconds: float, long: bool = False, examples: int | None = None) -> Repo
     names = transforms.standard_operators()
     base = int(time.time()) % 1_000_000
     outcome = Outcome()
+    per_round = max(1, min(ROUND, limit // len(names)))
     start = time.monotonic()
     deadline = start + seconds
     interpret = ej.config.get_pallas_cpu_interpret()
@@ -58,7 +59,7 @@ def run(seconds: float, long: bool = False, examples: int | None = None) -> Repo
             x64 = jax.enable_x64(True) if long and r % 2 else contextlib.nullcontext()
             with x64:
                 for i, name in enumerate(names):
-                    _round(name, ROUND, base + 1000 * r + i, deadline, outcome, limit)
+                    _round(name, per_round, base + 1000 * r + i, deadline, outcome, limit)
     finally:
         ej.config.set_pallas_cpu_interpret(interpret)
     report.seconds = time.monotonic() - start
