@@ -30,7 +30,7 @@ DEFAULT_EXAMPLES = {'short': 2, 'long': 400}
 
 def _round(name: str, draws: int, round_seed: int, deadline: float, outcome: Outcome, limit: int) -> None:
     @seed(round_seed)
-    @differential_settings(draws, derandomize=False)
+    @differential_settings(draws)
     @given(problems(name))
     def draw(problem):
         if time.monotonic() > deadline or outcome.problems >= limit:
