@@ -17,7 +17,7 @@ import zlib
 from hypothesis import HealthCheck, Phase, seed, settings
 
 # Draws per operator in `make test`, sized to keep the directory under ~90 s on 2 cores.
-DEFAULT_EXAMPLES = 4
+DEFAULT_EXAMPLES = 3
 
 
 def _flag(name: str) -> bool:
