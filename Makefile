@@ -9,6 +9,9 @@ export NUMBA_CACHE_DIR ?= $(HOME)/.cache/eventjax/numba
 export PYTHONUNBUFFERED := 1
 
 STRESS_SECONDS ?= 180
+# The differential scenario of `make stress`: problems drawn at most, and its own time bound.
+DIFF_EXAMPLES ?= 400
+DIFF_SECONDS ?= 900
 
 .PHONY: setup test test-fast stress bench serve-bench docs demo lint clean
 
@@ -28,7 +31,8 @@ test-fast: setup
 	$(BIN)/python -m pytest -n 2 --dist loadfile -q -x tests
 
 stress: setup
-	$(BIN)/python -m stress --mode long --seconds $(STRESS_SECONDS)
+	$(BIN)/python -m stress --mode long --seconds $(STRESS_SECONDS) \
+		--diff-examples $(DIFF_EXAMPLES) --diff-seconds $(DIFF_SECONDS)
 
 BENCH_ARGS ?=
 

@@ -19,6 +19,7 @@ SCENARIOS = {
     'faults': 0.10,
     'prange': 0.08,
     'resources': 0.15,
+    'differential': 0.10,
 }
 DEFAULT_SECONDS = {'short': 45.0, 'long': 180.0}
 # One call (compilation included, on a loaded 2-core machine) may take this long.
@@ -41,6 +42,10 @@ def main(argv=None) -> int:
     parser.add_argument('--call-bound', type=float, default=None,
                         help='fail the run if one call takes longer (seconds)')
     parser.add_argument('--only', nargs='*', choices=sorted(SCENARIOS), default=None)
+    parser.add_argument('--diff-examples', type=int, default=None,
+                        help='problems the differential scenario draws at most (default: 2 short, 400 long)')
+    parser.add_argument('--diff-seconds', type=float, default=None,
+                        help="the differential scenario's own time bound (default: its share of --seconds)")
     args = parser.parse_args(argv)
     total = args.seconds or DEFAULT_SECONDS[args.mode]
     long = args.mode == 'long'
@@ -50,11 +55,17 @@ def main(argv=None) -> int:
     start = time.monotonic()
     watch = CallWatch(args.call_bound or CALL_BOUND[args.mode])
     install_watch(watch)
-    with Watchdog(total * 3 + 600), watch:
+    budgets = {n: total * SCENARIOS[n] / shares for n in names}
+    if 'differential' in budgets and args.diff_seconds:
+        budgets['differential'] = args.diff_seconds
+    with Watchdog(sum(budgets.values()) * 3 + 600), watch:
         for name in names:
             module = importlib.import_module(f'stress.{name}')
-            budget = total * SCENARIOS[name] / shares
-            kwargs = {'long': long} if 'long' in inspect.signature(module.run).parameters else {}
+            budget = budgets[name]
+            accepts = inspect.signature(module.run).parameters
+            kwargs = {'long': long} if 'long' in accepts else {}
+            if 'examples' in accepts:
+                kwargs['examples'] = args.diff_examples
             report = module.run(seconds=budget, **kwargs)
             report.extra['rss_after_mib'] = _rss_mib()
             reports.append(report)
@@ -70,6 +81,10 @@ def main(argv=None) -> int:
           f'{calls} calls, {checks} checks, {wrong} wrong results; longest call {watch.longest:.1f} s '
           f'(bound {watch.bound:.0f} s)')
     print(f'stress: scenario 1 throughput (calls/s by threads): {rates}')
+    for r in reports:
+        if 'problems' in r.extra:  # the differential scenario's closing line
+            print(f'differential: {r.extra["problems"]} problems, {r.checks} comparisons, '
+                  f'{r.wrong} disagreements')
     return 1 if failed or wrong else 0
 
 

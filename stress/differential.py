@@ -1,0 +1,74 @@
+"""Scenario 7: the differential tester, run long: many drawn problems, every backend and transformation.
+
+The problems, the oracle and the comparisons are those of
+``tests/differential`` (see its README). Operators take turns in rounds of
+a few draws each, so every operator is covered however early the budget
+ends; in the long mode every other round runs with ``jax_enable_x64`` on,
+which adds float64 weights and operands. Bounded by ``examples`` problems
+and ``seconds``. Prints ``differential: P problems, C comparisons, D
+disagreements`` and the seed that reproduces the run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+
+import jax
+from hypothesis import given, seed
+from tests.differential import transforms
+from tests.differential.check import Outcome, check_problem
+from tests.differential.profile import differential_settings
+from tests.differential.strategies import problems
+
+import eventjax as ej
+from stress.harness import Report, watched
+
+ROUND = 5  # draws per operator per round, at most
+DEFAULT_EXAMPLES = {'short': 2, 'long': 400}
+
+
+def _round(name: str, draws: int, round_seed: int, deadline: float, outcome: Outcome, limit: int) -> None:
+    @seed(round_seed)
+    @differential_settings(draws)
+    @given(problems(name))
+    def draw(problem):
+        if time.monotonic() > deadline or outcome.problems >= limit:
+            return
+        outcome.add(check_problem(problem, around=lambda what: watched(f'differential: {what}')))
+
+    draw()
+
+
+def run(seconds: float, long: bool = False, examples: int | None = None) -> Report:
+    """Check up to ``examples`` drawn problems within ``seconds``; disagreements count as wrong results."""
+    report = Report('differential')
+    limit = examples or DEFAULT_EXAMPLES['long' if long else 'short']
+    names = transforms.standard_operators()
+    base = int(time.time()) % 1_000_000
+    outcome = Outcome()
+    per_round = max(1, min(ROUND, limit // len(names)))
+    start = time.monotonic()
+    deadline = start + seconds
+    interpret = ej.config.get_pallas_cpu_interpret()
+    ej.config.set_pallas_cpu_interpret(True)  # a pallas kernel on the cpu runs in interpret mode
+    try:
+        for r in range(1_000_000):
+            if outcome.problems >= limit or time.monotonic() > deadline:
+                break
+            x64 = jax.enable_x64(True) if long and r % 2 else contextlib.nullcontext()
+            with x64:
+                for i, name in enumerate(names):
+                    _round(name, per_round, base + 1000 * r + i, deadline, outcome, limit)
+    finally:
+        ej.config.set_pallas_cpu_interpret(interpret)
+    report.seconds = time.monotonic() - start
+    report.calls = outcome.calls
+    report.checks = outcome.comparisons
+    report.wrong = len(outcome.disagreements)
+    for d, problem in outcome.disagreements[:50]:
+        report.failures.append(f'{d.line()} on {problem}')
+    report.extra.update(seed=base, problems=outcome.problems)
+    print(f'differential: {outcome.problems} problems, {outcome.comparisons} comparisons, '
+          f'{len(outcome.disagreements)} disagreements (seed {base}; {report.seconds:.0f} s)', flush=True)
+    return report

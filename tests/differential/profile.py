@@ -1,0 +1,51 @@
+"""The hypothesis settings of the differential tests.
+
+``make test`` runs a fixed set of draws per operator, seeded by its name
+(the same problems on every run, so a failure reproduces and the compile
+cost is stable, yet different problems for each operator); set
+``EVENTJAX_DIFF_RANDOM=1`` to draw fresh problems (hypothesis prints the
+seed of a failure), and ``EVENTJAX_DIFF_EXAMPLES=N`` to draw N per operator.
+Shrinking is off by default: every shrink step compiles new shapes, so it
+costs minutes; ``EVENTJAX_DIFF_SHRINK=1`` turns it on to minimise a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import zlib
+
+from hypothesis import HealthCheck, Phase, seed, settings
+
+# Draws per operator in `make test`, sized to keep the directory under ~90 s on 2 cores.
+DEFAULT_EXAMPLES = 3
+
+
+def _flag(name: str) -> bool:
+    return os.environ.get(name, '') not in ('', '0')
+
+
+def differential_settings(examples: int | None = None) -> settings:
+    """The settings a differential test runs under (``examples`` per operator).
+
+    Example:
+        >>> @differential_settings(3)
+        ... @given(problems('csrmv'))
+        ... def test(problem): ...
+    """
+    examples = examples or int(os.environ.get('EVENTJAX_DIFF_EXAMPLES', DEFAULT_EXAMPLES))
+    phases = (Phase.explicit, Phase.reuse, Phase.generate) + ((Phase.shrink,) if _flag('EVENTJAX_DIFF_SHRINK') else ())
+    # Not derandomize: it would give every operator the same draws; reproducible() seeds each instead.
+    return settings(max_examples=examples, deadline=None, database=None,
+                    phases=phases, print_blob=True,
+                    suppress_health_check=(HealthCheck.too_slow, HealthCheck.data_too_large,
+                                           HealthCheck.filter_too_much))
+
+
+def reproducible(name: str):
+    """Decorator: seed the draws by ``name`` (none under ``EVENTJAX_DIFF_RANDOM=1``)."""
+    if _flag('EVENTJAX_DIFF_RANDOM'):
+        return lambda test: test
+    return seed(zlib.crc32(name.encode()))
+
+
+settings.register_profile('eventjax-differential', differential_settings())
