@@ -7,16 +7,18 @@ from eventjax.config.runtime import (
     get_numba_num_threads,
     get_pallas_cpu_interpret,
     override,
+    register_backend_catalog,
     set_backend,
     set_numba_num_threads,
     set_pallas_cpu_interpret,
     snapshot,
     update,
 )
-from eventjax.config.snapshot import PLATFORMS, ConfigSnapshot, PrimitiveTable, normalize_platform
+from eventjax.config.snapshot import PLATFORM_ALIASES, PLATFORMS, ConfigSnapshot, PrimitiveTable, normalize_platform
 
 __all__ = [
     'PLATFORMS',
+    'PLATFORM_ALIASES',
     'ConfigSnapshot',
     'PrimitiveTable',
     'clear_backends',
@@ -26,6 +28,7 @@ __all__ = [
     'get_pallas_cpu_interpret',
     'normalize_platform',
     'override',
+    'register_backend_catalog',
     'set_backend',
     'set_numba_num_threads',
     'set_pallas_cpu_interpret',

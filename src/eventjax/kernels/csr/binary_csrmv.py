@@ -2,15 +2,9 @@
 
 from __future__ import annotations
 
-import jax
-
-from eventjax.backends import XLACustomKernel
-from eventjax.kernels.common import LinearOp, register_rules
-from eventjax.kernels.common.registration import register_numba, register_warp
+from eventjax.kernels.common import Operator
 from eventjax.kernels.csr import reference
 from eventjax.kernels.csr.arguments import check_csr_call
-from eventjax.kernels.csr.binary_csrmm import bind_binary_csrmm
-from eventjax.kernels.csr.csrmv import bind_csrmv
 
 __all__ = ['binary_csrmv', 'bind_binary_csrmv']
 
@@ -49,27 +43,8 @@ def binary_csrmv(data, indices, indptr, spikes, *, shape, transpose=False, backe
     return bind_binary_csrmv(data, indices, indptr, spikes, shape=shape, transpose=transpose, backend=backend)
 
 
-def bind_binary_csrmv(data, indices, indptr, spikes, *, shape, transpose, backend=None):
-    """Bind the primitive on checked operands (what rules call)."""
-    out = jax.ShapeDtypeStruct((shape[1] if transpose else shape[0],), data.dtype)
-    return _binary_csrmv_p(data, indices, indptr, spikes, outs=(out,), backend=backend,
-                           shape=shape, transpose=transpose)[0]
-
-
-def _numba_kernel(*, shape, transpose, outs):
-    from eventjax.kernels.csr import numba_impl
-    return numba_impl.binary_csrmv_kernel(transpose=transpose)
-
-
-def _warp_kernel(dtypes, *, shape, transpose, outs):
-    from eventjax.kernels.csr import warp_impl
-    return warp_impl.binary_csrmv_kernel(dtypes, shape=shape, transpose=transpose, outs=outs)
-
-
-_binary_csrmv_p = XLACustomKernel('binary_csrmv')
-_binary_csrmv_p.def_jax_kernel(reference.binary_csrmv_kernel)
-register_numba(_binary_csrmv_p, _numba_kernel)
-register_warp(_binary_csrmv_p, _warp_kernel)
-register_rules(_binary_csrmv_p, LinearOp(
-    operands=('data', 'indices', 'indptr', 'spikes'), events=True, call=bind_binary_csrmv,
-    float_call=bind_csrmv, weight_cotangent=reference.entry_cotangent, mm_call=bind_binary_csrmm, is_mm=False))
+_binary_csrmv = Operator(
+    'binary_csrmv', __package__, operands=('data', 'indices', 'indptr', 'spikes'), events=True, matrix=False,
+    reference=reference.binary_csrmv_kernel, weight_cotangent=reference.entry_cotangent,
+    float_op='csrmv', mm_op='binary_csrmm')
+bind_binary_csrmv = _binary_csrmv.bind

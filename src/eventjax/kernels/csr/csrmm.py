@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import jax
-
-from eventjax.backends import XLACustomKernel
-from eventjax.kernels.common import LinearOp, register_rules
-from eventjax.kernels.common.registration import register_numba, register_warp
+from eventjax.kernels.common import Operator
 from eventjax.kernels.csr import reference
 from eventjax.kernels.csr.arguments import check_csr_call
 
@@ -41,28 +37,8 @@ def csrmm(data, indices, indptr, B, *, shape, transpose=False, backend=None):
     return bind_csrmm(data, indices, indptr, B, shape=shape, transpose=transpose, backend=backend)
 
 
-def bind_csrmm(data, indices, indptr, B, *, shape, transpose, backend=None):
-    """Bind the primitive on checked operands (what rules call)."""
-    rows = shape[1] if transpose else shape[0]
-    out = jax.ShapeDtypeStruct((rows, B.shape[1]), data.dtype)
-    return _csrmm_p(data, indices, indptr, B, outs=(out,), backend=backend,
-                    shape=shape, transpose=transpose)[0]
-
-
-def _numba_kernel(*, shape, transpose, outs):
-    from eventjax.kernels.csr import numba_impl
-    return numba_impl.csrmm_kernel(transpose=transpose)
-
-
-def _warp_kernel(dtypes, *, shape, transpose, outs):
-    from eventjax.kernels.csr import warp_impl
-    return warp_impl.csrmm_kernel(dtypes, shape=shape, transpose=transpose, outs=outs)
-
-
-_csrmm_p = XLACustomKernel('csrmm')
-_csrmm_p.def_jax_kernel(reference.csrmm_kernel)
-register_numba(_csrmm_p, _numba_kernel)
-register_warp(_csrmm_p, _warp_kernel)
-register_rules(_csrmm_p, LinearOp(
-    operands=('data', 'indices', 'indptr', 'B'), events=False, call=bind_csrmm, float_call=bind_csrmm,
-    weight_cotangent=reference.entry_cotangent, mm_call=bind_csrmm, is_mm=True))
+_csrmm = Operator(
+    'csrmm', __package__, operands=('data', 'indices', 'indptr', 'B'), events=False, matrix=True,
+    reference=reference.csrmm_kernel, weight_cotangent=reference.entry_cotangent,
+    float_op='csrmm', mm_op='csrmm')
+bind_csrmm = _csrmm.bind

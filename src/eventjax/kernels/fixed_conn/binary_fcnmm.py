@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import jax
-
-from eventjax.backends import XLACustomKernel
-from eventjax.kernels.common import LinearOp, register_rules
-from eventjax.kernels.common.registration import register_numba, register_warp
+from eventjax.kernels.common import Operator
 from eventjax.kernels.fixed_conn import reference
 from eventjax.kernels.fixed_conn.arguments import check_fcn_call
-from eventjax.kernels.fixed_conn.fcnmm import bind_fcnmm
 
 __all__ = ['binary_fcnmm', 'bind_binary_fcnmm']
 
@@ -46,26 +41,8 @@ def binary_fcnmm(weights, indices, B, *, shape, transpose=False, backend=None):
     return bind_binary_fcnmm(weights, indices, B, shape=shape, transpose=transpose, backend=backend)
 
 
-def bind_binary_fcnmm(weights, indices, B, *, shape, transpose, backend=None):
-    """Bind the primitive on checked operands (what rules call)."""
-    out = jax.ShapeDtypeStruct((shape[1] if transpose else shape[0], B.shape[1]), weights.dtype)
-    return _binary_fcnmm_p(weights, indices, B, outs=(out,), backend=backend, shape=shape, transpose=transpose)[0]
-
-
-def _numba_kernel(*, shape, transpose, outs):
-    from eventjax.kernels.fixed_conn import numba_impl
-    return numba_impl.binary_fcnmm_kernel(transpose=transpose)
-
-
-def _warp_kernel(dtypes, *, shape, transpose, outs):
-    from eventjax.kernels.fixed_conn import warp_impl
-    return warp_impl.binary_fcnmm_kernel(dtypes, shape=shape, transpose=transpose, outs=outs)
-
-
-_binary_fcnmm_p = XLACustomKernel('binary_fcnmm')
-_binary_fcnmm_p.def_jax_kernel(reference.binary_fcnmm_kernel)
-register_numba(_binary_fcnmm_p, _numba_kernel)
-register_warp(_binary_fcnmm_p, _warp_kernel)
-register_rules(_binary_fcnmm_p, LinearOp(
-    operands=('weights', 'indices', 'B'), events=True, call=bind_binary_fcnmm, float_call=bind_fcnmm,
-    weight_cotangent=reference.entry_cotangent, mm_call=bind_binary_fcnmm, is_mm=True))
+_binary_fcnmm = Operator(
+    'binary_fcnmm', __package__, operands=('weights', 'indices', 'B'), events=True, matrix=True,
+    reference=reference.binary_fcnmm_kernel, weight_cotangent=reference.entry_cotangent,
+    float_op='fcnmm', mm_op='binary_fcnmm')
+bind_binary_fcnmm = _binary_fcnmm.bind

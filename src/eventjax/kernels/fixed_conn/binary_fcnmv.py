@@ -2,15 +2,9 @@
 
 from __future__ import annotations
 
-import jax
-
-from eventjax.backends import XLACustomKernel
-from eventjax.kernels.common import LinearOp, register_rules
-from eventjax.kernels.common.registration import register_numba, register_warp
+from eventjax.kernels.common import Operator
 from eventjax.kernels.fixed_conn import reference
 from eventjax.kernels.fixed_conn.arguments import check_fcn_call
-from eventjax.kernels.fixed_conn.binary_fcnmm import bind_binary_fcnmm
-from eventjax.kernels.fixed_conn.fcnmv import bind_fcnmv
 
 __all__ = ['binary_fcnmv', 'bind_binary_fcnmv']
 
@@ -47,27 +41,8 @@ def binary_fcnmv(weights, indices, spikes, *, shape, transpose=False, backend=No
     return bind_binary_fcnmv(weights, indices, spikes, shape=shape, transpose=transpose, backend=backend)
 
 
-def bind_binary_fcnmv(weights, indices, spikes, *, shape, transpose, backend=None):
-    """Bind the primitive on checked operands (what rules call)."""
-    out = jax.ShapeDtypeStruct((shape[1] if transpose else shape[0],), weights.dtype)
-    return _binary_fcnmv_p(weights, indices, spikes, outs=(out,), backend=backend,
-                           shape=shape, transpose=transpose)[0]
-
-
-def _numba_kernel(*, shape, transpose, outs):
-    from eventjax.kernels.fixed_conn import numba_impl
-    return numba_impl.binary_fcnmv_kernel(transpose=transpose)
-
-
-def _warp_kernel(dtypes, *, shape, transpose, outs):
-    from eventjax.kernels.fixed_conn import warp_impl
-    return warp_impl.binary_fcnmv_kernel(dtypes, shape=shape, transpose=transpose, outs=outs)
-
-
-_binary_fcnmv_p = XLACustomKernel('binary_fcnmv')
-_binary_fcnmv_p.def_jax_kernel(reference.binary_fcnmv_kernel)
-register_numba(_binary_fcnmv_p, _numba_kernel)
-register_warp(_binary_fcnmv_p, _warp_kernel)
-register_rules(_binary_fcnmv_p, LinearOp(
-    operands=('weights', 'indices', 'spikes'), events=True, call=bind_binary_fcnmv, float_call=bind_fcnmv,
-    weight_cotangent=reference.entry_cotangent, mm_call=bind_binary_fcnmm, is_mm=False))
+_binary_fcnmv = Operator(
+    'binary_fcnmv', __package__, operands=('weights', 'indices', 'spikes'), events=True, matrix=False,
+    reference=reference.binary_fcnmv_kernel, weight_cotangent=reference.entry_cotangent,
+    float_op='fcnmv', mm_op='binary_fcnmm')
+bind_binary_fcnmv = _binary_fcnmv.bind
