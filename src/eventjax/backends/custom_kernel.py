@@ -20,7 +20,22 @@ __all__ = ['XLACustomKernel']
 
 
 class XLACustomKernel(KernelPrimitive):
-    __doc__ = KernelPrimitive.__doc__
+    """A custom JAX primitive with kernels for several backends and platforms.
+
+    Kernels are registered per (backend, platform) with a kernel generator
+    ``kg(**static_params, outs=outs)``; a call picks one per platform
+    (per-call ``backend=`` > thread override > global ``set_backend`` > this
+    primitive's default > the first kernel registered for the platform).
+
+    Example:
+        >>> import jax, jax.numpy as jnp
+        >>> import eventjax as ej
+        >>> double = ej.XLACustomKernel('double_example')
+        >>> double.def_jax_kernel(lambda outs: lambda x: (2 * x,))
+        >>> x = jnp.arange(3.0)
+        >>> double(x, outs=jax.ShapeDtypeStruct(x.shape, x.dtype))
+        Array([0., 2., 4.], dtype=float32)
+    """
 
     def def_bridge_kernel(self, backend: str, kernel_generator: Callable, platform: str | None = None,
                           asdefault: bool = False) -> None:

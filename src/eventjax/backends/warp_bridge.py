@@ -54,18 +54,8 @@ from eventjax.backends.bridge import BackendStatus, Bridge
 from eventjax.config import normalize_platform
 from eventjax.errors import UnsupportedDtypeError, WarpKernelSpecError
 
-__all__ = [
-    'BRIDGE',
-    'SUPPORTED_WARP_DTYPES',
-    'ByInputDtypes',
-    'UnsupportedDtypeError',
-    'WarpKernelSpec',
-    'WarpKernelSpecError',
-    'import_warp',
-    'status',
-    'warp_dtype',
-    'warp_kernel_generator',
-]
+__all__ = ['BRIDGE', 'SUPPORTED_WARP_DTYPES', 'ByInputDtypes', 'UnsupportedDtypeError', 'WarpKernelSpec',
+           'WarpKernelSpecError', 'import_warp', 'status', 'warp_dtype', 'warp_kernel_generator']
 
 WARP_VERBOSE_ENV = 'EVENTJAX_WARP_VERBOSE'
 

@@ -51,21 +51,11 @@ _LOWERING_PLATFORMS = {**{p: p for p in PLATFORMS if p not in PLATFORM_ALIASES.v
 
 
 class KernelPrimitive:
-    """A custom JAX primitive with kernels for several backends and platforms.
+    """The machinery of a primitive with kernels per backend and platform; use :class:`eventjax.XLACustomKernel`.
 
-    Kernels are registered per (backend, platform) with a kernel generator
-    ``kg(**static_params, outs=outs)``; a call picks one per platform
-    (per-call ``backend=`` > thread override > global ``set_backend`` > this
-    primitive's default > the first kernel registered for the platform).
-
-    Example:
-        >>> import jax, jax.numpy as jnp
-        >>> import eventjax as ej
-        >>> double = ej.XLACustomKernel('double_example')
-        >>> double.def_jax_kernel(lambda outs: lambda x: (2 * x,))
-        >>> x = jnp.arange(3.0)
-        >>> double(x, outs=jax.ShapeDtypeStruct(x.shape, x.dtype))
-        Array([0., 2., 4.], dtype=float32)
+    It registers kernels with :meth:`def_kernel`, resolves a backend per
+    platform at call time and lowers the chosen kernel; the public subclass
+    adds one ``def_<backend>_kernel`` per bridge.
     """
 
     def __init__(self, name: str):

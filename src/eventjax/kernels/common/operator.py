@@ -31,40 +31,42 @@ class Operator:
 
     Args:
         name: the primitive's name, also the stem of its kernels' names.
-        family: the family package (pass ``__package__``); the kernels of
-            backend ``b`` are ``<family>.<b>_impl.<name>_kernel``, imported
-            at the first lowering.
+        family: the family package (pass ``__package__``). The kernel
+            generators are named after the operator: the ``jax`` kernel is
+            ``<family>.reference.<name>_kernel``, the kernel of backend ``b``
+            ``<family>.<b>_impl.<name>_kernel`` (imported at the first lowering).
         operands: operand names in call order: weights first, ``x`` last.
         events: whether ``x`` holds events (a binary operator).
         matrix: whether ``x`` is a matrix (an ``*mm`` operator).
-        reference: the pure-JAX kernel generator (the ``jax`` backend).
         weight_cotangent: ``(ct, x_as_floats, *structure, **static)`` returns
             the cotangent of one weight per stored connection.
         float_op: the float operator the derivative w.r.t. ``x`` goes through:
             the name of an operator of the same family, or a callable with the
-            same call signature as :meth:`bind`.
-        mm_op: the name of the matrix operator a vmap over ``x`` folds into.
+            same call signature as :meth:`bind`; None (a float operator): itself.
+        mm_op: the name of the matrix operator a vmap over ``x`` folds into;
+            None (only for a matrix operator): itself.
         kernels: the backends besides ``jax`` that have kernels.
 
     Example::
 
-        _csrmv = Operator('csrmv', __package__, operands=('data', 'indices', 'indptr', 'v'),
-                          events=False, matrix=False, reference=reference.csrmv_kernel,
-                          weight_cotangent=reference.entry_cotangent,
-    float_op='csrmv', mm_op='csrmm')
+        _csrmv = Operator('csrmv', __package__, ('data', 'indices', 'indptr', 'v'),
+                          events=False, matrix=False, weight_cotangent=reference.entry_cotangent, mm_op='csrmm')
     """
 
-    def __init__(self, name: str, family: str, *, operands: tuple[str, ...], events: bool, matrix: bool,
-                 reference: Callable, weight_cotangent: Callable, float_op: str | Callable, mm_op: str,
+    def __init__(self, name: str, family: str, operands: tuple[str, ...], *, events: bool, matrix: bool,
+                 weight_cotangent: Callable, float_op: str | Callable | None = None, mm_op: str | None = None,
                  kernels: tuple[str, ...] = ('numba', 'warp')):
+        if not matrix and mm_op is None:
+            raise TypeError(f'Operator({name!r}): a vector operator must name its matrix counterpart (mm_op=...), '
+                            f'which a vmap over {operands[-1]!r} folds into.')
         self.name, self.family, self.operands = name, family, tuple(operands)
         self.events, self.matrix = bool(events), bool(matrix)
         self.weight_cotangent = weight_cotangent
         self._float_op, self._mm_op = float_op, mm_op
         self.primitive = XLACustomKernel(name)
-        self.primitive.def_jax_kernel(reference)
+        self.primitive.def_jax_kernel(_impl(family, 'reference', name))
         for backend in kernels:
-            _register(self.primitive, backend, functools.partial(_impl, family, backend, name))
+            _register(self.primitive, backend, functools.partial(_impl, family, f'{backend}_impl', name))
         register_rules(self.primitive, self)
 
     def __repr__(self) -> str:
@@ -80,12 +82,15 @@ class Operator:
 
     def float_call(self, *operands, backend: str | None = None, **static):
         """The float operator's :meth:`bind` (this operator's own, for a float operator)."""
+        if self._float_op is None:
+            return self.bind(*operands, backend=backend, **static)
         fn = self._float_op if callable(self._float_op) else _declared(self.family, self._float_op).bind
         return fn(*operands, backend=backend, **static)
 
     def mm_call(self, *operands, backend: str | None = None, **static):
         """The matrix operator's :meth:`bind`, which a vmap over ``x`` folds into."""
-        return _declared(self.family, self._mm_op).bind(*operands, backend=backend, **static)
+        op = self if self._mm_op is None else _declared(self.family, self._mm_op)
+        return op.bind(*operands, backend=backend, **static)
 
 
 @functools.cache
@@ -97,8 +102,9 @@ def _declared(family: str, name: str) -> Operator:
     raise LookupError(f'{family}.{name} declares no Operator named {name!r}.')
 
 
-def _impl(family: str, backend: str, name: str) -> Callable:
-    return getattr(importlib.import_module(f'{family}.{backend}_impl'), f'{name}_kernel')
+def _impl(family: str, module: str, name: str) -> Callable:
+    """``<family>.<module>.<name>_kernel`` (``<backend>_impl`` for a backend's kernels)."""
+    return getattr(importlib.import_module(f'{family}.{module}'), f'{name}_kernel')
 
 
 def _accepted(fn: Callable, params: dict) -> dict:

@@ -6,7 +6,7 @@ from eventjax.kernels.common import Operator
 from eventjax.kernels.csr import reference
 from eventjax.kernels.csr.arguments import check_csr_call
 
-__all__ = ['binary_csrmm', 'bind_binary_csrmm']
+__all__ = ['binary_csrmm']
 
 
 def binary_csrmm(data, indices, indptr, B, *, shape, transpose=False, backend=None):
@@ -17,16 +17,11 @@ def binary_csrmm(data, indices, indptr, B, *, shape, transpose=False, backend=No
     derivative with respect to ``B`` is that of :func:`csrmm`.
 
     Args:
-        data: float weights, one per stored entry, or one shared scalar.
-        indices: column index of each stored entry (int32/int64).
-        indptr: row pointers, length ``m + 1``.
         B: ``(n, k)`` events (``(m, k)`` when ``transpose``), bool or numeric.
-        shape: ``(m, n)``.
-        transpose: compute ``A.T @ B`` instead of ``A @ B``.
-        backend: per-call backend (``'jax'``, ``'numba'``, ...), or None.
+        data, indices, indptr, shape, transpose, backend: as in :func:`csrmv`.
 
     Returns:
-        ``(m, k)`` (``(n, k)`` when ``transpose``) in ``data``'s dtype.
+        ``(m, k)`` (``(n, k)`` when ``transpose``): :func:`csrmm` of the event indicator.
 
     Example:
         >>> import jax.numpy as jnp
@@ -38,11 +33,8 @@ def binary_csrmm(data, indices, indptr, B, *, shape, transpose=False, backend=No
     """
     data, indices, indptr, B, shape = check_csr_call(
         'binary_csrmm()', data, indices, indptr, B, shape=shape, transpose=transpose, matrix=True, events=True)
-    return bind_binary_csrmm(data, indices, indptr, B, shape=shape, transpose=transpose, backend=backend)
+    return _binary_csrmm.bind(data, indices, indptr, B, shape=shape, transpose=transpose, backend=backend)
 
 
-_binary_csrmm = Operator(
-    'binary_csrmm', __package__, operands=('data', 'indices', 'indptr', 'B'), events=True, matrix=True,
-    reference=reference.binary_csrmm_kernel, weight_cotangent=reference.entry_cotangent,
-    float_op='csrmm', mm_op='binary_csrmm')
-bind_binary_csrmm = _binary_csrmm.bind
+_binary_csrmm = Operator('binary_csrmm', __package__, ('data', 'indices', 'indptr', 'B'),
+                         events=True, matrix=True, weight_cotangent=reference.entry_cotangent, float_op='csrmm')

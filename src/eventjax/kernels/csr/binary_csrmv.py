@@ -6,7 +6,7 @@ from eventjax.kernels.common import Operator
 from eventjax.kernels.csr import reference
 from eventjax.kernels.csr.arguments import check_csr_call
 
-__all__ = ['binary_csrmv', 'bind_binary_csrmv']
+__all__ = ['binary_csrmv']
 
 
 def binary_csrmv(data, indices, indptr, spikes, *, shape, transpose=False, backend=None):
@@ -19,16 +19,11 @@ def binary_csrmv(data, indices, indptr, spikes, *, shape, transpose=False, backe
     derivative with respect to ``spikes`` is that of :func:`csrmv`.
 
     Args:
-        data: float weights, one per stored entry, or one shared scalar.
-        indices: column index of each stored entry (int32/int64).
-        indptr: row pointers, length ``m + 1``.
         spikes: length ``n`` (``m`` when ``transpose``), bool or numeric.
-        shape: ``(m, n)``.
-        transpose: compute ``spikes @ A`` instead of ``A @ spikes``.
-        backend: per-call backend (``'jax'``, ``'numba'``, ...), or None.
+        data, indices, indptr, shape, transpose, backend: as in :func:`csrmv`.
 
     Returns:
-        Length ``m`` (``n`` when ``transpose``), in ``data``'s dtype.
+        Length ``m`` (``n`` when ``transpose``): :func:`csrmv` of the event indicator.
 
     Example:
         >>> import jax.numpy as jnp
@@ -40,11 +35,9 @@ def binary_csrmv(data, indices, indptr, spikes, *, shape, transpose=False, backe
     data, indices, indptr, spikes, shape = check_csr_call(
         'binary_csrmv()', data, indices, indptr, spikes, shape=shape, transpose=transpose,
         matrix=False, events=True)
-    return bind_binary_csrmv(data, indices, indptr, spikes, shape=shape, transpose=transpose, backend=backend)
+    return _binary_csrmv.bind(data, indices, indptr, spikes, shape=shape, transpose=transpose, backend=backend)
 
 
-_binary_csrmv = Operator(
-    'binary_csrmv', __package__, operands=('data', 'indices', 'indptr', 'spikes'), events=True, matrix=False,
-    reference=reference.binary_csrmv_kernel, weight_cotangent=reference.entry_cotangent,
-    float_op='csrmv', mm_op='binary_csrmm')
-bind_binary_csrmv = _binary_csrmv.bind
+_binary_csrmv = Operator('binary_csrmv', __package__, ('data', 'indices', 'indptr', 'spikes'),
+                         events=True, matrix=False, weight_cotangent=reference.entry_cotangent,
+                         float_op='csrmv', mm_op='binary_csrmm')

@@ -6,7 +6,7 @@ from eventjax.kernels.common import Operator
 from eventjax.kernels.csr import reference
 from eventjax.kernels.csr.arguments import check_csr_call
 
-__all__ = ['bind_csrmv', 'csrmv']
+__all__ = ['csrmv']
 
 
 def csrmv(data, indices, indptr, v, *, shape, transpose=False, backend=None):
@@ -33,11 +33,8 @@ def csrmv(data, indices, indptr, v, *, shape, transpose=False, backend=None):
     """
     data, indices, indptr, v, shape = check_csr_call(
         'csrmv()', data, indices, indptr, v, shape=shape, transpose=transpose, matrix=False, events=False)
-    return bind_csrmv(data, indices, indptr, v, shape=shape, transpose=transpose, backend=backend)
+    return _csrmv.bind(data, indices, indptr, v, shape=shape, transpose=transpose, backend=backend)
 
 
-_csrmv = Operator(
-    'csrmv', __package__, operands=('data', 'indices', 'indptr', 'v'), events=False, matrix=False,
-    reference=reference.csrmv_kernel, weight_cotangent=reference.entry_cotangent,
-    float_op='csrmv', mm_op='csrmm')
-bind_csrmv = _csrmv.bind
+_csrmv = Operator('csrmv', __package__, ('data', 'indices', 'indptr', 'v'),
+                  events=False, matrix=False, weight_cotangent=reference.entry_cotangent, mm_op='csrmm')

@@ -6,7 +6,7 @@ from eventjax.kernels.common import Operator
 from eventjax.kernels.dense import reference
 from eventjax.kernels.dense.arguments import check_dense_call
 
-__all__ = ['binary_densemm', 'bind_binary_densemm']
+__all__ = ['binary_densemm']
 
 
 def binary_densemm(weights, spikes, *, transpose=False, backend=None):
@@ -15,10 +15,8 @@ def binary_densemm(weights, spikes, *, transpose=False, backend=None):
     An entry of ``spikes`` is an event when it is ``True`` or ``> 0``.
 
     Args:
-        weights: ``(m, n)`` float weights.
         spikes: ``(n, k)`` events (``(m, k)`` when ``transpose``), bool or numeric.
-        transpose: compute ``weights.T @ spikes``.
-        backend: per-call backend, or None.
+        weights, transpose, backend: as in :func:`binary_densemv`.
 
     Returns:
         ``(m, k)`` (``(n, k)`` when ``transpose``) in ``weights``' dtype.
@@ -31,11 +29,9 @@ def binary_densemm(weights, spikes, *, transpose=False, backend=None):
                [0., 0.]], dtype=float32)
     """
     weights, spikes = check_dense_call('binary_densemm()', weights, spikes, transpose=transpose, matrix=True)
-    return bind_binary_densemm(weights, spikes, transpose=transpose, backend=backend)
+    return _binary_densemm.bind(weights, spikes, transpose=transpose, backend=backend)
 
 
-_binary_densemm = Operator(
-    'binary_densemm', __package__, operands=('weights', 'spikes'), events=True, matrix=True,
-    reference=reference.binary_densemm_kernel, weight_cotangent=reference.weight_cotangent,
-    float_op=reference.float_product, mm_op='binary_densemm')
-bind_binary_densemm = _binary_densemm.bind
+_binary_densemm = Operator('binary_densemm', __package__, ('weights', 'spikes'),
+                           events=True, matrix=True, weight_cotangent=reference.weight_cotangent,
+                           float_op=reference.float_product)

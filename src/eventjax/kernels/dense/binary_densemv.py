@@ -6,7 +6,7 @@ from eventjax.kernels.common import Operator
 from eventjax.kernels.dense import reference
 from eventjax.kernels.dense.arguments import check_dense_call
 
-__all__ = ['binary_densemv', 'bind_binary_densemv']
+__all__ = ['binary_densemv']
 
 
 def binary_densemv(weights, spikes, *, transpose=False, backend=None):
@@ -32,11 +32,9 @@ def binary_densemv(weights, spikes, *, transpose=False, backend=None):
         Array([2., 4.], dtype=float32)
     """
     weights, spikes = check_dense_call('binary_densemv()', weights, spikes, transpose=transpose, matrix=False)
-    return bind_binary_densemv(weights, spikes, transpose=transpose, backend=backend)
+    return _binary_densemv.bind(weights, spikes, transpose=transpose, backend=backend)
 
 
-_binary_densemv = Operator(
-    'binary_densemv', __package__, operands=('weights', 'spikes'), events=True, matrix=False,
-    reference=reference.binary_densemv_kernel, weight_cotangent=reference.weight_cotangent,
-    float_op=reference.float_product, mm_op='binary_densemm')
-bind_binary_densemv = _binary_densemv.bind
+_binary_densemv = Operator('binary_densemv', __package__, ('weights', 'spikes'),
+                           events=True, matrix=False, weight_cotangent=reference.weight_cotangent,
+                           float_op=reference.float_product, mm_op='binary_densemm')

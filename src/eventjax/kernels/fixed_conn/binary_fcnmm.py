@@ -6,7 +6,7 @@ from eventjax.kernels.common import Operator
 from eventjax.kernels.fixed_conn import reference
 from eventjax.kernels.fixed_conn.arguments import check_fcn_call
 
-__all__ = ['binary_fcnmm', 'bind_binary_fcnmm']
+__all__ = ['binary_fcnmm']
 
 
 def binary_fcnmm(weights, indices, B, *, shape, transpose=False, backend=None):
@@ -17,15 +17,11 @@ def binary_fcnmm(weights, indices, B, *, shape, transpose=False, backend=None):
     :func:`fcnmm`.
 
     Args:
-        weights: ``(m, k)`` float weights, or one shared scalar (or shape ``(1,)``).
-        indices: ``(m, k)`` column indices (int32/int64).
         B: ``(n, c)`` events (``(m, c)`` when ``transpose``), bool or numeric.
-        shape: ``(m, n)``.
-        transpose: compute ``A.T @ B`` instead of ``A @ B``.
-        backend: per-call backend (``'jax'``, ``'numba'``, ``'warp'``), or None.
+        weights, indices, shape, transpose, backend: as in :func:`fcnmv`.
 
     Returns:
-        ``(m, c)`` (``(n, c)`` when ``transpose``) in the weights' dtype.
+        ``(m, c)`` (``(n, c)`` when ``transpose``): :func:`fcnmm` of the event indicator.
 
     Example:
         >>> import jax.numpy as jnp
@@ -38,11 +34,8 @@ def binary_fcnmm(weights, indices, B, *, shape, transpose=False, backend=None):
     """
     weights, indices, B, shape = check_fcn_call(
         'binary_fcnmm()', weights, indices, B, shape=shape, transpose=transpose, matrix=True, events=True)
-    return bind_binary_fcnmm(weights, indices, B, shape=shape, transpose=transpose, backend=backend)
+    return _binary_fcnmm.bind(weights, indices, B, shape=shape, transpose=transpose, backend=backend)
 
 
-_binary_fcnmm = Operator(
-    'binary_fcnmm', __package__, operands=('weights', 'indices', 'B'), events=True, matrix=True,
-    reference=reference.binary_fcnmm_kernel, weight_cotangent=reference.entry_cotangent,
-    float_op='fcnmm', mm_op='binary_fcnmm')
-bind_binary_fcnmm = _binary_fcnmm.bind
+_binary_fcnmm = Operator('binary_fcnmm', __package__, ('weights', 'indices', 'B'),
+                         events=True, matrix=True, weight_cotangent=reference.entry_cotangent, float_op='fcnmm')

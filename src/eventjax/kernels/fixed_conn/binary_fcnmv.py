@@ -6,7 +6,7 @@ from eventjax.kernels.common import Operator
 from eventjax.kernels.fixed_conn import reference
 from eventjax.kernels.fixed_conn.arguments import check_fcn_call
 
-__all__ = ['binary_fcnmv', 'bind_binary_fcnmv']
+__all__ = ['binary_fcnmv']
 
 
 def binary_fcnmv(weights, indices, spikes, *, shape, transpose=False, backend=None):
@@ -19,15 +19,11 @@ def binary_fcnmv(weights, indices, spikes, *, shape, transpose=False, backend=No
     respect to ``spikes`` is that of :func:`fcnmv`.
 
     Args:
-        weights: ``(m, k)`` float weights, or one shared scalar (or shape ``(1,)``).
-        indices: ``(m, k)`` column indices (int32/int64).
         spikes: length ``n`` (``m`` when ``transpose``), bool or numeric.
-        shape: ``(m, n)``.
-        transpose: compute ``spikes @ A`` instead of ``A @ spikes``.
-        backend: per-call backend (``'jax'``, ``'numba'``, ``'warp'``), or None.
+        weights, indices, shape, transpose, backend: as in :func:`fcnmv`.
 
     Returns:
-        Length ``m`` (``n`` when ``transpose``), in the weights' dtype.
+        Length ``m`` (``n`` when ``transpose``): :func:`fcnmv` of the event indicator.
 
     Example:
         >>> import jax.numpy as jnp
@@ -38,11 +34,9 @@ def binary_fcnmv(weights, indices, spikes, *, shape, transpose=False, backend=No
     """
     weights, indices, spikes, shape = check_fcn_call(
         'binary_fcnmv()', weights, indices, spikes, shape=shape, transpose=transpose, matrix=False, events=True)
-    return bind_binary_fcnmv(weights, indices, spikes, shape=shape, transpose=transpose, backend=backend)
+    return _binary_fcnmv.bind(weights, indices, spikes, shape=shape, transpose=transpose, backend=backend)
 
 
-_binary_fcnmv = Operator(
-    'binary_fcnmv', __package__, operands=('weights', 'indices', 'spikes'), events=True, matrix=False,
-    reference=reference.binary_fcnmv_kernel, weight_cotangent=reference.entry_cotangent,
-    float_op='fcnmv', mm_op='binary_fcnmm')
-bind_binary_fcnmv = _binary_fcnmv.bind
+_binary_fcnmv = Operator('binary_fcnmv', __package__, ('weights', 'indices', 'spikes'),
+                         events=True, matrix=False, weight_cotangent=reference.entry_cotangent,
+                         float_op='fcnmv', mm_op='binary_fcnmm')

@@ -6,7 +6,7 @@ from eventjax.kernels.common import Operator
 from eventjax.kernels.fixed_conn import reference
 from eventjax.kernels.fixed_conn.arguments import check_fcn_call
 
-__all__ = ['bind_fcnmm', 'fcnmm']
+__all__ = ['fcnmm']
 
 
 def fcnmm(weights, indices, B, *, shape, transpose=False, backend=None):
@@ -15,12 +15,8 @@ def fcnmm(weights, indices, B, *, shape, transpose=False, backend=None):
     Row ``i`` of ``A`` has weight ``weights[i, j]`` at column ``indices[i, j]``.
 
     Args:
-        weights: ``(m, k)`` float weights, or one shared scalar (or shape ``(1,)``).
-        indices: ``(m, k)`` column indices (int32/int64).
         B: ``(n, c)`` matrix (``(m, c)`` when ``transpose``); cast to the weights' dtype.
-        shape: ``(m, n)``.
-        transpose: compute ``A.T @ B`` instead of ``A @ B``.
-        backend: per-call backend (``'jax'``, ``'numba'``, ``'warp'``), or None.
+        weights, indices, shape, transpose, backend: as in :func:`fcnmv`.
 
     Returns:
         ``(m, c)`` (``(n, c)`` when ``transpose``) in the weights' dtype.
@@ -35,11 +31,8 @@ def fcnmm(weights, indices, B, *, shape, transpose=False, backend=None):
     """
     weights, indices, B, shape = check_fcn_call(
         'fcnmm()', weights, indices, B, shape=shape, transpose=transpose, matrix=True, events=False)
-    return bind_fcnmm(weights, indices, B, shape=shape, transpose=transpose, backend=backend)
+    return _fcnmm.bind(weights, indices, B, shape=shape, transpose=transpose, backend=backend)
 
 
-_fcnmm = Operator(
-    'fcnmm', __package__, operands=('weights', 'indices', 'B'), events=False, matrix=True,
-    reference=reference.fcnmm_kernel, weight_cotangent=reference.entry_cotangent,
-    float_op='fcnmm', mm_op='fcnmm')
-bind_fcnmm = _fcnmm.bind
+_fcnmm = Operator('fcnmm', __package__, ('weights', 'indices', 'B'),
+                  events=False, matrix=True, weight_cotangent=reference.entry_cotangent)

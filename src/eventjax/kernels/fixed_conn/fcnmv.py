@@ -6,7 +6,7 @@ from eventjax.kernels.common import Operator
 from eventjax.kernels.fixed_conn import reference
 from eventjax.kernels.fixed_conn.arguments import check_fcn_call
 
-__all__ = ['bind_fcnmv', 'fcnmv']
+__all__ = ['fcnmv']
 
 
 def fcnmv(weights, indices, v, *, shape, transpose=False, backend=None):
@@ -35,11 +35,8 @@ def fcnmv(weights, indices, v, *, shape, transpose=False, backend=None):
     """
     weights, indices, v, shape = check_fcn_call(
         'fcnmv()', weights, indices, v, shape=shape, transpose=transpose, matrix=False, events=False)
-    return bind_fcnmv(weights, indices, v, shape=shape, transpose=transpose, backend=backend)
+    return _fcnmv.bind(weights, indices, v, shape=shape, transpose=transpose, backend=backend)
 
 
-_fcnmv = Operator(
-    'fcnmv', __package__, operands=('weights', 'indices', 'v'), events=False, matrix=False,
-    reference=reference.fcnmv_kernel, weight_cotangent=reference.entry_cotangent,
-    float_op='fcnmv', mm_op='fcnmm')
-bind_fcnmv = _fcnmv.bind
+_fcnmv = Operator('fcnmv', __package__, ('weights', 'indices', 'v'),
+                  events=False, matrix=False, weight_cotangent=reference.entry_cotangent, mm_op='fcnmm')
