@@ -9,6 +9,7 @@ and the names ``set_backend`` accepts without warning all come from
 from __future__ import annotations
 
 import difflib
+import functools
 
 from eventjax.backends import numba_backend, pallas_bridge, reference, warp_bridge
 from eventjax.backends.bridge import Bridge
@@ -47,6 +48,7 @@ def get_bridge(name: str) -> Bridge:
     raise ValueError(f'Unknown backend {name!r}; expected one of {backend_names()}.')
 
 
+@functools.cache
 def _served(platform: str) -> tuple[str, ...]:
     return tuple(b.name for b in BRIDGES if platform in b.platforms)
 

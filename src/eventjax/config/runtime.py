@@ -130,12 +130,17 @@ def register_backend_catalog(catalog: Callable[[str], tuple[str, ...]],
         _STATE.catalog, _STATE.explain = catalog, explain
 
 
+def _is_known(snap: ConfigSnapshot, platform: str, backend: str) -> bool:
+    # Cheapest test first: override() asks on every entry.
+    return (backend in _STATE.catalog(platform) or (platform, backend) in _STATE.warned
+            or backend in snap.known_backends(platform))
+
+
 def _warn_if_unknown(snap: ConfigSnapshot, platform: str, backend: str, who: str, stacklevel: int) -> None:
     # Called with _STATE.lock held: it records what it warned about.
-    registered = set(snap.known_backends(platform))
-    known = registered | set(_STATE.catalog(platform))
-    if backend in known or (platform, backend) in _STATE.warned:
+    if _is_known(snap, platform, backend):
         return
+    known = set(snap.known_backends(platform)) | set(_STATE.catalog(platform))
     _STATE.warned = _STATE.warned | {(platform, backend)}
     why = _STATE.explain(platform, backend)
     warnings.warn(
@@ -246,8 +251,9 @@ def override(**platform_backends: str | None) -> Iterator[None]:
         if backend is None:
             merged.pop(name, None)
         else:
-            with _STATE.lock:
-                _warn_if_unknown(_STATE.snapshot, name, backend, f'override({platform}={backend!r})', stacklevel=4)
+            if not _is_known(_STATE.snapshot, name, backend):
+                with _STATE.lock:
+                    _warn_if_unknown(_STATE.snapshot, name, backend, f'override({platform}={backend!r})', stacklevel=4)
             merged[name] = backend
     with _OVERRIDE_KEY(tuple(sorted(merged.items()))):
         yield
