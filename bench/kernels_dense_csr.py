@@ -16,7 +16,7 @@ import numpy as np
 from jax.experimental import sparse
 
 import eventjax as ej
-from eventjax.kernels.csr.binary_csrmv import _binary_csrmv_p
+from eventjax.kernels.csr.binary_csrmv import _binary_csrmv
 
 M = N = 4000
 CONN = 100
@@ -75,7 +75,7 @@ def main() -> None:
     data, indices, indptr = _matrix(rng)
     dense = ej.CSR((data, indices, indptr), shape=(M, N)).todense()
     spikes = _spikes(rng, M, ACTIVITY)
-    backends = _binary_csrmv_p.available_backends('cpu')
+    backends = _binary_csrmv.primitive.available_backends('cpu')
     rows = _rows(data, indices, indptr, dense, spikes, backends)
     dense_us = next(us for name, _, us in rows if name.startswith('dense jnp'))
     print(f'\n== m = n = {M}, {CONN} connections/row, {ACTIVITY:.0%} events, float32, µs per call ==')

@@ -64,11 +64,7 @@ def _numba_threads() -> str:
         return 'numba is not installed'
     try:
         from eventjax.backends import numba_bridge
-    except ImportError:
-        # Before the numba bridge is installed, report numba's own settings.
-        return (f'layer {numba.config.THREADING_LAYER!r} (not launched), '
-                f'{numba.config.NUMBA_NUM_THREADS} threads max (the numba bridge is not installed)')
-    try:
+
         layer = numba_bridge.threading_layer()
         return f'layer {layer!r}, {numba_bridge.get_num_threads()} of {numba.config.NUMBA_NUM_THREADS} threads'
     except Exception as exc:  # a broken threading layer must not stop the report

@@ -1,7 +1,9 @@
 """The exceptions and warnings eventjax raises.
 
 Each class subclasses a builtin, so ``except ValueError`` and friends keep
-working for callers that do not know about eventjax.
+working for callers that do not know about eventjax. There is one class per
+thing a caller would handle differently; the bridge-specific names of
+earlier versions are aliases of :class:`KernelSpecError`.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ __all__ = [
     'CollectiveError',
     'ConfigMismatchError',
     'CoordinatorUnreachableError',
+    'DuplicatePrimitiveWarning',
     'KernelCompilationError',
     'KernelOutputError',
     'KernelSpecError',
@@ -40,16 +43,8 @@ class KernelCompilationError(RuntimeError):
     """
 
 
-class KernelOutputError(TypeError):
-    """A kernel returned outputs that do not match the declared ``outs``."""
-
-
 class BackendUnavailableError(RuntimeError):
     """A backend cannot run here: its package is missing or its device is absent."""
-
-
-class UnknownBackendWarning(UserWarning):
-    """``set_backend`` named a backend that no registered primitive has for that platform."""
 
 
 class UnsupportedDtypeError(TypeError):
@@ -57,19 +52,23 @@ class UnsupportedDtypeError(TypeError):
 
 
 class KernelSpecError(TypeError):
-    """A kernel generator returned something its backend bridge cannot run."""
+    """A kernel (or its generator) does not fit its bridge's contract or the declared ``outs``.
+
+    Raised for a generator that returns something its bridge cannot run, a
+    kernel whose arity, rank or typing does not fit the arrays, and outputs
+    that disagree with ``outs``.
+    """
 
 
-class WarpKernelSpecError(KernelSpecError):
-    """A warp kernel generator returned something other than a kernel spec the bridge documents."""
+# Earlier, finer names: kept so that code catching them keeps working.
+KernelOutputError = KernelSpecError
+WarpKernelSpecError = KernelSpecError
+PallasKernelSpecError = KernelSpecError
+NumbaKernelError = KernelSpecError
 
 
-class PallasKernelSpecError(KernelSpecError):
-    """A pallas kernel generator returned something that cannot be called as documented."""
-
-
-class NumbaKernelError(KernelSpecError):
-    """A numba kernel does not fit the arrays it is called with (arity, rank, typing)."""
+class UnknownBackendWarning(UserWarning):
+    """``set_backend`` or ``override`` named a backend that no registered primitive has for that platform."""
 
 
 class CoordinatorUnreachableError(ConnectionError):
@@ -83,5 +82,10 @@ class ConfigMismatchError(ValueError):
 class CollectiveError(RuntimeError):
     """A collective across processes failed, most often because another process died."""
 
+
 class OverrideInTaskError(RuntimeError):
     """``config.override`` was entered inside a coroutine task, where it would leak to other tasks."""
+
+
+class DuplicatePrimitiveWarning(UserWarning):
+    """A new primitive took a name an existing primitive already has."""

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 import eventjax as ej
-from eventjax.backends import availability
+from eventjax.backends import bridge
 from eventjax.backends.availability import (
     BACKENDS,
     PLATFORMS,
@@ -16,7 +16,6 @@ from eventjax.backends.availability import (
     BackendUnavailableError,
     backend_status,
     backends_available,
-    pallas_cpu_interpret_enabled,
     require_backend,
 )
 from eventjax.config import runtime
@@ -67,7 +66,7 @@ class TestReport:
 
 class TestMissingPackages:
     def test_a_missing_package_names_the_pip_command(self, monkeypatch):
-        monkeypatch.setattr(availability, '_package_missing', lambda module: True)
+        monkeypatch.setattr(bridge, 'package_missing', lambda module: True)
         warp = backend_status('warp', 'cpu')
         numba = backend_status('numba', 'cpu')
         assert not warp and warp.fix == 'pip install warp-lang'
@@ -86,7 +85,7 @@ class TestRequireBackend:
         assert require_backend('jax', 'cpu') is None
 
     def test_an_unavailable_backend_raises_with_reason_and_fix(self, monkeypatch):
-        monkeypatch.setattr(availability, '_package_missing', lambda module: True)
+        monkeypatch.setattr(bridge, 'package_missing', lambda module: True)
         with pytest.raises(BackendUnavailableError, match="'warp'.*'cpu'.*pip install warp-lang") as info:
             require_backend('warp', 'cpu')
         assert isinstance(info.value, RuntimeError)
@@ -109,13 +108,13 @@ class TestPallasInterpretSwitch:
 
     def test_off_reports_pallas_on_cpu_unavailable_with_the_fix(self):
         ej.config.set_pallas_cpu_interpret(False)
-        assert pallas_cpu_interpret_enabled() is False
+        assert ej.config.get_pallas_cpu_interpret() is False
         status = backend_status('pallas', 'cpu')
         assert not status and 'EVENTJAX_PALLAS_INTERPRET=1' in status.fix
 
     def test_on_reports_pallas_on_cpu_available(self):
         ej.config.set_pallas_cpu_interpret(True)
-        assert pallas_cpu_interpret_enabled() is True
+        assert ej.config.get_pallas_cpu_interpret() is True
         assert backend_status('pallas', 'cpu').available
 
     @pytest.mark.parametrize(('value', 'expected'), [('1', True), ('true', True), ('ON', True),

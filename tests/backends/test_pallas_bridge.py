@@ -61,20 +61,6 @@ def run_three_ways(kg, outs, *args):
     return eager, jitted, batched
 
 
-def bind_through_primitive(kg2, name, outs):
-    """Lower kg2 the way the primitive machinery does: mlir.lower_fun inside a cpu lowering rule."""
-    from jax.extend.core import Primitive
-    from jax.interpreters import mlir
-
-    prim = Primitive(name)
-    prim.multiple_results = True
-    prim.def_abstract_eval(lambda *avals, outs: [jax.core.ShapedArray(o.shape, o.dtype) for o in outs])
-    mlir.register_lowering(
-        prim, lambda ctx, *args, outs: mlir.lower_fun(kg2(outs=outs), multiple_results=True)(ctx, *args),
-        platform='cpu')
-    return jax.jit(lambda *arrays: prim.bind(*arrays, outs=outs))
-
-
 @pytest.fixture
 def x64():
     jax.config.update('jax_enable_x64', True)
@@ -178,16 +164,6 @@ class TestGeneratorContract:
     def test_unknown_platform_is_rejected(self):
         with pytest.raises(ValueError, match='metal'):
             pallas_kernel_generator(affine_kg, 'metal')
-
-
-class TestInsidePrimitiveLowering:
-    def test_scatter_add_lowered_with_lower_fun_matches_numpy_on_every_call(self):
-        kg2 = pallas_kernel_generator(scatter_add_kg, 'cpu')
-        f = bind_through_primitive(kg2, 'toy_pallas_scatter_add', sds((6,), jnp.float32))
-        idx = jnp.array([0, 2, 2, 4, 2], jnp.int32)
-        val = jnp.ones(5, jnp.float32)
-        for _ in range(2):
-            np.testing.assert_array_equal(f(idx, val)[0], [1, 0, 3, 0, 1, 0])
 
 
 class TestLowering:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import eventjax as ej
-from eventjax.backends import availability
+from eventjax.backends import bridge
 from eventjax.errors import BackendUnavailableError
 from tests.backends.toys import make_toys
 
@@ -93,7 +93,7 @@ class TestChoosingTheBackend:
 
 class TestUnavailableBackend:
     def test_a_missing_package_gives_an_error_saying_how_to_get_it(self, toys, monkeypatch):
-        monkeypatch.setattr(availability, '_package_missing', lambda module: True)
+        monkeypatch.setattr(bridge, 'package_missing', lambda module: True)
         x = jnp.ones(5, jnp.float32)  # a shape not compiled before, so it is lowered again
         with pytest.raises(BackendUnavailableError, match='pip install warp-lang'):
             toys['affine'](x, outs=jax.ShapeDtypeStruct(x.shape, x.dtype), backend='warp')

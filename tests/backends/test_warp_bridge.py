@@ -13,6 +13,7 @@ wp = pytest.importorskip('warp')
 from eventjax.backends.availability import backend_status  # noqa: E402
 from eventjax.backends.warp_bridge import (  # noqa: E402
     SUPPORTED_WARP_DTYPES,
+    ByInputDtypes,
     UnsupportedDtypeError,
     WarpKernelSpec,
     WarpKernelSpecError,
@@ -100,20 +101,6 @@ def run_three_ways(kg, outs, *args):
     return eager, jitted, batched
 
 
-def bind_through_primitive(kg2, name, outs):
-    """Lower kg2 the way the primitive machinery does: mlir.lower_fun inside a cpu lowering rule."""
-    from jax.extend.core import Primitive
-    from jax.interpreters import mlir
-
-    prim = Primitive(name)
-    prim.multiple_results = True
-    prim.def_abstract_eval(lambda *avals, outs: [jax.core.ShapedArray(o.shape, o.dtype) for o in outs])
-    mlir.register_lowering(
-        prim, lambda ctx, *args, outs: mlir.lower_fun(kg2(outs=outs), multiple_results=True)(ctx, *args),
-        platform='cpu')
-    return jax.jit(lambda *arrays: prim.bind(*arrays, outs=outs))
-
-
 @pytest.fixture
 def x64():
     jax.config.update('jax_enable_x64', True)
@@ -177,6 +164,25 @@ class TestElementwise:
         kg = lambda outs, factor: WarpKernelSpec(scale_kernel, scalars={'factor': factor})  # noqa: E731
         f = warp_kernel_generator(kg, 'cpu')(outs=sds((3,), jnp.float32), factor=3.0)
         np.testing.assert_allclose(jax.jit(f)(jnp.ones(3, jnp.float32))[0], [3.0, 3.0, 3.0])
+
+
+class TestByInputDtypes:
+    def test_the_kernel_is_typed_from_the_input_arrays_at_trace_time(self):
+        seen = []
+
+        def kg(*, outs):
+            return ByInputDtypes(lambda dtypes: seen.append(dtypes) or WarpKernelSpec(affine_kernel(dtypes[0])))
+
+        f = warp_kernel_generator(kg, 'cpu')(outs=sds((4,), jnp.float32))
+        np.testing.assert_array_equal(jax.jit(f)(jnp.arange(4, dtype=jnp.float32))[0], [1, 3, 5, 7])
+        assert seen == [(np.dtype('float32'),)]
+
+    def test_an_empty_input_gives_zeros_without_a_launch(self):
+        def kg(*, outs):
+            return ByInputDtypes(lambda dtypes: pytest.fail('an empty call must not build a kernel'))
+
+        f = warp_kernel_generator(kg, 'cpu')(outs=sds((3,), jnp.float32))
+        np.testing.assert_array_equal(jax.jit(f)(jnp.zeros(0, jnp.float32))[0], [0, 0, 0])
 
 
 class TestReduction:
@@ -268,16 +274,6 @@ class TestCaching:
                 f(jnp.ones(n, jnp.float32))
         assert len(warp_ffi._FFI_KERNEL_REGISTRY) == targets
         assert _ffi_kernel.cache_info().misses == misses
-
-
-class TestInsidePrimitiveLowering:
-    def test_scatter_add_lowered_with_lower_fun_matches_numpy_on_every_call(self):
-        kg2 = warp_kernel_generator(scatter_add_kg, 'cpu')
-        f = bind_through_primitive(kg2, 'toy_warp_scatter_add', sds((6,), jnp.float32))
-        idx = jnp.array([0, 2, 2, 4, 2], jnp.int32)
-        val = jnp.ones(5, jnp.float32)
-        for _ in range(2):
-            np.testing.assert_array_equal(f(idx, val)[0], [1, 0, 3, 0, 1, 0])
 
 
 class TestLowering:

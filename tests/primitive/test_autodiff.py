@@ -73,13 +73,61 @@ class TestDefjvp:
         with pytest.raises(TypeError, match='one rule'):
             jax.jvp(lambda x: p(x, x, outs=out_like(x)), (x,), (x,))
 
-    def test_none_rule_refuses_to_differentiate_that_operand(self):
+    def test_a_none_rule_contributes_no_tangent_as_in_jax(self):
         p = ej.XLACustomKernel('none_rule')
         p.def_jax_kernel(lambda outs: lambda x, i: (x * i,))
         ej.defjvp(p, lambda t, x, i, **kw: [t * i], None)
         x = jnp.ones(2)
-        with pytest.raises(NotImplementedError, match='not defined'):
-            jax.jvp(lambda i: p(x, i, outs=out_like(x)), (x,), (x,))
+        _, t_i = jax.jvp(lambda i: p(x, i, outs=out_like(x)), (x,), (x,))
+        np.testing.assert_array_equal(t_i, [0.0, 0.0])
+        _, t_both = jax.jvp(lambda x, i: p(x, i, outs=out_like(x)), (x, 3 * x), (x, x))
+        np.testing.assert_array_equal(t_both, [3.0, 3.0])
+
+    def test_a_bare_array_for_a_two_result_primitive_is_a_type_error(self):
+        p = ej.XLACustomKernel('two_results_bare')
+        p.def_jax_kernel(lambda outs: lambda x: (x, 2 * x))
+        ej.defjvp(p, lambda t, x, **kw: t)
+        x = jnp.ones(2)
+        with pytest.raises(TypeError, match='two_results_bare.*2 results.*one tangent'):
+            jax.jvp(lambda x: p(x, outs=(out_like(x), out_like(x))), (x,), (x,))
+
+    def test_a_wrong_number_of_tangents_is_a_type_error(self):
+        p = ej.XLACustomKernel('two_results_short')
+        p.def_jax_kernel(lambda outs: lambda x: (x, 2 * x))
+        ej.defjvp(p, lambda t, x, **kw: [t])
+        x = jnp.ones(2)
+        with pytest.raises(TypeError, match='returned 1 tangents.*2 result'):
+            jax.jvp(lambda x: p(x, outs=(out_like(x), out_like(x))), (x,), (x,))
+
+
+class TestDefjvpSingleResult:
+    """A plain JAX primitive with multiple_results=False, as JAX users write them."""
+
+    @staticmethod
+    def cube_primitive(name):
+        from jax.extend.core import Primitive
+        from jax.interpreters import mlir
+
+        prim = Primitive(name)
+        prim.def_impl(lambda x: x ** 3)
+        prim.def_abstract_eval(lambda x: jax.core.ShapedArray(x.shape, x.dtype))
+        mlir.register_lowering(prim, mlir.lower_fun(lambda x: x ** 3, multiple_results=False))
+        return prim
+
+    @pytest.mark.parametrize('x', [jnp.float32(2.0), jnp.full(3, 2.0, jnp.float32)])
+    def test_jvp_works_for_0d_and_1d_inputs(self, x):
+        prim = self.cube_primitive('cube_single')
+        ej.defjvp(prim, lambda t, x: 3 * x ** 2 * t)
+        y, t = jax.jvp(prim.bind, (x,), (jnp.ones_like(x),))
+        np.testing.assert_allclose(y, 8.0)
+        np.testing.assert_allclose(t, 12.0)
+        np.testing.assert_allclose(jax.grad(lambda x: prim.bind(x).sum())(x), 12.0)
+
+    def test_a_rule_may_return_a_one_element_list(self):
+        prim = self.cube_primitive('cube_single_list')
+        ej.defjvp(prim, lambda t, x: [3 * x ** 2 * t])
+        _, t = jax.jvp(prim.bind, (jnp.float32(1.0),), (jnp.float32(1.0),))
+        np.testing.assert_allclose(t, 3.0)
 
 
 class TestDefjvpByName:

@@ -117,3 +117,23 @@ class TestGeneralBatchingRule:
         batching.primitive_batchers[p.primitive] = functools.partial(ej.general_batching_rule, p.primitive)
         x = jnp.ones((2, 3))
         np.testing.assert_allclose(jax.vmap(lambda x: p(x, outs=out_like(x)))(x), x + 1)
+
+
+class TestCallSignature:
+    """Given an XLACustomKernel, the rule accepts the keywords a user calls it with."""
+
+    def test_outs_as_a_single_struct(self):
+        p = ej.XLACustomKernel('call_style_batching')
+        p.def_jax_kernel(lambda outs: lambda x: (2 * x,))
+        xs = jnp.arange(6.0).reshape(3, 2)
+        outs, dims = ej.general_batching_rule(p, (xs,), (0,), outs=jax.ShapeDtypeStruct((2,), jnp.float32))
+        np.testing.assert_array_equal(outs, 2 * xs)
+        assert dims == 0
+
+    def test_nothing_batched_calls_once(self):
+        p = ej.XLACustomKernel('call_style_unbatched')
+        p.def_jax_kernel(lambda outs: lambda x: (x + 1,))
+        x = jnp.zeros(2)
+        outs, dims = ej.general_batching_rule(p, (x,), (None,), outs=out_like(x), backend='jax')
+        np.testing.assert_array_equal(outs, [1.0, 1.0])
+        assert dims is None

@@ -1,4 +1,4 @@
-"""One bridge per backend; see README.md in this folder.
+"""One bridge per backend, listed once in ``registry.py``; see README.md in this folder.
 
 The bridges import their optional packages (numba, warp, pallas) lazily.
 """

@@ -1,93 +1,91 @@
-"""The public ``XLACustomKernel``: the primitive machinery plus one method per backend bridge.
+"""The public ``XLACustomKernel``: the primitive machinery plus one ``def_<backend>_kernel`` per bridge.
 
-The machinery (resolution, lowering, rules) lives in
-:mod:`eventjax.primitive.kernel` and knows nothing of numba, warp or pallas;
-this subclass adds the registration helpers that wrap a user's kernel
-generator in its bridge, so the layers keep importing one way.
+The machinery (resolution, lowering, rules) is
+:class:`eventjax.primitive.kernel.KernelPrimitive` and knows no backend by
+name. This class adds :meth:`XLACustomKernel.def_bridge_kernel` and, for each
+bridge listed in :mod:`eventjax.backends.registry`, a ``def_<name>_kernel``
+method derived from its declaration, so the layers keep importing one way.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from eventjax.config import normalize_platform, snapshot
-from eventjax.primitive import kernel as _machinery
+from eventjax.backends.bridge import Bridge
+from eventjax.backends.registry import BRIDGES, get_bridge
+from eventjax.config import normalize_platform
+from eventjax.primitive import KernelPrimitive
 
 __all__ = ['XLACustomKernel']
 
 
-class XLACustomKernel(_machinery.XLACustomKernel):
-    __doc__ = _machinery.XLACustomKernel.__doc__
+class XLACustomKernel(KernelPrimitive):
+    """A custom JAX primitive with kernels for several backends and platforms.
 
-    def def_numba_kernel(self, kernel_generator: Callable, asdefault: bool = False) -> None:
-        """Register a numba kernel for the cpu.
+    Kernels are registered per (backend, platform) with a kernel generator
+    ``kg(**static_params, outs=outs)``; a call picks one per platform
+    (per-call ``backend=`` > thread override > global ``set_backend`` > this
+    primitive's default > the first kernel registered for the platform).
 
-        ``kernel_generator(**static_params, outs=outs)`` returns an
-        ``@numba.njit`` ``kernel(*inputs, *outputs[, err])`` that fills its
-        outputs in place; it runs as a typed XLA FFI handler, with no Python
-        and no GIL on the call path. numba is imported only when the kernel
-        is first lowered. See ``eventjax/backends/README.md``.
+    Example:
+        >>> import jax, jax.numpy as jnp
+        >>> import eventjax as ej
+        >>> double = ej.XLACustomKernel('double_example')
+        >>> double.def_jax_kernel(lambda outs: lambda x: (2 * x,))
+        >>> x = jnp.arange(3.0)
+        >>> double(x, outs=jax.ShapeDtypeStruct(x.shape, x.dtype))
+        Array([0., 2., 4.], dtype=float32)
+    """
+
+    def def_bridge_kernel(self, backend: str, kernel_generator: Callable, platform: str | None = None,
+                          asdefault: bool = False) -> None:
+        """Register a kernel through the bridge of ``backend`` (what every ``def_<backend>_kernel`` calls).
+
+        ``platform`` None registers for the bridge's default platform, or for
+        every platform it serves when it has no default.
 
         Example:
             >>> import eventjax as ej
-            >>> p = ej.XLACustomKernel('numba_example')
-            >>> p.def_numba_kernel(lambda outs: None)
+            >>> p = ej.XLACustomKernel('def_bridge_kernel_example')
+            >>> p.def_bridge_kernel('jax', lambda outs: lambda x: (x,), platform='cpu')
             >>> p.available_backends('cpu')
-            ('numba',)
+            ('jax',)
         """
+        bridge = get_bridge(backend)
+        who = f'{self.name}.def_{backend}_kernel()'
+        if platform is None:
+            platforms = bridge.platforms if bridge.default_platform is None else (bridge.default_platform,)
+        else:
+            platforms = (normalize_platform(platform, who=who),)
+        for p in platforms:
+            if p not in bridge.platforms:
+                raise ValueError(f'{who}: {backend} kernels register for {", ".join(bridge.platforms)}, '
+                                 f'not {p}; {bridge.hint}')
+        for p in platforms:
+            self.def_kernel(backend, p, bridge.wrap(kernel_generator, p), asdefault=asdefault)
+            for extra in bridge.companions(p):
+                self.def_kernel(backend, extra, bridge.wrap(kernel_generator, extra))
 
-        def lazy_generator(**params):
-            from eventjax.backends import numba_bridge
 
-            return numba_bridge.numba_kernel_generator(kernel_generator)(**params)
+def _def_method(bridge: Bridge):
+    name = bridge.name
+    if bridge.platform_first:
+        def method(self, platform: str, kernel_generator: Callable, asdefault: bool = False) -> None:
+            self.def_bridge_kernel(name, kernel_generator, platform, asdefault)
+        call = f"p.def_{name}_kernel('{bridge.platforms[0]}', kernel_generator)"
+    else:
+        def method(self, kernel_generator: Callable, platform: str | None = bridge.default_platform,
+                   asdefault: bool = False) -> None:
+            self.def_bridge_kernel(name, kernel_generator, platform, asdefault)
+        call = f'p.def_{name}_kernel(kernel_generator)'
+    where = (f'``platform`` (default {bridge.default_platform!r})' if bridge.default_platform
+             else '``platform`` (default: every platform it serves)')
+    method.__name__ = method.__qualname__ = f'def_{name}_kernel'
+    method.__doc__ = (f'Register a {name} kernel for {where}: one of {", ".join(bridge.platforms)}.\n\n'
+                      f'{bridge.contract}\n\nUsage: ``{call}``.\n')
+    return method
 
-        self.def_kernel('numba', 'cpu', lazy_generator, asdefault=asdefault)
 
-    def def_warp_kernel(self, kernel_generator: Callable, platform: str = 'gpu', asdefault: bool = False) -> None:
-        """Register a warp kernel for ``platform`` ('gpu' or 'cpu').
-
-        ``kernel_generator(**static_params, outs=outs)`` returns a
-        :class:`~eventjax.backends.warp_bridge.WarpKernelSpec` (or a warp
-        kernel, or ``(kernel, dim)``); see ``eventjax/backends/README.md``.
-
-        Example:
-            >>> import eventjax as ej
-            >>> p = ej.XLACustomKernel('warp_example')
-            >>> p.def_warp_kernel(lambda outs: None, platform='cpu')
-            >>> p.available_backends('cpu')
-            ('warp',)
-        """
-        from eventjax.backends.warp_bridge import warp_kernel_generator
-
-        platform = normalize_platform(platform, who=f'{self.name}.def_warp_kernel()')
-        if platform == 'tpu':
-            raise ValueError(f'{self.name}.def_warp_kernel(): warp runs on cpu and gpu, not tpu; '
-                             f"use def_pallas_kernel('tpu', ...) there.")
-        self.def_kernel('warp', platform, warp_kernel_generator(kernel_generator, platform), asdefault=asdefault)
-
-    def def_pallas_kernel(self, platform: str, kernel_generator: Callable, asdefault: bool = False) -> None:
-        """Register a pallas kernel for ``platform`` ('gpu' or 'tpu').
-
-        ``kernel_generator(**static_params, outs=outs)`` returns
-        ``call(*arrays, interpret)`` that builds and applies a ``pallas_call``.
-        When ``eventjax.config.get_pallas_cpu_interpret()`` is on, the same
-        kernel is also registered for the cpu in interpret mode (never as the
-        cpu default).
-
-        Example:
-            >>> import eventjax as ej
-            >>> p = ej.XLACustomKernel('pallas_example')
-            >>> p.def_pallas_kernel('gpu', lambda outs: None)
-            >>> p.available_backends('gpu')
-            ('pallas',)
-        """
-        from eventjax.backends.pallas_bridge import pallas_kernel_generator
-
-        platform = normalize_platform(platform, who=f'{self.name}.def_pallas_kernel()')
-        if platform == 'cpu':
-            raise ValueError(f'{self.name}.def_pallas_kernel(): pallas compiles for gpu and tpu; '
-                             f'for the cpu turn on eventjax.config.set_pallas_cpu_interpret(True) '
-                             f'and register for gpu or tpu.')
-        self.def_kernel('pallas', platform, pallas_kernel_generator(kernel_generator, platform), asdefault=asdefault)
-        if snapshot().pallas_cpu_interpret:
-            self.def_kernel('pallas', 'cpu', pallas_kernel_generator(kernel_generator, 'cpu'))
+for _bridge in BRIDGES:
+    setattr(XLACustomKernel, f'def_{_bridge.name}_kernel', _def_method(_bridge))
+del _bridge

@@ -21,10 +21,17 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+import attrs
+
+from eventjax.backends import bridge
+from eventjax.backends.bridge import BackendStatus, Bridge
+from eventjax.config import get_pallas_cpu_interpret, normalize_platform
 from eventjax.errors import PallasKernelSpecError
 
-_PLATFORMS = {'cpu': 'cpu', 'gpu': 'gpu', 'cuda': 'gpu', 'rocm': 'gpu', 'tpu': 'tpu'}
+__all__ = ['BRIDGE', 'PallasKernelSpecError', 'pallas_kernel_generator', 'status']
 
+_INTERPRET_FIX = ('Set EVENTJAX_PALLAS_INTERPRET=1 or call eventjax.config.set_pallas_cpu_interpret(True) '
+                  'before registering kernels (slow; meant for tests).')
 
 
 def _accepts_interpret(fn: Callable[..., Any]) -> bool:
@@ -63,9 +70,10 @@ def pallas_kernel_generator(kg: Callable[..., Any], platform: str, interpret: bo
         >>> kg2(outs=(jax.ShapeDtypeStruct((4,), jnp.float32),))(jnp.ones(4))
         (Array([3., 3., 3., 3.], dtype=float32),)
     """
-    if not isinstance(platform, str) or platform.lower() not in _PLATFORMS:
-        raise ValueError(f"pallas kernels run on 'gpu', 'tpu' or 'cpu' (interpret), got {platform!r}.")
-    platform = _PLATFORMS[platform.lower()]
+    try:
+        platform = normalize_platform(platform, who='pallas_kernel_generator()')
+    except (TypeError, ValueError):
+        raise ValueError(f"pallas kernels run on 'gpu', 'tpu' or 'cpu' (interpret), got {platform!r}.") from None
     use_interpret = True if platform == 'cpu' else bool(interpret)
 
     def kg2(*, outs, **static_params):
@@ -94,3 +102,36 @@ def pallas_kernel_generator(kg: Callable[..., Any], platform: str, interpret: bo
         return run
 
     return kg2
+
+
+def status(platform: str) -> BackendStatus:
+    """Whether pallas kernels can run on ``platform`` here (the cpu: only in interpret mode).
+
+    Example:
+        >>> status('cpu').platform
+        'cpu'
+    """
+    if platform == 'cpu':
+        if get_pallas_cpu_interpret():
+            return BackendStatus('pallas', platform, True)
+        return BackendStatus('pallas', platform, False,
+                             'pallas runs on the CPU only in interpret mode, which is off.', _INTERPRET_FIX)
+    if not bridge.jax_has_platform(platform):
+        missing = bridge.no_device_status('pallas', platform)
+        return attrs.evolve(missing, fix=f'{missing.fix} Or set EVENTJAX_PALLAS_INTERPRET=1 to run pallas '
+                                         'kernels on the CPU.')
+    return BackendStatus('pallas', platform, True)
+
+
+def _companions(platform: str) -> tuple[str, ...]:
+    # Interpret mode is far slower than the jax and numba backends: the cpu
+    # gets the kernel only when asked for, and never as its default.
+    return ('cpu',) if get_pallas_cpu_interpret() else ()
+
+
+BRIDGE = Bridge(
+    'pallas', ('gpu', 'tpu'), status, pallas_kernel_generator, platform_first=True, companions=_companions,
+    hint='for the cpu turn on eventjax.config.set_pallas_cpu_interpret(True) and register for gpu or tpu.',
+    contract='``kernel_generator(**static_params, outs=outs)`` returns ``call(*arrays, interpret)`` that '
+             'builds and applies a ``pallas_call``. When ``eventjax.config.get_pallas_cpu_interpret()`` is '
+             'on, the same kernel is also registered for the cpu in interpret mode (never as the cpu default).')

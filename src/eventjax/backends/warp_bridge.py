@@ -2,9 +2,11 @@
 
 A user's warp kernel generator ``kg(**static_params, outs=outs)`` returns a
 :class:`WarpKernelSpec` (or a bare ``warp.Kernel``, or a ``(kernel, dim)``
-tuple). :func:`warp_kernel_generator` turns it into the generator the
+tuple), or :class:`ByInputDtypes` when the kernel's types depend on the
+input arrays. :func:`warp_kernel_generator` turns it into the generator the
 primitive machinery lowers: ``kg2(**static_params, outs=outs)`` returns a
-JAX-traceable ``f(*arrays) -> tuple`` that calls ``warp.jax_kernel``.
+JAX-traceable ``f(*arrays) -> tuple`` that calls ``warp.jax_kernel``. This
+module is the one way a warp kernel is registered (``BRIDGE``).
 
 Facts about ``warp.jax_kernel`` (warp-lang 1.19) that shape this module:
 
@@ -47,9 +49,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from eventjax.backends.availability import require_backend
+from eventjax.backends import bridge
+from eventjax.backends.bridge import BackendStatus, Bridge
 from eventjax.backends.warp_quiet import init_warp
+from eventjax.config import normalize_platform
 from eventjax.errors import UnsupportedDtypeError, WarpKernelSpecError
+
+__all__ = ['BRIDGE', 'SUPPORTED_WARP_DTYPES', 'ByInputDtypes', 'UnsupportedDtypeError', 'WarpKernelSpec',
+           'WarpKernelSpecError', 'import_warp', 'status', 'warp_dtype', 'warp_kernel_generator']
 
 WARP_VERBOSE_ENV = 'EVENTJAX_WARP_VERBOSE'
 
@@ -63,8 +70,6 @@ _WARP_SCALARS = {
 SUPPORTED_WARP_DTYPES = tuple(_WARP_SCALARS)
 
 _OWN_LOCK = threading.Lock()
-
-
 
 
 @functools.cache
@@ -155,6 +160,25 @@ class WarpKernelSpec:
     scalars: Mapping[str, Any] = attrs.field(factory=dict, converter=lambda m: dict(m))
     vmap_method: str = 'sequential'
     block_dim: int | None = None
+
+
+@attrs.frozen
+class ByInputDtypes:
+    """What a warp kernel generator returns when the kernel is typed by its input arrays.
+
+    A generator sees only ``outs``; ``factory(dtypes)`` is called at trace
+    time with the numpy dtype of each input array and returns what a
+    generator may return (cache it by dtypes: warp kernels are typed). A
+    call whose inputs or outputs are empty returns zeros without launching
+    (warp cannot launch an empty grid).
+
+    Example::
+
+        def kg(*, outs):
+            return ByInputDtypes(lambda dtypes: WarpKernelSpec(scale_kernel(*dtypes)))
+    """
+
+    factory: Callable[[tuple[np.dtype, ...]], Any]
 
 
 def _as_spec(result: Any) -> WarpKernelSpec:
@@ -257,7 +281,8 @@ def warp_kernel_generator(kg: Callable[..., Any], platform: str = 'gpu') -> Call
 
     Args:
         kg: called as ``kg(**static_params, outs=outs)``; returns a
-            :class:`WarpKernelSpec` (or a warp kernel, or ``(kernel, dim)``).
+            :class:`WarpKernelSpec` (or a warp kernel, or ``(kernel, dim)``),
+            or :class:`ByInputDtypes`.
         platform: ``'cpu'`` or ``'gpu'``; checked when the kernel is generated.
 
     Returns:
@@ -274,35 +299,105 @@ def warp_kernel_generator(kg: Callable[..., Any], platform: str = 'gpu') -> Call
         f = kg2(outs=(jax.ShapeDtypeStruct((4,), jnp.float32),))
         jax.jit(f)(jnp.ones(4, jnp.float32))  # (Array([3., 3., 3., 3.], dtype=float32),)
     """
-    platform = {'cuda': 'gpu'}.get(platform, platform)
-    if platform not in ('cpu', 'gpu'):
+    if normalize_platform(platform, who='warp_kernel_generator()') not in BRIDGE.platforms:
         raise ValueError(f"warp kernels run on 'cpu' or 'gpu', got platform {platform!r}.")
+    platform = normalize_platform(platform)
 
     def kg2(*, outs, **static_params):
-        require_backend('warp', platform)
+        status(platform).require()
         outs = tuple(outs) if isinstance(outs, (tuple, list)) else (outs,)
         for out in outs:
             warp_dtype(out.dtype)
         with _warp_lock():
-            spec = _as_spec(kg(**static_params, outs=outs))
-            ffi = _ffi_kernel(spec.kernel, len(outs), spec.vmap_method,
-                              _zeroed_names(spec, len(outs)), spec.block_dim)
-        _check_outputs(ffi, outs, spec.kernel.key)
-        out_dims = {arg.name: out.shape for arg, out in
-                    zip(ffi.output_args, outs[ffi.num_in_out:])}
-
-        def call(*arrays):
-            for a in arrays:
-                warp_dtype(a.dtype)
-            args = _assemble_args(ffi, spec, arrays, outs)
-            launch = _launch_dims(spec.dim, arrays)
-            # Called outside a trace, ffi() runs the kernel at once, and warp's
-            # callback takes the same lock: hold it only while tracing.
-            tracing = any(isinstance(a, jax.core.Tracer) for a in args)
-            with _warp_lock() if tracing else contextlib.nullcontext():
-                result = ffi(*args, output_dims=out_dims or None, launch_dims=launch)
-            return tuple(result)
-
-        return call
+            result = kg(**static_params, outs=outs)
+        if isinstance(result, ByInputDtypes):
+            return _typed_call(result, outs)
+        return _spec_call(result, outs)
 
     return kg2
+
+
+def _typed_call(typed: ByInputDtypes, outs) -> Callable:
+    def call(*arrays):
+        if any(a.size == 0 for a in arrays) or any(0 in o.shape for o in outs):
+            return tuple(jnp.zeros(o.shape, o.dtype) for o in outs)
+        dtypes = tuple(np.dtype(a.dtype) for a in arrays)
+        with _warp_lock():
+            result = typed.factory(dtypes)
+        return _spec_call(result, outs)(*arrays)
+
+    return call
+
+
+def _spec_call(result: Any, outs) -> Callable:
+    with _warp_lock():
+        spec = _as_spec(result)
+        ffi = _ffi_kernel(spec.kernel, len(outs), spec.vmap_method,
+                          _zeroed_names(spec, len(outs)), spec.block_dim)
+    _check_outputs(ffi, outs, spec.kernel.key)
+    out_dims = {arg.name: out.shape for arg, out in zip(ffi.output_args, outs[ffi.num_in_out:])}
+
+    def call(*arrays):
+        for a in arrays:
+            warp_dtype(a.dtype)
+        args = _assemble_args(ffi, spec, arrays, outs)
+        launch = _launch_dims(spec.dim, arrays)
+        # Called outside a trace, ffi() runs the kernel at once, and warp's
+        # callback takes the same lock: hold it only while tracing.
+        tracing = any(isinstance(a, jax.core.Tracer) for a in args)
+        with _warp_lock() if tracing else contextlib.nullcontext():
+            result = ffi(*args, output_dims=out_dims or None, launch_dims=launch)
+        return tuple(result)
+
+    return call
+
+
+@functools.cache
+def _warp_devices() -> tuple[bool, bool, str]:
+    """(cpu available, cuda available, error text) as warp itself reports them."""
+    try:
+        wp = import_warp()
+        wp.init()
+        return bool(wp.is_cpu_available()), bool(wp.is_cuda_available()), ''
+    except Exception as exc:  # a broken install must read as "unavailable", not crash
+        return False, False, f'{type(exc).__name__}: {exc}'
+
+
+def status(platform: str) -> BackendStatus:
+    """Whether warp kernels can run on ``platform`` here, and if not, why and how to fix it.
+
+    Example:
+        >>> status('tpu').available
+        False
+    """
+    if platform == 'tpu':
+        return BackendStatus('warp', platform, False, 'warp kernels run on cpu and gpu only.',
+                             "Use backend 'pallas' or 'jax' on tpu.")
+    if bridge.package_missing('warp'):
+        return BackendStatus('warp', platform, False, 'The warp-lang package is not installed.',
+                             'pip install warp-lang')
+    cpu_ok, cuda_ok, error = _warp_devices()
+    if error:
+        return BackendStatus('warp', platform, False, f'warp failed to initialise ({error}).',
+                             'Reinstall warp-lang (pip install --force-reinstall warp-lang).')
+    if platform == 'cpu':
+        if cpu_ok:
+            return BackendStatus('warp', platform, True)
+        return BackendStatus('warp', platform, False, 'This warp build has no CPU support.',
+                             'Install the standard warp-lang wheel from PyPI.')
+    if not cuda_ok:
+        return BackendStatus('warp', platform, False,
+                             'No CUDA GPU visible to warp (no driver, no device, or a CPU-only build).',
+                             'Run on a machine with an NVIDIA GPU and driver; check nvidia-smi.')
+    if not bridge.jax_has_platform('gpu'):
+        return BackendStatus('warp', platform, False, 'warp sees a CUDA GPU but JAX does not.',
+                             f'pip install "{bridge.JAX_EXTRA["gpu"]}" (or the CUDA version matching your driver).')
+    return BackendStatus('warp', platform, True)
+
+
+BRIDGE = Bridge(
+    'warp', ('cpu', 'gpu'), status, warp_kernel_generator, default_platform='gpu',
+    hint="use def_pallas_kernel('tpu', ...) there.",
+    contract='``kernel_generator(**static_params, outs=outs)`` returns a '
+             ':class:`~eventjax.backends.warp_bridge.WarpKernelSpec` (or a warp kernel, or '
+             '``(kernel, dim)``, or ``ByInputDtypes``); see ``eventjax/backends/README.md``.')

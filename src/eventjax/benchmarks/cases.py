@@ -17,7 +17,7 @@ import numpy as np
 
 import eventjax as ej
 
-__all__ = ['CASES', 'CONN_PROB', 'EVENT_RATE', 'BATCH', 'Case', 'Problem', 'cases_for']
+__all__ = ['BATCH', 'CASES', 'CONN_PROB', 'EVENT_RATE', 'FAMILIES', 'Case', 'Problem', 'cases_for']
 
 CONN_PROB = 0.02   # as in the Brette et al. (2007) benchmark networks
 EVENT_RATE = 0.05  # fraction of neurons that fire in one step
@@ -42,8 +42,7 @@ class Case:
     Attributes:
         family: ``'dense'``, ``'csr'`` or ``'fcn'``.
         operator: label in the table, e.g. ``'binary_csrmv T'``.
-        function: the public function's name in ``eventjax``; a case whose
-            function is not exported (its family not landed) is skipped.
+        function: the public function's name in ``eventjax``.
         build: ``build(n, rng) -> Problem``.
     """
 

@@ -6,15 +6,24 @@ from eventjax.config.runtime import (
     get_backend,
     get_pallas_cpu_interpret,
     override,
+    register_backend_catalog,
     set_backend,
     set_pallas_cpu_interpret,
     snapshot,
     update,
 )
-from eventjax.config.snapshot import PLATFORMS, ConfigSnapshot, PrimitiveTable, normalize_backend, normalize_platform
+from eventjax.config.snapshot import (
+    PLATFORM_ALIASES,
+    PLATFORMS,
+    ConfigSnapshot,
+    PrimitiveTable,
+    normalize_backend,
+    normalize_platform,
+)
 
 __all__ = [
     'PLATFORMS',
+    'PLATFORM_ALIASES',
     'ConfigSnapshot',
     'PrimitiveTable',
     'clear_backends',
@@ -24,6 +33,7 @@ __all__ = [
     'normalize_backend',
     'normalize_platform',
     'override',
+    'register_backend_catalog',
     'set_backend',
     'set_pallas_cpu_interpret',
     'snapshot',

@@ -42,20 +42,12 @@ __all__ = [
     'get_backend',
     'get_pallas_cpu_interpret',
     'override',
+    'register_backend_catalog',
     'set_backend',
     'set_pallas_cpu_interpret',
     'snapshot',
     'update',
 ]
-
-# Backends eventjax itself ships for each platform; naming one of these in
-# set_backend never warns, even before any primitive has registered it.
-_BUILTIN_BACKENDS = {
-    'cpu': ('jax', 'numba', 'warp', 'pallas'),
-    'gpu': ('jax', 'warp', 'pallas'),
-    'tpu': ('jax', 'pallas'),
-}
-
 
 def _env_flag(name: str, default: bool) -> bool:
     raw = os.environ.get(name, '').strip().lower()
@@ -77,6 +69,11 @@ class _State:
             pallas_cpu_interpret=_env_flag('EVENTJAX_PALLAS_INTERPRET', False),
         )
         self.warned: frozenset[tuple[str, str]] = frozenset()
+        # Told by the backends layer at import (config lists no backends):
+        # catalog(platform) -> the names eventjax's bridges serve there;
+        # explain(platform, backend) -> a sentence on why a name is not served.
+        self.catalog: Callable[[str], tuple[str, ...]] = lambda platform: ()
+        self.explain: Callable[[str, str], str] = lambda platform, backend: ''
 
 
 _STATE = _State()
@@ -114,17 +111,43 @@ def update(change: Callable[[ConfigSnapshot], ConfigSnapshot]) -> ConfigSnapshot
         return new
 
 
-def _warn_if_unknown(snap: ConfigSnapshot, platform: str, backend: str) -> None:
-    known = set(snap.known_backends(platform)) | set(_BUILTIN_BACKENDS[platform])
-    if backend in known or (platform, backend) in _STATE.warned:
+def register_backend_catalog(catalog: Callable[[str], tuple[str, ...]],
+                             explain: Callable[[str, str], str]) -> None:
+    """Tell the runtime which backend names exist, so a typo in a name can be caught.
+
+    Called once by :mod:`eventjax.backends` at import: the configuration
+    layer lists no backends itself. ``catalog(platform)`` returns the names
+    the bridges serve on that platform; ``explain(platform, backend)`` says
+    why a name is not served there (and how to fix it), or ''.
+
+    Example:
+        >>> from eventjax.config import runtime
+        >>> callable(runtime.register_backend_catalog)
+        True
+    """
+    with _STATE.lock:
+        _STATE.catalog, _STATE.explain = catalog, explain
+
+
+def _is_known(snap: ConfigSnapshot, platform: str, backend: str) -> bool:
+    # Cheapest test first: override() asks on every entry.
+    return (backend in _STATE.catalog(platform) or (platform, backend) in _STATE.warned
+            or backend in snap.known_backends(platform))
+
+
+def _warn_if_unknown(snap: ConfigSnapshot, platform: str, backend: str, who: str, stacklevel: int) -> None:
+    # Called with _STATE.lock held: it records what it warned about.
+    if _is_known(snap, platform, backend):
         return
+    known = set(snap.known_backends(platform)) | set(_STATE.catalog(platform))
     _STATE.warned = _STATE.warned | {(platform, backend)}
+    why = _STATE.explain(platform, backend)
     warnings.warn(
-        f'set_backend({platform!r}, {backend!r}): no registered primitive has a '
-        f'{backend!r} kernel for {platform!r}, so it will be skipped everywhere. '
-        f'Known backends for {platform!r}: {", ".join(sorted(known))}.',
+        f'{who}: no registered primitive has a {backend!r} kernel for {platform!r}, so it will be '
+        f'skipped everywhere and each primitive keeps its own default.{" " + why if why else ""} '
+        f'Known backends for {platform!r}: {", ".join(sorted(known)) or "none"}.',
         UnknownBackendWarning,
-        stacklevel=3,
+        stacklevel=stacklevel,
     )
 
 
@@ -160,7 +183,7 @@ def set_backend(platform: str, backend: str | None) -> None:
         if snap.backends[platform] == backend:
             return snap
         if backend is not None:
-            _warn_if_unknown(snap, platform, backend)
+            _warn_if_unknown(snap, platform, backend, f'set_backend({platform!r}, {backend!r})', stacklevel=5)
         backends = dict(snap.backends)
         backends[platform] = backend
         return attrs.evolve(snap, backends=frozen_map(backends))
@@ -245,6 +268,9 @@ def override(**platform_backends: str | None) -> Iterator[None]:
         if backend is None:
             merged.pop(name, None)
         else:
+            if not _is_known(_STATE.snapshot, name, backend):
+                with _STATE.lock:
+                    _warn_if_unknown(_STATE.snapshot, name, backend, f'override({platform}={backend!r})', stacklevel=4)
             merged[name] = backend
     with _OVERRIDE_KEY(tuple(sorted(merged.items()))):
         yield

@@ -16,6 +16,7 @@ import attrs
 
 __all__ = [
     'PLATFORMS',
+    'PLATFORM_ALIASES',
     'ConfigSnapshot',
     'PrimitiveTable',
     'check_backend_name',
@@ -25,7 +26,9 @@ __all__ = [
 ]
 
 PLATFORMS = ('cpu', 'gpu', 'tpu')
-_ALIASES = {'cuda': 'gpu', 'rocm': 'gpu'}
+# JAX's own names for a platform, where they differ from eventjax's; the one
+# alias table of the package (lowerings are registered under these names too).
+PLATFORM_ALIASES = {'cuda': 'gpu', 'rocm': 'gpu'}
 
 
 def frozen_map(items=()) -> Mapping:
@@ -45,7 +48,7 @@ def normalize_platform(platform: Any, *, who: str = 'eventjax') -> str:
             f'{who}: platform must be a string, one of {", ".join(PLATFORMS)}; '
             f'got {platform!r} of type {type(platform).__name__}.'
         )
-    name = _ALIASES.get(platform.lower(), platform.lower())
+    name = PLATFORM_ALIASES.get(platform.lower(), platform.lower())
     if name not in PLATFORMS:
         raise ValueError(
             f'{who}: unknown platform {platform!r}; valid platforms are '

@@ -1,7 +1,8 @@
-"""JVP helpers for primitives with several results.
+"""JVP helpers for primitives with one result or several.
 
 JAX's own ``ad.defjvp`` assumes one result. :func:`defjvp` takes one rule per
-operand, each returning the tangent of every result, and sums them.
+operand, each returning the tangent of every result, and sums them; a
+single-result primitive (``multiple_results=False``) works too.
 :func:`defjvp_by_name` does the same with rules keyed by operand name, so a
 rule cannot silently attach to the wrong operand when operands move.
 """
@@ -23,8 +24,10 @@ def defjvp(prim, *rules: Callable | None) -> None:
 
     ``rule(tangent, *primals, **params)`` returns the tangent of each result
     (a sequence, or one array when the primitive has one result; None or a
-    symbolic zero for a result it does not touch). A None rule means the
-    operand is not differentiable. Zero tangents are skipped.
+    symbolic zero for a result it does not touch). As in JAX's ``ad.defjvp``,
+    a None rule means the operand contributes no tangent. Zero tangents are
+    skipped. Works for multiple-result primitives (every
+    ``XLACustomKernel``) and for plain single-result JAX primitives.
 
     Example:
         >>> import jax, jax.numpy as jnp
@@ -60,20 +63,29 @@ def _jvp(prim, rules, primals, tangents, **params):
     if len(rules) != len(primals):
         raise TypeError(f'{prim.name}: {len(rules)} JVP rules for {len(primals)} operands; '
                         f'give one rule (or None) per operand.')
+    single = not prim.multiple_results
     outs = prim.bind(*primals, **params)
-    total = [None] * len(outs)
+    results = [outs] if single else list(outs)
+    total = [None] * len(results)
     for rule, tangent in zip(rules, tangents):
-        if type(tangent) is ad.Zero:
-            continue
-        if rule is None:
-            raise NotImplementedError(f'{prim.name}: differentiation with respect to this operand '
-                                      f'is not defined (its JVP rule is None).')
-        contrib = rule(tangent, *primals, **params)
-        if not isinstance(contrib, (list, tuple)):
-            contrib = [contrib]
-        for i, t in enumerate(contrib):
+        if rule is None or type(tangent) is ad.Zero:
+            continue  # no tangent contribution from this operand
+        for i, t in enumerate(_per_result(prim, rule(tangent, *primals, **params), len(results))):
             if t is None or type(t) is ad.Zero:
                 continue
             total[i] = t if total[i] is None else ad.add_tangents(total[i], t)
-    total = [zero_tangent_like(o) if t is None else t for o, t in zip(outs, total)]
-    return outs, total
+    total = [zero_tangent_like(o) if t is None else t for o, t in zip(results, total)]
+    return (outs, total[0]) if single else (outs, total)
+
+
+def _per_result(prim, contrib, n_results: int) -> list:
+    """A rule's return value as one tangent per result, or a TypeError saying what is wrong."""
+    if isinstance(contrib, (list, tuple)):
+        if len(contrib) != n_results:
+            raise TypeError(f'{prim.name}: a JVP rule returned {len(contrib)} tangents, but the primitive '
+                            f'has {n_results} result(s); return one tangent (or None) per result.')
+        return list(contrib)
+    if n_results != 1:
+        raise TypeError(f'{prim.name}: a JVP rule returned one {type(contrib).__name__}, but the primitive '
+                        f'has {n_results} results; return a list with one tangent (or None) per result.')
+    return [contrib]

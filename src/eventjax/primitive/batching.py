@@ -20,6 +20,11 @@ def general_batching_rule(prim, args: Sequence[Any], axes: Sequence[int | None],
     the primitive once on the original arguments and reports every output as
     unbatched (None), since an empty scan would fail.
 
+    Given an :class:`~eventjax.XLACustomKernel` and call-style keywords
+    (``outs=`` any pytree of structs, ``backend=``, static parameters) it
+    calls the kernel as a user would; given the bind parameters a rule
+    receives, it binds the underlying primitive with them.
+
     Args:
         prim: the primitive, or an :class:`~eventjax.XLACustomKernel`.
         args: the operands.
@@ -38,11 +43,15 @@ def general_batching_rule(prim, args: Sequence[Any], axes: Sequence[int | None],
         >>> batching.primitive_batchers[p.primitive] = functools.partial(
         ...     ej.general_batching_rule, p.primitive)
     """
-    prim = getattr(prim, 'primitive', prim)
+    if hasattr(prim, 'primitive') and 'kernels' not in kwargs:
+        apply = prim  # call-style keywords: resolve and structure outs like a call
+    else:
+        prim = getattr(prim, 'primitive', prim)
+        apply = prim.bind
     if len(args) != len(axes):
         raise ValueError(f'general_batching_rule(): got {len(args)} args but {len(axes)} axes.')
     if all(axis is None for axis in axes):
-        outs = prim.bind(*args, **kwargs)
+        outs = apply(*args, **kwargs)
         return outs, jax.tree.map(lambda _: None, outs)
 
     batched = [i for i, axis in enumerate(axes) if axis is not None]
@@ -52,7 +61,7 @@ def general_batching_rule(prim, args: Sequence[Any], axes: Sequence[int | None],
         full = list(args)
         for i, x in zip(batched, sliced):
             full[i] = x
-        return carry, prim.bind(*full, **kwargs)
+        return carry, apply(*full, **kwargs)
 
     _, outs = jax.lax.scan(body, 0, xs)
     return outs, jax.tree.map(lambda _: 0, outs)

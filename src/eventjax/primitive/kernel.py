@@ -1,13 +1,11 @@
-"""``XLACustomKernel``: a JAX primitive whose kernel is chosen per platform and backend.
+"""``KernelPrimitive``: the machinery of a JAX primitive whose kernel is chosen per platform and backend.
 
-The primitive always has multiple results. A call resolves the backend of
-every platform once, from one configuration snapshot, and binds with:
-
-- ``outs``: a tuple of ``jax.ShapeDtypeStruct``, one per result;
-- ``backend``: the per-call request (or None), kept so rules can forward it;
-- ``kernels``: the :class:`~eventjax.primitive.resolution.Resolved` choice;
-- ``config_version``: the snapshot's version;
-- the caller's static parameters.
+The public class is :class:`eventjax.XLACustomKernel` (in
+:mod:`eventjax.backends`), which adds one ``def_<backend>_kernel`` method per
+bridge; this class knows no backend by name. The primitive always has
+multiple results. A call resolves the backend of every platform once, from
+one configuration snapshot, and binds with the caller's static parameters
+plus the bind-only ones of :mod:`eventjax.primitive.params`.
 
 The lowering for a platform calls the chosen kernel generator with the
 static parameters and lowers the function it returns with
@@ -18,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -27,12 +26,13 @@ import numpy as np
 from jax.extend import core
 from jax.interpreters import ad, batching, mlir
 
-from eventjax.config import PLATFORMS, PrimitiveTable, snapshot, update
+from eventjax.config import PLATFORM_ALIASES, PLATFORMS, PrimitiveTable, snapshot, update
 from eventjax.config.runtime import current_override
 from eventjax.config.snapshot import check_backend_name, frozen_map, normalize_platform
 from eventjax.errors import (
     BackendNotFoundError,
     BackendUnavailableError,
+    DuplicatePrimitiveWarning,
     KernelCompilationError,
     KernelOutputError,
     PlatformNotSupportedError,
@@ -40,33 +40,23 @@ from eventjax.errors import (
 from eventjax.primitive import autodiff
 from eventjax.primitive.batching import general_batching_rule
 from eventjax.primitive.compat import apply_primitive
+from eventjax.primitive.params import BIND_ONLY, split_params
 from eventjax.primitive.resolution import KernelEntry, MissingBackend, Resolved, missing_backend_message, resolve
 from eventjax.primitive.tags import CallAndTags, register
 
-__all__ = ['XLACustomKernel', 'primitives']
+__all__ = ['KernelPrimitive', 'primitives']
 
-_RESERVED = frozenset({'outs', 'backend', 'kernels', 'config_version'})
 _UIDS = itertools.count(1)
-# JAX registers lowerings under its own platform names; gpu covers both.
-_LOWERING_PLATFORMS = {'cpu': 'cpu', 'cuda': 'gpu', 'rocm': 'gpu', 'tpu': 'tpu'}
+# JAX registers lowerings under its own platform names; gpu covers cuda and rocm.
+_LOWERING_PLATFORMS = {**{p: p for p in PLATFORMS if p not in PLATFORM_ALIASES.values()}, **PLATFORM_ALIASES}
 
 
-class XLACustomKernel(CallAndTags):
-    """A custom JAX primitive with kernels for several backends and platforms.
+class KernelPrimitive(CallAndTags):
+    """The machinery of a primitive with kernels per backend and platform; use :class:`eventjax.XLACustomKernel`.
 
-    Kernels are registered per (backend, platform) with a kernel generator
-    ``kg(**static_params, outs=outs)``; a call picks one per platform
-    (per-call ``backend=`` > thread override > global ``set_backend`` > this
-    primitive's default > the first kernel registered for the platform).
-
-    Example:
-        >>> import jax, jax.numpy as jnp
-        >>> import eventjax as ej
-        >>> double = ej.XLACustomKernel('double_example')
-        >>> double.def_jax_kernel(lambda outs: lambda x: (2 * x,))
-        >>> x = jnp.arange(3.0)
-        >>> double(x, outs=jax.ShapeDtypeStruct(x.shape, x.dtype))
-        Array([0., 2., 4.], dtype=float32)
+    It registers kernels with :meth:`def_kernel`, resolves a backend per
+    platform at call time and lowers the chosen kernel; the public subclass
+    adds one ``def_<backend>_kernel`` per bridge.
     """
 
     def __init__(self, name: str, doc: str | None = None):
@@ -83,11 +73,16 @@ class XLACustomKernel(CallAndTags):
         self.primitive = prim
         self.register_general_batching()
         table = PrimitiveTable(name)
+        if any(t.name == name for t in snapshot().primitives.values()):
+            warnings.warn(f'XLACustomKernel({name!r}): a primitive with this name exists already; both stay '
+                          f'registered, eventjax.primitives() lists this one as {name!r} and the older one '
+                          f'as {name!r}#<uid>. Give each primitive its own name.',
+                          DuplicatePrimitiveWarning, stacklevel=2)
         update(lambda s: attrs.evolve(s, primitives=frozen_map({**s.primitives, self._uid: table})))
         register(self, doc)
 
     def __repr__(self) -> str:
-        return f'XLACustomKernel({self.name!r})'
+        return f'{type(self).__name__}({self.name!r})'
 
     # -- registration -------------------------------------------------------
 
@@ -120,19 +115,6 @@ class XLACustomKernel(CallAndTags):
             return attrs.evolve(snap, primitives=frozen_map({**snap.primitives, self._uid: table}))
 
         update(change)
-
-    def def_jax_kernel(self, kernel_generator: Callable, asdefault: bool = False) -> None:
-        """Register a pure-JAX reference kernel (backend ``'jax'``) for every platform.
-
-        Example:
-            >>> import eventjax as ej
-            >>> p = ej.XLACustomKernel('jax_kernel_example')
-            >>> p.def_jax_kernel(lambda outs: lambda x: (x * x,))
-            >>> p.available_backends('tpu')
-            ('jax',)
-        """
-        for platform in PLATFORMS:
-            self.def_kernel('jax', platform, kernel_generator, asdefault=asdefault)
 
     def set_default(self, platform: str, backend: str | None) -> None:
         """Make ``backend`` this primitive's default on ``platform`` (None: first registered).
@@ -204,8 +186,7 @@ class XLACustomKernel(CallAndTags):
         """Bind the primitive; returns results with the structure of ``outs``."""
         if isinstance(static_params.get('kernels'), Resolved):
             # Rules forward a call's params; resolve afresh for this primitive.
-            del static_params['kernels']
-            static_params.pop('config_version', None)
+            _, static_params = split_params(static_params)
         if backend is not None:
             backend = check_backend_name(backend, who=f'{self.name}()', allow_none=False)
         flat, tree = jax.tree.flatten(outs)
@@ -223,16 +204,18 @@ class XLACustomKernel(CallAndTags):
 def primitives() -> dict[str, dict[str, tuple[str, ...]]]:
     """Every registered primitive with its backends per platform.
 
+    When several primitives share a name, the newest is listed under the
+    plain name and the older ones as ``name#uid``.
+
     Example:
         >>> import eventjax as ej
         >>> isinstance(ej.primitives(), dict)
         True
     """
-    out: dict[str, dict[str, tuple[str, ...]]] = {}
-    for uid, table in snapshot().primitives.items():
-        key = table.name if table.name not in out else f'{table.name}#{uid}'
-        out[key] = {p: table.backends(p) for p in PLATFORMS}
-    return out
+    tables = snapshot().primitives
+    newest = {table.name: uid for uid, table in tables.items()}  # uids grow: the last one wins
+    return {(table.name if newest[table.name] == uid else f'{table.name}#{uid}'):
+            {p: table.backends(p) for p in PLATFORMS} for uid, table in tables.items()}
 
 
 def _as_struct(name: str, out: Any) -> jax.ShapeDtypeStruct:
@@ -246,7 +229,7 @@ def _as_struct(name: str, out: Any) -> jax.ShapeDtypeStruct:
 
 def _check_static(name: str, params: dict) -> None:
     for key, value in params.items():
-        if key in _RESERVED:
+        if key in BIND_ONLY:
             raise ValueError(f'{name}(): {key!r} is reserved and cannot be a static parameter.')
         try:
             hash(value)
@@ -262,11 +245,12 @@ def _abstract_eval(*args, outs, **params):
 
 
 def _lower(ctx, *args, platform, outs, backend, kernels, config_version, **static):
+    # config_version is deliberately unused here: see eventjax.primitive.params.
     choice = kernels.choice(platform)
     if choice is None:
         having = kernels.platforms_with_kernels()
         raise PlatformNotSupportedError(
-            f'this primitive has no kernel for platform {platform!r}; platforms with kernels: '
+            f'primitive {kernels.prim_name!r} has no kernel for platform {platform!r}; platforms with kernels: '
             f'{", ".join(having) or "none"}. Register one with def_kernel(..., platform={platform!r}) '
             f'or def_jax_kernel, or run on one of those platforms.')
     if isinstance(choice, MissingBackend):

@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 import jax
 
-from eventjax.config import PLATFORMS, ConfigSnapshot
+from eventjax.config import PLATFORMS, ConfigSnapshot, normalize_platform
 from eventjax.errors import BackendNotFoundError
 
 __all__ = ['KernelEntry', 'MissingBackend', 'Resolved', 'default_platform', 'resolve']
@@ -73,6 +73,7 @@ class Resolved:
 
     choices: tuple[Any, ...]
     available: tuple[tuple[str, ...], ...]
+    prim_name: str = ''
 
     def choice(self, platform: str):
         return self.choices[PLATFORMS.index(platform)]
@@ -91,7 +92,10 @@ class Resolved:
 def default_platform() -> str:
     """The canonical name of JAX's default platform ('cpu', 'gpu' or 'tpu')."""
     name = jax.default_backend()
-    return {'cuda': 'gpu', 'rocm': 'gpu'}.get(name, name)
+    try:
+        return normalize_platform(name)
+    except ValueError:  # a platform eventjax has no kernels for (e.g. a plugin's)
+        return name
 
 
 @functools.lru_cache(maxsize=4096)
@@ -122,7 +126,7 @@ def resolve(snap: ConfigSnapshot, uid: int, override: tuple, requested: str | No
                 break
         else:
             choices.append(None)
-    resolved = Resolved(tuple(choices), tuple(available))
+    resolved = Resolved(tuple(choices), tuple(available), table.name)
     if requested is not None:
         here = resolved.choice(default_platform()) if default_platform() in PLATFORMS else None
         if isinstance(here, MissingBackend):

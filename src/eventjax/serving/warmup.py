@@ -21,7 +21,7 @@ import attrs
 import jax
 import jax.numpy as jnp
 
-import eventjax as ej
+from eventjax import config
 
 __all__ = ['Warmup', 'WarmupEntry']
 
@@ -98,8 +98,8 @@ class Warmup:
         current backend again compiles nothing (the version stays).
         """
         with self._lock:
-            before = ej.config.snapshot().version
-            ej.set_backend(platform, backend)
-            if ej.config.snapshot().version == before:
+            before = config.snapshot().version
+            config.set_backend(platform, backend)
+            if config.snapshot().version == before:
                 return {}
             return self.run()

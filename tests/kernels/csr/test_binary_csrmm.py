@@ -1,11 +1,11 @@
 """binary_csrmm on every backend: values, batching and autodiff against a dense NumPy reference."""
 
-from eventjax.kernels.csr.binary_csrmm import _binary_csrmm_p, binary_csrmm
+from eventjax.kernels.csr.binary_csrmm import _binary_csrmm, binary_csrmm
 from tests.kernels.csr.suite import BinaryCsrSuite
 
 
 class TestBinaryCsrmm(BinaryCsrSuite):
     fn = staticmethod(binary_csrmm)
-    prim = _binary_csrmm_p
+    prim = _binary_csrmm.primitive
     matrix = True
     mm_name = 'binary_csrmm'

@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 
 import eventjax as ej
-from eventjax.kernels.csr.binary_csrmv import _binary_csrmv_p
+from eventjax.kernels.csr.binary_csrmv import _binary_csrmv
 from tests.kernels.cases import csr_dense, random_csr
 from tests.kernels.conftest import backends_of
 
 
 @pytest.mark.parametrize('transpose', [False, True])
-@pytest.mark.parametrize('backend', backends_of(_binary_csrmv_p))
+@pytest.mark.parametrize('backend', backends_of(_binary_csrmv.primitive))
 def test_float64_weights_with_int64_indices(backend, transpose):
     rng = np.random.default_rng(0)
     data, indices, indptr = random_csr(rng, 9, 7, dtype=np.float64, index_dtype=np.int64)

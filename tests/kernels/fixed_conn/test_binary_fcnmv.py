@@ -5,14 +5,14 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from eventjax.kernels.fixed_conn.binary_fcnmv import _binary_fcnmv_p, binary_fcnmv
+from eventjax.kernels.fixed_conn.binary_fcnmv import _binary_fcnmv, binary_fcnmv
 from tests.kernels.conftest import backends_of
 from tests.kernels.fixed_conn.suite import BinaryFcnSuite
 
 
 class TestBinaryFcnmv(BinaryFcnSuite):
     fn = staticmethod(binary_fcnmv)
-    prim = _binary_fcnmv_p
+    prim = _binary_fcnmv.primitive
     events = True
     matrix = False
     mm_name = 'binary_fcnmm'
@@ -20,7 +20,7 @@ class TestBinaryFcnmv(BinaryFcnSuite):
     def test_the_numba_event_scatter_visits_only_the_rows_with_events(self):
         # Every index is out of range, so a kernel that read any row without an
         # event would report it: only the event rows are visited.
-        if 'numba' not in backends_of(_binary_fcnmv_p):
+        if 'numba' not in backends_of(_binary_fcnmv.primitive):
             pytest.skip('numba runs on the cpu only')
         indices = jnp.full((50, 4), 99, jnp.int32)
         spikes = jnp.zeros(50, bool)

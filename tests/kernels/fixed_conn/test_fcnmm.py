@@ -1,12 +1,12 @@
 """fcnmm on every backend: values, batching, autodiff and bad indices against a dense NumPy reference."""
 
-from eventjax.kernels.fixed_conn.fcnmm import _fcnmm_p, fcnmm
+from eventjax.kernels.fixed_conn.fcnmm import _fcnmm, fcnmm
 from tests.kernels.fixed_conn.suite import FcnSuite
 
 
 class TestFcnmm(FcnSuite):
     fn = staticmethod(fcnmm)
-    prim = _fcnmm_p
+    prim = _fcnmm.primitive
     events = False
     matrix = True
     mm_name = 'fcnmm'

@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 
 import eventjax as ej
-from eventjax.kernels.fixed_conn.fcnmv import _fcnmv_p
+from eventjax.kernels.fixed_conn.fcnmv import _fcnmv
 from tests.kernels.conftest import backends_of
 from tests.kernels.fixed_conn.suite import fcn_dense, random_fcn
 
 
 @pytest.mark.parametrize('transpose', [False, True])
-@pytest.mark.parametrize('backend', backends_of(_fcnmv_p))
+@pytest.mark.parametrize('backend', backends_of(_fcnmv.primitive))
 def test_float64_weights_with_int64_indices(backend, transpose):
     rng = np.random.default_rng(0)
     weights, indices = random_fcn(rng, 9, 7, 3, dtype=np.float64, index_dtype=np.int64)

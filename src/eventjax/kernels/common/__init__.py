@@ -2,8 +2,10 @@
 
 - :mod:`.checks`: trace-time validation with errors naming who/what/expected/got.
 - :mod:`.events`: the event indicator (``True`` or ``> 0``), homogeneous weights.
-- :mod:`.rules`: :class:`LinearOp` and :func:`register_rules` (JVP, transpose
-  and batching keyed by operand name).
+- :mod:`.operator`: :class:`Operator`, the one declaration of a standard
+  operator (its primitive, kernels per backend and rules).
+- :mod:`.rules`: :func:`register_rules` (JVP, transpose and batching keyed
+  by operand name), called by :class:`Operator`.
 """
 
 from eventjax.kernels.common.checks import (
@@ -17,10 +19,11 @@ from eventjax.kernels.common.checks import (
     dtype_of,
 )
 from eventjax.kernels.common.events import accumulation_dtype, event_indicator, is_homogeneous
-from eventjax.kernels.common.rules import LinearOp, register_rules, split_params
+from eventjax.kernels.common.operator import Operator
+from eventjax.kernels.common.rules import register_rules
 
 __all__ = [
-    'LinearOp',
+    'Operator',
     'accumulation_dtype',
     'check_events',
     'check_float_operand',
@@ -33,5 +36,4 @@ __all__ = [
     'event_indicator',
     'is_homogeneous',
     'register_rules',
-    'split_params',
 ]

@@ -5,70 +5,29 @@ linear in ``weights`` and, for float operators, linear in ``x``; the
 ``structure`` operands (indices, indptr) are integers and never
 differentiated. A binary operator reads ``x`` through the event indicator;
 its derivative with respect to ``x`` is defined as the float operator's.
-:class:`LinearOp` describes one operator by operand name, and
-:func:`register_rules` derives its JVP, transpose and batching rules from it,
-so every family shares this one piece of code.
+:func:`register_rules` derives the JVP, transpose and batching rules from an
+operator's declaration (keyed by operand name), so every family shares this
+one piece of code.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-import attrs
 import jax.numpy as jnp
 from jax.interpreters import ad
 
 from eventjax.kernels.common.events import event_indicator
-from eventjax.primitive import defjvp_by_name, general_batching_rule
+from eventjax.primitive import defjvp_by_name, general_batching_rule, split_params
 from eventjax.primitive.tags import operator_tags
 
-__all__ = ['LinearOp', 'register_rules', 'split_params']
-
-_BIND_ONLY = ('outs', 'kernels', 'config_version', 'backend')
+__all__ = ['register_rules']
 
 
-def split_params(params: dict) -> tuple[str | None, dict]:
-    """``(backend, static)``: the per-call backend and the operator's own static params."""
-    return params.get('backend'), {k: v for k, v in params.items() if k not in _BIND_ONLY}
-
-
-@attrs.frozen
-class LinearOp:
-    """How one operator is differentiated and batched.
-
-    Every callable takes the operands positionally and ``backend=`` plus the
-    operator's static parameters (e.g. ``shape``, ``transpose``) by keyword,
-    runs without argument checks, and returns the single result array.
-
-    Attributes:
-        operands: operand names in call order: the weights first, the
-            vector/matrix operand ``x`` last, the structure in between.
-        events: whether ``x`` holds events (a binary operator).
-        call: this operator.
-        float_call: the float operator with the same operands (for a float
-            operator, ``call`` itself): the derivative with respect to ``x``.
-        weight_cotangent: ``(ct, x, *structure, **static)`` with ``x`` as
-            floats (the event indicator for binary operators) returns the
-            cotangent of one weight per stored connection; it is summed when
-            the weights are homogeneous.
-        mm_call: the matrix operator that a vmap over ``x`` folds into.
-        is_mm: whether this operator already takes a matrix ``x``.
-    """
-
-    operands: tuple[str, ...]
-    events: bool
-    call: Callable
-    float_call: Callable
-    weight_cotangent: Callable
-    mm_call: Callable
-    is_mm: bool
-
-
-def register_rules(prim, op: LinearOp) -> None:
+def register_rules(prim, op) -> None:
     """Give ``prim`` (an ``XLACustomKernel``) the JVP, transpose and batching rules of ``op``.
 
-    Called once, in an operator module's registration block, e.g.
-    ``register_rules(_csrmv_p, LinearOp(operands=('data', 'indices', 'indptr', 'v'), ...))``.
+    ``op`` is the operator's :class:`~eventjax.kernels.common.operator.Operator`
+    declaration, which calls this once; it supplies ``operands``, ``events``,
+    ``matrix``, ``bind``, ``float_call``, ``mm_call`` and ``weight_cotangent``.
     """
     prim.def_tags(*operator_tags(prim.name))
     weights, x = op.operands[0], op.operands[-1]
@@ -82,7 +41,7 @@ def register_rules(prim, op: LinearOp) -> None:
 
 def _jvp_weights(op, dw, w, *rest, **params):
     backend, static = split_params(params)
-    return [op.call(dw, *rest, backend=backend, **static)]
+    return [op.bind(dw, *rest, backend=backend, **static)]
 
 
 def _jvp_x(op, dx, w, *rest, **params):
@@ -125,7 +84,7 @@ def _batch(prim, op, args, axes, **params):
     backend, static = split_params(params)
     x = jnp.moveaxis(args[-1], axes[-1], 0)
     batch = x.shape[0]
-    if not op.is_mm:
+    if not op.matrix:
         y = op.mm_call(*args[:-1], x.T, backend=backend, **static)
         return [y], [1]
     # (b, rows, k) -> (rows, b * k): each batch element becomes k more columns.
@@ -133,5 +92,3 @@ def _batch(prim, op, args, axes, **params):
     folded = jnp.transpose(x, (1, 0, 2)).reshape(rows, batch * k)
     y = op.mm_call(*args[:-1], folded, backend=backend, **static)
     return [y.reshape(y.shape[0], batch, k)], [1]
-
-

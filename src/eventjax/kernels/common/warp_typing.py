@@ -1,9 +1,8 @@
-"""Warp helpers shared by every family: kernels typed from the operands' dtypes.
+"""Warp helpers shared by every family's ``warp_impl``: types and ``wp.func`` building blocks.
 
-Warp kernels are typed, but a warp kernel generator only sees ``outs``, not
-the dtypes of the inputs (an int32 or int64 ``indices``, bool or float
-events). :func:`warp_by_dtypes` defers the choice to trace time, when the
-input arrays are known; warp itself is imported only then.
+The families' warp kernels are typed from the operands' dtypes at trace time
+(see :class:`~eventjax.backends.warp_bridge.ByInputDtypes`); warp itself is
+imported only then.
 """
 
 # No `from __future__ import annotations`: warp evaluates kernel annotations
@@ -11,32 +10,10 @@ input arrays are known; warp itself is imported only then.
 
 
 import functools
-from collections.abc import Callable
 
-import jax.numpy as jnp
-import numpy as np
+from eventjax.backends.warp_bridge import import_warp, warp_dtype
 
-from eventjax.backends.warp_bridge import import_warp, warp_dtype, warp_kernel_generator
-
-__all__ = ['accumulator_type', 'event_test', 'operand_value', 'warp_by_dtypes', 'warp_types']
-
-
-def warp_by_dtypes(factory: Callable, platform: str) -> Callable:
-    """A kernel generator for ``def_kernel('warp', platform, ...)``.
-
-    ``factory(dtypes, **static_params, outs=outs)`` returns a warp
-    ``WarpKernelSpec`` for input arrays of the given numpy ``dtypes``.
-    """
-    def kg(*, outs, **static):
-        def call(*arrays):
-            # A product with an empty operand is all zeros; warp cannot launch on it.
-            if any(a.size == 0 for a in arrays) or any(0 in o.shape for o in outs):
-                return tuple(jnp.zeros(o.shape, o.dtype) for o in outs)
-            dtypes = tuple(np.dtype(a.dtype) for a in arrays)
-            inner = warp_kernel_generator(lambda *, outs, **s: factory(dtypes, outs=outs, **s), platform)
-            return inner(outs=outs, **static)(*arrays)
-        return call
-    return kg
+__all__ = ['accumulator_type', 'event_test', 'operand_value', 'warp_types']
 
 
 def warp_types(dtypes) -> tuple:
@@ -63,7 +40,6 @@ def event_test(ev_t):
         def is_event(x: ev_t) -> bool:
             return x > ev_t(0)
     return is_event
-
 
 
 @functools.cache

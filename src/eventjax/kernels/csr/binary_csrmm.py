@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import jax
-
-from eventjax.backends import XLACustomKernel
-from eventjax.kernels.common import LinearOp, register_rules
-from eventjax.kernels.common.registration import register_numba, register_warp
+from eventjax.kernels.common import Operator
 from eventjax.kernels.csr import reference
 from eventjax.kernels.csr.arguments import check_csr_call
-from eventjax.kernels.csr.csrmm import bind_csrmm
 
-__all__ = ['binary_csrmm', 'bind_binary_csrmm']
+__all__ = ['binary_csrmm']
 
 
 def binary_csrmm(data, indices, indptr, B, *, shape, transpose=False, backend=None):
@@ -22,16 +17,11 @@ def binary_csrmm(data, indices, indptr, B, *, shape, transpose=False, backend=No
     derivative with respect to ``B`` is that of :func:`csrmm`.
 
     Args:
-        data: float weights, one per stored entry, or one shared scalar.
-        indices: column index of each stored entry (int32/int64).
-        indptr: row pointers, length ``m + 1``.
         B: ``(n, k)`` events (``(m, k)`` when ``transpose``), bool or numeric.
-        shape: ``(m, n)``.
-        transpose: compute ``A.T @ B`` instead of ``A @ B``.
-        backend: per-call backend (``'jax'``, ``'numba'``, ...), or None.
+        data, indices, indptr, shape, transpose, backend: as in :func:`csrmv`.
 
     Returns:
-        ``(m, k)`` (``(n, k)`` when ``transpose``) in ``data``'s dtype.
+        ``(m, k)`` (``(n, k)`` when ``transpose``): :func:`csrmm` of the event indicator.
 
     Example:
         >>> import jax.numpy as jnp
@@ -43,31 +33,8 @@ def binary_csrmm(data, indices, indptr, B, *, shape, transpose=False, backend=No
     """
     data, indices, indptr, B, shape = check_csr_call(
         'binary_csrmm()', data, indices, indptr, B, shape=shape, transpose=transpose, matrix=True, events=True)
-    return bind_binary_csrmm(data, indices, indptr, B, shape=shape, transpose=transpose, backend=backend)
+    return _binary_csrmm.bind(data, indices, indptr, B, shape=shape, transpose=transpose, backend=backend)
 
 
-def bind_binary_csrmm(data, indices, indptr, B, *, shape, transpose, backend=None):
-    """Bind the primitive on checked operands (what rules call)."""
-    rows = shape[1] if transpose else shape[0]
-    out = jax.ShapeDtypeStruct((rows, B.shape[1]), data.dtype)
-    return _binary_csrmm_p(data, indices, indptr, B, outs=(out,), backend=backend,
-                           shape=shape, transpose=transpose)[0]
-
-
-def _numba_kernel(*, shape, transpose, outs):
-    from eventjax.kernels.csr import numba_impl
-    return numba_impl.binary_csrmm_kernel(transpose=transpose)
-
-
-def _warp_kernel(dtypes, *, shape, transpose, outs):
-    from eventjax.kernels.csr import warp_impl
-    return warp_impl.binary_csrmm_kernel(dtypes, shape=shape, transpose=transpose, outs=outs)
-
-
-_binary_csrmm_p = XLACustomKernel('binary_csrmm')
-_binary_csrmm_p.def_jax_kernel(reference.binary_csrmm_kernel)
-register_numba(_binary_csrmm_p, _numba_kernel)
-register_warp(_binary_csrmm_p, _warp_kernel)
-register_rules(_binary_csrmm_p, LinearOp(
-    operands=('data', 'indices', 'indptr', 'B'), events=True, call=bind_binary_csrmm, float_call=bind_csrmm,
-    weight_cotangent=reference.entry_cotangent, mm_call=bind_binary_csrmm, is_mm=True))
+_binary_csrmm = Operator('binary_csrmm', __package__, ('data', 'indices', 'indptr', 'B'),
+                         events=True, matrix=True, weight_cotangent=reference.entry_cotangent, float_op='csrmm')

@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-import jax
-
-from eventjax.backends import XLACustomKernel
-from eventjax.kernels.common import LinearOp, register_rules
-from eventjax.kernels.common.registration import register_numba, register_warp
+from eventjax.kernels.common import Operator
 from eventjax.kernels.csr import reference
 from eventjax.kernels.csr.arguments import check_csr_call
-from eventjax.kernels.csr.binary_csrmm import bind_binary_csrmm
-from eventjax.kernels.csr.csrmv import bind_csrmv
 
-__all__ = ['binary_csrmv', 'bind_binary_csrmv']
+__all__ = ['binary_csrmv']
 
 
 def binary_csrmv(data, indices, indptr, spikes, *, shape, transpose=False, backend=None):
@@ -25,16 +19,11 @@ def binary_csrmv(data, indices, indptr, spikes, *, shape, transpose=False, backe
     derivative with respect to ``spikes`` is that of :func:`csrmv`.
 
     Args:
-        data: float weights, one per stored entry, or one shared scalar.
-        indices: column index of each stored entry (int32/int64).
-        indptr: row pointers, length ``m + 1``.
         spikes: length ``n`` (``m`` when ``transpose``), bool or numeric.
-        shape: ``(m, n)``.
-        transpose: compute ``spikes @ A`` instead of ``A @ spikes``.
-        backend: per-call backend (``'jax'``, ``'numba'``, ...), or None.
+        data, indices, indptr, shape, transpose, backend: as in :func:`csrmv`.
 
     Returns:
-        Length ``m`` (``n`` when ``transpose``), in ``data``'s dtype.
+        Length ``m`` (``n`` when ``transpose``): :func:`csrmv` of the event indicator.
 
     Example:
         >>> import jax.numpy as jnp
@@ -46,30 +35,9 @@ def binary_csrmv(data, indices, indptr, spikes, *, shape, transpose=False, backe
     data, indices, indptr, spikes, shape = check_csr_call(
         'binary_csrmv()', data, indices, indptr, spikes, shape=shape, transpose=transpose,
         matrix=False, events=True)
-    return bind_binary_csrmv(data, indices, indptr, spikes, shape=shape, transpose=transpose, backend=backend)
+    return _binary_csrmv.bind(data, indices, indptr, spikes, shape=shape, transpose=transpose, backend=backend)
 
 
-def bind_binary_csrmv(data, indices, indptr, spikes, *, shape, transpose, backend=None):
-    """Bind the primitive on checked operands (what rules call)."""
-    out = jax.ShapeDtypeStruct((shape[1] if transpose else shape[0],), data.dtype)
-    return _binary_csrmv_p(data, indices, indptr, spikes, outs=(out,), backend=backend,
-                           shape=shape, transpose=transpose)[0]
-
-
-def _numba_kernel(*, shape, transpose, outs):
-    from eventjax.kernels.csr import numba_impl
-    return numba_impl.binary_csrmv_kernel(transpose=transpose)
-
-
-def _warp_kernel(dtypes, *, shape, transpose, outs):
-    from eventjax.kernels.csr import warp_impl
-    return warp_impl.binary_csrmv_kernel(dtypes, shape=shape, transpose=transpose, outs=outs)
-
-
-_binary_csrmv_p = XLACustomKernel('binary_csrmv')
-_binary_csrmv_p.def_jax_kernel(reference.binary_csrmv_kernel)
-register_numba(_binary_csrmv_p, _numba_kernel)
-register_warp(_binary_csrmv_p, _warp_kernel)
-register_rules(_binary_csrmv_p, LinearOp(
-    operands=('data', 'indices', 'indptr', 'spikes'), events=True, call=bind_binary_csrmv,
-    float_call=bind_csrmv, weight_cotangent=reference.entry_cotangent, mm_call=bind_binary_csrmm, is_mm=False))
+_binary_csrmv = Operator('binary_csrmv', __package__, ('data', 'indices', 'indptr', 'spikes'),
+                         events=True, matrix=False, weight_cotangent=reference.entry_cotangent,
+                         float_op='csrmv', mm_op='binary_csrmm')

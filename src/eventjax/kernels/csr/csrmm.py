@@ -2,28 +2,19 @@
 
 from __future__ import annotations
 
-import jax
-
-from eventjax.backends import XLACustomKernel
-from eventjax.kernels.common import LinearOp, register_rules
-from eventjax.kernels.common.registration import register_numba, register_warp
+from eventjax.kernels.common import Operator
 from eventjax.kernels.csr import reference
 from eventjax.kernels.csr.arguments import check_csr_call
 
-__all__ = ['bind_csrmm', 'csrmm']
+__all__ = ['csrmm']
 
 
 def csrmm(data, indices, indptr, B, *, shape, transpose=False, backend=None):
     """Multiply a CSR matrix ``A`` (``shape=(m, n)``) by a dense matrix.
 
     Args:
-        data: float weights, one per stored entry, or one shared scalar.
-        indices: column index of each stored entry (int32/int64).
-        indptr: row pointers, length ``m + 1``.
         B: ``(n, k)`` matrix (``(m, k)`` when ``transpose``); cast to ``data``'s dtype.
-        shape: ``(m, n)``.
-        transpose: compute ``A.T @ B`` instead of ``A @ B``.
-        backend: per-call backend (``'jax'``, ``'numba'``, ...), or None.
+        data, indices, indptr, shape, transpose, backend: as in :func:`csrmv`.
 
     Returns:
         ``(m, k)`` (``(n, k)`` when ``transpose``) in ``data``'s dtype.
@@ -38,31 +29,8 @@ def csrmm(data, indices, indptr, B, *, shape, transpose=False, backend=None):
     """
     data, indices, indptr, B, shape = check_csr_call(
         'csrmm()', data, indices, indptr, B, shape=shape, transpose=transpose, matrix=True, events=False)
-    return bind_csrmm(data, indices, indptr, B, shape=shape, transpose=transpose, backend=backend)
+    return _csrmm.bind(data, indices, indptr, B, shape=shape, transpose=transpose, backend=backend)
 
 
-def bind_csrmm(data, indices, indptr, B, *, shape, transpose, backend=None):
-    """Bind the primitive on checked operands (what rules call)."""
-    rows = shape[1] if transpose else shape[0]
-    out = jax.ShapeDtypeStruct((rows, B.shape[1]), data.dtype)
-    return _csrmm_p(data, indices, indptr, B, outs=(out,), backend=backend,
-                    shape=shape, transpose=transpose)[0]
-
-
-def _numba_kernel(*, shape, transpose, outs):
-    from eventjax.kernels.csr import numba_impl
-    return numba_impl.csrmm_kernel(transpose=transpose)
-
-
-def _warp_kernel(dtypes, *, shape, transpose, outs):
-    from eventjax.kernels.csr import warp_impl
-    return warp_impl.csrmm_kernel(dtypes, shape=shape, transpose=transpose, outs=outs)
-
-
-_csrmm_p = XLACustomKernel('csrmm')
-_csrmm_p.def_jax_kernel(reference.csrmm_kernel)
-register_numba(_csrmm_p, _numba_kernel)
-register_warp(_csrmm_p, _warp_kernel)
-register_rules(_csrmm_p, LinearOp(
-    operands=('data', 'indices', 'indptr', 'B'), events=False, call=bind_csrmm, float_call=bind_csrmm,
-    weight_cotangent=reference.entry_cotangent, mm_call=bind_csrmm, is_mm=True))
+_csrmm = Operator('csrmm', __package__, ('data', 'indices', 'indptr', 'B'),
+                  events=False, matrix=True, weight_cotangent=reference.entry_cotangent)

@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import jax
-
-from eventjax.backends import XLACustomKernel
-from eventjax.kernels.common import LinearOp, register_rules
-from eventjax.kernels.common.registration import register_numba, register_warp
+from eventjax.kernels.common import Operator
 from eventjax.kernels.csr import reference
 from eventjax.kernels.csr.arguments import check_csr_call
-from eventjax.kernels.csr.csrmm import bind_csrmm
 
-__all__ = ['bind_csrmv', 'csrmv']
+__all__ = ['csrmv']
 
 
 def csrmv(data, indices, indptr, v, *, shape, transpose=False, backend=None):
@@ -38,30 +33,8 @@ def csrmv(data, indices, indptr, v, *, shape, transpose=False, backend=None):
     """
     data, indices, indptr, v, shape = check_csr_call(
         'csrmv()', data, indices, indptr, v, shape=shape, transpose=transpose, matrix=False, events=False)
-    return bind_csrmv(data, indices, indptr, v, shape=shape, transpose=transpose, backend=backend)
+    return _csrmv.bind(data, indices, indptr, v, shape=shape, transpose=transpose, backend=backend)
 
 
-def bind_csrmv(data, indices, indptr, v, *, shape, transpose, backend=None):
-    """Bind the primitive on checked operands (what rules call)."""
-    out = jax.ShapeDtypeStruct((shape[1] if transpose else shape[0],), data.dtype)
-    return _csrmv_p(data, indices, indptr, v, outs=(out,), backend=backend,
-                    shape=shape, transpose=transpose)[0]
-
-
-def _numba_kernel(*, shape, transpose, outs):
-    from eventjax.kernels.csr import numba_impl
-    return numba_impl.csrmv_kernel(transpose=transpose)
-
-
-def _warp_kernel(dtypes, *, shape, transpose, outs):
-    from eventjax.kernels.csr import warp_impl
-    return warp_impl.csrmv_kernel(dtypes, shape=shape, transpose=transpose, outs=outs)
-
-
-_csrmv_p = XLACustomKernel('csrmv')
-_csrmv_p.def_jax_kernel(reference.csrmv_kernel)
-register_numba(_csrmv_p, _numba_kernel)
-register_warp(_csrmv_p, _warp_kernel)
-register_rules(_csrmv_p, LinearOp(
-    operands=('data', 'indices', 'indptr', 'v'), events=False, call=bind_csrmv, float_call=bind_csrmv,
-    weight_cotangent=reference.entry_cotangent, mm_call=bind_csrmm, is_mm=False))
+_csrmv = Operator('csrmv', __package__, ('data', 'indices', 'indptr', 'v'),
+                  events=False, matrix=False, weight_cotangent=reference.entry_cotangent, mm_op='csrmm')

@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-import jax
-
-from eventjax.backends import XLACustomKernel
-from eventjax.kernels.common import LinearOp, register_rules
-from eventjax.kernels.common.registration import register_numba, register_warp
+from eventjax.kernels.common import Operator
 from eventjax.kernels.fixed_conn import reference
 from eventjax.kernels.fixed_conn.arguments import check_fcn_call
-from eventjax.kernels.fixed_conn.binary_fcnmm import bind_binary_fcnmm
-from eventjax.kernels.fixed_conn.fcnmv import bind_fcnmv
 
-__all__ = ['binary_fcnmv', 'bind_binary_fcnmv']
+__all__ = ['binary_fcnmv']
 
 
 def binary_fcnmv(weights, indices, spikes, *, shape, transpose=False, backend=None):
@@ -25,15 +19,11 @@ def binary_fcnmv(weights, indices, spikes, *, shape, transpose=False, backend=No
     respect to ``spikes`` is that of :func:`fcnmv`.
 
     Args:
-        weights: ``(m, k)`` float weights, or one shared scalar (or shape ``(1,)``).
-        indices: ``(m, k)`` column indices (int32/int64).
         spikes: length ``n`` (``m`` when ``transpose``), bool or numeric.
-        shape: ``(m, n)``.
-        transpose: compute ``spikes @ A`` instead of ``A @ spikes``.
-        backend: per-call backend (``'jax'``, ``'numba'``, ``'warp'``), or None.
+        weights, indices, shape, transpose, backend: as in :func:`fcnmv`.
 
     Returns:
-        Length ``m`` (``n`` when ``transpose``), in the weights' dtype.
+        Length ``m`` (``n`` when ``transpose``): :func:`fcnmv` of the event indicator.
 
     Example:
         >>> import jax.numpy as jnp
@@ -44,30 +34,9 @@ def binary_fcnmv(weights, indices, spikes, *, shape, transpose=False, backend=No
     """
     weights, indices, spikes, shape = check_fcn_call(
         'binary_fcnmv()', weights, indices, spikes, shape=shape, transpose=transpose, matrix=False, events=True)
-    return bind_binary_fcnmv(weights, indices, spikes, shape=shape, transpose=transpose, backend=backend)
+    return _binary_fcnmv.bind(weights, indices, spikes, shape=shape, transpose=transpose, backend=backend)
 
 
-def bind_binary_fcnmv(weights, indices, spikes, *, shape, transpose, backend=None):
-    """Bind the primitive on checked operands (what rules call)."""
-    out = jax.ShapeDtypeStruct((shape[1] if transpose else shape[0],), weights.dtype)
-    return _binary_fcnmv_p(weights, indices, spikes, outs=(out,), backend=backend,
-                           shape=shape, transpose=transpose)[0]
-
-
-def _numba_kernel(*, shape, transpose, outs):
-    from eventjax.kernels.fixed_conn import numba_impl
-    return numba_impl.binary_fcnmv_kernel(transpose=transpose)
-
-
-def _warp_kernel(dtypes, *, shape, transpose, outs):
-    from eventjax.kernels.fixed_conn import warp_impl
-    return warp_impl.binary_fcnmv_kernel(dtypes, shape=shape, transpose=transpose, outs=outs)
-
-
-_binary_fcnmv_p = XLACustomKernel('binary_fcnmv')
-_binary_fcnmv_p.def_jax_kernel(reference.binary_fcnmv_kernel)
-register_numba(_binary_fcnmv_p, _numba_kernel)
-register_warp(_binary_fcnmv_p, _warp_kernel)
-register_rules(_binary_fcnmv_p, LinearOp(
-    operands=('weights', 'indices', 'spikes'), events=True, call=bind_binary_fcnmv, float_call=bind_fcnmv,
-    weight_cotangent=reference.entry_cotangent, mm_call=bind_binary_fcnmm, is_mm=False))
+_binary_fcnmv = Operator('binary_fcnmv', __package__, ('weights', 'indices', 'spikes'),
+                         events=True, matrix=False, weight_cotangent=reference.entry_cotangent,
+                         float_op='fcnmv', mm_op='binary_fcnmm')

@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import jax
-
-from eventjax.backends import XLACustomKernel
-from eventjax.kernels.common import LinearOp, register_rules
-from eventjax.kernels.common.registration import register_numba, register_warp
+from eventjax.kernels.common import Operator
 from eventjax.kernels.fixed_conn import reference
 from eventjax.kernels.fixed_conn.arguments import check_fcn_call
-from eventjax.kernels.fixed_conn.fcnmm import bind_fcnmm
 
-__all__ = ['bind_fcnmv', 'fcnmv']
+__all__ = ['fcnmv']
 
 
 def fcnmv(weights, indices, v, *, shape, transpose=False, backend=None):
@@ -40,29 +35,8 @@ def fcnmv(weights, indices, v, *, shape, transpose=False, backend=None):
     """
     weights, indices, v, shape = check_fcn_call(
         'fcnmv()', weights, indices, v, shape=shape, transpose=transpose, matrix=False, events=False)
-    return bind_fcnmv(weights, indices, v, shape=shape, transpose=transpose, backend=backend)
+    return _fcnmv.bind(weights, indices, v, shape=shape, transpose=transpose, backend=backend)
 
 
-def bind_fcnmv(weights, indices, v, *, shape, transpose, backend=None):
-    """Bind the primitive on checked operands (what rules call)."""
-    out = jax.ShapeDtypeStruct((shape[1] if transpose else shape[0],), weights.dtype)
-    return _fcnmv_p(weights, indices, v, outs=(out,), backend=backend, shape=shape, transpose=transpose)[0]
-
-
-def _numba_kernel(*, shape, transpose, outs):
-    from eventjax.kernels.fixed_conn import numba_impl
-    return numba_impl.fcnmv_kernel(transpose=transpose)
-
-
-def _warp_kernel(dtypes, *, shape, transpose, outs):
-    from eventjax.kernels.fixed_conn import warp_impl
-    return warp_impl.fcnmv_kernel(dtypes, shape=shape, transpose=transpose, outs=outs)
-
-
-_fcnmv_p = XLACustomKernel('fcnmv')
-_fcnmv_p.def_jax_kernel(reference.fcnmv_kernel)
-register_numba(_fcnmv_p, _numba_kernel)
-register_warp(_fcnmv_p, _warp_kernel)
-register_rules(_fcnmv_p, LinearOp(
-    operands=('weights', 'indices', 'v'), events=False, call=bind_fcnmv, float_call=bind_fcnmv,
-    weight_cotangent=reference.entry_cotangent, mm_call=bind_fcnmm, is_mm=False))
+_fcnmv = Operator('fcnmv', __package__, ('weights', 'indices', 'v'),
+                  events=False, matrix=False, weight_cotangent=reference.entry_cotangent, mm_op='fcnmm')

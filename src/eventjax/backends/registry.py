@@ -1,0 +1,65 @@
+"""The one list of backend bridges; everything else about backends derives from it.
+
+``XLACustomKernel``'s ``def_<name>_kernel`` methods, the availability report
+and the names ``set_backend`` accepts without warning all come from
+:data:`BRIDGES`. Adding a backend is one bridge module (declaring a
+:class:`~eventjax.backends.bridge.Bridge`) plus one line here; see README.md.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+
+from eventjax.backends import numba_backend, pallas_bridge, reference, warp_bridge
+from eventjax.backends.bridge import Bridge
+from eventjax.config import register_backend_catalog
+
+__all__ = ['BRIDGES', 'backend_names', 'get_bridge']
+
+BRIDGES: tuple[Bridge, ...] = (
+    reference.BRIDGE,
+    numba_backend.BRIDGE,
+    warp_bridge.BRIDGE,
+    pallas_bridge.BRIDGE,
+)
+
+
+def backend_names() -> tuple[str, ...]:
+    """The name of every bridge, in list order.
+
+    Example:
+        >>> backend_names()[:2]
+        ('jax', 'numba')
+    """
+    return tuple(b.name for b in BRIDGES)
+
+
+def get_bridge(name: str) -> Bridge:
+    """The bridge called ``name``; a ValueError naming the known ones otherwise.
+
+    Example:
+        >>> get_bridge('warp').platforms
+        ('cpu', 'gpu')
+    """
+    for b in BRIDGES:
+        if b.name == name:
+            return b
+    raise ValueError(f'Unknown backend {name!r}; expected one of {backend_names()}.')
+
+
+@functools.cache
+def _served(platform: str) -> tuple[str, ...]:
+    return tuple(b.name for b in BRIDGES if platform in b.platforms)
+
+
+def _explain(platform: str, backend: str) -> str:
+    if backend in backend_names():
+        status = get_bridge(backend).status(platform)
+        why = status.reason or f'{backend!r} kernels are not registered for {platform!r} by default.'
+        return f'{why} {status.fix}'.strip()
+    close = difflib.get_close_matches(backend, backend_names(), n=1)
+    return f'Did you mean {close[0]!r}?' if close else ''
+
+
+register_backend_catalog(_served, _explain)

@@ -1,0 +1,130 @@
+"""Declare a standard operator once: its primitive, kernels and rules follow from the declaration.
+
+Every standard operator computes ``y = op(weights, *structure, x)``, with
+``x`` a vector (``*mv``) or a matrix (``*mm``), and a result of
+``shape[1]`` (``transpose``) or ``shape[0]`` rows in the weights' dtype
+(``shape`` is the static parameter, or the weights' own shape for dense
+operators). An :class:`Operator` holds what differs between operators; an
+operator module holds its public function, its docstring and one
+declaration. See ``kernels/README.md``.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import importlib.util
+import inspect
+from collections.abc import Callable
+
+import jax
+
+from eventjax.backends import XLACustomKernel
+from eventjax.backends.warp_bridge import ByInputDtypes
+from eventjax.kernels.common.rules import register_rules
+
+__all__ = ['Operator']
+
+
+class Operator:
+    """One standard operator: the declaration an operator module ends with.
+
+    Args:
+        name: the primitive's name, also the stem of its kernels' names.
+        family: the family package (pass ``__package__``). The kernel
+            generators are named after the operator: the ``jax`` kernel is
+            ``<family>.reference.<name>_kernel``, the kernel of backend ``b``
+            ``<family>.<b>_impl.<name>_kernel`` (imported at the first lowering).
+        operands: operand names in call order: weights first, ``x`` last.
+        events: whether ``x`` holds events (a binary operator).
+        matrix: whether ``x`` is a matrix (an ``*mm`` operator).
+        weight_cotangent: ``(ct, x_as_floats, *structure, **static)`` returns
+            the cotangent of one weight per stored connection.
+        float_op: the float operator the derivative w.r.t. ``x`` goes through:
+            the name of an operator of the same family, or a callable with the
+            same call signature as :meth:`bind`; None (a float operator): itself.
+        mm_op: the name of the matrix operator a vmap over ``x`` folds into;
+            None (only for a matrix operator): itself.
+        kernels: the backends besides ``jax`` that have kernels.
+
+    Example::
+
+        _csrmv = Operator('csrmv', __package__, ('data', 'indices', 'indptr', 'v'),
+                          events=False, matrix=False, weight_cotangent=reference.entry_cotangent, mm_op='csrmm')
+    """
+
+    def __init__(self, name: str, family: str, operands: tuple[str, ...], *, events: bool, matrix: bool,
+                 weight_cotangent: Callable, float_op: str | Callable | None = None, mm_op: str | None = None,
+                 kernels: tuple[str, ...] = ('numba', 'warp')):
+        if not matrix and mm_op is None:
+            raise TypeError(f'Operator({name!r}): a vector operator must name its matrix counterpart (mm_op=...), '
+                            f'which a vmap over {operands[-1]!r} folds into.')
+        self.name, self.family, self.operands = name, family, tuple(operands)
+        self.events, self.matrix = bool(events), bool(matrix)
+        self.weight_cotangent = weight_cotangent
+        self._float_op, self._mm_op = float_op, mm_op
+        self.primitive = XLACustomKernel(name)
+        self.primitive.def_jax_kernel(_impl(family, 'reference', name))
+        for backend in kernels:
+            _register(self.primitive, backend, functools.partial(_impl, family, f'{backend}_impl', name))
+        register_rules(self.primitive, self)
+
+    def __repr__(self) -> str:
+        return f'Operator({self.name!r})'
+
+    def bind(self, *operands, backend: str | None = None, **static):
+        """Call the primitive on checked operands (what the public function and the rules call)."""
+        weights, x = operands[0], operands[-1]
+        shape = static.get('shape', weights.shape)
+        rows = shape[1] if static['transpose'] else shape[0]
+        out = jax.ShapeDtypeStruct((rows, x.shape[1]) if self.matrix else (rows,), weights.dtype)
+        return self.primitive(*operands, outs=(out,), backend=backend, **static)[0]
+
+    def float_call(self, *operands, backend: str | None = None, **static):
+        """The float operator's :meth:`bind` (this operator's own, for a float operator)."""
+        if self._float_op is None:
+            return self.bind(*operands, backend=backend, **static)
+        fn = self._float_op if callable(self._float_op) else _declared(self.family, self._float_op).bind
+        return fn(*operands, backend=backend, **static)
+
+    def mm_call(self, *operands, backend: str | None = None, **static):
+        """The matrix operator's :meth:`bind`, which a vmap over ``x`` folds into."""
+        op = self if self._mm_op is None else _declared(self.family, self._mm_op)
+        return op.bind(*operands, backend=backend, **static)
+
+
+@functools.cache
+def _declared(family: str, name: str) -> Operator:
+    module = importlib.import_module(f'{family}.{name}')
+    for value in vars(module).values():
+        if isinstance(value, Operator) and value.name == name:
+            return value
+    raise LookupError(f'{family}.{name} declares no Operator named {name!r}.')
+
+
+def _impl(family: str, module: str, name: str) -> Callable:
+    """``<family>.<module>.<name>_kernel`` (``<backend>_impl`` for a backend's kernels)."""
+    return getattr(importlib.import_module(f'{family}.{module}'), f'{name}_kernel')
+
+
+def _accepted(fn: Callable, params: dict) -> dict:
+    """The keyword arguments ``fn`` names (numba kernels depend on fewer parameters than the call has)."""
+    names = inspect.signature(fn).parameters
+    return {k: v for k, v in params.items() if k in names}
+
+
+def _register(prim, backend: str, impl: Callable[[], Callable]) -> None:
+    """Register one backend's kernels of a standard operator; nothing optional is imported here."""
+    if backend == 'numba':
+        def numba_kg(**params):
+            fn = impl()
+            return fn(**_accepted(fn, params))
+        # The fastest cpu backend for these kernels when it is installed.
+        prim.def_numba_kernel(numba_kg, asdefault=importlib.util.find_spec('numba') is not None)
+    elif backend == 'warp':
+        def warp_kg(*, outs, **static):
+            return ByInputDtypes(lambda dtypes: impl()(dtypes, outs=outs, **static))
+        prim.def_warp_kernel(warp_kg, platform='cpu')  # opt-in on the cpu: backend='warp'
+        prim.def_warp_kernel(warp_kg, platform='gpu', asdefault=True)
+    else:
+        prim.def_bridge_kernel(backend, lambda **params: impl()(**params))
