@@ -14,12 +14,14 @@ from eventjax.kernels.csr.csrmm import bind_csrmm
 __all__ = ['binary_csrmm', 'bind_binary_csrmm']
 
 
-def binary_csrmm(data, indices, indptr, B, *, shape, transpose=False, backend=None):
+def binary_csrmm(data, indices, indptr, B, *, shape, transpose=False, backend=None, validate=True):
     """Multiply a CSR matrix ``A`` (``shape=(m, n)``) by a matrix of events.
 
     An entry of ``B`` is an event when it is ``True`` or ``> 0``; its value is
     otherwise ignored, so the product sums the weights of event entries. The
     derivative with respect to ``B`` is that of :func:`csrmm`.
+
+    Events, dtypes and bad indices follow the contract in :doc:`/semantics`.
 
     Args:
         data: float weights, one per stored entry, or one shared scalar.
@@ -29,6 +31,8 @@ def binary_csrmm(data, indices, indptr, B, *, shape, transpose=False, backend=No
         shape: ``(m, n)``.
         transpose: compute ``A.T @ B`` instead of ``A @ B``.
         backend: per-call backend (``'jax'``, ``'numba'``, ...), or None.
+        validate: check concrete index structure by value (False skips it for
+            trusted structure; bad entries are then dropped).
 
     Returns:
         ``(m, k)`` (``(n, k)`` when ``transpose``) in ``data``'s dtype.
@@ -42,7 +46,8 @@ def binary_csrmm(data, indices, indptr, B, *, shape, transpose=False, backend=No
                [2., 2.]], dtype=float32)
     """
     data, indices, indptr, B, shape = check_csr_call(
-        'binary_csrmm()', data, indices, indptr, B, shape=shape, transpose=transpose, matrix=True, events=True)
+        'binary_csrmm()', data, indices, indptr, B, shape=shape, transpose=transpose, matrix=True, events=True,
+        validate=validate)
     return bind_binary_csrmm(data, indices, indptr, B, shape=shape, transpose=transpose, backend=backend)
 
 

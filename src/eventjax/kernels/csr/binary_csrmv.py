@@ -15,7 +15,7 @@ from eventjax.kernels.csr.csrmv import bind_csrmv
 __all__ = ['binary_csrmv', 'bind_binary_csrmv']
 
 
-def binary_csrmv(data, indices, indptr, spikes, *, shape, transpose=False, backend=None):
+def binary_csrmv(data, indices, indptr, spikes, *, shape, transpose=False, backend=None, validate=True):
     """Multiply a CSR matrix ``A`` (``shape=(m, n)``) by a vector of events.
 
     An entry of ``spikes`` is an event when it is ``True`` or ``> 0``; its
@@ -23,6 +23,8 @@ def binary_csrmv(data, indices, indptr, spikes, *, shape, transpose=False, backe
     into postsynaptic currents) the CPU kernels visit only the rows of the
     events, so the cost grows with events x connections per row. The
     derivative with respect to ``spikes`` is that of :func:`csrmv`.
+
+    Events, dtypes and bad indices follow the contract in :doc:`/semantics`.
 
     Args:
         data: float weights, one per stored entry, or one shared scalar.
@@ -32,6 +34,8 @@ def binary_csrmv(data, indices, indptr, spikes, *, shape, transpose=False, backe
         shape: ``(m, n)``.
         transpose: compute ``spikes @ A`` instead of ``A @ spikes``.
         backend: per-call backend (``'jax'``, ``'numba'``, ...), or None.
+        validate: check concrete index structure by value (False skips it for
+            trusted structure; bad entries are then dropped).
 
     Returns:
         Length ``m`` (``n`` when ``transpose``), in ``data``'s dtype.
@@ -45,7 +49,7 @@ def binary_csrmv(data, indices, indptr, spikes, *, shape, transpose=False, backe
     """
     data, indices, indptr, spikes, shape = check_csr_call(
         'binary_csrmv()', data, indices, indptr, spikes, shape=shape, transpose=transpose,
-        matrix=False, events=True)
+        matrix=False, events=True, validate=validate)
     return bind_binary_csrmv(data, indices, indptr, spikes, shape=shape, transpose=transpose, backend=backend)
 
 

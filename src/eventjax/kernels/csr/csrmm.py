@@ -13,8 +13,10 @@ from eventjax.kernels.csr.arguments import check_csr_call
 __all__ = ['bind_csrmm', 'csrmm']
 
 
-def csrmm(data, indices, indptr, B, *, shape, transpose=False, backend=None):
+def csrmm(data, indices, indptr, B, *, shape, transpose=False, backend=None, validate=True):
     """Multiply a CSR matrix ``A`` (``shape=(m, n)``) by a dense matrix.
+
+    Events, dtypes and bad indices follow the contract in :doc:`/semantics`.
 
     Args:
         data: float weights, one per stored entry, or one shared scalar.
@@ -24,6 +26,8 @@ def csrmm(data, indices, indptr, B, *, shape, transpose=False, backend=None):
         shape: ``(m, n)``.
         transpose: compute ``A.T @ B`` instead of ``A @ B``.
         backend: per-call backend (``'jax'``, ``'numba'``, ...), or None.
+        validate: check concrete index structure by value (False skips it for
+            trusted structure; bad entries are then dropped).
 
     Returns:
         ``(m, k)`` (``(n, k)`` when ``transpose``) in ``data``'s dtype.
@@ -37,7 +41,8 @@ def csrmm(data, indices, indptr, B, *, shape, transpose=False, backend=None):
                [2., 2., 2.]], dtype=float32)
     """
     data, indices, indptr, B, shape = check_csr_call(
-        'csrmm()', data, indices, indptr, B, shape=shape, transpose=transpose, matrix=True, events=False)
+        'csrmm()', data, indices, indptr, B, shape=shape, transpose=transpose, matrix=True, events=False,
+        validate=validate)
     return bind_csrmm(data, indices, indptr, B, shape=shape, transpose=transpose, backend=backend)
 
 

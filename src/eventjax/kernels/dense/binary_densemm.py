@@ -13,16 +13,20 @@ from eventjax.kernels.dense.arguments import check_dense_call
 __all__ = ['binary_densemm', 'bind_binary_densemm']
 
 
-def binary_densemm(weights, spikes, *, transpose=False, backend=None):
+def binary_densemm(weights, spikes, *, transpose=False, backend=None, validate=True):
     """Multiply a dense ``(m, n)`` weight matrix by a matrix of events.
 
     An entry of ``spikes`` is an event when it is ``True`` or ``> 0``.
+
+    Events, dtypes and bad indices follow the contract in :doc:`/semantics`.
 
     Args:
         weights: ``(m, n)`` float weights.
         spikes: ``(n, k)`` events (``(m, k)`` when ``transpose``), bool or numeric.
         transpose: compute ``weights.T @ spikes``.
         backend: per-call backend, or None.
+        validate: accepted for a uniform signature (dense weights have no
+            index structure to check).
 
     Returns:
         ``(m, k)`` (``(n, k)`` when ``transpose``) in ``weights``' dtype.
@@ -34,7 +38,8 @@ def binary_densemm(weights, spikes, *, transpose=False, backend=None):
         Array([[1., 0.],
                [0., 0.]], dtype=float32)
     """
-    weights, spikes = check_dense_call('binary_densemm()', weights, spikes, transpose=transpose, matrix=True)
+    weights, spikes = check_dense_call('binary_densemm()', weights, spikes, transpose=transpose, matrix=True,
+        validate=validate)
     return bind_binary_densemm(weights, spikes, transpose=transpose, backend=backend)
 
 

@@ -14,12 +14,14 @@ from eventjax.kernels.fixed_conn.fcnmm import bind_fcnmm
 __all__ = ['binary_fcnmm', 'bind_binary_fcnmm']
 
 
-def binary_fcnmm(weights, indices, B, *, shape, transpose=False, backend=None):
+def binary_fcnmm(weights, indices, B, *, shape, transpose=False, backend=None, validate=True):
     """Multiply an FCN matrix ``A`` (``shape=(m, n)``) by a matrix of events.
 
     An entry of ``B`` is an event when it is ``True`` or ``> 0``; its value is
     otherwise ignored. The derivative with respect to ``B`` is that of
     :func:`fcnmm`.
+
+    Events, dtypes and bad indices follow the contract in :doc:`/semantics`.
 
     Args:
         weights: ``(m, k)`` float weights, or one shared scalar (or shape ``(1,)``).
@@ -28,6 +30,8 @@ def binary_fcnmm(weights, indices, B, *, shape, transpose=False, backend=None):
         shape: ``(m, n)``.
         transpose: compute ``A.T @ B`` instead of ``A @ B``.
         backend: per-call backend (``'jax'``, ``'numba'``, ``'warp'``), or None.
+        validate: check concrete index structure by value (False skips it for
+            trusted structure; bad entries are then dropped).
 
     Returns:
         ``(m, c)`` (``(n, c)`` when ``transpose``) in the weights' dtype.
@@ -42,7 +46,8 @@ def binary_fcnmm(weights, indices, B, *, shape, transpose=False, backend=None):
                [2., 2.]], dtype=float32)
     """
     weights, indices, B, shape = check_fcn_call(
-        'binary_fcnmm()', weights, indices, B, shape=shape, transpose=transpose, matrix=True, events=True)
+        'binary_fcnmm()', weights, indices, B, shape=shape, transpose=transpose, matrix=True, events=True,
+        validate=validate)
     return bind_binary_fcnmm(weights, indices, B, shape=shape, transpose=transpose, backend=backend)
 
 

@@ -15,7 +15,7 @@ from eventjax.kernels.fixed_conn.fcnmv import bind_fcnmv
 __all__ = ['binary_fcnmv', 'bind_binary_fcnmv']
 
 
-def binary_fcnmv(weights, indices, spikes, *, shape, transpose=False, backend=None):
+def binary_fcnmv(weights, indices, spikes, *, shape, transpose=False, backend=None, validate=True):
     """Multiply an FCN matrix ``A`` (``shape=(m, n)``, ``k`` connections per row) by a vector of events.
 
     An entry of ``spikes`` is an event when it is ``True`` or ``> 0``; its
@@ -24,6 +24,8 @@ def binary_fcnmv(weights, indices, spikes, *, shape, transpose=False, backend=No
     the events, so its cost grows with events x ``k``. The derivative with
     respect to ``spikes`` is that of :func:`fcnmv`.
 
+    Events, dtypes and bad indices follow the contract in :doc:`/semantics`.
+
     Args:
         weights: ``(m, k)`` float weights, or one shared scalar (or shape ``(1,)``).
         indices: ``(m, k)`` column indices (int32/int64).
@@ -31,6 +33,8 @@ def binary_fcnmv(weights, indices, spikes, *, shape, transpose=False, backend=No
         shape: ``(m, n)``.
         transpose: compute ``spikes @ A`` instead of ``A @ spikes``.
         backend: per-call backend (``'jax'``, ``'numba'``, ``'warp'``), or None.
+        validate: check concrete index structure by value (False skips it for
+            trusted structure; bad entries are then dropped).
 
     Returns:
         Length ``m`` (``n`` when ``transpose``), in the weights' dtype.
@@ -43,7 +47,8 @@ def binary_fcnmv(weights, indices, spikes, *, shape, transpose=False, backend=No
         Array([1., 2., 0.], dtype=float32)
     """
     weights, indices, spikes, shape = check_fcn_call(
-        'binary_fcnmv()', weights, indices, spikes, shape=shape, transpose=transpose, matrix=False, events=True)
+        'binary_fcnmv()', weights, indices, spikes, shape=shape, transpose=transpose, matrix=False, events=True,
+        validate=validate)
     return bind_binary_fcnmv(weights, indices, spikes, shape=shape, transpose=transpose, backend=backend)
 
 

@@ -13,10 +13,12 @@ from eventjax.kernels.fixed_conn.arguments import check_fcn_call
 __all__ = ['bind_fcnmm', 'fcnmm']
 
 
-def fcnmm(weights, indices, B, *, shape, transpose=False, backend=None):
+def fcnmm(weights, indices, B, *, shape, transpose=False, backend=None, validate=True):
     """Multiply an FCN matrix ``A`` (``shape=(m, n)``, ``k`` connections per row) by a dense matrix.
 
     Row ``i`` of ``A`` has weight ``weights[i, j]`` at column ``indices[i, j]``.
+
+    Events, dtypes and bad indices follow the contract in :doc:`/semantics`.
 
     Args:
         weights: ``(m, k)`` float weights, or one shared scalar (or shape ``(1,)``).
@@ -25,6 +27,8 @@ def fcnmm(weights, indices, B, *, shape, transpose=False, backend=None):
         shape: ``(m, n)``.
         transpose: compute ``A.T @ B`` instead of ``A @ B``.
         backend: per-call backend (``'jax'``, ``'numba'``, ``'warp'``), or None.
+        validate: check concrete index structure by value (False skips it for
+            trusted structure; bad entries are then dropped).
 
     Returns:
         ``(m, c)`` (``(n, c)`` when ``transpose``) in the weights' dtype.
@@ -38,7 +42,7 @@ def fcnmm(weights, indices, B, *, shape, transpose=False, backend=None):
                [2., 2.]], dtype=float32)
     """
     weights, indices, B, shape = check_fcn_call(
-        'fcnmm()', weights, indices, B, shape=shape, transpose=transpose, matrix=True, events=False)
+        'fcnmm()', weights, indices, B, shape=shape, transpose=transpose, matrix=True, events=False, validate=validate)
     return bind_fcnmm(weights, indices, B, shape=shape, transpose=transpose, backend=backend)
 
 
