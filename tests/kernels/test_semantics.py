@@ -13,7 +13,7 @@ import pytest
 import eventjax as ej
 from eventjax.kernels.csr.csrmv import _csrmv_p
 from tests.kernels.conftest import backends_of
-from tests.kernels.reference_semantics import csr_product, fcn_product, is_event
+from tests.kernels.reference_semantics import csr_product, fcn_product
 
 BACKENDS = backends_of(_csrmv_p)
 CSR_OPS = {'csrmv': (ej.csrmv, False, False), 'csrmm': (ej.csrmm, False, True),
@@ -84,9 +84,10 @@ class TestTracedBadStructureIsDroppedAlike:
             unchecked = fn(data, indices, indptr, x, shape=shape, transpose=transpose, backend=backend,
                            validate=False)
             close(unchecked, want)
-            close(jax.jit(jax.grad(lambda *a: f(*a).sum()))(data, indices, indptr, x), np.array(want_grad))
-            batched = jax.jit(jax.vmap(f, (None, None, None, 0)))(data, indices, indptr, np.stack([x, x]))
-            close(batched, np.stack([want] * 2))
+            close(jax.jit(jax.grad(lambda *a, f=f: f(*a).sum()))(data, indices, indptr, x), np.array(want_grad))
+            if not matrix:  # vmap folds a vector operator into its mm kernel
+                batched = jax.jit(jax.vmap(f, (None, None, None, 0)))(data, indices, indptr, np.stack([x, x]))
+                close(batched, np.stack([want] * 2))
 
     @pytest.mark.parametrize('name', sorted(FCN_OPS))
     def test_fcn_forward_and_weight_gradient(self, name, transpose):
@@ -101,7 +102,7 @@ class TestTracedBadStructureIsDroppedAlike:
             f = lambda w, i, x, b=backend: fn(w, i, x, shape=shape, transpose=transpose, backend=b)
             close(jax.jit(f)(weights, BAD_FCN, x), want)
             close(fn(weights, BAD_FCN, x, shape=shape, transpose=transpose, backend=backend, validate=False), want)
-            close(jax.jit(jax.grad(lambda *a: f(*a).sum()))(weights, BAD_FCN, x), want_grad.reshape(3, 2))
+            close(jax.jit(jax.grad(lambda *a, f=f: f(*a).sum()))(weights, BAD_FCN, x), want_grad.reshape(3, 2))
 
 
 NAN_W = np.array([[np.nan, 1.0, np.inf], [2.0, -np.inf, 3.0]], np.float32)
