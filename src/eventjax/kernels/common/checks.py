@@ -155,8 +155,11 @@ def float_result_dtype(who: str, name: str, weights, x) -> np.dtype:
     vector give float32.
 
     Example:
-        >>> float_result_dtype('csrmv()', 'v', jnp.ones(2, jnp.float16), jnp.ones(2, jnp.float32))
+        >>> with jax.numpy_dtype_promotion('standard'):
+        ...     float_result_dtype('csrmv()', 'v', jnp.ones(2, jnp.float16), jnp.ones(2, jnp.float32))
         dtype('float32')
+        >>> float_result_dtype('csrmv()', 'v', 0.5, jnp.ones(2, jnp.float16))  # a Python scalar is weak
+        dtype('float16')
     """
     got = dtype_of(x)
     if not (jnp.issubdtype(got, jnp.floating) or jnp.issubdtype(got, jnp.integer) or got == np.bool_):
