@@ -47,6 +47,40 @@ class TestRandomCsr:
         with pytest.raises(ValueError, match='prob must lie in'):
             ej.random_csr(jax.random.key(0), 3, 3, 1.5)
 
+    @pytest.mark.parametrize('prob', ['0.1', np.array([0.1, 0.2]), [0.1]])
+    def test_prob_that_is_not_one_number_gets_eventjaxs_error(self, prob):
+        with pytest.raises(TypeError, match=r'random_csr\(\): prob must be one number in \[0, 1\]'):
+            ej.random_csr(jax.random.key(0), 3, 3, prob)
+
+    def test_under_jit_it_says_it_runs_eagerly(self):
+        with pytest.raises(TypeError, match='runs eagerly only'):
+            jax.jit(lambda p: ej.random_csr(jax.random.key(0), 3, 3, p))(0.1)
+
+    @pytest.mark.parametrize('allow_self', [True, False])
+    @pytest.mark.parametrize('m, n', [(300, 200), (200, 300), (1, 1), (0, 5), (5, 0)])
+    def test_each_connection_is_an_independent_coin_flip(self, m, n, allow_self):
+        # Counts per row are Binomial(allowed columns, prob): mean and variance
+        # match; columns of a row are sorted and distinct; no diagonal without self.
+        A = ej.random_csr(jax.random.key(1), m, n, 0.25, allow_self=allow_self)
+        cols, ptr = np.asarray(A.indices), np.asarray(A.indptr)
+        assert ptr.shape == (m + 1,) and ptr[0] == 0 and ptr[-1] == cols.size
+        rows = np.repeat(np.arange(m), np.diff(ptr))
+        assert np.all((cols >= 0) & (cols < max(n, 1)))
+        assert np.all((np.diff(cols) > 0) | (np.diff(rows) > 0))
+        if not allow_self:
+            assert not np.any(rows == cols)
+        if m * n < 100:
+            return
+        allowed = m * n - (0 if allow_self else min(m, n))
+        assert abs(cols.size / allowed - 0.25) < 0.01
+        per_row = np.diff(ptr) / (n - (0 if allow_self else 1))
+        assert abs(per_row.var() * (n - (0 if allow_self else 1)) - 0.25 * 0.75) < 0.04
+
+    def test_a_wide_sparse_network_draws_only_its_connections(self):
+        # A dense draw would need 1e11 coin flips (100 GB of mask); geometric gaps draw ~1e4.
+        A = ej.random_csr(jax.random.key(2), 100_000, 1_000_000, 1e-7)
+        assert 9_000 < A.indices.shape[0] < 11_000 and A.indptr.shape == (100_001,)
+
 
 class TestRandomFixedNumConnScales:
     def test_a_wide_network_needs_memory_in_proportion_to_connections_not_to_m_times_n(self):

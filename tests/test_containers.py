@@ -44,16 +44,27 @@ class TestCSR:
         assert A.validate() is A
 
     @pytest.mark.parametrize('indices, indptr, message', [
-        ([0, 5], [0, 1, 2], r'column indices must lie in \[0, 3\); entry 1 is 5'),
-        ([0, -1], [0, 1, 2], 'entry 1 is -1'),
-        ([0, 1], [0, 2, 1], 'never decrease'),
-        ([0, 1], [1, 1, 2], 'start at 0'),
-        ([0, 1], [0, 1, 3], 'end at most at len'),
+        ([0, 5], [0, 1, 2], r'indices\[1\] = 5 is outside \[0, 3\)'),
+        ([0, -1], [0, 1, 2], r'indices\[1\] = -1 is outside'),
+        ([0, 1], [0, 2, 1], 'indptr must never decrease'),
+        ([0, 1], [1, 1, 2], r'indptr\[0\] must be 0'),
+        ([0, 1], [0, 1, 3], r'indptr\[-1\] = 3 is past the end of indices'),
     ])
-    def test_validate_names_bad_structure(self, indices, indptr, message):
-        M = ej.CSR((jnp.ones(2), jnp.array(indices), jnp.array(indptr)), shape=(2, 3))
-        with pytest.raises(ValueError, match=message):
+    def test_construction_and_validate_name_bad_structure(self, indices, indptr, message):
+        args = (jnp.ones(2), jnp.array(indices), jnp.array(indptr))
+        with pytest.raises(ValueError, match='CSR\\(\\): ' + message):
+            ej.CSR(args, shape=(2, 3))
+        M = ej.CSR(args, shape=(2, 3), validate=False)
+        with pytest.raises(ValueError, match=r'CSR\.validate\(\): ' + message):
             M.validate()
+
+    def test_trusted_structure_skips_the_check_and_products_drop_bad_entries(self):
+        M = ej.CSR((jnp.ones(2), jnp.array([0, 5]), jnp.array([0, 1, 2])), shape=(2, 3), validate=False)
+        np.testing.assert_array_equal(M @ jnp.ones(3), [1.0, 0.0])
+
+    def test_traced_structure_is_not_checked_at_construction(self):
+        f = jax.jit(lambda i: ej.CSR((jnp.ones(2), i, jnp.array([0, 1, 2])), shape=(2, 3)) @ jnp.ones(3))
+        np.testing.assert_array_equal(f(jnp.array([0, 5])), [1.0, 0.0])
 
 
 class TestMatmulRouting:

@@ -87,12 +87,19 @@ class TestFixedNumConnValidate:
     def test_valid_structure_passes(self, fcn):
         assert fcn.validate() is fcn
 
-    def test_an_index_out_of_range_is_named(self):
-        A = ej.FixedNumConn((1.0, jnp.array([[0, 5], [1, 2]])), shape=(2, 5))
-        with pytest.raises(ValueError, match=r'indices\[0, 1\] is 5'):
+    def test_an_index_out_of_range_is_named_at_construction_and_by_validate(self):
+        args = (1.0, jnp.array([[0, 5], [1, 2]]))
+        with pytest.raises(ValueError, match=r'FixedNumConn\(\): indices\[0, 1\] = 5 is outside \[0, 5\)'):
+            ej.FixedNumConn(args, shape=(2, 5))
+        A = ej.FixedNumConn(args, shape=(2, 5), validate=False)
+        with pytest.raises(ValueError, match=r'FixedNumConn\.validate\(\): indices\[0, 1\] = 5'):
             A.validate()
+        # Unchecked, the connection that points nowhere is dropped.
+        np.testing.assert_array_equal(A @ jnp.ones(5), [1.0, 2.0])
 
     def test_weights_of_the_wrong_shape_are_named(self):
-        A = ej.FixedNumConn((jnp.ones((2, 3)), jnp.zeros((2, 2), jnp.int32)), shape=(2, 5))
+        args = (jnp.ones((2, 3)), jnp.zeros((2, 2), jnp.int32))
         with pytest.raises(ValueError, match='weights must have shape'):
-            A.validate()
+            ej.FixedNumConn(args, shape=(2, 5))
+        with pytest.raises(ValueError, match='weights must have shape'):
+            ej.FixedNumConn(args, shape=(2, 5), validate=False).validate()

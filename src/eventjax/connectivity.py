@@ -115,18 +115,73 @@ def random_fixed_num_conn(key, m, n, k, *, weight=1.0, allow_self=True, dtype=jn
     return FixedNumConn((_weights(who, k_w, weight, (m, k), dtype), indices), shape=(m, n))
 
 
-def random_csr(key, m, n, prob, *, weight=1.0, allow_self=True, dtype=jnp.float32, index_dtype=jnp.int32) -> CSR:
-    """A random ``(m, n)`` :class:`CSR`: each connection exists with probability ``prob``.
+def _check_prob(who, prob) -> float:
+    if isinstance(prob, jax.core.Tracer):
+        raise TypeError(f'{who}: prob is traced (under jit, vmap or grad), but the number of entries depends on '
+                        f'the draw, so random_csr runs eagerly only; call it outside the transformation.')
+    if isinstance(prob, (str, bytes)) or np.ndim(prob) != 0:
+        raise TypeError(f'{who}: prob must be one number in [0, 1], got {prob!r}; pass e.g. prob=0.1.')
+    try:
+        value = float(prob)
+    except (TypeError, ValueError):
+        raise TypeError(f'{who}: prob must be one number in [0, 1], got {prob!r}; pass e.g. prob=0.1.') from None
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f'{who}: prob must lie in [0, 1], got {prob}.')
+    return value
 
-    The number of entries depends on the draw, so this runs eagerly (not
-    under ``jit``). For a CSR with exactly ``k`` per row use
+
+def _bernoulli_positions(rng, size: int, prob: float) -> np.ndarray:
+    """The sorted positions in ``[0, size)`` kept by independent coin flips of probability ``prob``.
+
+    The gaps between kept positions are geometric, so drawing them costs
+    O(kept) time and memory instead of O(size); the result has exactly the
+    distribution of ``size`` independent Bernoulli(prob) draws.
+    """
+    if size == 0 or prob == 0.0:
+        return np.zeros(0, np.int64)
+    if prob == 1.0:
+        return np.arange(size, dtype=np.int64)
+    chunks, last = [], -1
+    while True:
+        expect = (size - 1 - last) * prob
+        count = int(expect + 6.0 * np.sqrt(expect) + 1024)
+        pos = last + np.cumsum(rng.geometric(prob, count), dtype=np.int64)
+        inside = pos[pos < size]
+        chunks.append(inside)
+        if inside.size < pos.size:
+            return np.concatenate(chunks)
+        last = int(pos[-1])
+
+
+def _block(rng, rows: int, n: int, prob: float, *, skip_diagonal: bool):
+    """``(cols, indptr)`` of ``rows`` rows drawn independently over ``n`` columns (less the diagonal)."""
+    width = n - 1 if skip_diagonal else n
+    if rows == 0 or width <= 0:
+        return np.zeros(0, np.int64), np.zeros(rows + 1, np.int64)
+    pos = _bernoulli_positions(rng, rows * width, prob)
+    indptr = np.searchsorted(pos, np.arange(rows + 1, dtype=np.int64) * width)
+    row = pos // width
+    cols = pos - row * width
+    if skip_diagonal:
+        cols += cols >= row
+    return cols, indptr
+
+
+def random_csr(key, m, n, prob, *, weight=1.0, allow_self=True, dtype=jnp.float32, index_dtype=jnp.int32) -> CSR:
+    """A random ``(m, n)`` :class:`CSR`: each connection exists independently with probability ``prob``.
+
+    Time and memory are O(m + nnz), not O(m n): the gaps between
+    connections are drawn from the geometric distribution, which gives exactly
+    independent coin flips. The number of entries depends on the draw, so
+    this runs eagerly only (not under ``jit``); the same key gives the same
+    matrix. For a CSR with exactly ``k`` per row use
     ``random_fixed_num_conn(...).tocsr()``.
 
     Args:
         key: a JAX PRNG key.
         m: rows (sources).
         n: columns (targets).
-        prob: the probability of each connection, in ``[0, 1]``.
+        prob: the probability of each connection, one number in ``[0, 1]``.
         weight: a number (one shared weight), or a callable ``weight(key, (nnz,))``.
         allow_self: whether row ``i`` may connect to column ``i``.
         dtype: the weights' dtype.
@@ -144,14 +199,22 @@ def random_csr(key, m, n, prob, *, weight=1.0, allow_self=True, dtype=jnp.float3
     """
     who = 'random_csr()'
     m, n = _dims(who, m=m, n=n)
-    if not 0.0 <= float(prob) <= 1.0:
-        raise ValueError(f'{who}: prob must lie in [0, 1], got {prob}.')
-    k_mask, k_w = jax.random.split(key)
-    mask = np.array(jax.random.bernoulli(k_mask, prob, (m, n)))
-    if not allow_self:
-        np.fill_diagonal(mask, False)
-    rows, cols = np.nonzero(mask)
-    indptr = np.zeros(m + 1, np.int64)
-    np.cumsum(np.bincount(rows, minlength=m), out=indptr[1:])
+    prob = _check_prob(who, prob)
+    if isinstance(key, jax.core.Tracer):
+        raise TypeError(f'{who}: key is traced (under jit or vmap), but the number of entries depends on the '
+                        f'draw, so random_csr runs eagerly only; call it outside the transformation.')
+    k_pos, k_w = jax.random.split(key)
+    rng = np.random.default_rng(np.asarray(jax.random.bits(k_pos, (4,), jnp.uint32)))
+    if allow_self:
+        cols, indptr = _block(rng, m, n, prob, skip_diagonal=False)
+    else:
+        # Rows with a diagonal entry draw among the n - 1 other columns;
+        # rows past the last column (m > n) draw among all n.
+        head = min(m, n)
+        cols, indptr = _block(rng, head, n, prob, skip_diagonal=True)
+        tail_cols, tail_ptr = _block(rng, m - head, n, prob, skip_diagonal=False)
+        cols = np.concatenate([cols, tail_cols])
+        indptr = np.concatenate([indptr, tail_ptr[1:] + indptr[-1]])
     data = _weights(who, k_w, weight, (cols.size,), dtype)
-    return CSR((data, jnp.asarray(cols, index_dtype), jnp.asarray(indptr, index_dtype)), shape=(m, n))
+    return CSR((data, jnp.asarray(cols, index_dtype), jnp.asarray(indptr, index_dtype)), shape=(m, n),
+               validate=False)

@@ -10,7 +10,9 @@
 - ``EventArray @ weights`` / ``weights @ EventArray`` with a dense weight
   matrix: ``binary_densemv`` / ``binary_densemm``.
 
-Containers carry no backend: ``set_backend`` and ``config.override`` apply to
+Concrete structure is checked once, when a container is built (``CSR(...,
+validate=False)`` skips it for trusted structure); its products then skip the
+per-call check. Containers carry no backend: ``set_backend`` and ``config.override`` apply to
 ``@``; call the functions for a per-call ``backend=``. A sparse container
 handles events in its own ``__matmul__``/``__rmatmul__``: ``EventArray``
 defers to any operand that is not a plain array, so a new container type
@@ -24,6 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from eventjax.container_ops import WeightOps, WeightsAsData
+from eventjax.kernels.common.checks import is_concrete, validate_csr_structure, validate_fcn_indices
 from eventjax.kernels.csr import binary_csrmm, binary_csrmv, csrmm, csrmv
 from eventjax.kernels.csr.reference import entry_rows
 from eventjax.kernels.dense import binary_densemm, binary_densemv
@@ -110,7 +113,9 @@ class _SparseMatrix(WeightOps):
             fn = binary_mv if events else mv
         else:
             fn = binary_mm if events else mm
-        return fn(*self._operands(), value, shape=self.stored_shape, transpose=transpose)
+        # The structure was checked when the container was built (or comes
+        # traced or trusted); unchecked structure is dropped alike everywhere.
+        return fn(*self._operands(), value, shape=self.stored_shape, transpose=transpose, validate=False)
 
     def __matmul__(self, other):
         if not (isinstance(other, EventArray) or _is_array(other)):
@@ -133,7 +138,9 @@ class CSR(_SparseMatrix):
 
     ``data`` holds one weight per stored entry, or one shared weight (a
     scalar or shape ``(1,)``). ``.T`` is a lazy view: it flips which operator
-    ``@`` calls and copies nothing.
+    ``@`` calls and copies nothing. Concrete structure is checked when built
+    (``ValueError`` naming the first bad entry); ``validate=False`` skips the
+    check for trusted structure. See :doc:`/semantics`.
 
     Example:
         >>> import jax.numpy as jnp
@@ -146,11 +153,13 @@ class CSR(_SparseMatrix):
                [2., 0.]], dtype=float32)
     """
 
-    def __init__(self, args, *, shape, transposed: bool = False):
+    def __init__(self, args, *, shape, transposed: bool = False, validate: bool = True):
         data, indices, indptr = args
         self.data, self.indices, self.indptr = data, indices, indptr
         self.stored_shape = tuple(int(d) for d in shape)
         self.transposed = bool(transposed)
+        if validate and is_concrete(indices, indptr):
+            self._check('CSR()')
 
     @property
     def dtype(self):
@@ -159,7 +168,7 @@ class CSR(_SparseMatrix):
     @property
     def T(self) -> CSR:
         return CSR((self.data, self.indices, self.indptr), shape=self.stored_shape,
-                   transposed=not self.transposed)
+                   transposed=not self.transposed, validate=False)
 
     def __repr__(self) -> str:
         view = ', transposed' if self.transposed else ''
@@ -171,7 +180,7 @@ class CSR(_SparseMatrix):
     @classmethod
     def tree_unflatten(cls, aux, children):
         shape, transposed = aux
-        return cls(tuple(children), shape=shape, transposed=transposed)
+        return cls(tuple(children), shape=shape, transposed=transposed, validate=False)
 
     # -- conversion ---------------------------------------------------------
 
@@ -191,7 +200,7 @@ class CSR(_SparseMatrix):
         indptr = np.zeros(dense.shape[0] + 1, np.int64)
         np.cumsum(np.bincount(rows, minlength=dense.shape[0]), out=indptr[1:])
         return cls((jnp.asarray(dense[rows, cols]), jnp.asarray(cols, index_dtype),
-                    jnp.asarray(indptr, index_dtype)), shape=dense.shape)
+                    jnp.asarray(indptr, index_dtype)), shape=dense.shape, validate=False)
 
     @classmethod
     def from_fixed_num_conn(cls, fcn) -> CSR:
@@ -213,28 +222,22 @@ class CSR(_SparseMatrix):
     def validate(self) -> CSR:
         """Check the structure of concrete arrays; returns ``self``.
 
-        The ``jax`` kernels never read or write out of bounds on bad
-        structure (their result is then unspecified), and the ``numba`` and
-        ``warp`` kernels report it as an error; this check says what is wrong
-        before any kernel runs.
+        Construction already runs this check unless ``validate=False``.
 
         Raises:
-            ValueError: ``indptr`` does not start at 0, decreases, or ends past
-                ``len(indices)``; a column index is outside ``[0, n)``.
+            ValueError: ``indptr`` has the wrong length, does not start at 0,
+                decreases, or ends past ``len(indices)``; a column index of a
+                stored entry is outside ``[0, n)``.
         """
-        m, n = self.stored_shape
-        indices, indptr = np.asarray(self.indices), np.asarray(self.indptr)
-        if indptr.shape != (m + 1,):
-            raise ValueError(f'CSR.validate(): indptr must have length {m + 1} (rows + 1), got {indptr.shape}.')
-        if indptr[0] != 0 or np.any(np.diff(indptr) < 0) or indptr[-1] > indices.shape[0]:
-            raise ValueError(f'CSR.validate(): indptr must start at 0, never decrease and end at most at '
-                             f'len(indices) = {indices.shape[0]}; got {indptr.tolist()[:20]}.')
-        used = indices[: indptr[-1]]
-        bad = np.flatnonzero((used < 0) | (used >= n))
-        if bad.size:
-            raise ValueError(f'CSR.validate(): column indices must lie in [0, {n}); entry {bad[0]} is '
-                             f'{used[bad[0]]}. Fix the indices or the shape.')
+        self._check('CSR.validate()')
         return self
+
+    def _check(self, who):
+        m, n = self.stored_shape
+        indptr = np.asarray(self.indptr)
+        if indptr.shape != (m + 1,):
+            raise ValueError(f'{who}: indptr must have length {m + 1} (rows + 1), got shape {indptr.shape}.')
+        validate_csr_structure(who, np.asarray(self.indices), indptr, n)
 
     # -- products -----------------------------------------------------------
 
@@ -251,7 +254,9 @@ class FixedNumConn(WeightsAsData, _SparseMatrix):
     Row ``i`` holds weight ``weights[i, j]`` at column ``indices[i, j]``
     (``indices`` is ``(m, k)``; duplicates add up); ``weights`` may be one
     shared weight (a scalar or shape ``(1,)``). ``.T`` is a lazy view.
-    ``EventArray @ FixedNumConn`` is the event-driven scatter.
+    ``EventArray @ FixedNumConn`` is the event-driven scatter. Concrete
+    indices are checked when built; ``validate=False`` skips the check for
+    trusted structure. See :doc:`/semantics`.
 
     Example:
         >>> import jax.numpy as jnp
@@ -264,11 +269,13 @@ class FixedNumConn(WeightsAsData, _SparseMatrix):
                [0. , 0.5, 0.5]], dtype=float32)
     """
 
-    def __init__(self, args, *, shape, transposed: bool = False):
+    def __init__(self, args, *, shape, transposed: bool = False, validate: bool = True):
         weights, indices = args
         self.weights, self.indices = weights, indices
         self.stored_shape = tuple(int(d) for d in shape)
         self.transposed = bool(transposed)
+        if validate and is_concrete(weights, indices):
+            self._check('FixedNumConn()')
 
     @property
     def dtype(self):
@@ -281,7 +288,8 @@ class FixedNumConn(WeightsAsData, _SparseMatrix):
 
     @property
     def T(self) -> FixedNumConn:
-        return FixedNumConn((self.weights, self.indices), shape=self.stored_shape, transposed=not self.transposed)
+        return FixedNumConn((self.weights, self.indices), shape=self.stored_shape, transposed=not self.transposed,
+                            validate=False)
 
     def __repr__(self) -> str:
         view = ', transposed' if self.transposed else ''
@@ -293,7 +301,7 @@ class FixedNumConn(WeightsAsData, _SparseMatrix):
     @classmethod
     def tree_unflatten(cls, aux, children):
         shape, transposed = aux
-        return cls(tuple(children), shape=shape, transposed=transposed)
+        return cls(tuple(children), shape=shape, transposed=transposed, validate=False)
 
     # -- conversion ---------------------------------------------------------
 
@@ -309,7 +317,7 @@ class FixedNumConn(WeightsAsData, _SparseMatrix):
         weights = jnp.asarray(self.weights)
         data = weights.reshape(1) if weights.size == 1 and m * k != 1 else weights.reshape(m * k)
         indptr = jnp.arange(m + 1, dtype=jnp.result_type(self.indices)) * k
-        csr = CSR((data, jnp.reshape(self.indices, (m * k,)), indptr), shape=self.stored_shape)
+        csr = CSR((data, jnp.reshape(self.indices, (m * k,)), indptr), shape=self.stored_shape, validate=False)
         return csr.T if self.transposed else csr
 
     @classmethod
@@ -329,7 +337,8 @@ class FixedNumConn(WeightsAsData, _SparseMatrix):
         start, stop = int(indptr[0]) if indptr.size else 0, int(indptr[0]) + m * k if indptr.size else 0
         data = jnp.asarray(csr.data)
         weights = data.reshape(1) if data.size == 1 and m * k != 1 else data[start:stop].reshape(m, k)
-        fcn = cls((weights, jnp.asarray(csr.indices)[start:stop].reshape(m, k)), shape=csr.stored_shape)
+        fcn = cls((weights, jnp.asarray(csr.indices)[start:stop].reshape(m, k)), shape=csr.stored_shape,
+                  validate=False)
         return fcn.T if csr.transposed else fcn
 
     def todense(self):
@@ -347,27 +356,23 @@ class FixedNumConn(WeightsAsData, _SparseMatrix):
     def validate(self) -> FixedNumConn:
         """Check the structure of concrete arrays; returns ``self``.
 
-        The ``jax`` and ``warp`` kernels skip connections whose index is out
-        of range and the ``numba`` kernels report them as an error; this check
-        says what is wrong before any kernel runs.
+        Construction already runs this check unless ``validate=False``.
 
         Raises:
             ValueError: ``indices`` is not ``(m, k)``, ``weights`` is neither
                 ``(m, k)`` nor one weight, or an index is outside ``[0, n)``.
         """
-        m, n = self.stored_shape
-        indices, weights = np.asarray(self.indices), np.asarray(self.weights)
-        if indices.ndim != 2 or indices.shape[0] != m:
-            raise ValueError(f'FixedNumConn.validate(): indices must have shape ({m}, k), got {indices.shape}.')
-        if weights.size != 1 and weights.shape != indices.shape:
-            raise ValueError(f'FixedNumConn.validate(): weights must have shape {indices.shape} or be one '
-                             f'weight, got {weights.shape}.')
-        bad = np.argwhere((indices < 0) | (indices >= n))
-        if bad.size:
-            i, j = bad[0]
-            raise ValueError(f'FixedNumConn.validate(): indices must lie in [0, {n}); indices[{i}, {j}] is '
-                             f'{indices[i, j]}. Fix the indices or the shape.')
+        self._check('FixedNumConn.validate()')
         return self
+
+    def _check(self, who):
+        m, n = self.stored_shape
+        indices, wshape = np.asarray(self.indices), np.shape(self.weights)
+        if indices.ndim != 2 or indices.shape[0] != m:
+            raise ValueError(f'{who}: indices must have shape ({m}, k), got {indices.shape}.')
+        if int(np.prod(wshape)) != 1 and tuple(wshape) != indices.shape:
+            raise ValueError(f'{who}: weights must have shape {indices.shape} or be one weight, got {wshape}.')
+        validate_fcn_indices(who, indices, n)
 
     # -- products -----------------------------------------------------------
 

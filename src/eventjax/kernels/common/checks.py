@@ -1,15 +1,19 @@
 """Argument checks shared by every kernel family.
 
-Each check runs at trace time on shapes and dtypes only and raises a
-``TypeError`` (wrong kind of value or dtype) or ``ValueError`` (wrong shape or
-rank) whose message names the function, the argument, what was expected and
-what came, e.g. ``csrmv(): indptr must have length 11 (rows + 1), got 10.``
+Most checks run at trace time on shapes and dtypes only and raise a
+``TypeError`` (wrong kind of value or dtype) or ``ValueError`` (wrong shape,
+rank or value) whose message names the function, the argument, what was
+expected and what came, e.g. ``csrmv(): indptr must have length 11 (rows +
+1), got 10.`` Concrete index structure is also checked by value
+(:func:`validate_csr_structure`, :func:`validate_fcn_indices`); the rules are
+those of the Semantics page of the docs (``docs/semantics.rst``).
 """
 
 from __future__ import annotations
 
 import operator
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -17,11 +21,17 @@ __all__ = [
     'check_events',
     'check_float_operand',
     'check_index_array',
+    'check_index_capacity',
     'check_length',
     'check_rank',
     'check_shape',
     'check_weights',
     'dtype_of',
+    'float_result_dtype',
+    'is_concrete',
+    'repair_indptr',
+    'validate_csr_structure',
+    'validate_fcn_indices',
 ]
 
 WEIGHT_DTYPES = ('float16', 'float32', 'float64')
@@ -83,13 +93,50 @@ def check_weights(who: str, name: str, x):
 
 
 def check_index_array(who: str, name: str, x, rank: int = 1):
-    """An int32 or int64 array of the given rank."""
-    dtype = dtype_of(x)
+    """An int32 or int64 array of the given rank.
+
+    int64 values given while ``jax_enable_x64`` is off become int32 in JAX;
+    a value that does not fit would silently become another index, so it is
+    refused here instead.
+    """
+    dtype = np.dtype(x.dtype) if isinstance(x, np.ndarray) else dtype_of(x)
     if dtype.name not in ('int32', 'int64'):
         raise TypeError(f'{who}: {name} must be an int32 or int64 array, got {dtype.name}; '
                         f'cast it, e.g. {name}.astype(jnp.int32).')
     check_rank(who, name, x, (rank,))
+    if dtype == np.int64 and isinstance(x, np.ndarray) and not jax.config.jax_enable_x64:
+        _check_fits_int32(who, name, x)
+        return jnp.asarray(x.astype(np.int32))
     return jnp.asarray(x)
+
+
+def _check_fits_int32(who, name, x):
+    info = np.iinfo(np.int32)
+    if x.size == 0 or (x.min() >= info.min and x.max() <= info.max):
+        return
+    k = int(np.flatnonzero(((x < info.min) | (x > info.max)).reshape(-1))[0])
+    pos = np.unravel_index(k, x.shape)
+    where = ', '.join(str(int(p)) for p in pos)
+    raise ValueError(f'{who}: {name}[{where}] = {x[pos]} does not fit int32, and JAX runs int64 indices as '
+                     f'int32 while jax_enable_x64 is off; fix the index, or enable 64-bit indices with '
+                     f"jax.config.update('jax_enable_x64', True).")
+
+
+def check_index_capacity(who: str, shape: tuple[int, ...], index_dtype) -> None:
+    """Every dimension of ``shape`` (rows, columns) fits ``index_dtype``.
+
+    Example:
+        >>> check_index_capacity('csrmv()', (10, 2**31), jnp.int32)
+        Traceback (most recent call last):
+        ...
+        ValueError: csrmv(): shape[1] = 2147483648 (columns) does not fit the int32 indices...
+    """
+    limit = np.iinfo(np.dtype(index_dtype)).max
+    for axis, (d, what) in enumerate(zip(shape, ('rows', 'columns'))):
+        if d > limit:
+            raise ValueError(f'{who}: shape[{axis}] = {d} ({what}) does not fit the {np.dtype(index_dtype).name} '
+                             f'indices (at most {limit}); pass int64 indices and indptr with '
+                             f"jax.config.update('jax_enable_x64', True).")
 
 
 def check_events(who: str, name: str, x):
@@ -100,8 +147,28 @@ def check_events(who: str, name: str, x):
     return jnp.asarray(x)
 
 
+def float_result_dtype(who: str, name: str, weights, x) -> np.dtype:
+    """The result dtype of a float product: JAX's promotion of the weights and ``x``.
+
+    Under ``jax_numpy_dtype_promotion='strict'`` a mixed pair raises JAX's own
+    error. Never narrower than either operand: float16 weights times a float32
+    vector give float32.
+
+    Example:
+        >>> with jax.numpy_dtype_promotion('standard'):
+        ...     float_result_dtype('csrmv()', 'v', jnp.ones(2, jnp.float16), jnp.ones(2, jnp.float32))
+        dtype('float32')
+        >>> float_result_dtype('csrmv()', 'v', 0.5, jnp.ones(2, jnp.float16))  # a Python scalar is weak
+        dtype('float16')
+    """
+    got = dtype_of(x)
+    if not (jnp.issubdtype(got, jnp.floating) or jnp.issubdtype(got, jnp.integer) or got == np.bool_):
+        raise TypeError(f'{who}: {name} must be a real numeric array, got {got.name}.')
+    return np.dtype(jnp.result_type(weights, x))
+
+
 def check_float_operand(who: str, name: str, x, dtype: np.dtype):
-    """A numeric operand of a float product, cast to the weights' ``dtype``.
+    """A numeric operand of a float product, cast to the result ``dtype``.
 
     The cast happens outside the primitive, so autodiff returns tangents in
     the operand's own dtype.
@@ -110,3 +177,73 @@ def check_float_operand(who: str, name: str, x, dtype: np.dtype):
     if not (jnp.issubdtype(got, jnp.floating) or jnp.issubdtype(got, jnp.integer) or got == np.bool_):
         raise TypeError(f'{who}: {name} must be a real numeric array, got {got.name}.')
     return jnp.asarray(x).astype(dtype)
+
+
+def is_concrete(*xs) -> bool:
+    """Whether every ``x`` has values now (not a tracer under ``jit``/``vmap``/``grad``)."""
+    return not any(isinstance(x, jax.core.Tracer) for x in xs)
+
+
+_SKIP = 'validate=False skips this check and drops such entries instead (see the Semantics page).'
+
+
+def validate_csr_structure(who: str, indices, indptr, n: int) -> None:
+    """Check concrete CSR structure by value; raises ``ValueError`` at the first bad position.
+
+    ``indptr`` must start at 0, never decrease and end at most at
+    ``len(indices)``; every column index of an entry that belongs to a row
+    (``indices[:indptr[-1]]``) must lie in ``[0, n)``.
+
+    Example:
+        >>> validate_csr_structure('csrmv()', np.array([0, 7]), np.array([0, 1, 2]), 3)
+        Traceback (most recent call last):
+        ...
+        ValueError: csrmv(): indices[1] = 7 is outside [0, 3) (the columns of shape)...
+    """
+    ip = np.asarray(indptr)
+    nnz = int(np.shape(indices)[0])
+    if ip[0] != 0:
+        raise ValueError(f'{who}: indptr[0] must be 0, got {ip[0]}; indptr[i] is where row i starts. {_SKIP}')
+    steps = np.diff(ip)
+    if steps.size and steps.min() < 0:
+        i = int(np.flatnonzero(steps < 0)[0]) + 1
+        raise ValueError(f'{who}: indptr must never decrease, but indptr[{i}] = {ip[i]} < indptr[{i - 1}] = '
+                         f'{ip[i - 1]}; fix the row pointers. {_SKIP}')
+    if ip[-1] > nnz:
+        raise ValueError(f'{who}: indptr[-1] = {ip[-1]} is past the end of indices (length {nnz}); '
+                         f'indptr[-1] must be at most len(indices). {_SKIP}')
+    used = np.asarray(indices)[: int(ip[-1])]
+    if used.size and (used.min() < 0 or used.max() >= n):
+        k = int(np.flatnonzero((used < 0) | (used >= n))[0])
+        raise ValueError(f'{who}: indices[{k}] = {used[k]} is outside [0, {n}) (the columns of shape); fix '
+                         f'the index or the shape. {_SKIP}')
+
+
+def validate_fcn_indices(who: str, indices, n: int) -> None:
+    """Check concrete FCN ``indices`` (``(m, k)``) by value: every index lies in ``[0, n)``.
+
+    Example:
+        >>> validate_fcn_indices('fcnmv()', np.array([[0, 1], [3, 0]]), 3)
+        Traceback (most recent call last):
+        ...
+        ValueError: fcnmv(): indices[1, 0] = 3 is outside [0, 3) (the columns of shape)...
+    """
+    idx = np.asarray(indices)
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        i, j = (int(a) for a in np.argwhere((idx < 0) | (idx >= n))[0])
+        raise ValueError(f'{who}: indices[{i}, {j}] = {idx[i, j]} is outside [0, {n}) (the columns of shape); '
+                         f'fix the index or the shape. {_SKIP}')
+
+
+def repair_indptr(indptr, nnz: int):
+    """Row pointers every backend can trust: ``cummax(clip(indptr, 0, nnz))``.
+
+    Row ``i`` then owns entries ``[p[i], p[i + 1])``; with a valid
+    ``indptr`` nothing changes. Unvalidated structure goes through this in
+    JAX before any kernel, so every backend drops the same entries.
+
+    Example:
+        >>> repair_indptr(jnp.array([0, 3, 1, 9]), 4)
+        Array([0, 3, 3, 4], dtype=int32)
+    """
+    return jax.lax.cummax(jnp.clip(indptr, 0, nnz), axis=0)

@@ -1,41 +1,60 @@
-"""Argument checks shared by the CSR operators (trace time, shapes and dtypes only)."""
+"""Argument checks shared by the CSR operators: shapes and dtypes, and concrete structure by value."""
 
 from __future__ import annotations
 
-from eventjax.kernels.common import (
+from eventjax.kernels.common.checks import (
     check_events,
     check_float_operand,
     check_index_array,
+    check_index_capacity,
     check_length,
     check_rank,
     check_shape,
     check_weights,
+    float_result_dtype,
+    is_concrete,
+    repair_indptr,
+    validate_csr_structure,
 )
 
 __all__ = ['check_csr_call']
 
 
-def check_csr_call(who, data, indices, indptr, x, *, shape, transpose, matrix, events):
+def check_csr_call(who, data, indices, indptr, x, *, shape, transpose, matrix, events, validate=True):
     """Validate a CSR product's operands; returns ``(data, indices, indptr, x, shape)``.
 
     ``data`` becomes shape ``(1,)`` when given as a scalar; ``indptr`` takes
-    the dtype of ``indices``; a float operand ``x`` is cast to ``data``'s dtype.
+    the dtype of ``indices``. A float product casts ``data`` and ``x`` to
+    their promoted dtype (JAX's rules); a binary one keeps ``data``'s dtype.
+    Concrete structure is checked by value when ``validate``; otherwise (or
+    when traced) ``indptr`` is repaired so every backend drops the same
+    entries (see :func:`~eventjax.kernels.common.checks.repair_indptr`).
     """
     m, n = check_shape(who, shape)
     if not isinstance(transpose, bool):
         raise TypeError(f'{who}: transpose must be a bool, got {transpose!r}.')
+    given = data
     data = check_weights(who, 'data', data)
     check_rank(who, 'data', data, (1,))
     indices = check_index_array(who, 'indices', indices)
     indptr = check_index_array(who, 'indptr', indptr).astype(indices.dtype)
+    check_index_capacity(who, (m, n), indices.dtype)
     check_length(who, 'indptr', indptr, m + 1, 'rows + 1')
     nnz = indices.shape[0]
     if data.shape[0] not in (1, nnz):
         raise ValueError(f'{who}: data must have length {nnz} (one weight per entry of indices) '
                          f'or 1 (one homogeneous weight), got {data.shape[0]}.')
     name = 'B' if matrix else ('spikes' if events else 'v')
-    x = check_events(who, name, x) if events else check_float_operand(who, name, x, data.dtype)
+    if events:
+        x = check_events(who, name, x)
+    else:
+        dtype = float_result_dtype(who, name, given, x)
+        data, x = data.astype(dtype), check_float_operand(who, name, x, dtype)
     check_rank(who, name, x, (2,) if matrix else (1,))
     want, what = (m, 'rows of shape, as transpose=True') if transpose else (n, 'columns of shape')
     check_length(who, name, x, want, what)
+    if validate and is_concrete(indices, indptr):
+        validate_csr_structure(who, indices, indptr, n)
+    else:
+        indptr = repair_indptr(indptr, nnz)
     return data, indices, indptr, x, (m, n)

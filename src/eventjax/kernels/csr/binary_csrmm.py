@@ -9,16 +9,20 @@ from eventjax.kernels.csr.arguments import check_csr_call
 __all__ = ['binary_csrmm']
 
 
-def binary_csrmm(data, indices, indptr, B, *, shape, transpose=False, backend=None):
+def binary_csrmm(data, indices, indptr, B, *, shape, transpose=False, backend=None, validate=True):
     """Multiply a CSR matrix ``A`` (``shape=(m, n)``) by a matrix of events.
 
     An entry of ``B`` is an event when it is ``True`` or ``> 0``; its value is
     otherwise ignored, so the product sums the weights of event entries. The
     derivative with respect to ``B`` is that of :func:`csrmm`.
 
+    Events, dtypes and bad indices follow the contract in :doc:`/semantics`.
+
     Args:
         B: ``(n, k)`` events (``(m, k)`` when ``transpose``), bool or numeric.
         data, indices, indptr, shape, transpose, backend: as in :func:`csrmv`.
+        validate: check concrete index structure by value (False skips it for
+            trusted structure; bad entries are then dropped).
 
     Returns:
         ``(m, k)`` (``(n, k)`` when ``transpose``): :func:`csrmm` of the event indicator.
@@ -32,7 +36,8 @@ def binary_csrmm(data, indices, indptr, B, *, shape, transpose=False, backend=No
                [2., 2.]], dtype=float32)
     """
     data, indices, indptr, B, shape = check_csr_call(
-        'binary_csrmm()', data, indices, indptr, B, shape=shape, transpose=transpose, matrix=True, events=True)
+        'binary_csrmm()', data, indices, indptr, B, shape=shape, transpose=transpose, matrix=True, events=True,
+        validate=validate)
     return _binary_csrmm.bind(data, indices, indptr, B, shape=shape, transpose=transpose, backend=backend)
 
 

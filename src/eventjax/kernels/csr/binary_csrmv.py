@@ -9,7 +9,7 @@ from eventjax.kernels.csr.arguments import check_csr_call
 __all__ = ['binary_csrmv']
 
 
-def binary_csrmv(data, indices, indptr, spikes, *, shape, transpose=False, backend=None):
+def binary_csrmv(data, indices, indptr, spikes, *, shape, transpose=False, backend=None, validate=True):
     """Multiply a CSR matrix ``A`` (``shape=(m, n)``) by a vector of events.
 
     An entry of ``spikes`` is an event when it is ``True`` or ``> 0``; its
@@ -18,9 +18,13 @@ def binary_csrmv(data, indices, indptr, spikes, *, shape, transpose=False, backe
     events, so the cost grows with events x connections per row. The
     derivative with respect to ``spikes`` is that of :func:`csrmv`.
 
+    Events, dtypes and bad indices follow the contract in :doc:`/semantics`.
+
     Args:
         spikes: length ``n`` (``m`` when ``transpose``), bool or numeric.
         data, indices, indptr, shape, transpose, backend: as in :func:`csrmv`.
+        validate: check concrete index structure by value (False skips it for
+            trusted structure; bad entries are then dropped).
 
     Returns:
         Length ``m`` (``n`` when ``transpose``): :func:`csrmv` of the event indicator.
@@ -34,7 +38,7 @@ def binary_csrmv(data, indices, indptr, spikes, *, shape, transpose=False, backe
     """
     data, indices, indptr, spikes, shape = check_csr_call(
         'binary_csrmv()', data, indices, indptr, spikes, shape=shape, transpose=transpose,
-        matrix=False, events=True)
+        matrix=False, events=True, validate=validate)
     return _binary_csrmv.bind(data, indices, indptr, spikes, shape=shape, transpose=transpose, backend=backend)
 
 

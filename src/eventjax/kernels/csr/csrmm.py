@@ -9,12 +9,16 @@ from eventjax.kernels.csr.arguments import check_csr_call
 __all__ = ['csrmm']
 
 
-def csrmm(data, indices, indptr, B, *, shape, transpose=False, backend=None):
+def csrmm(data, indices, indptr, B, *, shape, transpose=False, backend=None, validate=True):
     """Multiply a CSR matrix ``A`` (``shape=(m, n)``) by a dense matrix.
+
+    Events, dtypes and bad indices follow the contract in :doc:`/semantics`.
 
     Args:
         B: ``(n, k)`` matrix (``(m, k)`` when ``transpose``); cast to ``data``'s dtype.
         data, indices, indptr, shape, transpose, backend: as in :func:`csrmv`.
+        validate: check concrete index structure by value (False skips it for
+            trusted structure; bad entries are then dropped).
 
     Returns:
         ``(m, k)`` (``(n, k)`` when ``transpose``) in ``data``'s dtype.
@@ -28,7 +32,8 @@ def csrmm(data, indices, indptr, B, *, shape, transpose=False, backend=None):
                [2., 2., 2.]], dtype=float32)
     """
     data, indices, indptr, B, shape = check_csr_call(
-        'csrmm()', data, indices, indptr, B, shape=shape, transpose=transpose, matrix=True, events=False)
+        'csrmm()', data, indices, indptr, B, shape=shape, transpose=transpose, matrix=True, events=False,
+        validate=validate)
     return _csrmm.bind(data, indices, indptr, B, shape=shape, transpose=transpose, backend=backend)
 
 

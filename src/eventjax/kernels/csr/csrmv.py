@@ -9,8 +9,10 @@ from eventjax.kernels.csr.arguments import check_csr_call
 __all__ = ['csrmv']
 
 
-def csrmv(data, indices, indptr, v, *, shape, transpose=False, backend=None):
+def csrmv(data, indices, indptr, v, *, shape, transpose=False, backend=None, validate=True):
     """Multiply a CSR matrix ``A`` (``shape=(m, n)``) by a vector.
+
+    Events, dtypes and bad indices follow the contract in :doc:`/semantics`.
 
     Args:
         data: float weights, one per stored entry, or one shared scalar.
@@ -20,6 +22,8 @@ def csrmv(data, indices, indptr, v, *, shape, transpose=False, backend=None):
         shape: ``(m, n)``.
         transpose: compute ``v @ A`` instead of ``A @ v``.
         backend: per-call backend (``'jax'``, ``'numba'``, ...), or None.
+        validate: check concrete index structure by value (False skips it for
+            trusted structure; bad entries are then dropped).
 
     Returns:
         Length ``m`` (``n`` when ``transpose``), in ``data``'s dtype.
@@ -32,7 +36,8 @@ def csrmv(data, indices, indptr, v, *, shape, transpose=False, backend=None):
         Array([21., 30.], dtype=float32)
     """
     data, indices, indptr, v, shape = check_csr_call(
-        'csrmv()', data, indices, indptr, v, shape=shape, transpose=transpose, matrix=False, events=False)
+        'csrmv()', data, indices, indptr, v, shape=shape, transpose=transpose, matrix=False, events=False,
+        validate=validate)
     return _csrmv.bind(data, indices, indptr, v, shape=shape, transpose=transpose, backend=backend)
 
 

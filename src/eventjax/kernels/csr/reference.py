@@ -1,18 +1,20 @@
 """Pure-JAX CSR kernels: the oracle for every other backend, and the ``jax`` backend.
 
 Each generator ``kg(*, shape, transpose, outs)`` returns ``f(data, indices,
-indptr, x) -> (y,)``. Entries beyond ``indptr[-1]`` are ignored. Invalid
-structure (a column index out of range, a non-monotonic ``indptr``) never
-reads or writes out of bounds here: gathers clamp and scatters drop
-out-of-range targets, as XLA defines them; the result is then unspecified,
-and ``CSR.validate()`` is the check.
+indptr, x) -> (y,)``. Row ``i`` owns entries ``[indptr[i], indptr[i + 1])``;
+the public functions hand over a valid or repaired ``indptr``. An entry
+whose column index lies outside ``[0, n)`` or that belongs to no row is
+dropped: it is never read or written and contributes nothing (negative
+indices are not wrapped). Binary products select the weights of event
+entries (a NaN weight without an event adds nothing); float products are
+IEEE products over the stored entries.
 """
 
 from __future__ import annotations
 
 import jax.numpy as jnp
 
-from eventjax.kernels.common import accumulation_dtype, event_indicator
+from eventjax.kernels.common import accumulation_dtype
 
 __all__ = ['binary_csrmm_kernel', 'binary_csrmv_kernel', 'csrmm_kernel', 'csrmv_kernel', 'entry_rows']
 
@@ -22,38 +24,55 @@ def entry_rows(indptr, nnz: int):
     return jnp.searchsorted(indptr, jnp.arange(nnz, dtype=indptr.dtype), side='right') - 1
 
 
-def _product(data, indices, indptr, x, *, shape, transpose, out_dtype):
+def _entries(indices, indptr, shape):
+    """``(rows, kept)``: each entry's row and whether it is kept (has a row and a column in range)."""
+    m, n = shape
+    rows = entry_rows(indptr, indices.shape[0])
+    kept = (rows >= 0) & (rows < m) & (indices >= 0) & (indices < n)
+    return rows, kept
+
+
+def _product(data, indices, indptr, x, *, shape, transpose, out_dtype, binary):
     m, n = shape
     acc = accumulation_dtype(out_dtype)
-    rows = entry_rows(indptr, indices.shape[0])
+    out_shape = (n if transpose else m,) + x.shape[1:]
+    if x.shape[0] == 0 or indices.shape[0] == 0 or m == 0 or n == 0:
+        return jnp.zeros(out_shape, out_dtype)
+    rows, kept = _entries(indices, indptr, shape)
+    src, dst = (rows, indices) if transpose else (indices, rows)
+    # Dropped entries read x[0] (then discarded) and write past the end,
+    # where the scatter drops them; a negative index would otherwise wrap.
+    xs = x[jnp.where(kept, src, 0)]
+    dst = jnp.where(kept, dst, out_shape[0])
     # Homogeneous data, shape (1,), broadcasts against every entry.
     w = data.astype(acc)
     if x.ndim == 2:
-        w = w[:, None]
-    if x.shape[0] == 0 or indices.shape[0] == 0:
-        return jnp.zeros((n if transpose else m,) + x.shape[1:], out_dtype)
-    src, dst, size = (rows, indices, n) if transpose else (indices, rows, m)
-    # Entries outside [indptr[0], indptr[-1]) belong to no row: send them
-    # past the end, where the scatter drops them.
-    valid = (rows >= 0) & (rows < m)
-    dst = jnp.where(valid, dst, size)
-    contrib = w * x.astype(acc)[jnp.where(valid, src, 0)]
-    y = jnp.zeros((size,) + x.shape[1:], acc).at[dst].add(contrib, mode='drop')
+        w, kept = w[:, None], kept[:, None]
+    zero = jnp.zeros((), acc)
+    if binary:
+        # Select, never multiply by the 0/1 indicator: NaN * 0 would be NaN.
+        event = xs if xs.dtype == jnp.bool_ else xs > 0
+        contrib = jnp.where(kept & event, w, zero)
+    else:
+        contrib = jnp.where(kept, w * xs.astype(acc), zero)
+    contrib = jnp.broadcast_to(contrib, (indices.shape[0],) + x.shape[1:])
+    y = jnp.zeros(out_shape, acc).at[dst].add(contrib, mode='drop')
     return y.astype(out_dtype)
 
 
 def csrmv_kernel(*, shape, transpose, outs):
     """``A @ v`` (or ``v @ A``) with float ``v``."""
     def kernel(data, indices, indptr, v):
-        return (_product(data, indices, indptr, v, shape=shape, transpose=transpose, out_dtype=outs[0].dtype),)
+        return (_product(data, indices, indptr, v, shape=shape, transpose=transpose, out_dtype=outs[0].dtype,
+                         binary=False),)
     return kernel
 
 
 def binary_csrmv_kernel(*, shape, transpose, outs):
     """``A @ s`` (or ``s @ A``) with events ``s``: only event entries count, with value 1."""
     def kernel(data, indices, indptr, spikes):
-        x = event_indicator(spikes, accumulation_dtype(outs[0].dtype))
-        return (_product(data, indices, indptr, x, shape=shape, transpose=transpose, out_dtype=outs[0].dtype),)
+        return (_product(data, indices, indptr, spikes, shape=shape, transpose=transpose, out_dtype=outs[0].dtype,
+                         binary=True),)
     return kernel
 
 
@@ -65,16 +84,16 @@ def entry_cotangent(ct, x, indices, indptr, *, shape, transpose):
     """The cotangent of each stored weight: ``ct[row] * x[col]`` (swapped when transposed).
 
     With a matrix ``x`` the products are summed over its columns. Entries
-    that belong to no row get 0.
+    that are dropped (no row, or a column outside ``[0, n)``) get 0,
+    the same drop rule as the products.
     """
     m, n = shape
     nnz = indices.shape[0]
     if nnz == 0 or m == 0 or n == 0:
         return jnp.zeros((nnz,), ct.dtype)
-    rows = entry_rows(indptr, nnz)
-    valid = (rows >= 0) & (rows < m)
-    rows = jnp.where(valid, rows, 0)
-    out_idx, in_idx = (indices, rows) if transpose else (rows, indices)
+    rows, valid = _entries(indices, indptr, shape)
+    rows, cols = jnp.where(valid, rows, 0), jnp.where(valid, indices, 0)
+    out_idx, in_idx = (cols, rows) if transpose else (rows, cols)
     prod = ct[out_idx] * x[in_idx]
     if prod.ndim == 2:
         prod = prod.sum(axis=1)

@@ -2,10 +2,12 @@
 
 One thread per output row for ``transpose=False`` (a gather, no atomics);
 one thread per input row for ``transpose=True``, which returns at once
-without an event and scatters with ``atomic_add`` otherwise. Mm kernels add a
-thread per column of ``B``. Warp kernels cannot raise: entries with a column
-index outside ``[0, n)`` or rows whose ``indptr`` range is invalid are
-skipped, never read or written; ``CSR.validate()`` reports them.
+without an event (binary kernels) and scatters with ``atomic_add``
+otherwise. Mm kernels add a thread per column of ``B``. Bad structure is
+dropped as on every backend: entries with a column index outside ``[0, n)``
+and rows whose ``indptr`` range is invalid are never read or written. Binary
+kernels select event weights (``weighted_term``); float kernels multiply over
+every stored entry, zeros of ``x`` included.
 """
 
 # No `from __future__ import annotations`: warp evaluates kernel annotations
@@ -18,7 +20,8 @@ skipped, never read or written; ``CSR.validate()`` reports them.
 import functools
 
 from eventjax.backends.warp_bridge import WarpKernelSpec, import_warp
-from eventjax.kernels.common.warp_typing import accumulator_type, operand_value, warp_types
+from eventjax.kernels.common.warp_terms import row_is_idle, weighted_term
+from eventjax.kernels.common.warp_typing import accumulator_type, warp_types
 
 __all__ = ['binary_csrmm_kernel', 'binary_csrmv_kernel', 'csrmm_kernel', 'csrmv_kernel']
 
@@ -27,7 +30,8 @@ __all__ = ['binary_csrmm_kernel', 'binary_csrmv_kernel', 'csrmm_kernel', 'csrmv_
 def _mv(wt, it, xt, transpose, binary):
     wp = import_warp()
     at = accumulator_type(wt)
-    value = operand_value(xt, at, binary, matrix=False)
+    term = weighted_term(xt, at, binary, False)
+    idle = row_is_idle(xt, binary, False)
 
     @wp.kernel(module='unique', enable_backward=False)
     def gather(data: wp.array(dtype=wt), indices: wp.array(dtype=it), indptr: wp.array(dtype=it),
@@ -44,15 +48,14 @@ def _mv(wt, it, xt, transpose, binary):
             for k in range(start, end):
                 j = int(indices[k])
                 if j >= 0 and j < n:
-                    acc += at(data[k * step]) * value(x, j)
+                    acc += term(at(data[k * step]), x, j)
         out[i] = wt(acc)
 
     @wp.kernel(module='unique', enable_backward=False)
     def scatter(data: wp.array(dtype=wt), indices: wp.array(dtype=it), indptr: wp.array(dtype=it),
                 x: wp.array(dtype=xt), out: wp.array(dtype=wt)):
         i = wp.tid()
-        xi = value(x, i)
-        if xi == at(0.0):
+        if idle(x, i):
             return
         nnz = indices.shape[0]
         n = out.shape[0]
@@ -65,7 +68,7 @@ def _mv(wt, it, xt, transpose, binary):
         for k in range(start, end):
             j = int(indices[k])
             if j >= 0 and j < n:
-                wp.atomic_add(out, j, wt(at(data[k * step]) * xi))
+                wp.atomic_add(out, j, wt(term(at(data[k * step]), x, i)))
 
     return scatter if transpose else gather
 
@@ -74,7 +77,8 @@ def _mv(wt, it, xt, transpose, binary):
 def _mm(wt, it, xt, transpose, binary):
     wp = import_warp()
     at = accumulator_type(wt)
-    value = operand_value(xt, at, binary, matrix=True)
+    term = weighted_term(xt, at, binary, True)
+    idle = row_is_idle(xt, binary, True)
 
     @wp.kernel(module='unique', enable_backward=False)
     def gather(data: wp.array(dtype=wt), indices: wp.array(dtype=it), indptr: wp.array(dtype=it),
@@ -91,15 +95,14 @@ def _mm(wt, it, xt, transpose, binary):
             for k in range(start, end):
                 j = int(indices[k])
                 if j >= 0 and j < n:
-                    acc += at(data[k * step]) * value(x, j, c)
+                    acc += term(at(data[k * step]), x, j, c)
         out[i, c] = wt(acc)
 
     @wp.kernel(module='unique', enable_backward=False)
     def scatter(data: wp.array(dtype=wt), indices: wp.array(dtype=it), indptr: wp.array(dtype=it),
                 x: wp.array2d(dtype=xt), out: wp.array2d(dtype=wt)):
         i, c = wp.tid()
-        xi = value(x, i, c)
-        if xi == at(0.0):
+        if idle(x, i, c):
             return
         nnz = indices.shape[0]
         n = out.shape[0]
@@ -112,7 +115,7 @@ def _mm(wt, it, xt, transpose, binary):
         for k in range(start, end):
             j = int(indices[k])
             if j >= 0 and j < n:
-                wp.atomic_add(out, j, c, wt(at(data[k * step]) * xi))
+                wp.atomic_add(out, j, c, wt(term(at(data[k * step]), x, i, c)))
 
     return scatter if transpose else gather
 

@@ -7,8 +7,12 @@ from eventjax.kernels.common import check_events, check_length, check_rank, chec
 __all__ = ['check_dense_call']
 
 
-def check_dense_call(who, weights, spikes, *, transpose, matrix):
-    """Validate a dense product's operands; returns ``(weights, spikes)``."""
+def check_dense_call(who, weights, spikes, *, transpose, matrix, validate=True):
+    """Validate a dense product's operands; returns ``(weights, spikes)``.
+
+    ``validate`` is accepted for a signature uniform with the sparse
+    families; dense weights have no index structure to check.
+    """
     if not isinstance(transpose, bool):
         raise TypeError(f'{who}: transpose must be a bool, got {transpose!r}.')
     weights = check_weights(who, 'weights', weights)

@@ -9,14 +9,18 @@ from eventjax.kernels.dense.arguments import check_dense_call
 __all__ = ['binary_densemm']
 
 
-def binary_densemm(weights, spikes, *, transpose=False, backend=None):
+def binary_densemm(weights, spikes, *, transpose=False, backend=None, validate=True):
     """Multiply a dense ``(m, n)`` weight matrix by a matrix of events.
 
     An entry of ``spikes`` is an event when it is ``True`` or ``> 0``.
 
+    Events, dtypes and bad indices follow the contract in :doc:`/semantics`.
+
     Args:
         spikes: ``(n, k)`` events (``(m, k)`` when ``transpose``), bool or numeric.
         weights, transpose, backend: as in :func:`binary_densemv`.
+        validate: accepted for a uniform signature (dense weights have no
+            index structure to check).
 
     Returns:
         ``(m, k)`` (``(n, k)`` when ``transpose``) in ``weights``' dtype.
@@ -28,7 +32,8 @@ def binary_densemm(weights, spikes, *, transpose=False, backend=None):
         Array([[1., 0.],
                [0., 0.]], dtype=float32)
     """
-    weights, spikes = check_dense_call('binary_densemm()', weights, spikes, transpose=transpose, matrix=True)
+    weights, spikes = check_dense_call('binary_densemm()', weights, spikes, transpose=transpose, matrix=True,
+        validate=validate)
     return _binary_densemm.bind(weights, spikes, transpose=transpose, backend=backend)
 
 

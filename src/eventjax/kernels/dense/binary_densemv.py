@@ -9,18 +9,22 @@ from eventjax.kernels.dense.arguments import check_dense_call
 __all__ = ['binary_densemv']
 
 
-def binary_densemv(weights, spikes, *, transpose=False, backend=None):
+def binary_densemv(weights, spikes, *, transpose=False, backend=None, validate=True):
     """Multiply a dense ``(m, n)`` weight matrix by a vector of events.
 
     An entry of ``spikes`` is an event when it is ``True`` or ``> 0``; the
     product sums the weight columns (rows, when ``transpose``) of the events.
     With ``transpose=True`` the CPU kernels visit only the event rows.
 
+    Events, dtypes and bad indices follow the contract in :doc:`/semantics`.
+
     Args:
         weights: ``(m, n)`` float weights.
         spikes: length ``n`` (``m`` when ``transpose``), bool or numeric.
         transpose: compute ``spikes @ weights``.
         backend: per-call backend, or None.
+        validate: accepted for a uniform signature (dense weights have no
+            index structure to check).
 
     Returns:
         Length ``m`` (``n`` when ``transpose``) in ``weights``' dtype.
@@ -31,7 +35,8 @@ def binary_densemv(weights, spikes, *, transpose=False, backend=None):
         >>> ej.binary_densemv(jnp.array([[1., 2.], [3., 4.]]), jnp.array([0.0, 5.0]))
         Array([2., 4.], dtype=float32)
     """
-    weights, spikes = check_dense_call('binary_densemv()', weights, spikes, transpose=transpose, matrix=False)
+    weights, spikes = check_dense_call('binary_densemv()', weights, spikes, transpose=transpose, matrix=False,
+        validate=validate)
     return _binary_densemv.bind(weights, spikes, transpose=transpose, backend=backend)
 
 

@@ -1,33 +1,42 @@
-"""Argument checks shared by the FCN operators (trace time, shapes and dtypes only)."""
+"""Argument checks shared by the FCN operators: shapes and dtypes, and concrete indices by value."""
 
 from __future__ import annotations
 
-from eventjax.kernels.common import (
+from eventjax.kernels.common.checks import (
     check_events,
     check_float_operand,
     check_index_array,
+    check_index_capacity,
     check_length,
     check_rank,
     check_shape,
     check_weights,
+    float_result_dtype,
+    is_concrete,
+    validate_fcn_indices,
 )
 
 __all__ = ['check_fcn_call']
 
 
-def check_fcn_call(who, weights, indices, x, *, shape, transpose, matrix, events):
+def check_fcn_call(who, weights, indices, x, *, shape, transpose, matrix, events, validate=True):
     """Validate an FCN product's operands; returns ``(weights, indices, x, shape)``.
 
     ``indices`` is ``(m, k)``: row ``i`` connects to columns ``indices[i]``.
     ``weights`` comes back as ``(m, k)``, or as ``(1, 1)`` when homogeneous
-    (given as a scalar or shape ``(1,)``), so every kernel sees rank 2; a float
-    operand ``x`` is cast to the weights' dtype.
+    (given as a scalar or shape ``(1,)``), so every kernel sees rank 2. A
+    float product casts the weights and ``x`` to their promoted dtype (JAX's
+    rules); a binary one keeps the weights' dtype. Concrete indices are
+    checked by value when ``validate``; traced ones are dropped where out of
+    range, by every backend alike.
     """
     m, n = check_shape(who, shape)
     if not isinstance(transpose, bool):
         raise TypeError(f'{who}: transpose must be a bool, got {transpose!r}.')
     indices = check_index_array(who, 'indices', indices, rank=2)
+    check_index_capacity(who, (m, n), indices.dtype)
     check_length(who, 'indices', indices, m, 'rows of shape')
+    given = weights
     weights = check_weights(who, 'weights', weights)
     check_rank(who, 'weights', weights, (1, 2))
     if weights.shape == (1,):
@@ -36,8 +45,14 @@ def check_fcn_call(who, weights, indices, x, *, shape, transpose, matrix, events
         raise ValueError(f'{who}: weights must have shape {indices.shape} (one weight per entry of indices) '
                          f'or be a scalar or shape (1,) (one homogeneous weight), got {weights.shape}.')
     name = 'B' if matrix else ('spikes' if events else 'v')
-    x = check_events(who, name, x) if events else check_float_operand(who, name, x, weights.dtype)
+    if events:
+        x = check_events(who, name, x)
+    else:
+        dtype = float_result_dtype(who, name, given, x)
+        weights, x = weights.astype(dtype), check_float_operand(who, name, x, dtype)
     check_rank(who, name, x, (2,) if matrix else (1,))
     want, what = (m, 'rows of shape, as transpose=True') if transpose else (n, 'columns of shape')
     check_length(who, name, x, want, what)
+    if validate and is_concrete(indices):
+        validate_fcn_indices(who, indices, n)
     return weights, indices, x, (m, n)

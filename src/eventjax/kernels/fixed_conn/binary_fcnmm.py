@@ -9,16 +9,20 @@ from eventjax.kernels.fixed_conn.arguments import check_fcn_call
 __all__ = ['binary_fcnmm']
 
 
-def binary_fcnmm(weights, indices, B, *, shape, transpose=False, backend=None):
+def binary_fcnmm(weights, indices, B, *, shape, transpose=False, backend=None, validate=True):
     """Multiply an FCN matrix ``A`` (``shape=(m, n)``) by a matrix of events.
 
     An entry of ``B`` is an event when it is ``True`` or ``> 0``; its value is
     otherwise ignored. The derivative with respect to ``B`` is that of
     :func:`fcnmm`.
 
+    Events, dtypes and bad indices follow the contract in :doc:`/semantics`.
+
     Args:
         B: ``(n, c)`` events (``(m, c)`` when ``transpose``), bool or numeric.
         weights, indices, shape, transpose, backend: as in :func:`fcnmv`.
+        validate: check concrete index structure by value (False skips it for
+            trusted structure; bad entries are then dropped).
 
     Returns:
         ``(m, c)`` (``(n, c)`` when ``transpose``): :func:`fcnmm` of the event indicator.
@@ -33,7 +37,8 @@ def binary_fcnmm(weights, indices, B, *, shape, transpose=False, backend=None):
                [2., 2.]], dtype=float32)
     """
     weights, indices, B, shape = check_fcn_call(
-        'binary_fcnmm()', weights, indices, B, shape=shape, transpose=transpose, matrix=True, events=True)
+        'binary_fcnmm()', weights, indices, B, shape=shape, transpose=transpose, matrix=True, events=True,
+        validate=validate)
     return _binary_fcnmm.bind(weights, indices, B, shape=shape, transpose=transpose, backend=backend)
 
 

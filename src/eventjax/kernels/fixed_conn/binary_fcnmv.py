@@ -9,7 +9,7 @@ from eventjax.kernels.fixed_conn.arguments import check_fcn_call
 __all__ = ['binary_fcnmv']
 
 
-def binary_fcnmv(weights, indices, spikes, *, shape, transpose=False, backend=None):
+def binary_fcnmv(weights, indices, spikes, *, shape, transpose=False, backend=None, validate=True):
     """Multiply an FCN matrix ``A`` (``shape=(m, n)``, ``k`` connections per row) by a vector of events.
 
     An entry of ``spikes`` is an event when it is ``True`` or ``> 0``; its
@@ -18,9 +18,13 @@ def binary_fcnmv(weights, indices, spikes, *, shape, transpose=False, backend=No
     the events, so its cost grows with events x ``k``. The derivative with
     respect to ``spikes`` is that of :func:`fcnmv`.
 
+    Events, dtypes and bad indices follow the contract in :doc:`/semantics`.
+
     Args:
         spikes: length ``n`` (``m`` when ``transpose``), bool or numeric.
         weights, indices, shape, transpose, backend: as in :func:`fcnmv`.
+        validate: check concrete index structure by value (False skips it for
+            trusted structure; bad entries are then dropped).
 
     Returns:
         Length ``m`` (``n`` when ``transpose``): :func:`fcnmv` of the event indicator.
@@ -33,7 +37,8 @@ def binary_fcnmv(weights, indices, spikes, *, shape, transpose=False, backend=No
         Array([1., 2., 0.], dtype=float32)
     """
     weights, indices, spikes, shape = check_fcn_call(
-        'binary_fcnmv()', weights, indices, spikes, shape=shape, transpose=transpose, matrix=False, events=True)
+        'binary_fcnmv()', weights, indices, spikes, shape=shape, transpose=transpose, matrix=False, events=True,
+        validate=validate)
     return _binary_fcnmv.bind(weights, indices, spikes, shape=shape, transpose=transpose, backend=backend)
 
 

@@ -9,11 +9,13 @@ from eventjax.kernels.fixed_conn.arguments import check_fcn_call
 __all__ = ['fcnmv']
 
 
-def fcnmv(weights, indices, v, *, shape, transpose=False, backend=None):
+def fcnmv(weights, indices, v, *, shape, transpose=False, backend=None, validate=True):
     """Multiply an FCN matrix ``A`` (``shape=(m, n)``, ``k`` connections per row) by a vector.
 
     Row ``i`` of ``A`` has weight ``weights[i, j]`` at column ``indices[i, j]``
     (duplicate columns add up).
+
+    Events, dtypes and bad indices follow the contract in :doc:`/semantics`.
 
     Args:
         weights: ``(m, k)`` float weights, or one shared scalar (or shape ``(1,)``).
@@ -22,6 +24,8 @@ def fcnmv(weights, indices, v, *, shape, transpose=False, backend=None):
         shape: ``(m, n)``.
         transpose: compute ``v @ A`` instead of ``A @ v``.
         backend: per-call backend (``'jax'``, ``'numba'``, ``'warp'``), or None.
+        validate: check concrete index structure by value (False skips it for
+            trusted structure; bad entries are then dropped).
 
     Returns:
         Length ``m`` (``n`` when ``transpose``), in the weights' dtype.
@@ -34,7 +38,7 @@ def fcnmv(weights, indices, v, *, shape, transpose=False, backend=None):
         Array([ 21., 430.], dtype=float32)
     """
     weights, indices, v, shape = check_fcn_call(
-        'fcnmv()', weights, indices, v, shape=shape, transpose=transpose, matrix=False, events=False)
+        'fcnmv()', weights, indices, v, shape=shape, transpose=transpose, matrix=False, events=False, validate=validate)
     return _fcnmv.bind(weights, indices, v, shape=shape, transpose=transpose, backend=backend)
 
 

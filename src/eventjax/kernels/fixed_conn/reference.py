@@ -5,17 +5,18 @@ Row ``i`` of an FCN matrix ``A`` (``shape=(m, n)``) holds ``k`` connections:
 as ``(m, k)`` or, homogeneous, ``(1, 1)``. Each generator ``kg(*, shape,
 transpose, outs)`` returns ``f(weights, indices, x) -> (y,)``.
 
-Out-of-range indices (outside ``[0, n)``) never read or write out of bounds
-here: those connections are skipped, the same as the ``warp`` kernels do;
-the ``numba`` kernels report them as an error, and ``FixedNumConn.validate()``
-is the check before any kernel runs.
+A connection whose index lies outside ``[0, n)`` is dropped, as on every
+backend: never read or written, it contributes nothing (negative indices are
+not wrapped). Binary products select the weights of event connections (a
+NaN weight without an event adds nothing); float products are IEEE products
+over the stored connections.
 """
 
 from __future__ import annotations
 
 import jax.numpy as jnp
 
-from eventjax.kernels.common import accumulation_dtype, event_indicator
+from eventjax.kernels.common import accumulation_dtype
 
 __all__ = ['binary_fcnmm_kernel', 'binary_fcnmv_kernel', 'entry_cotangent', 'fcnmm_kernel', 'fcnmv_kernel']
 
@@ -25,7 +26,7 @@ def _valid(indices, n: int):
     return valid, jnp.where(valid, indices, 0)
 
 
-def _product(weights, indices, x, *, shape, transpose, out_dtype):
+def _product(weights, indices, x, *, shape, transpose, out_dtype, binary):
     m, n = shape
     acc = accumulation_dtype(out_dtype)
     out_shape = (n if transpose else m,) + x.shape[1:]
@@ -33,16 +34,22 @@ def _product(weights, indices, x, *, shape, transpose, out_dtype):
         return jnp.zeros(out_shape, out_dtype)
     valid, safe = _valid(indices, n)
     # Homogeneous weights, shape (1, 1), broadcast against every connection.
-    w = jnp.where(valid, weights.astype(acc), jnp.zeros((), acc))
-    xs = x.astype(acc)
+    w = jnp.broadcast_to(weights.astype(acc), indices.shape)
+    # x[safe]: gather (m, k[, c]) when not transposed; x[:, None] otherwise.
+    xs = x[safe] if not transpose else jnp.broadcast_to(x[:, None], indices.shape + x.shape[1:])
+    if x.ndim == 2:
+        w, valid = w[..., None], valid[..., None]
+    zero = jnp.zeros((), acc)
+    if binary:
+        # Select, never multiply by the 0/1 indicator: NaN * 0 would be NaN.
+        event = xs if xs.dtype == jnp.bool_ else xs > 0
+        contrib = jnp.where(valid & event, w, zero)
+    else:
+        contrib = jnp.where(valid, w * xs.astype(acc), zero)
     if not transpose:
-        # Gather: y[i] = sum_j w[i, j] x[indices[i, j]].
-        gathered = xs[safe]
-        y = (w[..., None] * gathered).sum(axis=1) if x.ndim == 2 else (w * gathered).sum(axis=1)
-        return y.astype(out_dtype)
-    # Scatter: y[indices[i, j]] += w[i, j] x[i]; skipped connections go past the end and drop.
-    contrib = w[..., None] * xs[:, None, :] if x.ndim == 2 else w * xs[:, None]
-    dst = jnp.where(valid, indices, n)
+        return contrib.sum(axis=1).astype(out_dtype)
+    # Scatter: y[indices[i, j]] += contrib[i, j]; dropped connections go past the end.
+    dst = jnp.where(valid if x.ndim == 1 else valid[..., 0], indices, n)
     y = jnp.zeros(out_shape, acc).at[dst].add(contrib, mode='drop')
     return y.astype(out_dtype)
 
@@ -50,15 +57,16 @@ def _product(weights, indices, x, *, shape, transpose, out_dtype):
 def fcnmv_kernel(*, shape, transpose, outs):
     """``A @ v`` (or ``v @ A``) with float ``v``; also serves ``fcnmm`` (2-D ``x``)."""
     def kernel(weights, indices, v):
-        return (_product(weights, indices, v, shape=shape, transpose=transpose, out_dtype=outs[0].dtype),)
+        return (_product(weights, indices, v, shape=shape, transpose=transpose, out_dtype=outs[0].dtype,
+                         binary=False),)
     return kernel
 
 
 def binary_fcnmv_kernel(*, shape, transpose, outs):
     """``A @ s`` (or ``s @ A``) with events ``s``: each event counts 1, whatever its value."""
     def kernel(weights, indices, spikes):
-        x = event_indicator(spikes, accumulation_dtype(outs[0].dtype))
-        return (_product(weights, indices, x, shape=shape, transpose=transpose, out_dtype=outs[0].dtype),)
+        return (_product(weights, indices, spikes, shape=shape, transpose=transpose, out_dtype=outs[0].dtype,
+                         binary=True),)
     return kernel
 
 

@@ -2,12 +2,13 @@
 
 ``transpose=False`` runs one thread per output row (and column of ``B``): a
 gather over the row's ``k`` connections, no atomics. ``transpose=True`` runs
-one thread per input row (and column): it returns at once without an event
-(or a zero entry) and otherwise scatters its ``k`` weights with
+one thread per input row (and column): a binary one returns at once
+without an event and otherwise scatters its ``k`` weights with
 ``atomic_add``, so the CPU cost is ``m`` cheap tests plus events x ``k``.
 Weights are ``(m, k)`` or ``(1, 1)`` (homogeneous); float16 sums in float32.
-Warp kernels cannot raise: a connection whose index is outside ``[0, n)`` is
-skipped, never read or written; ``FixedNumConn.validate()`` reports it.
+A connection whose index is outside ``[0, n)`` is dropped as on every
+backend, never read or written. Binary kernels select event weights
+(``weighted_term``); float kernels multiply over every stored connection.
 """
 
 # No `from __future__ import annotations`: warp evaluates kernel annotations
@@ -20,7 +21,8 @@ skipped, never read or written; ``FixedNumConn.validate()`` reports it.
 import functools
 
 from eventjax.backends.warp_bridge import WarpKernelSpec, import_warp
-from eventjax.kernels.common.warp_typing import accumulator_type, operand_value, warp_types
+from eventjax.kernels.common.warp_terms import row_is_idle, weighted_term
+from eventjax.kernels.common.warp_typing import accumulator_type, warp_types
 
 __all__ = ['binary_fcnmm_kernel', 'binary_fcnmv_kernel', 'fcnmm_kernel', 'fcnmv_kernel']
 
@@ -45,7 +47,8 @@ def _mv(wt, it, xt, transpose, binary):
     wp = import_warp()
     at = accumulator_type(wt)
     weight = _weight(wt)
-    value = operand_value(xt, at, binary, matrix=False)
+    term = weighted_term(xt, at, binary, False)
+    idle = row_is_idle(xt, binary, False)
 
     @wp.kernel(module='unique', enable_backward=False)
     def gather(w: wp.array2d(dtype=wt), indices: wp.array2d(dtype=it), x: wp.array(dtype=xt),
@@ -56,21 +59,20 @@ def _mv(wt, it, xt, transpose, binary):
         for j in range(indices.shape[1]):
             c = int(indices[i, j])
             if c >= 0 and c < n:
-                acc += weight(w, i, j) * value(x, c)
+                acc += term(weight(w, i, j), x, c)
         out[i] = wt(acc)
 
     @wp.kernel(module='unique', enable_backward=False)
     def scatter(w: wp.array2d(dtype=wt), indices: wp.array2d(dtype=it), x: wp.array(dtype=xt),
                 out: wp.array(dtype=wt)):
         i = wp.tid()
-        xi = value(x, i)
-        if xi == at(0.0):
+        if idle(x, i):
             return
         n = out.shape[0]
         for j in range(indices.shape[1]):
             c = int(indices[i, j])
             if c >= 0 and c < n:
-                wp.atomic_add(out, c, wt(weight(w, i, j) * xi))
+                wp.atomic_add(out, c, wt(term(weight(w, i, j), x, i)))
 
     return scatter if transpose else gather
 
@@ -80,7 +82,8 @@ def _mm(wt, it, xt, transpose, binary):
     wp = import_warp()
     at = accumulator_type(wt)
     weight = _weight(wt)
-    value = operand_value(xt, at, binary, matrix=True)
+    term = weighted_term(xt, at, binary, True)
+    idle = row_is_idle(xt, binary, True)
 
     @wp.kernel(module='unique', enable_backward=False)
     def gather(w: wp.array2d(dtype=wt), indices: wp.array2d(dtype=it), x: wp.array2d(dtype=xt),
@@ -91,21 +94,20 @@ def _mm(wt, it, xt, transpose, binary):
         for j in range(indices.shape[1]):
             c = int(indices[i, j])
             if c >= 0 and c < n:
-                acc += weight(w, i, j) * value(x, c, col)
+                acc += term(weight(w, i, j), x, c, col)
         out[i, col] = wt(acc)
 
     @wp.kernel(module='unique', enable_backward=False)
     def scatter(w: wp.array2d(dtype=wt), indices: wp.array2d(dtype=it), x: wp.array2d(dtype=xt),
                 out: wp.array2d(dtype=wt)):
         i, col = wp.tid()
-        xi = value(x, i, col)
-        if xi == at(0.0):
+        if idle(x, i, col):
             return
         n = out.shape[0]
         for j in range(indices.shape[1]):
             c = int(indices[i, j])
             if c >= 0 and c < n:
-                wp.atomic_add(out, c, col, wt(weight(w, i, j) * xi))
+                wp.atomic_add(out, c, col, wt(term(weight(w, i, j), x, i, col)))
 
     return scatter if transpose else gather
 
