@@ -188,7 +188,9 @@ def main(argv=None) -> int:
 
     app = create_app(args.neurons, args.backend, args.backends, args.max_batch, args.max_wait_us * 1e-6,
                      not args.no_warmup)
-    uvicorn.run(app, host=args.host, port=args.port, log_level='warning')
+    # A keep-alive longer than uvicorn's 5 s default: under heavy load a client may reuse a
+    # connection just as the server times it out, which the client sees as a dropped connection.
+    uvicorn.run(app, host=args.host, port=args.port, log_level='warning', timeout_keep_alive=30)
     return 0
 
 

@@ -103,6 +103,17 @@ class DynamicBatcher:
             self._closed.set()
             self._queue.put(_STOP)
         self._worker.join(timeout)
+        if self._worker.is_alive():
+            return
+        # A submit racing with close may have queued behind the stop mark: answer it, never strand it.
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            if item is not _STOP:
+                item[2].set_exception(RuntimeError('DynamicBatcher: closed before this request ran; retry '
+                                                   'on a new batcher.'))
 
     def _run(self, rows: np.ndarray, backend: str | None) -> np.ndarray:
         kwargs = {} if backend is None else {'backend': backend}
