@@ -5,9 +5,11 @@ from eventjax.backends import XLACustomKernel, backends_available
 from eventjax.config import clear_backends, get_backend, set_backend
 from eventjax.connectivity import random_csr, random_fixed_num_conn
 from eventjax.containers import CSR, EventArray, FixedNumConn
+from eventjax.jitc_matrix import JITCMatrix
 from eventjax.kernels.csr import binary_csrmm, binary_csrmv, csrmm, csrmv
 from eventjax.kernels.dense import binary_densemm, binary_densemv
 from eventjax.kernels.fixed_conn import binary_fcnmm, binary_fcnmv, fcnmm, fcnmv
+from eventjax.kernels.jitc import binary_jitcmm, binary_jitcmv, jitcmm, jitcmv
 from eventjax.primitive import defjvp, general_batching_rule, primitives
 
 __version__ = '0.1.0'
@@ -16,6 +18,7 @@ __all__ = [
     'CSR',
     'EventArray',
     'FixedNumConn',
+    'JITCMatrix',
     'XLACustomKernel',
     'backends_available',
     'binary_csrmm',
@@ -24,6 +27,8 @@ __all__ = [
     'binary_densemv',
     'binary_fcnmm',
     'binary_fcnmv',
+    'binary_jitcmm',
+    'binary_jitcmv',
     'clear_backends',
     'config',
     'csrmm',
@@ -34,6 +39,8 @@ __all__ = [
     'fcnmv',
     'general_batching_rule',
     'get_backend',
+    'jitcmm',
+    'jitcmv',
     'primitives',
     'random_csr',
     'random_fixed_num_conn',

@@ -5,7 +5,10 @@ law, params)``. Row ``i`` owns two streams of 32-bit words, both keyed by
 ``(seed, i)``:
 
 - the structure stream ``s_t = fmix32(key_s + t * GOLDEN)``: row ``i``'s
-  first column is ``s_0 % span`` and connection ``t >= 1`` sits
+  first column is ``min(s_0 % span, s_{-1} % span)`` (``s_{-1}`` is word
+  ``2**32 - 1``; the minimum of two uniforms approximates the stationary
+  offset of the skip process, so column ``0`` is not under-connected) and
+  connection ``t >= 1`` sits
   ``1 + s_t % span`` columns after connection ``t - 1``; the row ends at the
   first column ``>= n``. Skips are uniform on ``{1, ..., span}`` (mean
   ``(span + 1) / 2``), so each entry is connected with probability about
@@ -35,7 +38,7 @@ import math
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ['GOLDEN', 'LAWS', 'LAW_CODES', 'draw', 'keys', 'span_of', 'weight_at']
+__all__ = ['GOLDEN', 'LAWS', 'LAW_CODES', 'draw', 'first_column', 'keys', 'span_of', 'weight_at']
 
 GOLDEN = 0x9E3779B9
 M1 = 0x85EBCA6B
@@ -88,6 +91,13 @@ def keys(seed, rows):
 def draw(key, t):
     """Word ``t`` of the stream ``key`` (uint32)."""
     return fmix32(key + _u32(t) * _u32(GOLDEN))
+
+
+def first_column(key_s, span):
+    """The first column of each row (int32); ``span`` must be >= 1."""
+    a = draw(key_s, 0) % span
+    b = draw(key_s, 0xFFFFFFFF) % span
+    return jnp.minimum(a, b).astype(jnp.int32)
 
 
 def weight_at(law: str, params, key_w, t, dtype):

@@ -55,7 +55,7 @@ def _keys(seed, row):
 
 @numba.njit(inline='always')
 def _first(key_s, span):
-    return np.int64(_draw(key_s, 0) % span)
+    return np.int64(min(_draw(key_s, 0) % span, _draw(key_s, 0xFFFFFFFF) % span))
 
 
 @numba.njit(inline='always')

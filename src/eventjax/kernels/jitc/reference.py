@@ -30,7 +30,7 @@ def product(params, stream, x, *, shape, transpose, law, binary, out_dtype):
     rows = jnp.arange(m, dtype=jnp.uint32)
     key_s, key_w = gen.keys(seed, rows)
     safe_span = jnp.maximum(span, jnp.uint32(1))
-    first = (gen.draw(key_s, 0) % safe_span).astype(jnp.int32)
+    first = gen.first_column(key_s, safe_span)
     # span == 0: no row has a connection.
     first = jnp.where(span == 0, jnp.int32(n), first)
     if binary:

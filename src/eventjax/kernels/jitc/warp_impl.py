@@ -28,11 +28,12 @@ __all__ = ['jitc_kernel']
 
 @functools.cache
 def _hash():
-    """``(first, next_col, keys, draw)`` as ``wp.func``: the generator's integer lines."""
+    """``(draw, key_s, key_w, step, first)`` as ``wp.func``: the generator's integer lines."""
     wp = import_warp()
     # Typed constants: a bare literal above 2**31 would be emitted as an int32.
     m1, m2, golden = wp.uint32(gen.M1), wp.uint32(gen.M2), wp.uint32(gen.GOLDEN)
     seed_xor, row_mul, weight_xor = wp.uint32(gen.SEED_XOR), wp.uint32(gen.ROW_MUL), wp.uint32(gen.WEIGHT_XOR)
+    last_word = wp.uint32(0xFFFFFFFF)
 
     @wp.func
     def fmix(h: wp.uint32) -> wp.uint32:
@@ -59,7 +60,11 @@ def _hash():
     def step(ks: wp.uint32, t: int, span: wp.uint32) -> int:
         return int(draw(ks, wp.uint32(t)) % span)
 
-    return draw, key_s, key_w, step
+    @wp.func
+    def first(ks: wp.uint32, span: wp.uint32) -> int:
+        return int(wp.min(draw(ks, wp.uint32(0)) % span, draw(ks, last_word) % span))
+
+    return draw, key_s, key_w, step, first
 
 
 @functools.cache
@@ -91,7 +96,7 @@ def _weight(wt):
 def _mv(wt, xt, transpose, binary):
     wp = import_warp()
     at = accumulator_type(wt)
-    _, key_s, key_w, step = _hash()
+    _, key_s, key_w, step, first = _hash()
     weight = _weight(wt)
     is_event = event_test(xt)
 
@@ -105,7 +110,7 @@ def _mv(wt, xt, transpose, binary):
             n = x.shape[0]
             ks = key_s(stream[0], i)
             kw = key_w(ks)
-            c = step(ks, 0, span)
+            c = first(ks, span)
             t = int(0)
             while c < n:
                 if wp.static(binary):
@@ -133,7 +138,7 @@ def _mv(wt, xt, transpose, binary):
         n = out.shape[0]
         ks = key_s(stream[0], i)
         kw = key_w(ks)
-        c = step(ks, 0, span)
+        c = first(ks, span)
         t = int(0)
         while c < n:
             if wp.static(binary):
@@ -150,7 +155,7 @@ def _mv(wt, xt, transpose, binary):
 def _mm(wt, xt, transpose, binary):
     wp = import_warp()
     at = accumulator_type(wt)
-    _, key_s, key_w, step = _hash()
+    _, key_s, key_w, step, first = _hash()
     weight = _weight(wt)
     is_event = event_test(xt)
 
@@ -164,7 +169,7 @@ def _mm(wt, xt, transpose, binary):
             n = x.shape[0]
             ks = key_s(stream[0], i)
             kw = key_w(ks)
-            c = step(ks, 0, span)
+            c = first(ks, span)
             t = int(0)
             while c < n:
                 if wp.static(binary):
@@ -192,7 +197,7 @@ def _mm(wt, xt, transpose, binary):
         n = out.shape[0]
         ks = key_s(stream[0], i)
         kw = key_w(ks)
-        c = step(ks, 0, span)
+        c = first(ks, span)
         t = int(0)
         while c < n:
             if wp.static(binary):
