@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import operator
 
 import jax
@@ -12,7 +11,7 @@ import numpy as np
 from eventjax.kernels.common import check_events, check_length, check_rank, check_shape, check_weights, dtype_of
 from eventjax.kernels.jitc import generator as gen
 
-__all__ = ['check_jitc_call', 'check_law', 'expected_nnz', 'check_params', 'check_prob', 'check_seed', 'make_stream']
+__all__ = ['check_jitc_call', 'check_law', 'check_params', 'check_prob', 'check_seed', 'expected_nnz', 'make_stream']
 
 INDEX_LIMIT = 2**31
 

@@ -82,7 +82,7 @@ def _weight(wt):
         if law == 1:
             u = at(float(draw(kw, wp.uint32(t)) >> wp.uint32(8))) * at(5.9604644775390625e-08)
             return p0 + (p1 - p0) * u
-        total = int(0)
+        total = int(0)  # noqa: UP018 - warp mutates only variables declared int(0) in a loop
         for j in range(6):
             h = draw(kw, wp.uint32(t) * wp.uint32(6) + wp.uint32(j))
             total += int(h >> wp.uint32(16)) + int(h & wp.uint32(0xFFFF))
@@ -111,7 +111,7 @@ def _mv(wt, xt, transpose, binary):
             ks = key_s(stream[0], i)
             kw = key_w(ks)
             c = first(ks, span)
-            t = int(0)
+            t = int(0)  # noqa: UP018 - warp mutates only variables declared int(0) in a loop
             while c < n:
                 if wp.static(binary):
                     if is_event(x[c]):
@@ -139,7 +139,7 @@ def _mv(wt, xt, transpose, binary):
         ks = key_s(stream[0], i)
         kw = key_w(ks)
         c = first(ks, span)
-        t = int(0)
+        t = int(0)  # noqa: UP018 - warp mutates only variables declared int(0) in a loop
         while c < n:
             if wp.static(binary):
                 wp.atomic_add(out, c, wt(weight(params, law, kw, t)))
@@ -170,7 +170,7 @@ def _mm(wt, xt, transpose, binary):
             ks = key_s(stream[0], i)
             kw = key_w(ks)
             c = first(ks, span)
-            t = int(0)
+            t = int(0)  # noqa: UP018 - warp mutates only variables declared int(0) in a loop
             while c < n:
                 if wp.static(binary):
                     if is_event(x[c, col]):
@@ -198,7 +198,7 @@ def _mm(wt, xt, transpose, binary):
         ks = key_s(stream[0], i)
         kw = key_w(ks)
         c = first(ks, span)
-        t = int(0)
+        t = int(0)  # noqa: UP018 - warp mutates only variables declared int(0) in a loop
         while c < n:
             if wp.static(binary):
                 wp.atomic_add(out, c, col, wt(weight(params, law, kw, t)))
