@@ -126,7 +126,7 @@ class JITCMatrix(_SparseMatrix):
             live, t = np.nonzero(c < n)[0], 0
             params = self.weights.astype(acc)
             while live.size:
-                w = gen.weight_at(self.law, params, jnp.asarray(key_w[live]), t, acc)
+                w = gen.weight_at(self.law, params, jnp.asarray(key_w[live]), t, acc, jnp.uint32(0))
                 rows_all.append(live)
                 cols_all.append(c[live])
                 vals_all.append(np.asarray(w).astype(self.dtype))

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -100,16 +101,33 @@ def first_column(key_s, span):
     return jnp.minimum(a, b).astype(jnp.int32)
 
 
-def weight_at(law: str, params, key_w, t, dtype):
-    """The weight of connection ``t`` (per row) in ``dtype``; ``params`` already in ``dtype``."""
+def unfused(y, zero):
+    """``y`` unchanged, but opaque to the compiler, so ``a + y`` is never contracted into an FMA.
+
+    XLA's CPU backend fuses ``a + b * c`` into one fused multiply-add, which
+    rounds once where numba and warp (cpu) round twice. ``zero`` is a uint32
+    that is 0 at run time but unknown when compiling (the kernels pass
+    ``t >> 31`` of the loop counter); a bit-level round trip through it
+    forces ``y`` to be rounded on its own.
+    """
+    bits = jnp.uint64 if y.dtype == np.float64 else jnp.uint32
+    raw = jax.lax.bitcast_convert_type(y, bits) ^ zero.astype(bits)
+    return jax.lax.bitcast_convert_type(raw, y.dtype)
+
+
+def weight_at(law: str, params, key_w, t, dtype, zero):
+    """The weight of connection ``t`` (per row) in ``dtype``; ``params`` already in ``dtype``.
+
+    ``zero``: a run-time uint32 zero (see :func:`unfused`).
+    """
     if law == 'homo':
         return jnp.broadcast_to(params[0], jnp.shape(key_w))
     if law == 'uniform':
         u = (draw(key_w, t) >> 8).astype(dtype) * np.asarray(2.0**-24, dtype)
-        return params[0] + (params[1] - params[0]) * u
+        return params[0] + unfused((params[1] - params[0]) * u, zero)
     total = jnp.zeros(jnp.shape(key_w), jnp.int32)
     for j in range(6):
         h = draw(key_w, _u32(t) * _u32(6) + _u32(j))
         total = total + (h >> 16).astype(jnp.int32) + (h & _u32(0xFFFF)).astype(jnp.int32)
     z = (total - 6 * 65536).astype(dtype) * np.asarray(2.0**-16, dtype)
-    return params[0] + params[1] * z
+    return params[0] + unfused(params[1] * z, zero)

@@ -41,7 +41,8 @@ def product(params, stream, x, *, shape, transpose, law, binary, out_dtype):
     bcast = (slice(None),) + (None,) * (x.ndim - 1)
 
     def contribution(c, t, live):
-        w = gen.weight_at(law, p, key_w, t, acc)[bcast]
+        # t counts a row's connections (< n < 2**31): t >> 31 is a zero the compiler cannot see.
+        w = gen.weight_at(law, p, key_w, t, acc, t >> 31)[bcast]
         safe = jnp.where(live, c, 0)
         if transpose:
             src_mask = mask if binary else None
