@@ -122,7 +122,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest='command', required=True)
     sub.add_parser('info', help='versions, devices, available backends and the configuration')
     bench = sub.add_parser('bench', help='time the standard kernels against a dense product')
-    bench.add_argument('--family', action='append', choices=('dense', 'csr', 'fcn'),
+    bench.add_argument('--family', action='append', choices=('dense', 'csr', 'fcn', 'jitc'),
                        help='kernel family; repeat for several (default: all)')
     bench.add_argument('--backends', nargs='+', metavar='NAME', help='backends to time (default: all that run here)')
     bench.add_argument('--sizes', nargs='+', type=int, metavar='N', help='neuron counts of the square networks')
