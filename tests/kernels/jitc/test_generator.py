@@ -25,6 +25,15 @@ class TestOneMatrixEverywhere:
             np.testing.assert_array_equal(np.asarray(A.todense()), want, err_msg=backend)
             np.testing.assert_array_equal(np.asarray(jax.jit(lambda A: A.todense())(A)), want, err_msg=backend)
 
+    def test_float64_weights_are_bit_identical_too(self):
+        want = jitc_dense((0.3, 0.7), seed=7, prob=0.2, shape=(20, 30), law='normal', dtype=np.float64)
+        with jax.enable_x64(True):
+            for backend in BACKENDS:
+                A = ej.JITCMatrix((np.float64(0.3), np.float64(0.7)), prob=0.2, seed=7, shape=(20, 30),
+                                  law='normal', backend=backend)
+                assert A.dtype == np.float64
+                np.testing.assert_array_equal(np.asarray(A.todense()), want, err_msg=backend)
+
     @pytest.mark.parametrize('backend', BACKENDS)
     def test_x_at_a_is_a_transpose_at_x_on_every_backend(self, backend):
         A = ej.JITCMatrix(LAWS['uniform'], prob=0.2, seed=5, shape=(25, 40), law='uniform', backend=backend)
