@@ -125,13 +125,15 @@ class JITCMatrix(_SparseMatrix):
             c = np.asarray(gen.first_column(key_s, np.uint32(span))).astype(np.int64)
             live, t = np.nonzero(c < n)[0], 0
             params = self.weights.astype(acc)
+            key_w = jnp.asarray(key_w)
             while live.size:
-                w = gen.weight_at(self.law, params, jnp.asarray(key_w[live]), t, acc, jnp.uint32(0))
+                # Whole-row arrays every step: one shape, so each op compiles once.
+                w = np.asarray(gen.weight_at(self.law, params, key_w, t, acc, jnp.uint32(0)))
                 rows_all.append(live)
                 cols_all.append(c[live])
-                vals_all.append(np.asarray(w).astype(self.dtype))
+                vals_all.append(w[live].astype(self.dtype))
                 t += 1
-                c[live] += 1 + np.asarray(gen.draw(key_s[live], t) % np.uint32(span)).astype(np.int64)
+                c[live] += 1 + np.asarray(gen.draw(key_s, t) % np.uint32(span)).astype(np.int64)[live]
                 live = live[c[live] < n]
         rows = np.concatenate(rows_all) if rows_all else np.zeros(0, np.int64)
         order = np.argsort(rows, kind='stable')
