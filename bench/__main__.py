@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 
-SECTIONS = ['config_switch', 'numba_bridge', 'backends_toy', 'kernels_dense_csr', 'kernels_fcn']
+SECTIONS = ['config_switch', 'numba_bridge', 'backends_toy', 'kernels_dense_csr', 'kernels_fcn', 'kernels_jitc']
 
 
 def main(argv=None) -> None:

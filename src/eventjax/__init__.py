@@ -7,9 +7,11 @@ from eventjax.config import clear_backends, get_backend, set_backend
 from eventjax.connectivity import random_csr, random_fixed_num_conn
 from eventjax.containers import CSR, EventArray, FixedNumConn
 from eventjax.containers_csc import CSC, FixedNumPerPost, FixedNumPerPre, FixedPostNumConn, FixedPreNumConn
+from eventjax.jitc_matrix import JITCMatrix
 from eventjax.kernels.csr import binary_csrmm, csrmm, csrmv
 from eventjax.kernels.dense import binary_densemm, binary_densemv
 from eventjax.kernels.fixed_conn import binary_fcnmv
+from eventjax.kernels.jitc import binary_jitcmm, binary_jitcmv, jitcmm, jitcmv
 from eventjax.keyword_aliases import binary_csrmv, binary_fcnmm, fcnmm, fcnmv
 from eventjax.primitive import defjvp, general_batching_rule, primitives
 from eventjax.primitive.tags import get_all_primitive_names, get_primitives_by_tags, get_registry
@@ -36,6 +38,7 @@ __all__ = [
     'FixedNumPerPre',
     'FixedPostNumConn',
     'FixedPreNumConn',
+    'JITCMatrix',
     'XLACustomKernel',
     'backends_available',
     'binary_csrmm',
@@ -44,6 +47,8 @@ __all__ = [
     'binary_densemv',
     'binary_fcnmm',
     'binary_fcnmv',
+    'binary_jitcmm',
+    'binary_jitcmv',
     'clear_backends',
     'config',
     'csrmm',
@@ -57,6 +62,8 @@ __all__ = [
     'get_backend',
     'get_primitives_by_tags',
     'get_registry',
+    'jitcmm',
+    'jitcmv',
     'primitives',
     'random_csr',
     'random_fixed_num_conn',

@@ -182,7 +182,7 @@ def _parser() -> argparse.ArgumentParser:
     cache = sub.add_parser('cache', help='where the compiled numba handlers are kept, their size; --clear')
     cache.add_argument('--clear', action='store_true', help='delete them (the next run compiles again)')
     bench = sub.add_parser('bench', help='time the standard kernels against a dense product')
-    bench.add_argument('--family', action='append', choices=('dense', 'csr', 'fcn'),
+    bench.add_argument('--family', action='append', choices=('dense', 'csr', 'fcn', 'jitc'),
                        help='kernel family; repeat for several (default: all)')
     bench.add_argument('--backends', nargs='+', metavar='NAME', help='backends to time (default: all that run here)')
     bench.add_argument('--sizes', nargs='+', type=int, metavar='N', help='neuron counts of the square networks')

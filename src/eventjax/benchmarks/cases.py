@@ -40,7 +40,7 @@ class Case:
     """An operator of a family, and how to build an instance of size ``n``.
 
     Attributes:
-        family: ``'dense'``, ``'csr'`` or ``'fcn'``.
+        family: ``'dense'``, ``'csr'``, ``'fcn'`` or ``'jitc'``.
         operator: label in the table, e.g. ``'binary_csrmv T'``.
         function: the public function's name in ``eventjax``.
         build: ``build(n, rng) -> Problem``.
@@ -116,6 +116,18 @@ def _fcn_case(fn, transpose, events=True):
     return build
 
 
+def _jitc_case(fn, transpose, events=True):
+    """A JITC matrix with the same statistics (``CONN_PROB``, normal weights); never stored."""
+    def build(n, rng):
+        weights = jnp.asarray([0.0, 1.0], jnp.float32)
+        x = _events(rng, n) if events else jnp.asarray(rng.normal(size=(n,)).astype(np.float32))
+        call = lambda w, x, backend: getattr(ej, fn)((w[0], w[1]), x, seed=0, prob=CONN_PROB, shape=(n, n),
+                                                      law='normal', transpose=transpose, backend=backend)
+        dense = ej.JITCMatrix((0.0, 1.0), prob=CONN_PROB, seed=0, shape=(n, n), law='normal').todense()
+        return Problem((weights, x), call, (dense, x), _dense_events(transpose), int(round(CONN_PROB * n)))
+    return build
+
+
 CASES = (
     Case('dense', 'binary_densemv T', 'binary_densemv', _dense_case('binary_densemv', True)),
     Case('dense', 'binary_densemv', 'binary_densemv', _dense_case('binary_densemv', False)),
@@ -127,9 +139,12 @@ CASES = (
     Case('fcn', 'binary_fcnmv T', 'binary_fcnmv', _fcn_case('binary_fcnmv', True)),
     Case('fcn', 'binary_fcnmv', 'binary_fcnmv', _fcn_case('binary_fcnmv', False)),
     Case('fcn', 'fcnmv', 'fcnmv', _fcn_case('fcnmv', False, events=False)),
+    Case('jitc', 'binary_jitcmv T', 'binary_jitcmv', _jitc_case('binary_jitcmv', True)),
+    Case('jitc', 'binary_jitcmv', 'binary_jitcmv', _jitc_case('binary_jitcmv', False)),
+    Case('jitc', 'jitcmv', 'jitcmv', _jitc_case('jitcmv', False, events=False)),
 )
 
-FAMILIES = ('dense', 'csr', 'fcn')
+FAMILIES = ('dense', 'csr', 'fcn', 'jitc')
 
 
 def cases_for(families) -> list[Case]:

@@ -1,0 +1,52 @@
+"""``binary_jitcmv``: a just-in-time connectivity (JITC) matrix times a vector of events."""
+
+from __future__ import annotations
+
+from eventjax.kernels.common import Operator
+from eventjax.kernels.jitc import reference
+from eventjax.kernels.jitc.arguments import check_jitc_call
+from eventjax.kernels.jitc.jitcmv import _jitcmv
+
+__all__ = ['binary_jitcmv']
+
+
+def binary_jitcmv(weights, spikes, *, seed, prob, shape, law='homo', transpose=False, backend=None):
+    """Multiply a JITC matrix ``A`` (``shape=(m, n)``) by a vector of events.
+
+    An entry of ``spikes`` is an event when it is ``True`` or ``> 0``; its
+    value is otherwise ignored, and a connection without an event adds
+    nothing. With ``transpose=True`` (presynaptic events into postsynaptic
+    currents) the numba and warp kernels generate only the rows of the
+    events: the cost is events x ``n * prob``, never the matrix size. The
+    derivative with respect to ``spikes`` is that of :func:`jitcmv`.
+
+    Args:
+        weights: one weight (``law='homo'``), ``(low, high)`` (``'uniform'``)
+            or ``(loc, scale)`` (``'normal'``).
+        spikes: length ``n`` (``m`` when ``transpose``), bool or numeric.
+        seed: integer scalar (may be traced).
+        prob: connection probability in ``[0, 1]`` (a Python float).
+        shape: ``(m, n)``.
+        law: ``'homo'``, ``'uniform'`` or ``'normal'``.
+        transpose: compute ``spikes @ A`` instead of ``A @ spikes``.
+        backend: per-call backend (``'jax'``, ``'numba'``, ``'warp'``), or None.
+
+    Returns:
+        Length ``m`` (``n`` when ``transpose``), in the weights' dtype.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> import eventjax as ej
+        >>> ej.binary_jitcmv(0.5, jnp.array([True, False]), seed=0, prob=1.0, shape=(2, 3), transpose=True)
+        Array([0.5, 0.5, 0.5], dtype=float32)
+    """
+    weights, stream, spikes, shape = check_jitc_call(
+        'binary_jitcmv()', weights, spikes, seed=seed, prob=prob, shape=shape, law=law, transpose=transpose,
+        matrix=False, events=True)
+    return _binary_jitcmv.bind(weights, stream, spikes, shape=shape, transpose=transpose, law=law, backend=backend)
+
+
+_binary_jitcmv = Operator('binary_jitcmv', __package__, ('weights', 'stream', 'spikes'), events=True, matrix=False,
+                          weight_cotangent=reference.param_cotangent(_jitcmv.bind),
+                          float_op='jitcmv',
+                          mm_op='binary_jitcmm')

@@ -1,0 +1,267 @@
+"""Numba CPU kernels for the JITC operators.
+
+Each kernel is ``kernel(params, stream, x, out)`` with ``stream`` the uint32
+``(seed, span, law code)``. The hash lines repeat ``generator.py`` exactly in
+uint64 arithmetic masked to 32 bits (numba widens uint32 products), so the
+matrix is the one the ``jax`` kernels build, bit for bit.
+
+Cost: ``transpose=False`` gathers row by row: every row's connections are
+generated, ``m * n * prob`` in all. ``transpose=True`` scatters from the
+rows of ``x``; the binary kernels skip a row without an event before
+generating anything, so the event-driven product costs events x
+``n * prob``. Float kernels visit every row: a zero entry of ``x`` still
+multiplies its weights (IEEE products, as for the other families).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+__all__ = ['binary_jitcmm_kernel', 'binary_jitcmv_kernel', 'jitc_kernel', 'jitcmm_kernel', 'jitcmv_kernel']
+
+_MASK = np.uint64(0xFFFFFFFF)
+_GOLDEN = np.uint64(0x9E3779B9)
+_M1 = np.uint64(0x85EBCA6B)
+_M2 = np.uint64(0xC2B2AE35)
+_ROW_MUL = np.uint64(0x27D4EB2F)
+_SEED_XOR = np.uint64(0x5BD1E995)
+_WEIGHT_XOR = np.uint64(0xA511E9B3)
+_S8, _S13, _S16 = np.uint64(8), np.uint64(13), np.uint64(16)
+_LOW16 = np.uint64(0xFFFF)
+_SIX = np.uint64(6)
+
+
+@numba.njit(inline='always')
+def _fmix(h):
+    h ^= h >> _S16
+    h = (h * _M1) & _MASK
+    h ^= h >> _S13
+    h = (h * _M2) & _MASK
+    return h ^ (h >> _S16)
+
+
+@numba.njit(inline='always')
+def _draw(key, t):
+    return _fmix((key + ((np.uint64(t) * _GOLDEN) & _MASK)) & _MASK)
+
+
+@numba.njit(inline='always')
+def _keys(seed, row):
+    s = _fmix(np.uint64(seed) ^ _SEED_XOR)
+    key_s = _fmix((s + ((np.uint64(row) * _ROW_MUL) & _MASK)) & _MASK)
+    return key_s, _fmix(key_s ^ _WEIGHT_XOR)
+
+
+@numba.njit(inline='always')
+def _first(key_s, span):
+    return np.int64(min(_draw(key_s, 0) % span, _draw(key_s, 0xFFFFFFFF) % span))
+
+
+@numba.njit(inline='always')
+def _next(c, key_s, t, span):
+    return c + 1 + np.int64(_draw(key_s, t) % span)
+
+
+@numba.njit(inline='always')
+def _weight(params, law, key_w, t):
+    """The weight of connection ``t``, in the params' dtype (see ``generator.weight_at``)."""
+    T = params.dtype.type
+    if law == 0:
+        return params[0]
+    if law == 1:
+        u = T(_draw(key_w, t) >> _S8) * T(2.0**-24)
+        return params[0] + (params[1] - params[0]) * u
+    total = np.int64(0)
+    for j in range(6):
+        h = _draw(key_w, (np.uint64(t) * _SIX + np.uint64(j)) & _MASK)
+        total += np.int64(h >> _S16) + np.int64(h & _LOW16)
+    z = T(total - 6 * 65536) * T(2.0**-16)
+    return params[0] + params[1] * z
+
+
+@numba.njit(cache=True)
+def _mv_gather(params, stream, x, out):
+    seed, span, law = stream[0], np.uint64(stream[1]), stream[2]
+    n = x.shape[0]
+    out[:] = 0
+    if span == 0:
+        return
+    for i in range(out.shape[0]):
+        key_s, key_w = _keys(seed, i)
+        acc = out.dtype.type(0)
+        c, t = _first(key_s, span), 0
+        while c < n:
+            acc += _weight(params, law, key_w, t) * x[c]
+            t += 1
+            c = _next(c, key_s, t, span)
+        out[i] = acc
+
+
+@numba.njit(cache=True)
+def _binary_mv_gather(params, stream, x, out):
+    seed, span, law = stream[0], np.uint64(stream[1]), stream[2]
+    n = x.shape[0]
+    out[:] = 0
+    if span == 0:
+        return
+    for i in range(out.shape[0]):
+        key_s, key_w = _keys(seed, i)
+        acc = out.dtype.type(0)
+        c, t = _first(key_s, span), 0
+        while c < n:
+            if x[c] > 0:
+                acc += _weight(params, law, key_w, t)
+            t += 1
+            c = _next(c, key_s, t, span)
+        out[i] = acc
+
+
+@numba.njit(cache=True)
+def _mv_scatter(params, stream, x, out):
+    seed, span, law = stream[0], np.uint64(stream[1]), stream[2]
+    n = out.shape[0]
+    out[:] = 0
+    if span == 0:
+        return
+    for i in range(x.shape[0]):
+        xi = x[i]
+        key_s, key_w = _keys(seed, i)
+        c, t = _first(key_s, span), 0
+        while c < n:
+            out[c] += _weight(params, law, key_w, t) * xi
+            t += 1
+            c = _next(c, key_s, t, span)
+
+
+@numba.njit(cache=True)
+def _binary_mv_scatter(params, stream, x, out):
+    seed, span, law = stream[0], np.uint64(stream[1]), stream[2]
+    n = out.shape[0]
+    out[:] = 0
+    if span == 0:
+        return
+    for i in range(x.shape[0]):
+        if not x[i] > 0:
+            continue
+        key_s, key_w = _keys(seed, i)
+        c, t = _first(key_s, span), 0
+        while c < n:
+            out[c] += _weight(params, law, key_w, t)
+            t += 1
+            c = _next(c, key_s, t, span)
+
+
+@numba.njit(cache=True)
+def _mm_gather(params, stream, B, out):
+    seed, span, law = stream[0], np.uint64(stream[1]), stream[2]
+    n = B.shape[0]
+    out[:] = 0
+    if span == 0:
+        return
+    for i in range(out.shape[0]):
+        key_s, key_w = _keys(seed, i)
+        c, t = _first(key_s, span), 0
+        while c < n:
+            w = _weight(params, law, key_w, t)
+            for col in range(B.shape[1]):
+                out[i, col] += w * B[c, col]
+            t += 1
+            c = _next(c, key_s, t, span)
+
+
+@numba.njit(cache=True)
+def _binary_mm_gather(params, stream, B, out):
+    seed, span, law = stream[0], np.uint64(stream[1]), stream[2]
+    n = B.shape[0]
+    out[:] = 0
+    if span == 0:
+        return
+    for i in range(out.shape[0]):
+        key_s, key_w = _keys(seed, i)
+        c, t = _first(key_s, span), 0
+        while c < n:
+            w = _weight(params, law, key_w, t)
+            for col in range(B.shape[1]):
+                if B[c, col] > 0:
+                    out[i, col] += w
+            t += 1
+            c = _next(c, key_s, t, span)
+
+
+@numba.njit(cache=True)
+def _mm_scatter(params, stream, B, out):
+    seed, span, law = stream[0], np.uint64(stream[1]), stream[2]
+    n = out.shape[0]
+    out[:] = 0
+    if span == 0:
+        return
+    for i in range(B.shape[0]):
+        key_s, key_w = _keys(seed, i)
+        c, t = _first(key_s, span), 0
+        while c < n:
+            w = _weight(params, law, key_w, t)
+            for col in range(B.shape[1]):
+                out[c, col] += w * B[i, col]
+            t += 1
+            c = _next(c, key_s, t, span)
+
+
+@numba.njit(cache=True)
+def _binary_mm_scatter(params, stream, B, out):
+    """Event-driven: a row's event columns are listed first; a row without one is never generated."""
+    seed, span, law = stream[0], np.uint64(stream[1]), stream[2]
+    n = out.shape[0]
+    out[:] = 0
+    if span == 0:
+        return
+    active = np.empty(B.shape[1], np.int64)
+    for i in range(B.shape[0]):
+        count = 0
+        for col in range(B.shape[1]):
+            if B[i, col] > 0:
+                active[count] = col
+                count += 1
+        if count == 0:
+            continue
+        key_s, key_w = _keys(seed, i)
+        c, t = _first(key_s, span), 0
+        while c < n:
+            w = _weight(params, law, key_w, t)
+            for a in range(count):
+                out[c, active[a]] += w
+            t += 1
+            c = _next(c, key_s, t, span)
+
+
+_KERNELS = {
+    (False, False, False): _mv_gather, (False, True, False): _mv_scatter,
+    (True, False, False): _binary_mv_gather, (True, True, False): _binary_mv_scatter,
+    (False, False, True): _mm_gather, (False, True, True): _mm_scatter,
+    (True, False, True): _binary_mm_gather, (True, True, True): _binary_mm_scatter,
+}
+
+
+def jitc_kernel(*, law, transpose, binary, matrix):
+    """The kernel for one JITC operator (``law`` travels in the ``stream`` operand)."""
+    return _KERNELS[(binary, transpose, matrix)]
+
+
+def jitcmv_kernel(*, law, transpose):
+    """The kernel for ``jitcmv``."""
+    return jitc_kernel(law=law, transpose=transpose, binary=False, matrix=False)
+
+
+def binary_jitcmv_kernel(*, law, transpose):
+    """The kernel for ``binary_jitcmv``."""
+    return jitc_kernel(law=law, transpose=transpose, binary=True, matrix=False)
+
+
+def jitcmm_kernel(*, law, transpose):
+    """The kernel for ``jitcmm``."""
+    return jitc_kernel(law=law, transpose=transpose, binary=False, matrix=True)
+
+
+def binary_jitcmm_kernel(*, law, transpose):
+    """The kernel for ``binary_jitcmm``."""
+    return jitc_kernel(law=law, transpose=transpose, binary=True, matrix=True)
