@@ -90,3 +90,13 @@ def test_jit_vmap_and_grad():
 
     for got, want in zip(jax.grad(loss, (0, 1))(data, v, 'pallas'), jax.grad(loss, (0, 1))(data, v, 'jax')):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize('transpose', [False, True])
+def test_traced_indptr_past_the_entries_reads_only_the_stored_ones(transpose):
+    """Under jit an indptr ending past len(indices) gives the row the stored entries only."""
+    data, indices, indptr = jnp.array([1.0, 2.0, 4.0]), jnp.array([0, 1, 1]), jnp.array([0, 5])
+    x = jnp.ones(1 if transpose else 2, bool)
+    f = jax.jit(lambda p: ej.binary_csrmv(data, indices, p, x, shape=(1, 2), transpose=transpose,
+                                          backend='pallas'))
+    np.testing.assert_array_equal(f(indptr), [1.0, 6.0] if transpose else [7.0])

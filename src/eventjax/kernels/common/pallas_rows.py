@@ -42,9 +42,11 @@ def _next_pow2(n: int) -> int:
     return 1 << max(0, (n - 1).bit_length())
 
 
-def _row_bounds(i, indptr_ref, row_length):
+def _row_bounds(i, indptr_ref, row_length, nnz):
     if row_length is None:
-        return indptr_ref[i], indptr_ref[i + 1]
+        # The operator repairs indptr before binding; the clip only guarantees
+        # that no indptr, repaired or not, makes the kernel read past the entries.
+        return jnp.clip(indptr_ref[i], 0, nnz), jnp.clip(indptr_ref[i + 1], 0, nnz)
     return i * row_length, (i + 1) * row_length
 
 
@@ -68,7 +70,7 @@ def _gather_body(m, n, row_length, homogeneous, events, acc):
 
             @pl.when(i < m)
             def _():
-                start, end = _row_bounds(i, indptr_ref, row_length)
+                start, end = _row_bounds(i, indptr_ref, row_length, indices_ref.shape[0])
 
                 def entry(k, total):
                     j = indices_ref[k]
@@ -104,7 +106,7 @@ def _scatter_body(m, n, row_length, homogeneous, events, acc):
 
             @pl.when(visit)
             def _():
-                start, end = _row_bounds(i, indptr_ref, row_length)
+                start, end = _row_bounds(i, indptr_ref, row_length, indices_ref.shape[0])
 
                 def entry(k, carry):
                     j = indices_ref[k]
