@@ -112,6 +112,9 @@ def _scatter_body(m, n, row_length, homogeneous, events, acc):
                     j = indices_ref[k]
                     w = data_ref[0 if homogeneous else k].astype(acc)
 
+                    # One row per atomic under pl.when, not a masked vector of
+                    # targets: interpret mode implements neither masks nor
+                    # duplicate targets in one atomic_add.
                     @pl.when((j >= 0) & (j < n))
                     def _():
                         plgpu.atomic_add(y_ref, (j, slice(None)), _contribution(w, xi, events))
