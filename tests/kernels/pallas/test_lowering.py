@@ -1,0 +1,70 @@
+"""The compiled paths: every pallas kernel lowers for cuda (Triton) and the dense ones for tpu (Mosaic).
+
+Lowering for another platform needs no device, so these run here; the last
+test runs the compiled kernels and needs a GPU.
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import eventjax as ej
+from eventjax.errors import BackendNotFoundError
+
+M, N, K = 6, 5, 3
+
+
+def _operands(op, transpose):
+    """Operands of ``op`` with an events/float vector (mv) or matrix (mm) of the right length."""
+    rows = M if transpose else N
+    x = jnp.ones((rows, 2) if op.endswith('mm') else (rows,), jnp.float32)
+    if 'dense' in op:
+        return (jnp.ones((M, N), jnp.float32), x > 0), {}
+    if 'csr' in op:
+        indptr = jnp.arange(M + 1, dtype=jnp.int32)
+        return (jnp.ones(M), jnp.arange(M, dtype=jnp.int32) % N, indptr, x), {'shape': (M, N)}
+    return (jnp.ones((M, K)), jnp.zeros((M, K), jnp.int32), x), {'shape': (M, N)}
+
+
+OPS = ['binary_densemv', 'binary_densemm', 'csrmv', 'csrmm', 'binary_csrmv', 'binary_csrmm',
+       'fcnmv', 'fcnmm', 'binary_fcnmv', 'binary_fcnmm']
+
+
+def _lowered(op, transpose, platform):
+    args, kw = _operands(op, transpose)
+    f = jax.jit(lambda *a: getattr(ej, op)(*a, transpose=transpose, backend='pallas', **kw))
+    return f.trace(*args).lower(lowering_platforms=(platform,)).as_text()
+
+
+@pytest.mark.parametrize('transpose', [False, True])
+@pytest.mark.parametrize('op', OPS)
+def test_lowers_to_one_triton_call_on_cuda(op, transpose):
+    """Each operator becomes a Triton kernel; only the transposed sparse ones use atomics."""
+    text = _lowered(op, transpose, 'cuda')
+    assert text.count('xla.gpu.triton') == 1
+    assert ('atomic_rmw' in text) == (transpose and 'dense' not in op)
+
+
+@pytest.mark.parametrize('transpose', [False, True])
+def test_dense_lowers_to_mosaic_on_tpu(transpose):
+    """binary_densemv has a tpu kernel: it lowers to one Mosaic custom call."""
+    assert _lowered('binary_densemv', transpose, 'tpu').count('tpu_custom_call') == 1
+
+
+def test_sparse_operators_have_no_tpu_kernel_and_say_which_backend_to_use():
+    """On tpu a sparse operator with backend='pallas' raises, naming 'jax' as the backend to use."""
+    with pytest.raises(BackendNotFoundError, match="'jax'"):
+        _lowered('binary_csrmv', True, 'tpu')
+
+
+@pytest.mark.skipif(jax.default_backend() not in ('gpu', 'cuda'), reason='needs a GPU (compiled Triton kernels)')
+@pytest.mark.parametrize('transpose', [False, True])
+@pytest.mark.parametrize('op', OPS)
+def test_compiled_on_the_gpu_matches_jax(op, transpose):
+    """The compiled Triton kernels give what the jax backend gives."""
+    args, kw = _operands(op, transpose)
+    fn = getattr(ej, op)
+    got = fn(*args, transpose=transpose, backend='pallas', **kw)
+    want = fn(*args, transpose=transpose, backend='jax', **kw)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-5)
