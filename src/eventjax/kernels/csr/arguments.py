@@ -17,7 +17,7 @@ from eventjax.kernels.common.checks import (
     validate_csr_structure,
 )
 
-__all__ = ['check_csr_call']
+__all__ = ['check_csr_call', 'checked_call']
 
 
 def check_csr_call(who, data, indices, indptr, x, *, shape, transpose, matrix, events, validate=True):
@@ -58,3 +58,11 @@ def check_csr_call(who, data, indices, indptr, x, *, shape, transpose, matrix, e
     else:
         indptr = repair_indptr(indptr, nnz)
     return data, indices, indptr, x, (m, n)
+
+
+def checked_call(op, data, indices, indptr, x, *, shape, transpose, backend, validate):
+    """Check a CSR product's operands for the declared operator ``op``, then bind it."""
+    data, indices, indptr, x, shape = check_csr_call(
+        f'{op.name}()', data, indices, indptr, x, shape=shape, transpose=transpose, matrix=op.matrix,
+        events=op.events, validate=validate)
+    return op.bind(data, indices, indptr, x, shape=shape, transpose=transpose, backend=backend)

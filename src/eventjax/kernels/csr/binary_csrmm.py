@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from eventjax.kernels.common import Operator
 from eventjax.kernels.csr import reference
-from eventjax.kernels.csr.arguments import check_csr_call
+from eventjax.kernels.csr.arguments import checked_call
 
 __all__ = ['binary_csrmm']
 
@@ -20,9 +20,7 @@ def binary_csrmm(data, indices, indptr, B, *, shape, transpose=False, backend=No
 
     Args:
         B: ``(n, k)`` events (``(m, k)`` when ``transpose``), bool or numeric.
-        data, indices, indptr, shape, transpose, backend: as in :func:`csrmv`.
-        validate: check concrete index structure by value (False skips it for
-            trusted structure; bad entries are then dropped).
+        data, indices, indptr, shape, transpose, backend, validate: as in :func:`csrmv`.
 
     Returns:
         ``(m, k)`` (``(n, k)`` when ``transpose``): :func:`csrmm` of the event indicator.
@@ -35,10 +33,8 @@ def binary_csrmm(data, indices, indptr, B, *, shape, transpose=False, backend=No
         Array([[1., 0.],
                [2., 2.]], dtype=float32)
     """
-    data, indices, indptr, B, shape = check_csr_call(
-        'binary_csrmm()', data, indices, indptr, B, shape=shape, transpose=transpose, matrix=True, events=True,
-        validate=validate)
-    return _binary_csrmm.bind(data, indices, indptr, B, shape=shape, transpose=transpose, backend=backend)
+    return checked_call(_binary_csrmm, data, indices, indptr, B,
+                        shape=shape, transpose=transpose, backend=backend, validate=validate)
 
 
 _binary_csrmm = Operator('binary_csrmm', __package__, ('data', 'indices', 'indptr', 'B'),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from eventjax.kernels.common import Operator
 from eventjax.kernels.csr import reference
-from eventjax.kernels.csr.arguments import check_csr_call
+from eventjax.kernels.csr.arguments import checked_call
 
 __all__ = ['binary_csrmv']
 
@@ -22,9 +22,7 @@ def binary_csrmv(data, indices, indptr, spikes, *, shape, transpose=False, backe
 
     Args:
         spikes: length ``n`` (``m`` when ``transpose``), bool or numeric.
-        data, indices, indptr, shape, transpose, backend: as in :func:`csrmv`.
-        validate: check concrete index structure by value (False skips it for
-            trusted structure; bad entries are then dropped).
+        data, indices, indptr, shape, transpose, backend, validate: as in :func:`csrmv`.
 
     Returns:
         Length ``m`` (``n`` when ``transpose``): :func:`csrmv` of the event indicator.
@@ -36,10 +34,8 @@ def binary_csrmv(data, indices, indptr, spikes, *, shape, transpose=False, backe
         >>> ej.binary_csrmv(data, indices, indptr, jnp.array([True, False]), shape=(2, 2), transpose=True)
         Array([1., 2.], dtype=float32)
     """
-    data, indices, indptr, spikes, shape = check_csr_call(
-        'binary_csrmv()', data, indices, indptr, spikes, shape=shape, transpose=transpose,
-        matrix=False, events=True, validate=validate)
-    return _binary_csrmv.bind(data, indices, indptr, spikes, shape=shape, transpose=transpose, backend=backend)
+    return checked_call(_binary_csrmv, data, indices, indptr, spikes,
+                        shape=shape, transpose=transpose, backend=backend, validate=validate)
 
 
 _binary_csrmv = Operator('binary_csrmv', __package__, ('data', 'indices', 'indptr', 'spikes'),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from eventjax.kernels.common import Operator
 from eventjax.kernels.csr import reference
-from eventjax.kernels.csr.arguments import check_csr_call
+from eventjax.kernels.csr.arguments import checked_call
 
 __all__ = ['csrmm']
 
@@ -16,9 +16,7 @@ def csrmm(data, indices, indptr, B, *, shape, transpose=False, backend=None, val
 
     Args:
         B: ``(n, k)`` matrix (``(m, k)`` when ``transpose``); cast to ``data``'s dtype.
-        data, indices, indptr, shape, transpose, backend: as in :func:`csrmv`.
-        validate: check concrete index structure by value (False skips it for
-            trusted structure; bad entries are then dropped).
+        data, indices, indptr, shape, transpose, backend, validate: as in :func:`csrmv`.
 
     Returns:
         ``(m, k)`` (``(n, k)`` when ``transpose``) in ``data``'s dtype.
@@ -31,10 +29,8 @@ def csrmm(data, indices, indptr, B, *, shape, transpose=False, backend=None, val
         Array([[1., 1., 1.],
                [2., 2., 2.]], dtype=float32)
     """
-    data, indices, indptr, B, shape = check_csr_call(
-        'csrmm()', data, indices, indptr, B, shape=shape, transpose=transpose, matrix=True, events=False,
-        validate=validate)
-    return _csrmm.bind(data, indices, indptr, B, shape=shape, transpose=transpose, backend=backend)
+    return checked_call(_csrmm, data, indices, indptr, B,
+                        shape=shape, transpose=transpose, backend=backend, validate=validate)
 
 
 _csrmm = Operator('csrmm', __package__, ('data', 'indices', 'indptr', 'B'),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from eventjax.kernels.common import Operator
 from eventjax.kernels.csr import reference
-from eventjax.kernels.csr.arguments import check_csr_call
+from eventjax.kernels.csr.arguments import checked_call
 
 __all__ = ['csrmv']
 
@@ -35,10 +35,8 @@ def csrmv(data, indices, indptr, v, *, shape, transpose=False, backend=None, val
         >>> ej.csrmv(data, indices, indptr, jnp.array([1., 10.]), shape=(2, 2))
         Array([21., 30.], dtype=float32)
     """
-    data, indices, indptr, v, shape = check_csr_call(
-        'csrmv()', data, indices, indptr, v, shape=shape, transpose=transpose, matrix=False, events=False,
-        validate=validate)
-    return _csrmv.bind(data, indices, indptr, v, shape=shape, transpose=transpose, backend=backend)
+    return checked_call(_csrmv, data, indices, indptr, v,
+                        shape=shape, transpose=transpose, backend=backend, validate=validate)
 
 
 _csrmv = Operator('csrmv', __package__, ('data', 'indices', 'indptr', 'v'),

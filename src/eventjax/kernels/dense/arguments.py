@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from eventjax.kernels.common import check_events, check_length, check_rank, check_weights
 
-__all__ = ['check_dense_call']
+__all__ = ['check_dense_call', 'checked_call']
 
 
 def check_dense_call(who, weights, spikes, *, transpose, matrix, validate=True):
@@ -23,3 +23,10 @@ def check_dense_call(who, weights, spikes, *, transpose, matrix, validate=True):
     want, what = (m, 'rows of weights, as transpose=True') if transpose else (n, 'columns of weights')
     check_length(who, 'spikes', spikes, want, what)
     return weights, spikes
+
+
+def checked_call(op, weights, spikes, *, transpose, backend, validate):
+    """Check a dense event product's operands for the declared operator ``op``, then bind it."""
+    weights, spikes = check_dense_call(f'{op.name}()', weights, spikes, transpose=transpose, matrix=op.matrix,
+                                       validate=validate)
+    return op.bind(weights, spikes, transpose=transpose, backend=backend)

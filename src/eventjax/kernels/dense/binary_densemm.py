@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from eventjax.kernels.common import Operator
 from eventjax.kernels.dense import reference
-from eventjax.kernels.dense.arguments import check_dense_call
+from eventjax.kernels.dense.arguments import checked_call
 
 __all__ = ['binary_densemm']
 
@@ -32,9 +32,7 @@ def binary_densemm(weights, spikes, *, transpose=False, backend=None, validate=T
         Array([[1., 0.],
                [0., 0.]], dtype=float32)
     """
-    weights, spikes = check_dense_call('binary_densemm()', weights, spikes, transpose=transpose, matrix=True,
-        validate=validate)
-    return _binary_densemm.bind(weights, spikes, transpose=transpose, backend=backend)
+    return checked_call(_binary_densemm, weights, spikes, transpose=transpose, backend=backend, validate=validate)
 
 
 _binary_densemm = Operator('binary_densemm', __package__, ('weights', 'spikes'),

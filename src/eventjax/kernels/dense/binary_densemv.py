@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from eventjax.kernels.common import Operator
 from eventjax.kernels.dense import reference
-from eventjax.kernels.dense.arguments import check_dense_call
+from eventjax.kernels.dense.arguments import checked_call
 
 __all__ = ['binary_densemv']
 
@@ -35,9 +35,7 @@ def binary_densemv(weights, spikes, *, transpose=False, backend=None, validate=T
         >>> ej.binary_densemv(jnp.array([[1., 2.], [3., 4.]]), jnp.array([0.0, 5.0]))
         Array([2., 4.], dtype=float32)
     """
-    weights, spikes = check_dense_call('binary_densemv()', weights, spikes, transpose=transpose, matrix=False,
-        validate=validate)
-    return _binary_densemv.bind(weights, spikes, transpose=transpose, backend=backend)
+    return checked_call(_binary_densemv, weights, spikes, transpose=transpose, backend=backend, validate=validate)
 
 
 _binary_densemv = Operator('binary_densemv', __package__, ('weights', 'spikes'),

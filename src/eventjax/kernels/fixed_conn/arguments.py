@@ -16,7 +16,7 @@ from eventjax.kernels.common.checks import (
     validate_fcn_indices,
 )
 
-__all__ = ['check_fcn_call']
+__all__ = ['check_fcn_call', 'checked_call']
 
 
 def check_fcn_call(who, weights, indices, x, *, shape, transpose, matrix, events, validate=True):
@@ -56,3 +56,11 @@ def check_fcn_call(who, weights, indices, x, *, shape, transpose, matrix, events
     if validate and is_concrete(indices):
         validate_fcn_indices(who, indices, n)
     return weights, indices, x, (m, n)
+
+
+def checked_call(op, weights, indices, x, *, shape, transpose, backend, validate):
+    """Check an FCN product's operands for the declared operator ``op``, then bind it."""
+    weights, indices, x, shape = check_fcn_call(
+        f'{op.name}()', weights, indices, x, shape=shape, transpose=transpose, matrix=op.matrix,
+        events=op.events, validate=validate)
+    return op.bind(weights, indices, x, shape=shape, transpose=transpose, backend=backend)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from eventjax.kernels.common import Operator
 from eventjax.kernels.fixed_conn import reference
-from eventjax.kernels.fixed_conn.arguments import check_fcn_call
+from eventjax.kernels.fixed_conn.arguments import checked_call
 
 __all__ = ['binary_fcnmm']
 
@@ -20,9 +20,7 @@ def binary_fcnmm(weights, indices, B, *, shape, transpose=False, backend=None, v
 
     Args:
         B: ``(n, c)`` events (``(m, c)`` when ``transpose``), bool or numeric.
-        weights, indices, shape, transpose, backend: as in :func:`fcnmv`.
-        validate: check concrete index structure by value (False skips it for
-            trusted structure; bad entries are then dropped).
+        weights, indices, shape, transpose, backend, validate: as in :func:`fcnmv`.
 
     Returns:
         ``(m, c)`` (``(n, c)`` when ``transpose``): :func:`fcnmm` of the event indicator.
@@ -36,10 +34,8 @@ def binary_fcnmm(weights, indices, B, *, shape, transpose=False, backend=None, v
                [4., 2.],
                [2., 2.]], dtype=float32)
     """
-    weights, indices, B, shape = check_fcn_call(
-        'binary_fcnmm()', weights, indices, B, shape=shape, transpose=transpose, matrix=True, events=True,
-        validate=validate)
-    return _binary_fcnmm.bind(weights, indices, B, shape=shape, transpose=transpose, backend=backend)
+    return checked_call(_binary_fcnmm, weights, indices, B,
+                        shape=shape, transpose=transpose, backend=backend, validate=validate)
 
 
 _binary_fcnmm = Operator('binary_fcnmm', __package__, ('weights', 'indices', 'B'),

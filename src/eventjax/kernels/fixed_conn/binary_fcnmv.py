@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from eventjax.kernels.common import Operator
 from eventjax.kernels.fixed_conn import reference
-from eventjax.kernels.fixed_conn.arguments import check_fcn_call
+from eventjax.kernels.fixed_conn.arguments import checked_call
 
 __all__ = ['binary_fcnmv']
 
@@ -22,9 +22,7 @@ def binary_fcnmv(weights, indices, spikes, *, shape, transpose=False, backend=No
 
     Args:
         spikes: length ``n`` (``m`` when ``transpose``), bool or numeric.
-        weights, indices, shape, transpose, backend: as in :func:`fcnmv`.
-        validate: check concrete index structure by value (False skips it for
-            trusted structure; bad entries are then dropped).
+        weights, indices, shape, transpose, backend, validate: as in :func:`fcnmv`.
 
     Returns:
         Length ``m`` (``n`` when ``transpose``): :func:`fcnmv` of the event indicator.
@@ -36,10 +34,8 @@ def binary_fcnmv(weights, indices, spikes, *, shape, transpose=False, backend=No
         >>> ej.binary_fcnmv(weights, indices, jnp.array([True, False]), shape=(2, 3), transpose=True)
         Array([1., 2., 0.], dtype=float32)
     """
-    weights, indices, spikes, shape = check_fcn_call(
-        'binary_fcnmv()', weights, indices, spikes, shape=shape, transpose=transpose, matrix=False, events=True,
-        validate=validate)
-    return _binary_fcnmv.bind(weights, indices, spikes, shape=shape, transpose=transpose, backend=backend)
+    return checked_call(_binary_fcnmv, weights, indices, spikes,
+                        shape=shape, transpose=transpose, backend=backend, validate=validate)
 
 
 _binary_fcnmv = Operator('binary_fcnmv', __package__, ('weights', 'indices', 'spikes'),

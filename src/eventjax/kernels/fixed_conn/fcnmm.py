@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from eventjax.kernels.common import Operator
 from eventjax.kernels.fixed_conn import reference
-from eventjax.kernels.fixed_conn.arguments import check_fcn_call
+from eventjax.kernels.fixed_conn.arguments import checked_call
 
 __all__ = ['fcnmm']
 
@@ -18,9 +18,7 @@ def fcnmm(weights, indices, B, *, shape, transpose=False, backend=None, validate
 
     Args:
         B: ``(n, c)`` matrix (``(m, c)`` when ``transpose``); cast to the weights' dtype.
-        weights, indices, shape, transpose, backend: as in :func:`fcnmv`.
-        validate: check concrete index structure by value (False skips it for
-            trusted structure; bad entries are then dropped).
+        weights, indices, shape, transpose, backend, validate: as in :func:`fcnmv`.
 
     Returns:
         ``(m, c)`` (``(n, c)`` when ``transpose``) in the weights' dtype.
@@ -33,9 +31,8 @@ def fcnmm(weights, indices, B, *, shape, transpose=False, backend=None, validate
         Array([[2., 2.],
                [2., 2.]], dtype=float32)
     """
-    weights, indices, B, shape = check_fcn_call(
-        'fcnmm()', weights, indices, B, shape=shape, transpose=transpose, matrix=True, events=False, validate=validate)
-    return _fcnmm.bind(weights, indices, B, shape=shape, transpose=transpose, backend=backend)
+    return checked_call(_fcnmm, weights, indices, B,
+                        shape=shape, transpose=transpose, backend=backend, validate=validate)
 
 
 _fcnmm = Operator('fcnmm', __package__, ('weights', 'indices', 'B'),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from eventjax.kernels.common import Operator
 from eventjax.kernels.fixed_conn import reference
-from eventjax.kernels.fixed_conn.arguments import check_fcn_call
+from eventjax.kernels.fixed_conn.arguments import checked_call
 
 __all__ = ['fcnmv']
 
@@ -37,9 +37,8 @@ def fcnmv(weights, indices, v, *, shape, transpose=False, backend=None, validate
         >>> ej.fcnmv(weights, indices, jnp.array([1., 10., 100.]), shape=(2, 3))
         Array([ 21., 430.], dtype=float32)
     """
-    weights, indices, v, shape = check_fcn_call(
-        'fcnmv()', weights, indices, v, shape=shape, transpose=transpose, matrix=False, events=False, validate=validate)
-    return _fcnmv.bind(weights, indices, v, shape=shape, transpose=transpose, backend=backend)
+    return checked_call(_fcnmv, weights, indices, v,
+                        shape=shape, transpose=transpose, backend=backend, validate=validate)
 
 
 _fcnmv = Operator('fcnmv', __package__, ('weights', 'indices', 'v'),

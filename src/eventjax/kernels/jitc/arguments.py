@@ -11,7 +11,8 @@ import numpy as np
 from eventjax.kernels.common import check_events, check_length, check_rank, check_shape, check_weights, dtype_of
 from eventjax.kernels.jitc import generator as gen
 
-__all__ = ['check_jitc_call', 'check_law', 'check_params', 'check_prob', 'check_seed', 'expected_nnz', 'make_stream']
+__all__ = ['check_jitc_call', 'check_law', 'check_params', 'check_prob', 'check_seed', 'checked_call', 'expected_nnz',
+           'make_stream']
 
 INDEX_LIMIT = 2**31
 
@@ -131,3 +132,9 @@ def expected_nnz(shape, prob: float) -> float:
     return 0.0 if span == 0 else shape[0] * shape[1] * 2.0 / (span + 1)
 
 
+def checked_call(op, weights, x, *, seed, prob, shape, law, transpose, backend):
+    """Check a JITC product's operands for the declared operator ``op``, then bind it."""
+    weights, stream, x, shape = check_jitc_call(
+        f'{op.name}()', weights, x, seed=seed, prob=prob, shape=shape, law=law, transpose=transpose,
+        matrix=op.matrix, events=op.events)
+    return op.bind(weights, stream, x, shape=shape, transpose=transpose, law=law, backend=backend)

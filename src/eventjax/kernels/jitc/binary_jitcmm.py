@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from eventjax.kernels.common import Operator
 from eventjax.kernels.jitc import reference
-from eventjax.kernels.jitc.arguments import check_jitc_call
+from eventjax.kernels.jitc.arguments import checked_call
 from eventjax.kernels.jitc.jitcmm import _jitcmm
 
 __all__ = ['binary_jitcmm']
@@ -19,15 +19,8 @@ def binary_jitcmm(weights, B, *, seed, prob, shape, law='homo', transpose=False,
     that of :func:`jitcmm`.
 
     Args:
-        weights: one weight (``law='homo'``), ``(low, high)`` (``'uniform'``)
-            or ``(loc, scale)`` (``'normal'``).
         B: ``(n, c)`` events (``(m, c)`` when ``transpose``), bool or numeric.
-        seed: integer scalar (may be traced).
-        prob: connection probability in ``[0, 1]`` (a Python float).
-        shape: ``(m, n)``.
-        law: ``'homo'``, ``'uniform'`` or ``'normal'``.
-        transpose: compute ``A.T @ B`` instead of ``A @ B``.
-        backend: per-call backend (``'jax'``, ``'numba'``, ``'warp'``), or None.
+        weights, seed, prob, shape, law, transpose, backend: as in :func:`jitcmv`.
 
     Returns:
         ``(m, c)`` (``(n, c)`` when ``transpose``) in the weights' dtype.
@@ -39,10 +32,8 @@ def binary_jitcmm(weights, B, *, seed, prob, shape, law='homo', transpose=False,
         Array([[4.],
                [4.]], dtype=float32)
     """
-    weights, stream, B, shape = check_jitc_call(
-        'binary_jitcmm()', weights, B, seed=seed, prob=prob, shape=shape, law=law, transpose=transpose,
-        matrix=True, events=True)
-    return _binary_jitcmm.bind(weights, stream, B, shape=shape, transpose=transpose, law=law, backend=backend)
+    return checked_call(_binary_jitcmm, weights, B,
+                        seed=seed, prob=prob, shape=shape, law=law, transpose=transpose, backend=backend)
 
 
 _binary_jitcmm = Operator('binary_jitcmm', __package__, ('weights', 'stream', 'B'), events=True, matrix=True,

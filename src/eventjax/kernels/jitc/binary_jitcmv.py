@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from eventjax.kernels.common import Operator
 from eventjax.kernels.jitc import reference
-from eventjax.kernels.jitc.arguments import check_jitc_call
+from eventjax.kernels.jitc.arguments import checked_call
 from eventjax.kernels.jitc.jitcmv import _jitcmv
 
 __all__ = ['binary_jitcmv']
@@ -21,15 +21,8 @@ def binary_jitcmv(weights, spikes, *, seed, prob, shape, law='homo', transpose=F
     derivative with respect to ``spikes`` is that of :func:`jitcmv`.
 
     Args:
-        weights: one weight (``law='homo'``), ``(low, high)`` (``'uniform'``)
-            or ``(loc, scale)`` (``'normal'``).
         spikes: length ``n`` (``m`` when ``transpose``), bool or numeric.
-        seed: integer scalar (may be traced).
-        prob: connection probability in ``[0, 1]`` (a Python float).
-        shape: ``(m, n)``.
-        law: ``'homo'``, ``'uniform'`` or ``'normal'``.
-        transpose: compute ``spikes @ A`` instead of ``A @ spikes``.
-        backend: per-call backend (``'jax'``, ``'numba'``, ``'warp'``), or None.
+        weights, seed, prob, shape, law, transpose, backend: as in :func:`jitcmv`.
 
     Returns:
         Length ``m`` (``n`` when ``transpose``), in the weights' dtype.
@@ -40,10 +33,8 @@ def binary_jitcmv(weights, spikes, *, seed, prob, shape, law='homo', transpose=F
         >>> ej.binary_jitcmv(0.5, jnp.array([True, False]), seed=0, prob=1.0, shape=(2, 3), transpose=True)
         Array([0.5, 0.5, 0.5], dtype=float32)
     """
-    weights, stream, spikes, shape = check_jitc_call(
-        'binary_jitcmv()', weights, spikes, seed=seed, prob=prob, shape=shape, law=law, transpose=transpose,
-        matrix=False, events=True)
-    return _binary_jitcmv.bind(weights, stream, spikes, shape=shape, transpose=transpose, law=law, backend=backend)
+    return checked_call(_binary_jitcmv, weights, spikes,
+                        seed=seed, prob=prob, shape=shape, law=law, transpose=transpose, backend=backend)
 
 
 _binary_jitcmv = Operator('binary_jitcmv', __package__, ('weights', 'stream', 'spikes'), events=True, matrix=False,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from eventjax.kernels.common import Operator
 from eventjax.kernels.jitc import reference
-from eventjax.kernels.jitc.arguments import check_jitc_call
+from eventjax.kernels.jitc.arguments import checked_call
 
 __all__ = ['jitcmm']
 
@@ -13,15 +13,8 @@ def jitcmm(weights, B, *, seed, prob, shape, law='homo', transpose=False, backen
     """Multiply a JITC matrix ``A`` (``shape=(m, n)``) by a dense matrix; ``A`` is generated, never stored.
 
     Args:
-        weights: one weight (``law='homo'``), ``(low, high)`` (``'uniform'``)
-            or ``(loc, scale)`` (``'normal'``).
         B: ``(n, c)`` (``(m, c)`` when ``transpose``).
-        seed: integer scalar (may be traced).
-        prob: connection probability in ``[0, 1]`` (a Python float).
-        shape: ``(m, n)``.
-        law: ``'homo'``, ``'uniform'`` or ``'normal'``.
-        transpose: compute ``A.T @ B`` instead of ``A @ B``.
-        backend: per-call backend (``'jax'``, ``'numba'``, ``'warp'``), or None.
+        weights, seed, prob, shape, law, transpose, backend: as in :func:`jitcmv`.
 
     Returns:
         ``(m, c)`` (``(n, c)`` when ``transpose``) in ``result_type(weights, B)``.
@@ -33,10 +26,8 @@ def jitcmm(weights, B, *, seed, prob, shape, law='homo', transpose=False, backen
         Array([[1., 1., 1.],
                [1., 1., 1.]], dtype=float32)
     """
-    weights, stream, B, shape = check_jitc_call(
-        'jitcmm()', weights, B, seed=seed, prob=prob, shape=shape, law=law, transpose=transpose,
-        matrix=True, events=False)
-    return _jitcmm.bind(weights, stream, B, shape=shape, transpose=transpose, law=law, backend=backend)
+    return checked_call(_jitcmm, weights, B,
+                        seed=seed, prob=prob, shape=shape, law=law, transpose=transpose, backend=backend)
 
 
 _jitcmm = Operator('jitcmm', __package__, ('weights', 'stream', 'B'), events=False, matrix=True,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from eventjax.kernels.common import Operator
 from eventjax.kernels.jitc import reference
-from eventjax.kernels.jitc.arguments import check_jitc_call
+from eventjax.kernels.jitc.arguments import checked_call
 
 __all__ = ['jitcmv']
 
@@ -37,10 +37,8 @@ def jitcmv(weights, v, *, seed, prob, shape, law='homo', transpose=False, backen
         >>> ej.jitcmv(0.5, jnp.ones(4), seed=0, prob=1.0, shape=(2, 4))
         Array([2., 2.], dtype=float32)
     """
-    weights, stream, v, shape = check_jitc_call(
-        'jitcmv()', weights, v, seed=seed, prob=prob, shape=shape, law=law, transpose=transpose,
-        matrix=False, events=False)
-    return _jitcmv.bind(weights, stream, v, shape=shape, transpose=transpose, law=law, backend=backend)
+    return checked_call(_jitcmv, weights, v,
+                        seed=seed, prob=prob, shape=shape, law=law, transpose=transpose, backend=backend)
 
 
 _jitcmv = Operator('jitcmv', __package__, ('weights', 'stream', 'v'), events=False, matrix=False,
