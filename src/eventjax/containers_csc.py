@@ -46,9 +46,9 @@ class CSC(CSR):
         Array([2., 3.], dtype=float32)
     """
 
-    def __init__(self, args, *, shape, transposed: bool = False):
+    def __init__(self, args, *, shape, transposed: bool = False, validate: bool = True):
         m, n = (int(d) for d in shape)
-        super().__init__(args, shape=(n, m), transposed=not transposed)
+        super().__init__(args, shape=(n, m), transposed=not transposed, validate=validate)
 
     def __repr__(self) -> str:
         view = ', transposed' if not self.transposed else ''
@@ -83,8 +83,8 @@ class FixedNumPerPre(FixedNumConn):
                [1., 0., 0.]], dtype=float32)
     """
 
-    def __init__(self, *args, shape, transposed: bool = False):
-        super().__init__(_pair('FixedNumPerPre()', args), shape=shape, transposed=transposed)
+    def __init__(self, *args, shape, transposed: bool = False, validate: bool = True):
+        super().__init__(_pair('FixedNumPerPre()', args), shape=shape, transposed=transposed, validate=validate)
 
 
 @jax.tree_util.register_pytree_node_class
@@ -104,9 +104,10 @@ class FixedNumPerPost(FixedNumConn):
         Array([1., 0., 1.], dtype=float32)
     """
 
-    def __init__(self, *args, shape, transposed: bool = False):
+    def __init__(self, *args, shape, transposed: bool = False, validate: bool = True):
         num_pre, num_post = (int(d) for d in shape)
-        super().__init__(_pair('FixedNumPerPost()', args), shape=(num_post, num_pre), transposed=not transposed)
+        super().__init__(_pair('FixedNumPerPost()', args), shape=(num_post, num_pre), transposed=not transposed,
+                         validate=validate)
 
     def __repr__(self) -> str:
         view = ', transposed' if not self.transposed else ''
@@ -119,7 +120,7 @@ class FixedNumPerPost(FixedNumConn):
     @classmethod
     def tree_unflatten(cls, aux, children):
         shape, transposed = aux
-        return cls(tuple(children), shape=shape, transposed=transposed)
+        return cls(tuple(children), shape=shape, transposed=transposed, validate=False)
 
 
 # brainevent's names before 0.1.
