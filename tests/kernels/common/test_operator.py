@@ -17,5 +17,6 @@ def test_a_declaration_registers_every_backend_and_the_rules():
     prim = _csrmv.primitive
     assert isinstance(prim, ej.XLACustomKernel)
     assert set(prim.available_backends('cpu')) >= {'jax', 'numba', 'warp'}
-    assert prim.available_backends('gpu') == ('jax', 'warp')
+    assert prim.available_backends('gpu') == ('jax', 'warp', 'pallas')
+    assert prim.get_default('gpu') == 'warp'  # pallas is registered, never the default
     assert ej.primitives()['csrmv']['cpu'] == prim.available_backends('cpu')

@@ -1,4 +1,4 @@
-"""Register the pallas kernels when the first pallas test runs, not at collection.
+"""Register the pallas kernels for the cpu (interpret mode) when the first pallas test runs, not at collection.
 
 Registering at collection would add ``'pallas'`` to the backends every other
 kernel test module parametrizes over, and interpret mode is too slow for
@@ -8,12 +8,25 @@ the whole suite; this folder runs a bounded set of cases instead.
 import pytest
 
 import eventjax as ej
-from eventjax.kernels.pallas_registration import register_pallas_kernels
+from eventjax.kernels.csr.binary_csrmm import _binary_csrmm
+from eventjax.kernels.csr.binary_csrmv import _binary_csrmv
+from eventjax.kernels.csr.csrmm import _csrmm
+from eventjax.kernels.csr.csrmv import _csrmv
+from eventjax.kernels.dense.binary_densemm import _binary_densemm
+from eventjax.kernels.dense.binary_densemv import _binary_densemv
+from eventjax.kernels.fixed_conn.binary_fcnmm import _binary_fcnmm
+from eventjax.kernels.fixed_conn.binary_fcnmv import _binary_fcnmv
+from eventjax.kernels.fixed_conn.fcnmm import _fcnmm
+from eventjax.kernels.fixed_conn.fcnmv import _fcnmv
+
+OPERATORS = (_binary_densemv, _binary_densemm, _csrmv, _csrmm, _binary_csrmv, _binary_csrmm,
+             _fcnmv, _fcnmm, _binary_fcnmv, _binary_fcnmm)
 
 
 @pytest.fixture(autouse=True)
 def _pallas_registered():
     # The cpu entry exists only while interpret mode is on at registration.
     ej.config.set_pallas_cpu_interpret(True)
-    register_pallas_kernels()
+    for op in OPERATORS:
+        op.register_pallas()
     yield

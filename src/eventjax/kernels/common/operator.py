@@ -45,7 +45,9 @@ class Operator:
             same call signature as :meth:`bind`; None (a float operator): itself.
         mm_op: the name of the matrix operator a vmap over ``x`` folds into;
             None (only for a matrix operator): itself.
-        kernels: the backends besides ``jax`` that have kernels.
+        kernels: the backends besides ``jax`` that have kernels. ``pallas``
+            kernels are ``<family>.pallas_impl.<name>_kernel`` (gpu) and,
+            where the family has one, ``<name>_tpu_kernel`` (tpu).
 
     Example::
 
@@ -55,7 +57,7 @@ class Operator:
 
     def __init__(self, name: str, family: str, operands: tuple[str, ...], *, events: bool, matrix: bool,
                  weight_cotangent: Callable, float_op: str | Callable | None = None, mm_op: str | None = None,
-                 kernels: tuple[str, ...] = ('numba', 'warp')):
+                 kernels: tuple[str, ...] = ('numba', 'warp', 'pallas')):
         if not matrix and mm_op is None:
             raise TypeError(f'Operator({name!r}): a vector operator must name its matrix counterpart (mm_op=...), '
                             f'which a vmap over {operands[-1]!r} folds into.')
@@ -66,11 +68,28 @@ class Operator:
         self.primitive = XLACustomKernel(name)
         self.primitive.def_jax_kernel(_impl(family, 'reference', name))
         for backend in kernels:
-            _register(self.primitive, backend, functools.partial(_impl, family, f'{backend}_impl', name))
+            if backend == 'pallas':
+                self.register_pallas()
+            else:
+                _register(self.primitive, backend, functools.partial(_impl, family, f'{backend}_impl', name))
         register_rules(self.primitive, self)
 
     def __repr__(self) -> str:
         return f'Operator({self.name!r})'
+
+    def register_pallas(self) -> None:
+        """Register the pallas kernels: gpu, and tpu where the family has one; never a default.
+
+        Registering again replaces them. The cpu gets the gpu kernel in
+        interpret mode when ``eventjax.config.set_pallas_cpu_interpret(True)``
+        was set before the call (tests do this).
+        """
+        module = importlib.import_module(f'{self.family}.pallas_impl')
+        tpu = getattr(module, f'{self.name}_tpu_kernel', None)
+        if tpu is not None:
+            self.primitive.def_pallas_kernel('tpu', tpu)
+        # gpu last: with cpu interpret on, the cpu entry is the gpu (Triton) kernel.
+        self.primitive.def_pallas_kernel('gpu', getattr(module, f'{self.name}_kernel'))
 
     def bind(self, *operands, backend: str | None = None, **static):
         """Call the primitive on checked operands (what the public function and the rules call)."""

@@ -38,4 +38,5 @@ def binary_jitcmm(weights, B, *, seed, prob, shape, law='homo', transpose=False,
 
 _binary_jitcmm = Operator('binary_jitcmm', __package__, ('weights', 'stream', 'B'), events=True, matrix=True,
                           weight_cotangent=reference.param_cotangent(_jitcmm.bind),
-                          float_op='jitcmm')
+                          float_op='jitcmm',
+                          kernels=('numba', 'warp'))

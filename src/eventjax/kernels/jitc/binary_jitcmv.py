@@ -40,4 +40,5 @@ def binary_jitcmv(weights, spikes, *, seed, prob, shape, law='homo', transpose=F
 _binary_jitcmv = Operator('binary_jitcmv', __package__, ('weights', 'stream', 'spikes'), events=True, matrix=False,
                           weight_cotangent=reference.param_cotangent(_jitcmv.bind),
                           float_op='jitcmv',
-                          mm_op='binary_jitcmm')
+                          mm_op='binary_jitcmm',
+                          kernels=('numba', 'warp'))

@@ -31,4 +31,5 @@ def jitcmm(weights, B, *, seed, prob, shape, law='homo', transpose=False, backen
 
 
 _jitcmm = Operator('jitcmm', __package__, ('weights', 'stream', 'B'), events=False, matrix=True,
-                   weight_cotangent=reference.param_cotangent(lambda *args, **static: _jitcmm.bind(*args, **static)))
+                   weight_cotangent=reference.param_cotangent(lambda *args, **static: _jitcmm.bind(*args, **static)),
+                   kernels=('numba', 'warp'))

@@ -43,4 +43,5 @@ def jitcmv(weights, v, *, seed, prob, shape, law='homo', transpose=False, backen
 
 _jitcmv = Operator('jitcmv', __package__, ('weights', 'stream', 'v'), events=False, matrix=False,
                    weight_cotangent=reference.param_cotangent(lambda *args, **static: _jitcmv.bind(*args, **static)),
-                   mm_op='jitcmm')
+                   mm_op='jitcmm',
+                   kernels=('numba', 'warp'))
