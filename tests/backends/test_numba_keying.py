@@ -8,7 +8,7 @@ import pytest
 
 numba = pytest.importorskip('numba')
 
-from eventjax.backends.numba_keying import kernel_fingerprint  # noqa: E402
+from eventjax.backends.numba_keying import describe_kernel, kernel_fingerprint  # noqa: E402
 
 
 def scale_by(s):
@@ -101,3 +101,12 @@ class TestUnknownValues:
 
     def test_a_library_object_without_a_faithful_repr_has_no_fingerprint(self):
         assert kernel_fingerprint(scale_by(threading.Lock())) is None
+
+    def test_a_kernel_made_by_exec_in_no_importable_module_is_keyed_but_not_portable(self):
+        # numba re-imports a disk-cached function's module in the next
+        # process; code run by exec under a made-up name cannot be re-imported.
+        namespace = {'__name__': '<dynamic>', 'numba': numba}
+        exec('@numba.njit\ndef k(x, out):\n    out[0] = x[0]\n', namespace)
+        fingerprint, portable = describe_kernel(namespace['k'])
+        assert fingerprint is not None and not portable
+        assert describe_kernel(scale_by(2.0))[1]

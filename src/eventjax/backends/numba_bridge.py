@@ -112,8 +112,10 @@ def target_count() -> int:
 
 
 def _kernel_key(kernel: Any) -> tuple[tuple, tuple | None]:
-    """(registry key, fingerprint or None) of ``kernel``."""
-    fingerprint = numba_keying.kernel_fingerprint(kernel)
+    """(registry key, fingerprint for the disk cache or None) of ``kernel``."""
+    fingerprint, portable = numba_keying.describe_kernel(kernel)
+    if fingerprint is not None and not portable:
+        return ('value', numba.config.BOUNDSCHECK, fingerprint), None
     if fingerprint is None:
         # The registry keeps the kernel alive, so its id is never reused.
         return ('identity', id(kernel)), None

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ['kernel_fingerprint']
+__all__ = ['describe_kernel', 'kernel_fingerprint']
 
 # Packages whose objects a kernel refers to by name: their meaning is fixed
 # by their version, which the disk cache key carries (see numba_codegen).
@@ -53,10 +53,25 @@ def kernel_fingerprint(kernel: Any) -> tuple | None:
         >>> kernel_fingerprint(f) == kernel_fingerprint(numba.njit(f.py_func))
         True
     """
+    return describe_kernel(kernel)[0]
+
+
+def describe_kernel(kernel: Any) -> tuple[tuple | None, bool]:
+    """``(fingerprint or None, portable)``: portable when a handler compiled from it may be cached on disk.
+
+    A kernel whose functions were made by ``exec`` in no importable module
+    has a fingerprint (it keys the handler in memory) but is not portable.
+
+    Example:
+        >>> import numba
+        >>> describe_kernel(numba.njit(lambda x, out: None))[1]
+        True
+    """
+    walk = _Walk()
     try:
-        return _Walk().value(kernel)
+        return walk.value(kernel), walk.portable
     except _Unfingerprintable:
-        return None
+        return None, False
 
 
 def _top_package(obj: Any) -> str:
@@ -103,6 +118,7 @@ class _Walk:
     """One fingerprinting walk; functions met twice are described once."""
 
     def __init__(self) -> None:
+        self.portable = True  # every function can be re-imported in another process
         self._done: dict[int, tuple] = {}
         self._keep: list[Any] = []  # keeps ids in _done valid during the walk
 
@@ -160,6 +176,11 @@ class _Walk:
         raise _Unfingerprintable(v)
 
     def _function(self, f: types.FunctionType) -> tuple:
+        if f.__module__ not in sys.modules:
+            # Code made by exec (a docs page, a notebook cell under another
+            # name): numba re-imports a cached function's module when it loads
+            # it in another process, which would fail there.
+            self.portable = False
         cells = []
         for cell in f.__closure__ or ():
             try:
