@@ -47,7 +47,7 @@ def canonical(dtype) -> np.dtype:
 def structure_error(problem: Problem) -> str | None:
     """Why the structure is invalid under the contract's index policy, or None."""
     m, n = problem.shape
-    if problem.family == 'dense':
+    if problem.family in ('dense', 'jitc'):  # a JITC matrix has no stored structure to break
         return None
     indices = np.asarray(problem.structure[1]).reshape(-1)
     bad = np.flatnonzero((indices < 0) | (indices >= n))
