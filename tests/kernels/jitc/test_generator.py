@@ -23,7 +23,8 @@ class TestOneMatrixEverywhere:
         for backend in BACKENDS:
             A = ej.JITCMatrix(weights, prob=0.2, seed=11, shape=(25, 40), law=law, backend=backend)
             np.testing.assert_array_equal(np.asarray(A.todense()), want, err_msg=backend)
-            np.testing.assert_array_equal(np.asarray(jax.jit(lambda A: A.todense())(A)), want, err_msg=backend)
+            if law == 'normal':  # under jit too, for the law with the most float operations per weight
+                np.testing.assert_array_equal(np.asarray(jax.jit(lambda A: A.todense())(A)), want, err_msg=backend)
 
     def test_float64_weights_are_bit_identical_too(self):
         want = jitc_dense((0.3, 0.7), seed=7, prob=0.2, shape=(20, 30), law='normal', dtype=np.float64)
