@@ -134,11 +134,11 @@ class JitcSuite:
 
         def loss(b):
             return lambda p, v: jnp.sum(jnp.sin(self.call('uniform', v, SHAPE, transpose, b, weights=(p[0], p[1]))))
+        want = jax.grad(loss('jax'), (0, 1))(params, x)
         for backend in others:
-            for wrt in (0, 1):
-                np.testing.assert_allclose(jax.grad(loss(backend), wrt)(params, x),
-                                           jax.grad(loss('jax'), wrt)(params, x), rtol=1e-5, atol=1e-5,
-                                           err_msg=backend)
+            got = jax.grad(loss(backend), (0, 1))(params, x)
+            for g, w in zip(got, want, strict=True):  # the weights' gradient, then the operand's
+                np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5, err_msg=backend)
 
     def test_the_gradient_wrt_the_operand_is_the_transposed_product(self, backend):
         x = jnp.asarray(self.operand(np.random.default_rng(10), SHAPE[1], kind='float'))
