@@ -75,7 +75,8 @@ class TestStatistics:
         A = ej.JITCMatrix(1.0, prob=0.05, seed=4, shape=(400, 1000))
         assert abs(float((np.asarray(A.todense()) != 0).sum()) / A.nnz - 1) < 0.03
 
-    @pytest.mark.parametrize(('prob', 'span'), [(0.0, 0), (1.0, 1), (0.001, 1999), (0.5, 3), (1e-12, gen.MAX_SPAN)])
+    @pytest.mark.parametrize(('prob', 'span'), [(0.0, 0), (1.0, 1), (0.001, 1999), (0.5, 3), (1e-12, gen.MAX_SPAN),
+                                               (5e-324, gen.MAX_SPAN)])
     def test_span_of(self, prob, span):
         assert gen.span_of(prob) == span
 
