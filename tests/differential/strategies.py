@@ -198,8 +198,8 @@ def _knobs(draw, name: str) -> dict:
         'index_dtype': draw(st.sampled_from(('int32', 'int64'))),
         'homogeneous': fam != 'dense' and draw(st.booleans()),
         'law': draw(st.sampled_from(LAWS)),
-        # 1e-12: a gap between connections beyond the int32 column index (refused unless n == 0).
-        'prob': draw(st.one_of(st.sampled_from((0.0, 1.0, 1e-12)), st.floats(0.0, 1.0))),
+        # 1e-12 and a subnormal: a gap between connections beyond the int32 index (refused unless n == 0).
+        'prob': draw(st.one_of(st.sampled_from((0.0, 1.0, 1e-12, 5e-324)), st.floats(0.0, 1.0))),
         'matrix_seed': draw(st.integers(0, 2**32 - 1)),
         'scalar_weight': draw(st.booleans()),
         'weight_special': draw(st.sampled_from((0.0, 0.1, 0.5))),
