@@ -55,14 +55,24 @@ def memory_mb(fn, args) -> float | None:
         >>> round(memory_mb(jax.jit(lambda x: x + 1), (jnp.ones(2**18),)), 1)
         2.0
     """
+    return _held_mb(fn.lower(*args).compile())
+
+
+def _held_mb(compiled) -> float | None:
     try:
-        stats = fn.lower(*args).compile().memory_analysis()
+        stats = compiled.memory_analysis()
     except Exception:  # an analysis is a nicety: no number rather than no benchmark
         return None
     if stats is None:
         return None
     total = stats.argument_size_in_bytes + stats.output_size_in_bytes + stats.temp_size_in_bytes
     return (total - stats.alias_size_in_bytes) / 2**20
+
+
+def _measure(timer, fn, args) -> tuple[float, float | None]:
+    """Median time and held memory of ``jit(fn)(*args)``, compiled once for both."""
+    compiled = jax.jit(fn).lower(*args).compile()
+    return timer(compiled, args), _held_mb(compiled)
 
 
 def _usable_backends(case, platform, wanted):
@@ -119,16 +129,14 @@ def run(families=FAMILIES, backends=None, sizes=None, *, quick=False, seed=0, pr
             if problem.dense is None:
                 notes.append(f'{case.operator} n={n}: no {problem.baseline} baseline (too big to store).')
             elif not per_backend:
-                base = jax.jit(problem.dense)
-                dense_us, dense_mb = timer(base, problem.dense_args), memory_mb(base, problem.dense_args)
+                dense_us, dense_mb = _measure(timer, problem.dense, problem.dense_args)
             for backend in chosen:
                 bar.step(f'{case.operator} n={n} {backend}')
-                fn = jax.jit(functools.partial(problem.call, backend=backend))
                 if per_backend and problem.dense is not None:
-                    base = jax.jit(functools.partial(problem.dense, backend=backend))
-                    dense_us, dense_mb = timer(base, problem.dense_args), memory_mb(base, problem.dense_args)
-                results.append(Result(case.family, case.operator, backend, n, problem.conn_per_row,
-                                      timer(fn, problem.args), dense_us, baseline=problem.baseline,
-                                      memory_mb=memory_mb(fn, problem.args), baseline_mb=dense_mb))
+                    dense_us, dense_mb = _measure(timer, functools.partial(problem.dense, backend=backend),
+                                                  problem.dense_args)
+                us, mb = _measure(timer, functools.partial(problem.call, backend=backend), problem.args)
+                results.append(Result(case.family, case.operator, backend, n, problem.conn_per_row, us, dense_us,
+                                      baseline=problem.baseline, memory_mb=mb, baseline_mb=dense_mb))
             del problem  # a 10**8-entry baseline is freed before the next one is built
     return results
