@@ -129,7 +129,7 @@ def _bench(args) -> int:
     if problem:
         print(f'eventjax bench: error: {problem}', file=sys.stderr)
         return 2
-    sizes = args.sizes or (benchmarks.QUICK_SIZES if args.quick else benchmarks.SIZES)
+    sizes = args.sizes or (benchmarks.QUICK_SIZES if args.quick else None)
     notes = []
     results = benchmarks.run(args.family or benchmarks.FAMILIES, args.backends, sizes, quick=args.quick,
                              seed=args.seed, notes=notes, progress=None if args.no_progress else sys.stderr)

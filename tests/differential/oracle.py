@@ -28,6 +28,7 @@ class Value:
     value: np.ndarray
     scale: np.ndarray
     dtype: np.dtype
+    precision: np.dtype | None = None  # the dtype the value was computed in, when coarser than ``dtype``
 
 
 @attrs.frozen(eq=False)
@@ -47,7 +48,7 @@ def canonical(dtype) -> np.dtype:
 def structure_error(problem: Problem) -> str | None:
     """Why the structure is invalid under the contract's index policy, or None."""
     m, n = problem.shape
-    if problem.family == 'dense':
+    if problem.family in ('dense', 'jitc'):  # a JITC matrix has no stored structure to break
         return None
     indices = np.asarray(problem.structure[1]).reshape(-1)
     bad = np.flatnonzero((indices < 0) | (indices >= n))
@@ -204,7 +205,7 @@ def mismatch(got, want: Value) -> str | None:
     if np.any(inf & (g != w)):
         at = np.argwhere(inf & (g != w))[0]
         return f'infinity differs at {tuple(at)}: got {g[tuple(at)]}, expected {w[tuple(at)]}'
-    tol = TOLERANCE.get(want.dtype, 0.0)
+    tol = max(TOLERANCE.get(want.dtype, 0.0), TOLERANCE.get(np.dtype(want.precision or want.dtype), 0.0))
     with np.errstate(invalid='ignore'):
         bad = ~nan & ~inf & ~(np.abs(g - w) <= tol * (1 + want.scale))
     if np.any(bad):

@@ -18,6 +18,7 @@ FAMILIES = {
     'dense': ('binary_densemv', 'binary_densemm'),
     'csr': ('csrmv', 'csrmm', 'binary_csrmv', 'binary_csrmm'),
     'fcn': ('fcnmv', 'fcnmm', 'binary_fcnmv', 'binary_fcnmm'),
+    'jitc': ('jitcmv', 'jitcmm', 'binary_jitcmv', 'binary_jitcmm'),
 }
 OPERATORS = tuple(name for names in FAMILIES.values() for name in names)
 # Buckets: 0 and 1 are the edge cases, the others are small but not special.
@@ -33,7 +34,9 @@ INVALID_KINDS = {
             'indptr_start'),
     'fcn': ('column_high', 'column_negative'),
     'dense': (),
+    'jitc': (),
 }
+LAWS = ('homo', 'uniform', 'normal')
 
 
 def family(name: str) -> str:
@@ -46,7 +49,9 @@ class Problem:
     """One drawn call of an operator: NumPy operands, statics, cotangent and batch.
 
     ``structure`` is everything before the vector/matrix operand ``x``:
-    ``(weights,)``, ``(data, indices, indptr)`` or ``(weights, indices)``.
+    ``(weights,)``, ``(data, indices, indptr)`` or ``(weights, indices)``;
+    for a JITC operator ``(params,)``, the law's parameters as one array
+    (``law``, ``prob`` and ``seed`` fix the rest of the matrix).
     ``xs`` stacks ``BATCH`` operands (``xs[0] is x``) for ``vmap``; ``ct``
     is a float64 cotangent of the result's shape, exact in every float dtype.
     """
@@ -60,6 +65,9 @@ class Problem:
     shape: tuple
     promotion: str
     corruption: str = 'none'
+    law: str = 'homo'
+    prob: float = 0.0
+    seed: int = 0
 
     @property
     def family(self) -> str:
@@ -81,6 +89,9 @@ class Problem:
     def statics(self) -> dict:
         if self.family == 'dense':
             return {'transpose': self.transpose}
+        if self.family == 'jitc':
+            return {'transpose': self.transpose, 'shape': self.shape, 'seed': self.seed, 'prob': self.prob,
+                    'law': self.law}
         return {'transpose': self.transpose, 'shape': self.shape}
 
     def describe(self) -> str:
@@ -186,6 +197,10 @@ def _knobs(draw, name: str) -> dict:
         'weight_dtype': draw(st.sampled_from(floats)),
         'index_dtype': draw(st.sampled_from(('int32', 'int64'))),
         'homogeneous': fam != 'dense' and draw(st.booleans()),
+        'law': draw(st.sampled_from(LAWS)),
+        # 1e-12 and a subnormal: a gap between connections beyond the int32 index (refused unless n == 0).
+        'prob': draw(st.one_of(st.sampled_from((0.0, 1.0, 1e-12, 5e-324)), st.floats(0.0, 1.0))),
+        'matrix_seed': draw(st.integers(0, 2**32 - 1)),
         'scalar_weight': draw(st.booleans()),
         'weight_special': draw(st.sampled_from((0.0, 0.1, 0.5))),
         'x_special': draw(st.sampled_from((0.0, 0.1, 0.5))),
@@ -205,9 +220,23 @@ def _knobs(draw, name: str) -> dict:
     return knobs
 
 
+def _jitc_params(rng, k) -> np.ndarray:
+    """The law's parameters, NaN/Inf included, kept valid (``low <= high``, ``scale >= 0`` unless NaN)."""
+    if k['law'] == 'homo':
+        return _values(rng, () if k['scalar_weight'] else (1,), k['weight_dtype'], k['weight_special'])
+    a, b = _values(rng, (2,), 'float64', k['weight_special'])
+    if k['law'] == 'uniform' and a > b:
+        a, b = b, a
+    if k['law'] == 'normal':
+        b = abs(b)
+    return np.array([a, b]).astype(k['weight_dtype'])
+
+
 def _structure(rng, name, k) -> tuple:
     fam, m, n = family(name), k['m'], k['n']
     wdt, idt = k['weight_dtype'], k['index_dtype']
+    if fam == 'jitc':
+        return (_jitc_params(rng, k),)
     if fam == 'dense':
         return (_values(rng, (m, n), wdt, k['weight_special']),)
     if fam == 'csr':
@@ -232,6 +261,9 @@ def _structure(rng, name, k) -> tuple:
 def problems(draw, name: str) -> Problem:
     """Problems for operator ``name`` (valid and, for CSR and FCN, broken structure).
 
+    A JITC problem draws the law, its parameters (NaN/Inf included), ``prob``
+    (0 and 1 included) and the matrix seed instead of stored structure.
+
     Example:
         >>> from hypothesis import given
         >>> @given(problems('csrmv'))
@@ -250,4 +282,5 @@ def problems(draw, name: str) -> Problem:
         xs = np.stack([_floats(rng, shape, k['x_dtype'], k['x_special'], k['big']) for _ in range(BATCH)])
     ct = rng.integers(-8, 9, size=out_shape) / 4.0
     return Problem(name=name, structure=structure, x=xs[0], xs=xs, ct=ct, transpose=transpose,
-                   shape=(m, n), promotion=k['promotion'], corruption=k['corruption'])
+                   shape=(m, n), promotion=k['promotion'], corruption=k['corruption'],
+                   law=k['law'], prob=k['prob'], seed=k['matrix_seed'])

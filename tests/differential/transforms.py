@@ -39,8 +39,15 @@ def backends(name: str) -> tuple[str, ...]:
 
 
 def call(args, *, name, backend, statics):
-    """``ej.<name>(*args, **statics, backend=backend)``; ``statics`` is a tuple of pairs."""
-    return getattr(ej, name)(*args, **dict(statics), backend=backend)
+    """``ej.<name>(*args, **statics, backend=backend)``; ``statics`` is a tuple of pairs.
+
+    A JITC law with two parameters takes them as a pair; the problem keeps
+    them as one array (so they are one leaf to differentiate).
+    """
+    statics = dict(statics)
+    if statics.get('law', 'homo') != 'homo':
+        args = ((args[0][0], args[0][1]), *args[1:])
+    return getattr(ej, name)(*args, **statics, backend=backend)
 
 
 def vmapped(structure, xs, *, name, backend, statics):

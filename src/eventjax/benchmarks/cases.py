@@ -17,22 +17,34 @@ import numpy as np
 
 import eventjax as ej
 
-__all__ = ['BATCH', 'CASES', 'CONN_PROB', 'EVENT_RATE', 'FAMILIES', 'Case', 'Problem', 'cases_for']
+__all__ = ['BATCH', 'CASES', 'CONN_PROB', 'CSR_BASELINE_MAX_N', 'EVENT_RATE', 'FAMILIES', 'JITC_CONN', 'JITC_SIZES',
+           'Case', 'Problem', 'cases_for', 'default_sizes']
 
 CONN_PROB = 0.02   # as in the Brette et al. (2007) benchmark networks
 EVENT_RATE = 0.05  # fraction of neurons that fire in one step
 BATCH = 16         # columns of the event matrix in the *mm cases
+# The JITC family is about networks too big to store: a fixed number of connections per row (not a
+# fraction of n), so n reaches 10**6; its baseline is a CSR matrix of the same statistics.
+JITC_CONN = 100
+JITC_SIZES = (10_000, 100_000, 1_000_000)
+CSR_BASELINE_MAX_N = 1_000_000  # 10**8 stored connections, about 0.8 GB
 
 
 @attrs.frozen
 class Problem:
-    """One benchmark instance: ``call(*args, backend=...)`` and its dense baseline ``dense(*dense_args)``."""
+    """One benchmark instance: ``call(*args, backend=...)`` and its baseline.
+
+    The baseline is the dense ``jax.numpy`` product ``dense(*dense_args)``,
+    or, when ``baseline == 'CSR'``, ``dense(*dense_args, backend=...)`` on
+    the same backend (``dense`` is None where the baseline is too big).
+    """
 
     args: tuple
     call: Callable
     dense_args: tuple
-    dense: Callable
+    dense: Callable | None
     conn_per_row: int
+    baseline: str = 'dense jnp'
 
 
 @attrs.frozen
@@ -116,16 +128,35 @@ def _fcn_case(fn, transpose, events=True):
     return build
 
 
+def _random_csr(rng, n, k):
+    """A CSR matrix with ``k`` connections per row (random columns, normal weights), as jnp arrays."""
+    indices = rng.integers(0, n, size=n * k, dtype=np.int32)
+    data = rng.standard_normal(size=n * k, dtype=np.float32)
+    return jnp.asarray(data), jnp.asarray(indices), jnp.arange(0, n * k + 1, k, dtype=jnp.int32)
+
+
 def _jitc_case(fn, transpose, events=True):
-    """A JITC matrix with the same statistics (``CONN_PROB``, normal weights); never stored."""
+    """A JITC matrix (``JITC_CONN`` per row, normal weights), never stored; baseline: CSR of the same statistics."""
+    csr_fn = fn.replace('jitc', 'csr')
+
     def build(n, rng):
+        prob = min(1.0, JITC_CONN / n)
         weights = jnp.asarray([0.0, 1.0], jnp.float32)
         x = _events(rng, n) if events else jnp.asarray(rng.normal(size=(n,)).astype(np.float32))
-        call = lambda w, x, backend: getattr(ej, fn)((w[0], w[1]), x, seed=0, prob=CONN_PROB, shape=(n, n),
+        call = lambda w, x, backend: getattr(ej, fn)((w[0], w[1]), x, seed=0, prob=prob, shape=(n, n),
                                                       law='normal', transpose=transpose, backend=backend)
-        dense = ej.JITCMatrix((0.0, 1.0), prob=CONN_PROB, seed=0, shape=(n, n), law='normal').todense()
-        return Problem((weights, x), call, (dense, x), _dense_events(transpose), int(round(CONN_PROB * n)))
+        k = int(round(ej.JITCMatrix(1.0, prob=prob, seed=0, shape=(n, n)).nnz / n))
+        if n > CSR_BASELINE_MAX_N:
+            return Problem((weights, x), call, (), None, k, baseline='CSR')
+        csr = lambda d, i, p, x, backend: getattr(ej, csr_fn)(d, i, p, x, shape=(n, n), transpose=transpose,
+                                                               backend=backend)
+        return Problem((weights, x), call, (*_random_csr(rng, n, k), x), csr, k, baseline='CSR')
     return build
+
+
+def default_sizes(families, sizes):
+    """``JITC_SIZES`` when only the JITC family runs, else ``sizes``."""
+    return JITC_SIZES if set(families) == {'jitc'} else sizes
 
 
 CASES = (

@@ -10,12 +10,12 @@ import jax
 import numpy as np
 
 import eventjax as ej
-from eventjax.benchmarks.cases import FAMILIES, cases_for
+from eventjax.benchmarks.cases import FAMILIES, cases_for, default_sizes
 from eventjax.benchmarks.report import Result
 from eventjax.benchmarks.timing import median_us
 from eventjax.config.snapshot import normalize_backend
 
-__all__ = ['SIZES', 'QUICK_SIZES', 'Progress', 'run']
+__all__ = ['SIZES', 'QUICK_SIZES', 'Progress', 'memory_mb', 'run']
 
 SIZES = (1000, 2000, 4000)
 QUICK_SIZES = (500, 2000)
@@ -44,6 +44,37 @@ class Progress:
         self.stream.flush()
 
 
+def memory_mb(fn, args) -> float | None:
+    """What the compiled call holds in memory (arguments, outputs and XLA temporaries), from XLA's analysis.
+
+    The stored matrix is an argument, so a CSR product counts its arrays and a
+    JITC product only its few parameters; None where XLA gives no analysis.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> round(memory_mb(jax.jit(lambda x: x + 1), (jnp.ones(2**18),)), 1)
+        2.0
+    """
+    return _held_mb(fn.lower(*args).compile())
+
+
+def _held_mb(compiled) -> float | None:
+    try:
+        stats = compiled.memory_analysis()
+    except Exception:  # an analysis is a nicety: no number rather than no benchmark
+        return None
+    if stats is None:
+        return None
+    total = stats.argument_size_in_bytes + stats.output_size_in_bytes + stats.temp_size_in_bytes
+    return (total - stats.alias_size_in_bytes) / 2**20
+
+
+def _measure(timer, fn, args) -> tuple[float, float | None]:
+    """Median time and held memory of ``jit(fn)(*args)``, compiled once for both."""
+    compiled = jax.jit(fn).lower(*args).compile()
+    return timer(compiled, args), _held_mb(compiled)
+
+
 def _usable_backends(case, platform, wanted):
     status = ej.backends_available()
     have = [b for b in case.backends(platform) if b in status and status[b][platform].available]
@@ -51,14 +82,15 @@ def _usable_backends(case, platform, wanted):
     return [b for b in have if wanted is None or b in wanted]
 
 
-def run(families=FAMILIES, backends=None, sizes=SIZES, *, quick=False, seed=0, progress=sys.stderr,
+def run(families=FAMILIES, backends=None, sizes=None, *, quick=False, seed=0, progress=sys.stderr,
         notes=None) -> list[Result]:
     """Measure every available case of ``families`` at each size on each backend.
 
     Args:
-        families: any of ``'dense'``, ``'csr'``, ``'fcn'``.
+        families: any of ``'dense'``, ``'csr'``, ``'fcn'``, ``'jitc'``.
         backends: backend names to keep (None: every backend that can run here).
-        sizes: neuron counts ``n`` of the square networks.
+        sizes: neuron counts ``n`` of the square networks (None: ``SIZES``, or
+            ``JITC_SIZES`` for the JITC family alone).
         quick: fewer timed calls per point.
         seed: seed of the random networks and events.
         progress: stream for the progress bar, or None.
@@ -73,6 +105,7 @@ def run(families=FAMILIES, backends=None, sizes=SIZES, *, quick=False, seed=0, p
         ['binary_csrmm T (x16)', 'binary_csrmv']
     """
     platform = jax.default_backend()
+    sizes = sizes or default_sizes(families, SIZES)
     notes = [] if notes is None else notes
     plan = []
     for case in cases_for(families):
@@ -90,11 +123,20 @@ def run(families=FAMILIES, backends=None, sizes=SIZES, *, quick=False, seed=0, p
     for case, chosen in plan:
         for n in sizes:
             problem = case.build(n, np.random.default_rng(seed))
-            bar.step(f'{case.operator} n={n} dense')
-            dense_us = timer(jax.jit(problem.dense), problem.dense_args)
+            bar.step(f'{case.operator} n={n} {problem.baseline}')
+            per_backend = problem.baseline != 'dense jnp'
+            dense_us = dense_mb = None
+            if problem.dense is None:
+                notes.append(f'{case.operator} n={n}: no {problem.baseline} baseline (too big to store).')
+            elif not per_backend:
+                dense_us, dense_mb = _measure(timer, problem.dense, problem.dense_args)
             for backend in chosen:
                 bar.step(f'{case.operator} n={n} {backend}')
-                fn = jax.jit(functools.partial(problem.call, backend=backend))
-                results.append(Result(case.family, case.operator, backend, n, problem.conn_per_row,
-                                      timer(fn, problem.args), dense_us))
+                if per_backend and problem.dense is not None:
+                    dense_us, dense_mb = _measure(timer, functools.partial(problem.dense, backend=backend),
+                                                  problem.dense_args)
+                us, mb = _measure(timer, functools.partial(problem.call, backend=backend), problem.args)
+                results.append(Result(case.family, case.operator, backend, n, problem.conn_per_row, us, dense_us,
+                                      baseline=problem.baseline, memory_mb=mb, baseline_mb=dense_mb))
+            del problem  # a 10**8-entry baseline is freed before the next one is built
     return results

@@ -23,7 +23,8 @@ class TestOneMatrixEverywhere:
         for backend in BACKENDS:
             A = ej.JITCMatrix(weights, prob=0.2, seed=11, shape=(25, 40), law=law, backend=backend)
             np.testing.assert_array_equal(np.asarray(A.todense()), want, err_msg=backend)
-            np.testing.assert_array_equal(np.asarray(jax.jit(lambda A: A.todense())(A)), want, err_msg=backend)
+            if law == 'normal':  # under jit too, for the law with the most float operations per weight
+                np.testing.assert_array_equal(np.asarray(jax.jit(lambda A: A.todense())(A)), want, err_msg=backend)
 
     def test_float64_weights_are_bit_identical_too(self):
         want = jitc_dense((0.3, 0.7), seed=7, prob=0.2, shape=(20, 30), law='normal', dtype=np.float64)
@@ -36,8 +37,8 @@ class TestOneMatrixEverywhere:
 
     @pytest.mark.parametrize('backend', BACKENDS)
     def test_x_at_a_is_a_transpose_at_x_on_every_backend(self, backend):
-        A = ej.JITCMatrix(LAWS['uniform'], prob=0.2, seed=5, shape=(25, 40), law='uniform', backend=backend)
-        x = jnp.asarray(np.random.default_rng(0).normal(size=25), jnp.float32)
+        A = ej.JITCMatrix(LAWS['uniform'], prob=0.2, seed=5, shape=(12, 9), law='uniform', backend=backend)
+        x = jnp.asarray(np.random.default_rng(0).normal(size=12), jnp.float32)
         s = ej.EventArray(x > 0)
         np.testing.assert_array_equal(x @ A, A.T @ x)
         np.testing.assert_array_equal(s @ A, A.T @ s)
@@ -74,7 +75,8 @@ class TestStatistics:
         A = ej.JITCMatrix(1.0, prob=0.05, seed=4, shape=(400, 1000))
         assert abs(float((np.asarray(A.todense()) != 0).sum()) / A.nnz - 1) < 0.03
 
-    @pytest.mark.parametrize(('prob', 'span'), [(0.0, 0), (1.0, 1), (0.001, 1999), (0.5, 3), (1e-12, gen.MAX_SPAN)])
+    @pytest.mark.parametrize(('prob', 'span'), [(0.0, 0), (1.0, 1), (0.001, 1999), (0.5, 3), (1e-12, gen.MAX_SPAN),
+                                               (5e-324, gen.MAX_SPAN)])
     def test_span_of(self, prob, span):
         assert gen.span_of(prob) == span
 

@@ -66,7 +66,10 @@ def span_of(prob: float) -> int:
     """
     if prob == 0:
         return 0
-    return int(min(MAX_SPAN, max(1, math.floor(2.0 / prob - 1.0 + 0.5))))
+    gap = 2.0 / prob - 1.0  # infinite for a subnormal prob: no int() of it
+    if gap >= MAX_SPAN:
+        return MAX_SPAN
+    return max(1, math.floor(gap + 0.5))
 
 
 def _u32(x):
