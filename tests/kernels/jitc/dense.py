@@ -9,9 +9,9 @@ from eventjax.kernels.jitc import generator as gen
 
 def _fmix(h):
     h = h ^ (h >> np.uint32(16))
-    h = h * np.uint32(gen.M1)
+    h = h * np.uint32(gen.MIX1)
     h = h ^ (h >> np.uint32(13))
-    h = h * np.uint32(gen.M2)
+    h = h * np.uint32(gen.MIX2)
     return h ^ (h >> np.uint32(16))
 
 

@@ -42,8 +42,8 @@ import numpy as np
 __all__ = ['GOLDEN', 'LAWS', 'LAW_CODES', 'draw', 'first_column', 'keys', 'span_of', 'weight_at']
 
 GOLDEN = 0x9E3779B9
-M1 = 0x85EBCA6B
-M2 = 0xC2B2AE35
+MIX1 = 0x85EBCA6B
+MIX2 = 0xC2B2AE35
 ROW_MUL = 0x27D4EB2F
 SEED_XOR = 0x5BD1E995
 WEIGHT_XOR = 0xA511E9B3
@@ -79,9 +79,9 @@ def _u32(x):
 def fmix32(h):
     """MurmurHash3's 32-bit finaliser (a bijection of uint32)."""
     h = h ^ (h >> 16)
-    h = h * _u32(M1)
+    h = h * _u32(MIX1)
     h = h ^ (h >> 13)
-    h = h * _u32(M2)
+    h = h * _u32(MIX2)
     return h ^ (h >> 16)
 
 

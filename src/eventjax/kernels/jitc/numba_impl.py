@@ -18,15 +18,18 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from eventjax.kernels.jitc import generator as gen
+
 __all__ = ['binary_jitcmm_kernel', 'binary_jitcmv_kernel', 'jitc_kernel', 'jitcmm_kernel', 'jitcmv_kernel']
 
 _MASK = np.uint64(0xFFFFFFFF)
-_GOLDEN = np.uint64(0x9E3779B9)
-_M1 = np.uint64(0x85EBCA6B)
-_M2 = np.uint64(0xC2B2AE35)
-_ROW_MUL = np.uint64(0x27D4EB2F)
-_SEED_XOR = np.uint64(0x5BD1E995)
-_WEIGHT_XOR = np.uint64(0xA511E9B3)
+# The generator's constants, widened: numba computes in uint64 masked to 32 bits.
+_GOLDEN = np.uint64(gen.GOLDEN)
+_MIX1 = np.uint64(gen.MIX1)
+_MIX2 = np.uint64(gen.MIX2)
+_ROW_MUL = np.uint64(gen.ROW_MUL)
+_SEED_XOR = np.uint64(gen.SEED_XOR)
+_WEIGHT_XOR = np.uint64(gen.WEIGHT_XOR)
 _S8, _S13, _S16 = np.uint64(8), np.uint64(13), np.uint64(16)
 _LOW16 = np.uint64(0xFFFF)
 _SIX = np.uint64(6)
@@ -35,9 +38,9 @@ _SIX = np.uint64(6)
 @numba.njit(inline='always')
 def _fmix(h):
     h ^= h >> _S16
-    h = (h * _M1) & _MASK
+    h = (h * _MIX1) & _MASK
     h ^= h >> _S13
-    h = (h * _M2) & _MASK
+    h = (h * _MIX2) & _MASK
     return h ^ (h >> _S16)
 
 

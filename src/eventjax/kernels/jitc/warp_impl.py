@@ -31,7 +31,7 @@ def _hash():
     """``(draw, key_s, key_w, step, first)`` as ``wp.func``: the generator's integer lines."""
     wp = import_warp()
     # Typed constants: a bare literal above 2**31 would be emitted as an int32.
-    m1, m2, golden = wp.uint32(gen.M1), wp.uint32(gen.M2), wp.uint32(gen.GOLDEN)
+    m1, m2, golden = wp.uint32(gen.MIX1), wp.uint32(gen.MIX2), wp.uint32(gen.GOLDEN)
     seed_xor, row_mul, weight_xor = wp.uint32(gen.SEED_XOR), wp.uint32(gen.ROW_MUL), wp.uint32(gen.WEIGHT_XOR)
     last_word = wp.uint32(0xFFFFFFFF)
 
