@@ -53,7 +53,7 @@ class TestInProcess:
 
     def test_a_kernel_without_fingerprint_is_compiled_but_never_cached_on_disk(self, tmp_path, monkeypatch):
         monkeypatch.setattr(numba.config, 'CACHE_DIR', str(tmp_path))
-        monkeypatch.setattr(numba_keying, 'kernel_fingerprint', lambda kernel: None)
+        monkeypatch.setattr(numba_keying, 'describe_kernel', lambda kernel: (None, False))
         assert run(scale_kg(np.array(7.0, np.float32))) == [7.0] * 3
         assert run(scale_kg(np.array(8.0, np.float32))) == [8.0] * 3
         assert list(tmp_path.rglob('*')) == []

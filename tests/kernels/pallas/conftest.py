@@ -5,6 +5,7 @@ kernel test module parametrizes over, and interpret mode is too slow for
 the whole suite; this folder runs a bounded set of cases instead.
 """
 
+import attrs
 import pytest
 
 import eventjax as ej
@@ -26,7 +27,12 @@ OPERATORS = (_binary_densemv, _binary_densemm, _csrmv, _csrmm, _binary_csrmv, _b
 @pytest.fixture(autouse=True)
 def _pallas_registered():
     # The cpu entry exists only while interpret mode is on at registration.
+    before = ej.config.snapshot()
     ej.config.set_pallas_cpu_interpret(True)
     for op in OPERATORS:
         op.register_pallas()
     yield
+    # Put the kernel tables back, so tests that run later in this process
+    # (the CLI's "no usable backend" check) do not see cpu pallas kernels.
+    ej.config.update(lambda snap: attrs.evolve(snap, primitives=before.primitives,
+                                               pallas_cpu_interpret=before.pallas_cpu_interpret))
