@@ -26,6 +26,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from eventjax.kernels.common.numba_events import event_mask
+
 __all__ = ['binary_csrmm_kernel', 'binary_csrmv_kernel', 'csrmm_kernel', 'csrmv_kernel']
 
 
@@ -36,16 +38,6 @@ def _row_range(indptr, i, nnz):
     if 0 <= start and start <= end and end <= nnz:
         return start, end
     return 0, 0
-
-
-@numba.njit(cache=True)
-def _mask(x):
-    """A bool copy of events: True where an entry is an event (``> 0``, or True)."""
-    flat = x.reshape(x.size)
-    mask = np.empty(flat.size, np.bool_)
-    for j in range(flat.size):
-        mask[j] = flat[j] > 0
-    return mask.reshape(x.shape)
 
 
 @numba.njit(cache=True)
@@ -66,7 +58,7 @@ def _mv_gather(data, indices, indptr, v, out, err):
 def _binary_mv_gather(data, indices, indptr, spikes, out, err):
     """out[i] = sum of data[k] over row i where spikes[indices[k]] is an event."""
     nnz, n, homogeneous = indices.shape[0], spikes.shape[0], data.shape[0] == 1
-    mask = _mask(spikes)
+    mask = event_mask(spikes)
     zero = out.dtype.type(0)
     for i in range(out.shape[0]):
         start, end = _row_range(indptr, i, nnz)
@@ -84,7 +76,7 @@ def _scatter_rows(data, indices, indptr, x, out, binary):
     nnz, n, homogeneous = indices.shape[0], out.shape[0], data.shape[0] == 1
     cols = x.shape[1]
     out[:] = 0
-    mask = _mask(x) if binary else np.zeros((0, 0), np.bool_)
+    mask = event_mask(x) if binary else np.zeros((0, 0), np.bool_)
     for i in range(x.shape[0]):
         if binary:
             active = False
@@ -146,7 +138,7 @@ def _mm_gather(data, indices, indptr, B, out, err):
 def _binary_csrmm_gather(data, indices, indptr, B, out, err):
     """out[i, c] = sum of data[k] over row i where B[indices[k], c] is an event."""
     nnz, n, homogeneous = indices.shape[0], B.shape[0], data.shape[0] == 1
-    mask = _mask(B)
+    mask = event_mask(B)
     out[:] = 0
     for i in range(out.shape[0]):
         start, end = _row_range(indptr, i, nnz)

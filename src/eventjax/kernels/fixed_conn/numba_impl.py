@@ -25,6 +25,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from eventjax.kernels.common.numba_events import event_columns, event_mask
+
 __all__ = ['binary_fcnmm_kernel', 'binary_fcnmv_kernel', 'fcnmm_kernel', 'fcnmv_kernel']
 
 
@@ -33,16 +35,6 @@ def _flat(weights):
     """The weights as a flat vector and the step that makes a homogeneous weight repeat."""
     w = weights.reshape(weights.size)
     return w, 0 if w.size == 1 else 1
-
-
-@numba.njit(cache=True)
-def _mask(x):
-    """A bool copy of events: True where an entry is an event (``> 0``, or True)."""
-    flat = x.reshape(x.size)
-    mask = np.empty(flat.size, np.bool_)
-    for j in range(flat.size):
-        mask[j] = flat[j] > 0
-    return mask.reshape(x.shape)
 
 
 @numba.njit(cache=True)
@@ -79,7 +71,7 @@ def _binary_mv_gather(weights, indices, spikes, out, err):
     """out[i] = sum of w[i, j] over the connections whose target spikes[indices[i, j]] is an event."""
     w, step = _flat(weights)
     m, k, n = indices.shape[0], indices.shape[1], spikes.shape[0]
-    mask = _mask(spikes)
+    mask = event_mask(spikes)
     for i in range(m):
         acc = out.dtype.type(0)
         base = i * k
@@ -142,7 +134,7 @@ def _binary_mm_gather(weights, indices, B, out, err):
     """out[i, col] = sum of w[i, j] over connections whose B[indices[i, j], col] is an event."""
     w, step = _flat(weights)
     m, k, n = indices.shape[0], indices.shape[1], B.shape[0]
-    mask = _mask(B)
+    mask = event_mask(B)
     out[:] = 0
     for i in range(m):
         for j in range(k):
@@ -163,11 +155,7 @@ def _binary_mm_scatter(weights, indices, B, out, err):
     out[:] = 0
     active = np.empty(B.shape[1], np.int64)
     for i in range(m):
-        count = 0
-        for col in range(B.shape[1]):
-            if B[i, col] > 0:
-                active[count] = col
-                count += 1
+        count = event_columns(B, i, active)
         if count == 0:
             continue
         for j in range(k):

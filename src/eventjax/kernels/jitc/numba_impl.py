@@ -18,6 +18,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from eventjax.kernels.common.numba_events import event_columns
 from eventjax.kernels.jitc import generator as gen
 
 __all__ = ['binary_jitcmm_kernel', 'binary_jitcmv_kernel', 'jitc_kernel', 'jitcmm_kernel', 'jitcmv_kernel']
@@ -224,11 +225,7 @@ def _binary_mm_scatter(params, stream, B, out):
         return
     active = np.empty(B.shape[1], np.int64)
     for i in range(B.shape[0]):
-        count = 0
-        for col in range(B.shape[1]):
-            if B[i, col] > 0:
-                active[count] = col
-                count += 1
+        count = event_columns(B, i, active)
         if count == 0:
             continue
         key_s, key_w = _keys(seed, i)
