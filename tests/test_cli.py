@@ -1,6 +1,7 @@
 """The eventjax command line: --version, info, bench and cache."""
 
 import importlib.util
+import json
 import os
 import pathlib
 import subprocess
@@ -68,12 +69,28 @@ class TestBench:
         out = capsys.readouterr().out
         assert code == 0
         assert 'binary_csrmv T' in out and 'vs dense' in out
+        assert 'x floor' in out and 'x be' in out and 'x scipy' in out
+        assert out.startswith('machine: memory bandwidth ') and ' GB/s ' in out.splitlines()[0]
         assert plot.stat().st_size > 1000
+
+    def test_bench_writes_every_result_and_the_machine_to_json(self, capsys, tmp_path):
+        path = tmp_path / 'bench.json'
+        assert cli.main(['bench', '--family', 'dense', '--backends', 'jax', '--sizes', '32', '--quick',
+                         '--no-progress', '--no-compare', '--json', str(path)]) == 0
+        doc = json.loads(path.read_text())
+        assert doc['machine']['bandwidth_gbs'] > 0
+        assert {r['operator'] for r in doc['results']} == {'binary_densemv T', 'binary_densemv',
+                                                            'binary_densemm T (x16)'}
+        assert all(r['floor_us'] > 0 and r['median_us'] > 0 for r in doc['results'])
+
+    def test_bench_rejects_a_size_below_one_before_running(self, capsys):
+        assert cli.main(['bench', '--family', 'csr', '--sizes', '0', '--no-progress']) == 2
+        assert '--sizes: every size must be a positive neuron count, got 0' in capsys.readouterr().err
 
     def test_bench_plots_one_file_per_family_with_a_placeholder(self, capsys, tmp_path):
         pytest.importorskip('matplotlib', reason='plots need the plot extra: pip install eventjax[plot]')
         cli.main(['bench', '--family', 'dense', '--family', 'csr', '--backends', 'jax', '--sizes', '64',
-                  '--quick', '--no-progress', '--plot', str(tmp_path / 'b_{family}.png')])
+                  '--quick', '--no-progress', '--no-compare', '--plot', str(tmp_path / 'b_{family}.png')])
         assert sorted(p.name for p in tmp_path.iterdir()) == ['b_csr.png', 'b_dense.png']
 
     def test_bench_names_an_unknown_backend_and_the_close_match_before_running(self, capsys):
@@ -89,7 +106,7 @@ class TestBench:
 
     def test_bench_accepts_brainevents_jax_raw_as_jax(self, capsys):
         assert cli.main(['bench', '--family', 'dense', '--backends', 'jax_raw', '--sizes', '32', '--quick',
-                         '--no-progress']) == 0
+                         '--no-progress', '--no-compare']) == 0
         assert '  jax ' in capsys.readouterr().out
 
     def test_bench_plot_without_matplotlib_fails_at_once_naming_the_extra(self, capsys, monkeypatch):

@@ -110,6 +110,9 @@ def _bench_problem(args) -> str | None:
     if args.plot and importlib.util.find_spec('matplotlib') is None:
         return ('--plot needs matplotlib, which is not installed. Install it with '
                 "pip install 'eventjax[plot]' (or pip install matplotlib), or leave out --plot.")
+    if args.sizes and min(args.sizes) < 1:
+        return (f'--sizes: every size must be a positive neuron count, got {min(args.sizes)}; '
+                'for example --sizes 1000 4000.')
     if args.backends:
         import eventjax as ej
 
@@ -131,14 +134,25 @@ def _bench(args) -> int:
         return 2
     sizes = args.sizes or (benchmarks.QUICK_SIZES if args.quick else None)
     notes = []
+    machine = benchmarks.measure_machine(args.quick)
+    print(f'machine: {machine.describe()}')
     results = benchmarks.run(args.family or benchmarks.FAMILIES, args.backends, sizes, quick=args.quick,
-                             seed=args.seed, notes=notes, progress=None if args.no_progress else sys.stderr)
-    for note in notes:
-        print(f'note: {note}')
+                             seed=args.seed, notes=notes, progress=None if args.no_progress else sys.stderr,
+                             machine=machine, compare=not args.no_compare)
     if not results:
+        for note in notes:
+            print(f'note: {note}')
         print('nothing to measure: no case matched the families and backends asked for.')
         return 1
-    print(benchmarks.format_table(results))
+    for family in dict.fromkeys(r.family for r in results):
+        print(f'\n{family}')
+        print(benchmarks.format_table([r for r in results if r.family == family]))
+    print(f'\n{benchmarks.LEGEND}')
+    for note in notes:
+        print(f'note: {note}')
+    if args.json:
+        benchmarks.write_json(args.json, results, machine, notes)
+        print(f'results written to {args.json}')
     if args.plot and '{family}' in args.plot:
         for family in dict.fromkeys(r.family for r in results):
             path = args.plot.format(family=family)
@@ -181,14 +195,19 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser('info', help='versions, devices, available backends and the configuration')
     cache = sub.add_parser('cache', help='where the compiled numba handlers are kept, their size; --clear')
     cache.add_argument('--clear', action='store_true', help='delete them (the next run compiles again)')
-    bench = sub.add_parser('bench', help='time the standard kernels against a dense product')
+    bench = sub.add_parser('bench', help='time the standard kernels against dense, the memory floor, brainevent '
+                                         'and scipy')
     bench.add_argument('--family', action='append', choices=('dense', 'csr', 'fcn', 'jitc'),
                        help='kernel family; repeat for several (default: all)')
     bench.add_argument('--backends', nargs='+', metavar='NAME', help='backends to time (default: all that run here)')
-    bench.add_argument('--sizes', nargs='+', type=int, metavar='N', help='neuron counts of the square networks')
+    bench.add_argument('--sizes', nargs='+', type=int, metavar='N',
+                       help='neuron counts of the square networks (default 1000 4000 10000; the dense family '
+                            'stops at 20000)')
     bench.add_argument('--plot', metavar='FILE.png',
                        help='save a plot (needs matplotlib); "{family}" in the name: one plot per family')
+    bench.add_argument('--json', metavar='FILE.json', help='also write every result, the machine and the notes')
     bench.add_argument('--quick', action='store_true', help='small sizes, fewer timed calls')
+    bench.add_argument('--no-compare', action='store_true', help='leave out brainevent and scipy (faster)')
     bench.add_argument('--seed', type=int, default=0)
     bench.add_argument('--no-progress', action='store_true', help='no progress bar on stderr')
     return parser

@@ -4,9 +4,14 @@ import importlib.util
 import io
 
 import numpy as np
+import pytest
 
 from eventjax import benchmarks
+from eventjax.benchmarks import Machine, anchors, cases
 from eventjax.benchmarks.runner import Progress
+from eventjax.benchmarks.timing import interleaved_us
+
+MACHINE = Machine(2.0, 64, 5.0, 2, None)
 
 
 def test_every_exported_case_builds_a_problem_whose_call_matches_its_dense_baseline():
@@ -23,13 +28,72 @@ def test_every_exported_case_builds_a_problem_whose_call_matches_its_dense_basel
             continue
         want = problem.dense(*problem.dense_args)
         np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-4, atol=1e-4, err_msg=case.operator)
+        # The scipy anchor is the float product of the very same matrix.
+        import scipy.sparse
+        assert anchors.same_result(anchors.scipy_fn(problem.scipy, scipy.sparse)(), want), case.operator
+        assert problem.floor_bytes > 0 and problem.conn_per_row == 60
+
+
+def test_brainevent_computes_what_eventjax_computes_on_every_case_it_has():
+    be = pytest.importorskip('brainevent', reason="brainevent is in the compare extra: pip install 'eventjax[compare]'")
+    for case in benchmarks.CASES:
+        problem = case.build(60, np.random.default_rng(1))
+        if problem.brainevent is None:
+            continue
+        be_backend = anchors.brainevent_backend(problem.brainevent, 'jax', 'cpu', be)
+        fn, args = anchors.brainevent_fn(problem.brainevent, be_backend, be)
+        got = problem.call(*problem.args, backend='jax')
+        assert anchors.same_result(fn(*args), got), case.operator
+
+
+def test_the_sparse_problem_follows_the_issue_100_connections_per_row_and_2_percent_events():
+    problem = next(c for c in benchmarks.CASES if c.operator == 'binary_csrmv T').build(3000, np.random.default_rng(0))
+    data, indices, indptr, events = problem.args
+    assert problem.conn_per_row == 100 and data.shape == (300_000,) and data.dtype == np.float32
+    rows = np.asarray(indices).reshape(3000, 100)
+    assert (np.diff(rows, axis=1) > 0).all()  # distinct and sorted in every row
+    assert 0.01 < float(np.mean(np.asarray(events))) < 0.03
+
+
+def test_the_floor_column_is_the_cases_bytes_over_the_measured_bandwidth():
+    results = benchmarks.run(['fcn'], backends=['jax'], sizes=[64], quick=True, progress=None, machine=MACHINE,
+                             compare=False)
+    for r in results:
+        assert r.floor_us == pytest.approx(r.floor_bytes / 2.0e9 * 1e6)
+        assert r.x_floor == pytest.approx(r.median_us / r.floor_us)
+
+
+def test_the_dense_family_skips_a_size_too_big_to_store_with_a_note():
+    notes = []
+    results = benchmarks.run(['dense'], backends=['jax'], sizes=[100_000], progress=None, notes=notes,
+                             machine=MACHINE, compare=False)
+    assert results == []
+    skipped = [n for n in notes if 'skipped' in n]
+    assert len(skipped) == 3 and all('40.0 GB' in n and 'n = 20,000' in n for n in skipped)
+
+
+def test_a_sparse_family_above_the_dense_limit_keeps_its_problem_but_has_no_dense_baseline(monkeypatch):
+    monkeypatch.setattr(cases, 'DENSE_MAX_N', 50)
+    problem = next(c for c in benchmarks.CASES if c.operator == 'binary_fcnmv').build(64, np.random.default_rng(0))
+    assert problem.dense is None and problem.dense_args == () and problem.floor_bytes > 0
+
+
+def test_interleaved_timing_calls_every_function_the_same_number_of_rounds():
+    calls = {'a': 0, 'b': 0}
+
+    def count(name):
+        calls[name] += 1
+    a_us, b_us = interleaved_us([lambda: count('a'), lambda: count('b')], min_calls=4, max_calls=4)
+    assert calls == {'a': 5, 'b': 5}  # one warm-up call each, then four rounds
+    assert a_us > 0 and b_us > 0
 
 
 def test_the_jitc_family_is_timed_against_csr_with_the_memory_each_call_holds(tmp_path):
-    results = benchmarks.run(['jitc'], backends=['jax'], sizes=[200], quick=True, progress=None)
+    results = benchmarks.run(['jitc'], backends=['jax'], sizes=[200], quick=True, progress=None, machine=MACHINE)
     assert {r.operator for r in results} == {'binary_jitcmv T', 'binary_jitcmv', 'jitcmv'}
     for r in results:
         assert r.baseline == 'CSR' and r.dense_us > 0 and r.conn_per_row == 100
+        assert r.floor_us is None and r.brainevent_us is None  # generated, not read; no brainevent counterpart
         # The CSR call holds its 20,000 stored entries (data and indices: 160 kB); the JITC call a few vectors.
         assert r.baseline_mb > 0.15 > 0.03 > r.memory_mb
     table = benchmarks.format_table(results)

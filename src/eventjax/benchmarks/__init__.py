@@ -8,8 +8,9 @@ Example:
 """
 
 from eventjax.benchmarks.cases import CASES, FAMILIES, Case, Problem, cases_for
-from eventjax.benchmarks.report import Result, format_table, plot
+from eventjax.benchmarks.machine import Machine, measure_machine
+from eventjax.benchmarks.report import LEGEND, Result, format_table, plot, write_json
 from eventjax.benchmarks.runner import QUICK_SIZES, SIZES, run
 
-__all__ = ['CASES', 'FAMILIES', 'QUICK_SIZES', 'SIZES', 'Case', 'Problem', 'Result', 'cases_for', 'format_table',
-           'plot', 'run']
+__all__ = ['CASES', 'FAMILIES', 'LEGEND', 'QUICK_SIZES', 'SIZES', 'Case', 'Machine', 'Problem', 'Result', 'cases_for',
+           'format_table', 'measure_machine', 'plot', 'run', 'write_json']

@@ -1,10 +1,13 @@
 """What ``eventjax bench`` measures: one :class:`Case` per family and operator.
 
-Every case builds a random square network of ``n`` neurons with a fixed
-number of connections per row (``CONN_PROB * n``) and a vector (or a batch)
-of events with ``EVENT_RATE`` of them active, then returns the eventjax call
-and the dense ``jax.numpy`` product of the same matrix, the baseline of the
-"vs dense" column. Only the public API is used, so this runs from an install.
+Every case builds a random square network of ``n`` neurons with
+``min(n, CONN_PER_ROW)`` distinct connections per row (normal float32
+weights) and a vector (or a batch) of events with ``EVENT_RATE`` of them
+active, then returns the eventjax call, the dense ``jax.numpy`` product of
+the same matrix (the "vs dense" baseline; none above ``DENSE_MAX_N``), the
+bytes the kernel must move (:mod:`~eventjax.benchmarks.floor`), and the same
+product in brainevent and ``scipy.sparse`` (:mod:`~eventjax.benchmarks.anchors`).
+Only the public API of eventjax is used, so this runs from an install.
 """
 
 from __future__ import annotations
@@ -16,27 +19,36 @@ import jax.numpy as jnp
 import numpy as np
 
 import eventjax as ej
+from eventjax.benchmarks.anchors import BraineventCall, ScipyCall
+from eventjax.benchmarks.floor import dense_bytes, sparse_bytes
 
-__all__ = ['BATCH', 'CASES', 'CONN_PROB', 'CSR_BASELINE_MAX_N', 'EVENT_RATE', 'FAMILIES', 'JITC_CONN', 'JITC_SIZES',
-           'Case', 'Problem', 'cases_for', 'default_sizes']
+__all__ = ['BATCH', 'CASES', 'CONN_PER_ROW', 'CSR_BASELINE_MAX_N', 'DENSE_MAX_N', 'EVENT_RATE', 'FAMILIES',
+           'JITC_CONN', 'JITC_EVENT_RATE', 'JITC_SIZES', 'Case', 'Problem', 'cases_for', 'default_sizes']
 
-CONN_PROB = 0.02   # as in the Brette et al. (2007) benchmark networks
-EVENT_RATE = 0.05  # fraction of neurons that fire in one step
-BATCH = 16         # columns of the event matrix in the *mm cases
-# The JITC family is about networks too big to store: a fixed number of connections per row (not a
-# fraction of n), so n reaches 10**6; its baseline is a CSR matrix of the same statistics.
+CONN_PER_ROW = 100  # connections per row (all of them below n = 100)
+EVENT_RATE = 0.02   # fraction of neurons that fire in one step
+BATCH = 16          # columns of the event matrix in the *mm cases
+# A dense float32 matrix above this is more than 1.6 GB: the dense family stops there, and the
+# other families lose their dense baseline.
+DENSE_MAX_N = 20_000
+# The JITC family is about networks too big to store: n reaches 10**6; its baseline is a CSR
+# matrix of the same statistics.
 JITC_CONN = 100
+JITC_EVENT_RATE = 0.05
 JITC_SIZES = (10_000, 100_000, 1_000_000)
 CSR_BASELINE_MAX_N = 1_000_000  # 10**8 stored connections, about 0.8 GB
 
 
 @attrs.frozen
 class Problem:
-    """One benchmark instance: ``call(*args, backend=...)`` and its baseline.
+    """One benchmark instance: ``call(*args, backend=...)`` and what it is compared with.
 
     The baseline is the dense ``jax.numpy`` product ``dense(*dense_args)``,
     or, when ``baseline == 'CSR'``, ``dense(*dense_args, backend=...)`` on
     the same backend (``dense`` is None where the baseline is too big).
+    ``floor_bytes`` is what the kernel must move (None: not memory-bound);
+    ``brainevent`` and ``scipy`` the same product in those packages (None:
+    no counterpart).
     """
 
     args: tuple
@@ -45,6 +57,9 @@ class Problem:
     dense: Callable | None
     conn_per_row: int
     baseline: str = 'dense jnp'
+    floor_bytes: int | None = None
+    brainevent: BraineventCall | None = None
+    scipy: ScipyCall | None = None
 
 
 @attrs.frozen
@@ -56,12 +71,14 @@ class Case:
         operator: label in the table, e.g. ``'binary_csrmv T'``.
         function: the public function's name in ``eventjax``.
         build: ``build(n, rng) -> Problem``.
+        max_n: the largest ``n`` it is built for (None: no limit).
     """
 
     family: str
     operator: str
     function: str
     build: Callable[[int, np.random.Generator], Problem]
+    max_n: int | None = None
 
     def available(self) -> bool:
         return hasattr(ej, self.function)
@@ -71,20 +88,37 @@ class Case:
         return tuple(ej.primitives().get(self.function, {}).get(platform, ()))
 
 
-def _events(rng, n, batch=None):
-    shape = (n,) if batch is None else (n, batch)
-    return jnp.asarray(rng.random(shape) < EVENT_RATE)
+def _events(rng, n, batch=None, rate=EVENT_RATE) -> np.ndarray:
+    return rng.random((n,) if batch is None else (n, batch)) < rate
+
+
+def _distinct_columns(rng, n, k) -> np.ndarray:
+    """``(n, k)`` sorted column indices, ``k`` distinct ones per row drawn uniformly."""
+    if n <= 2000:
+        return np.sort(np.argsort(rng.random((n, n)), axis=1)[:, :k], axis=1)
+    # Draw with replacement and redraw the rows with a repeat: uniform over k-subsets, and
+    # vectorised (10**5 rows in well under a second, where a rng.choice per row takes seconds).
+    idx = np.sort(rng.integers(0, n, size=(n, k)), axis=1)
+    bad = np.flatnonzero((np.diff(idx, axis=1) == 0).any(axis=1))
+    while bad.size:
+        redrawn = np.sort(rng.integers(0, n, size=(bad.size, k)), axis=1)
+        idx[bad] = redrawn
+        bad = bad[(np.diff(redrawn, axis=1) == 0).any(axis=1)]
+    return idx
 
 
 def _fixed_conn(rng, n):
-    """Column indices ``(n, k)`` (k distinct per row), weights ``(n, k)`` and the dense matrix."""
-    k = max(1, int(round(CONN_PROB * n)))
-    idx = np.argsort(rng.random((n, n)), axis=1)[:, :k] if n <= 2000 else \
-        np.stack([rng.choice(n, k, replace=False) for _ in range(n)])
-    idx = np.sort(idx, axis=1).astype(np.int32)
+    """Column indices ``(n, k)`` (k distinct per row, sorted), weights ``(n, k)`` and the dense matrix.
+
+    The dense matrix is None above ``DENSE_MAX_N``.
+    """
+    k = min(n, CONN_PER_ROW)
+    idx = _distinct_columns(rng, n, k).astype(np.int32)
     w = rng.normal(size=(n, k)).astype(np.float32)
-    dense = np.zeros((n, n), np.float32)
-    np.put_along_axis(dense, idx, w, axis=1)
+    dense = None
+    if n <= DENSE_MAX_N:
+        dense = np.zeros((n, n), np.float32)
+        np.put_along_axis(dense, idx, w, axis=1)
     return idx, w, dense
 
 
@@ -95,13 +129,29 @@ def _dense_events(transpose):
     return lambda w, s: w @ s.astype(w.dtype)
 
 
+def _dense_baseline(dense, x, transpose):
+    """``(dense_args, dense)`` of the baseline, or ``((), None)`` above ``DENSE_MAX_N``."""
+    if dense is None:
+        return (), None
+    return (jnp.asarray(dense), x), _dense_events(transpose)
+
+
+def _scipy(idx, w, x, transpose):
+    n, k = idx.shape
+    return ScipyCall(w.ravel(), idx.ravel(), np.arange(0, n * k + 1, k, dtype=np.int32), (n, n),
+                     np.asarray(x, np.float32), transpose)
+
+
 def _dense_case(fn, transpose, batch=None):
     def build(n, rng):
         idx, w, dense = _fixed_conn(rng, n)
-        s = _events(rng, n, batch)
-        W = jnp.asarray(dense)
+        events = _events(rng, n, batch)
+        W, s = jnp.asarray(dense), jnp.asarray(events)
         call = lambda W, s, backend: getattr(ej, fn)(W, s, transpose=transpose, backend=backend)
-        return Problem((W, s), call, (W, s), _dense_events(transpose), n)
+        be = BraineventCall(fn, (W, s), {'transpose': transpose})
+        return Problem((W, s), call, (W, s), _dense_events(transpose), idx.shape[1],
+                       floor_bytes=dense_bytes(events, transpose=transpose), brainevent=be,
+                       scipy=_scipy(idx, w, events, transpose))
     return build
 
 
@@ -110,21 +160,30 @@ def _csr_case(fn, transpose, batch=None, events=True):
         idx, w, dense = _fixed_conn(rng, n)
         k = idx.shape[1]
         indptr = jnp.arange(0, n * k + 1, k, dtype=jnp.int32)
-        x = _events(rng, n, batch) if events else jnp.asarray(rng.normal(size=(n,)).astype(np.float32))
+        xs = _events(rng, n, batch) if events else rng.normal(size=(n,)).astype(np.float32)
+        x = jnp.asarray(xs)
         args = (jnp.asarray(w.ravel()), jnp.asarray(idx.ravel()), indptr, x)
         call = lambda d, i, p, x, backend: getattr(ej, fn)(d, i, p, x, shape=(n, n), transpose=transpose,
                                                           backend=backend)
-        return Problem(args, call, (jnp.asarray(dense), x), _dense_events(transpose), k)
+        be = BraineventCall(fn, args, {'shape': (n, n), 'transpose': transpose}, workspace=events)
+        return Problem(args, call, *_dense_baseline(dense, x, transpose), k,
+                       floor_bytes=sparse_bytes(idx, xs, transpose=transpose, event=events), brainevent=be,
+                       scipy=_scipy(idx, w, xs, transpose))
     return build
 
 
 def _fcn_case(fn, transpose, events=True):
     def build(n, rng):
         idx, w, dense = _fixed_conn(rng, n)
-        x = _events(rng, n) if events else jnp.asarray(rng.normal(size=(n,)).astype(np.float32))
+        xs = _events(rng, n) if events else rng.normal(size=(n,)).astype(np.float32)
+        x = jnp.asarray(xs)
         args = (jnp.asarray(w), jnp.asarray(idx), x)
         call = lambda w, i, x, backend: getattr(ej, fn)(w, i, x, shape=(n, n), transpose=transpose, backend=backend)
-        return Problem(args, call, (jnp.asarray(dense), x), _dense_events(transpose), idx.shape[1])
+        # brainevent's float fcnmv is plain jax.numpy, without a backend keyword.
+        be = BraineventCall(fn, args, {'shape': (n, n), 'transpose': transpose}, backends=events)
+        return Problem(args, call, *_dense_baseline(dense, x, transpose), idx.shape[1],
+                       floor_bytes=sparse_bytes(idx, xs, transpose=transpose, event=events, csr=False),
+                       brainevent=be, scipy=_scipy(idx, w, xs, transpose))
     return build
 
 
@@ -136,13 +195,16 @@ def _random_csr(rng, n, k):
 
 
 def _jitc_case(fn, transpose, events=True):
-    """A JITC matrix (``JITC_CONN`` per row, normal weights), never stored; baseline: CSR of the same statistics."""
+    """A JITC matrix (``JITC_CONN`` per row, normal weights), never stored; baseline: CSR of the same statistics.
+
+    No memory floor: the matrix is generated, not read.
+    """
     csr_fn = fn.replace('jitc', 'csr')
 
     def build(n, rng):
         prob = min(1.0, JITC_CONN / n)
         weights = jnp.asarray([0.0, 1.0], jnp.float32)
-        x = _events(rng, n) if events else jnp.asarray(rng.normal(size=(n,)).astype(np.float32))
+        x = jnp.asarray(_events(rng, n, rate=JITC_EVENT_RATE) if events else rng.normal(size=(n,)).astype(np.float32))
         call = lambda w, x, backend: getattr(ej, fn)((w[0], w[1]), x, seed=0, prob=prob, shape=(n, n),
                                                       law='normal', transpose=transpose, backend=backend)
         k = int(round(ej.JITCMatrix(1.0, prob=prob, seed=0, shape=(n, n)).nnz / n))
@@ -160,9 +222,10 @@ def default_sizes(families, sizes):
 
 
 CASES = (
-    Case('dense', 'binary_densemv T', 'binary_densemv', _dense_case('binary_densemv', True)),
-    Case('dense', 'binary_densemv', 'binary_densemv', _dense_case('binary_densemv', False)),
-    Case('dense', f'binary_densemm T (x{BATCH})', 'binary_densemm', _dense_case('binary_densemm', True, BATCH)),
+    Case('dense', 'binary_densemv T', 'binary_densemv', _dense_case('binary_densemv', True), DENSE_MAX_N),
+    Case('dense', 'binary_densemv', 'binary_densemv', _dense_case('binary_densemv', False), DENSE_MAX_N),
+    Case('dense', f'binary_densemm T (x{BATCH})', 'binary_densemm', _dense_case('binary_densemm', True, BATCH),
+         DENSE_MAX_N),
     Case('csr', 'binary_csrmv T', 'binary_csrmv', _csr_case('binary_csrmv', True)),
     Case('csr', 'binary_csrmv', 'binary_csrmv', _csr_case('binary_csrmv', False)),
     Case('csr', 'csrmv', 'csrmv', _csr_case('csrmv', False, events=False)),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import sys
 import time
 
@@ -10,14 +9,16 @@ import jax
 import numpy as np
 
 import eventjax as ej
+from eventjax.benchmarks.anchors import import_optional
 from eventjax.benchmarks.cases import FAMILIES, cases_for, default_sizes
+from eventjax.benchmarks.machine import Machine, measure_machine
+from eventjax.benchmarks.measure import Compared, held_mb, measure_point
 from eventjax.benchmarks.report import Result
-from eventjax.benchmarks.timing import median_us
 from eventjax.config.snapshot import normalize_backend
 
 __all__ = ['SIZES', 'QUICK_SIZES', 'Progress', 'memory_mb', 'run']
 
-SIZES = (1000, 2000, 4000)
+SIZES = (1000, 4000, 10_000)
 QUICK_SIZES = (500, 2000)
 
 
@@ -55,24 +56,7 @@ def memory_mb(fn, args) -> float | None:
         >>> round(memory_mb(jax.jit(lambda x: x + 1), (jnp.ones(2**18),)), 1)
         2.0
     """
-    return _held_mb(fn.lower(*args).compile())
-
-
-def _held_mb(compiled) -> float | None:
-    try:
-        stats = compiled.memory_analysis()
-    except Exception:  # an analysis is a nicety: no number rather than no benchmark
-        return None
-    if stats is None:
-        return None
-    total = stats.argument_size_in_bytes + stats.output_size_in_bytes + stats.temp_size_in_bytes
-    return (total - stats.alias_size_in_bytes) / 2**20
-
-
-def _measure(timer, fn, args) -> tuple[float, float | None]:
-    """Median time and held memory of ``jit(fn)(*args)``, compiled once for both."""
-    compiled = jax.jit(fn).lower(*args).compile()
-    return timer(compiled, args), _held_mb(compiled)
+    return held_mb(fn.lower(*args).compile())
 
 
 def _usable_backends(case, platform, wanted):
@@ -82,8 +66,22 @@ def _usable_backends(case, platform, wanted):
     return [b for b in have if wanted is None or b in wanted]
 
 
+def compared_packages(notes, compare: bool = True) -> Compared:
+    """brainevent and ``scipy.sparse`` where they import; a note for each that does not (none if not ``compare``)."""
+    if not compare:
+        notes.append('brainevent and scipy were not asked for (--no-compare): their columns show \'-\'.')
+        return Compared(None, None)
+    brainevent = import_optional('brainevent')
+    if brainevent is None:
+        notes.append("brainevent does not import here (pip install 'eventjax[compare]'): the be columns show '-'.")
+    scipy_sparse = import_optional('scipy.sparse')
+    if scipy_sparse is None:
+        notes.append("scipy does not import here (pip install 'eventjax[compare]'): the scipy columns show '-'.")
+    return Compared(brainevent, scipy_sparse)
+
+
 def run(families=FAMILIES, backends=None, sizes=None, *, quick=False, seed=0, progress=sys.stderr,
-        notes=None) -> list[Result]:
+        notes=None, machine: Machine | None = None, compare: bool = True) -> list[Result]:
     """Measure every available case of ``families`` at each size on each backend.
 
     Args:
@@ -95,6 +93,9 @@ def run(families=FAMILIES, backends=None, sizes=None, *, quick=False, seed=0, pr
         seed: seed of the random networks and events.
         progress: stream for the progress bar, or None.
         notes: a list that collects what was skipped and why.
+        machine: the bandwidth and call floor to use (None: measured now).
+        compare: time brainevent and scipy.sparse beside eventjax where they
+            are installed (False: leave their columns empty, a faster run).
 
     Returns:
         A list of :class:`~eventjax.benchmarks.report.Result`.
@@ -117,26 +118,24 @@ def run(families=FAMILIES, backends=None, sizes=None, *, quick=False, seed=0, pr
             notes.append(f'{case.operator}: none of the requested backends runs on {platform}; skipped.')
             continue
         plan.append((case, chosen))
+    if not plan:
+        return []
+    machine = machine or measure_machine(quick)
+    compared = compared_packages(notes, compare)
     bar = Progress(sum(len(sizes) * (len(b) + 1) for _, b in plan), progress)
-    timer = functools.partial(median_us, budget_s=0.05 if quick else 0.3, max_calls=50 if quick else 200)
+    timing = {'budget_s': 0.05 if quick else 0.3, 'max_calls': 50 if quick else 200}
     results = []
     for case, chosen in plan:
         for n in sizes:
+            bar.step(f'{case.operator} n={n} build')
+            if case.max_n is not None and n > case.max_n:
+                notes.append(f'{case.operator} n={n}: skipped: a dense {n} x {n} float32 matrix is '
+                             f'{4 * n * n / 1e9:.1f} GB (this family stops at n = {case.max_n:,}).')
+                for _ in chosen:
+                    bar.step(f'{case.operator} n={n} skipped')
+                continue
             problem = case.build(n, np.random.default_rng(seed))
-            bar.step(f'{case.operator} n={n} {problem.baseline}')
-            per_backend = problem.baseline != 'dense jnp'
-            dense_us = dense_mb = None
-            if problem.dense is None:
-                notes.append(f'{case.operator} n={n}: no {problem.baseline} baseline (too big to store).')
-            elif not per_backend:
-                dense_us, dense_mb = _measure(timer, problem.dense, problem.dense_args)
-            for backend in chosen:
-                bar.step(f'{case.operator} n={n} {backend}')
-                if per_backend and problem.dense is not None:
-                    dense_us, dense_mb = _measure(timer, functools.partial(problem.dense, backend=backend),
-                                                  problem.dense_args)
-                us, mb = _measure(timer, functools.partial(problem.call, backend=backend), problem.args)
-                results.append(Result(case.family, case.operator, backend, n, problem.conn_per_row, us, dense_us,
-                                      baseline=problem.baseline, memory_mb=mb, baseline_mb=dense_mb))
+            results += measure_point(case, problem, n, chosen, compared=compared, bandwidth_gbs=machine.bandwidth_gbs,
+                                     timing=timing, notes=notes, step=bar.step)
             del problem  # a 10**8-entry baseline is freed before the next one is built
     return results

@@ -7,7 +7,7 @@ import time
 
 import jax
 
-__all__ = ['median_us']
+__all__ = ['interleaved_us', 'median_us']
 
 
 def median_us(fn, args, *, min_calls: int = 5, max_calls: int = 200, budget_s: float = 0.3) -> float:
@@ -28,3 +28,33 @@ def median_us(fn, args, *, min_calls: int = 5, max_calls: int = 200, budget_s: f
         jax.block_until_ready(fn(*args))
         times.append(time.perf_counter() - t0)
     return statistics.median(times) * 1e6
+
+
+def interleaved_us(fns, *, min_calls: int = 5, max_calls: int = 200, budget_s: float = 0.3) -> list[float]:
+    """Median times of several no-argument calls, taken in rounds that call each once.
+
+    Interleaving puts every call under the same load, so their ratios hold on
+    a shared machine even when the absolute times drift. Each function is
+    called once before timing (compilation, caches); rounds go on until
+    ``budget_s`` per function is spent or ``max_calls`` rounds are done, and
+    at least ``min_calls`` rounds run.
+
+    Example:
+        >>> a, b = interleaved_us([lambda: sum(range(10)), lambda: sum(range(10_000))], min_calls=3, max_calls=3)
+        >>> a < b
+        True
+    """
+    fns = list(fns)
+    if not fns:
+        return []
+    for fn in fns:
+        jax.block_until_ready(fn())
+    times = [[] for _ in fns]
+    budget = budget_s * max(1, len(fns))
+    start = time.perf_counter()
+    while len(times[0]) < min_calls or (len(times[0]) < max_calls and time.perf_counter() - start < budget):
+        for fn, ts in zip(fns, times):
+            t0 = time.perf_counter()
+            jax.block_until_ready(fn())
+            ts.append(time.perf_counter() - t0)
+    return [statistics.median(ts) * 1e6 for ts in times]
