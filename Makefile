@@ -36,8 +36,10 @@ stress: setup
 
 BENCH_ARGS ?=
 
+# brainevent and scipy give eventjax bench its side-by-side columns; only this target installs them.
 bench: setup
-	$(BIN)/eventjax bench $(BENCH_ARGS)
+	$(BIN)/python -m pip install -q -e '.[compare]'
+	$(BIN)/python -m eventjax bench $(BENCH_ARGS)
 	$(BIN)/python -m bench
 
 # 1 vs 2 processes on localhost at 100,000 neurons, spike exchange timed apart.
