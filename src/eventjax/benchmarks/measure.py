@@ -99,7 +99,10 @@ def measure_point(case, problem, n, backends, *, compared: Compared, bandwidth_g
     calls = {}  # name -> no-argument call, timed interleaved
     per_backend = problem.baseline != 'dense jnp'
     dense_mb = None
-    if problem.dense is None:
+    if problem.dense is None and not per_backend:
+        notes.append(f'n={n}: no dense jnp baseline: the dense {n} x {n} float32 matrix would be '
+                     f'{4 * n * n / 1e9:.1f} GB.')
+    elif problem.dense is None:
         notes.append(f'{where}: no {problem.baseline} baseline (too big to store).')
     elif not per_backend:
         calls['dense'], _, dense_mb = _compiled(problem.dense, problem.dense_args)

@@ -138,4 +138,5 @@ def run(families=FAMILIES, backends=None, sizes=None, *, quick=False, seed=0, pr
             results += measure_point(case, problem, n, chosen, compared=compared, bandwidth_gbs=machine.bandwidth_gbs,
                                      timing=timing, notes=notes, step=bar.step)
             del problem  # a 10**8-entry baseline is freed before the next one is built
+    notes[:] = dict.fromkeys(notes)  # a note shared by every case of a size is said once
     return results
