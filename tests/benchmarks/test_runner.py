@@ -78,13 +78,11 @@ def test_a_sparse_family_above_the_dense_limit_keeps_its_problem_but_has_no_dens
     assert problem.dense is None and problem.dense_args == () and problem.floor_bytes > 0
 
 
-def test_interleaved_timing_calls_every_function_the_same_number_of_rounds():
-    calls = {'a': 0, 'b': 0}
-
-    def count(name):
-        calls[name] += 1
-    a_us, b_us = interleaved_us([lambda: count('a'), lambda: count('b')], min_calls=4, max_calls=4)
-    assert calls == {'a': 5, 'b': 5}  # one warm-up call each, then four rounds
+def test_interleaved_timing_alternates_blocks_each_opened_by_an_untimed_call():
+    order = []
+    a_us, b_us = interleaved_us([lambda: order.append('a'), lambda: order.append('b')], min_calls=4, max_calls=4,
+                                block=2)
+    assert ''.join(order) == 'aaabbbaaabbb'  # per round and function: one untimed call, then a block of two
     assert a_us > 0 and b_us > 0
 
 

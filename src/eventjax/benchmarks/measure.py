@@ -2,8 +2,8 @@
 
 Everything compared is compiled first, checked against eventjax's result
 (an anchor that computes something else is left out, with a note), and then
-timed interleaved, one call of each per round, so all of them run under the
-same load.
+timed in alternating blocks (:func:`~eventjax.benchmarks.timing.interleaved_us`),
+so all of them run under the same load.
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def measure_point(case, problem, n, backends, *, compared: Compared, bandwidth_g
     """
     where = f'{case.operator} n={n}'
     platform = jax.default_backend()
-    calls = {}  # name -> no-argument call, timed interleaved
+    calls = {}  # name -> no-argument call, all timed in alternating blocks
     per_backend = problem.baseline != 'dense jnp'
     dense_mb = None
     if problem.dense is None and not per_backend:

@@ -23,7 +23,7 @@ class Result:
     ``floor_us`` is the time the bytes the kernel must move take at the
     measured bandwidth; ``brainevent_us`` brainevent's time on
     ``brainevent_backend`` and ``scipy_us`` scipy's float CSR product of the
-    same matrix, both timed interleaved with eventjax (None: not measured).
+    same matrix, both timed alongside eventjax (None: not measured).
     The ``x_*`` ratios are eventjax's time over theirs (below 1: faster).
     """
 

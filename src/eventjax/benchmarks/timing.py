@@ -30,14 +30,20 @@ def median_us(fn, args, *, min_calls: int = 5, max_calls: int = 200, budget_s: f
     return statistics.median(times) * 1e6
 
 
-def interleaved_us(fns, *, min_calls: int = 5, max_calls: int = 200, budget_s: float = 0.3) -> list[float]:
-    """Median times of several no-argument calls, taken in rounds that call each once.
+def interleaved_us(fns, *, min_calls: int = 5, max_calls: int = 200, budget_s: float = 0.3,
+                   block: int = 5) -> list[float]:
+    """Median times of several no-argument calls, timed in alternating blocks.
 
-    Interleaving puts every call under the same load, so their ratios hold on
-    a shared machine even when the absolute times drift. Each function is
-    called once before timing (compilation, caches); rounds go on until
-    ``budget_s`` per function is spent or ``max_calls`` rounds are done, and
-    at least ``min_calls`` rounds run.
+    Each round gives every function a block: one untimed call (it brings
+    that function's data back into the caches after the others ran), then
+    ``block`` timed calls. Alternating puts every function under the same
+    load, so their ratios hold on a shared machine even when the absolute
+    times drift, while each is still timed as a loop calling it repeatedly
+    would see it (strict one-call interleaving would time whoever follows a
+    large dense product with cold caches, and whoever follows eventjax on the
+    same arrays with warm ones). Rounds go on until ``budget_s`` per function
+    is spent or ``max_calls`` timed calls are taken, and at least
+    ``min_calls`` are.
 
     Example:
         >>> a, b = interleaved_us([lambda: sum(range(10)), lambda: sum(range(10_000))], min_calls=3, max_calls=3)
@@ -47,14 +53,14 @@ def interleaved_us(fns, *, min_calls: int = 5, max_calls: int = 200, budget_s: f
     fns = list(fns)
     if not fns:
         return []
-    for fn in fns:
-        jax.block_until_ready(fn())
     times = [[] for _ in fns]
-    budget = budget_s * max(1, len(fns))
+    budget = budget_s * len(fns)
     start = time.perf_counter()
     while len(times[0]) < min_calls or (len(times[0]) < max_calls and time.perf_counter() - start < budget):
         for fn, ts in zip(fns, times):
-            t0 = time.perf_counter()
             jax.block_until_ready(fn())
-            ts.append(time.perf_counter() - t0)
+            for _ in range(max(1, min(block, max_calls - len(ts)))):
+                t0 = time.perf_counter()
+                jax.block_until_ready(fn())
+                ts.append(time.perf_counter() - t0)
     return [statistics.median(ts) * 1e6 for ts in times]
