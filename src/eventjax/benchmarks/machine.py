@@ -39,20 +39,21 @@ class Machine:
         """One line for the top of the report.
 
         Example:
-            >>> Machine(12.5, 128, 4.2, 2, 1.5).describe()
-            'memory bandwidth 12.5 GB/s (numpy copy of 128 MiB, best of 5), jitted no-op call 4.2 us, 2 cores, load 1.5'
+            >>> print(Machine(12.5, 128, 4.2, 2, 1.5).describe())
+            memory bandwidth 12.5 GB/s (numpy copy of 128 MiB, best of 10), jitted no-op call 4.2 us, 2 cores, load 1.5
         """
         load = '' if self.load is None else f', load {self.load:.1f}'
-        return (f'memory bandwidth {self.bandwidth_gbs:.1f} GB/s (numpy copy of {self.copy_mib} MiB, best of 5), '
+        return (f'memory bandwidth {self.bandwidth_gbs:.1f} GB/s (numpy copy of {self.copy_mib} MiB, best of 10), '
                 f'jitted no-op call {self.call_us:.1f} us, {self.cpus} cores{load}')
 
 
-def measure_bandwidth(mib: int = 128, repeats: int = 5) -> float:
+def measure_bandwidth(mib: int = 128, repeats: int = 10) -> float:
     """This machine's memory bandwidth in GB/s: the best of ``repeats`` numpy copies of ``mib`` MiB.
 
     A copy reads and writes ``mib`` MiB each, so 2 x ``mib`` MiB count as
     moved; ``mib`` well above the last-level cache (32 MiB here) keeps the
-    caches out of it. The best run is the least disturbed by other work.
+    caches out of it. The best run is the least disturbed by other work (on a
+    loaded 2-core machine single copies varied 3x from run to run).
 
     Example:
         >>> measure_bandwidth(mib=8, repeats=1) > 0.1
