@@ -15,10 +15,14 @@ stored entry, zeros of ``x`` included, so ``NaN * 0`` is NaN as in IEEE.
 
 Why the loops look the way they do (measured at m = n = 4000, 100
 connections per row): ``transpose=False`` gathers row by row (no scatter
-conflicts, one output write per row); ``transpose=True`` scatters from the
-rows of ``x`` (for binary kernels only the rows with an event, so the
-event-driven path costs events x connections per row). Events are turned
-into a bool mask once, so the inner loops test one byte.
+conflicts, one output write per row) with the branchless, vectorizable row
+sums of ``common.numba_events``; ``transpose=True`` scatters from the rows
+of ``x`` (for binary kernels only the rows with an event, so the
+event-driven path costs events x connections per row). Indices are read
+unsigned, so one compare drops a bad column. From
+``numba_events.PARALLEL_MIN_ROWS`` output rows on, the gathers run their
+rows on numba's threads (no two threads write one row); the scatters stay
+serial.
 """
 
 from __future__ import annotations
@@ -26,130 +30,177 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from eventjax.kernels.common.numba_events import event_mask
+from eventjax.kernels.common.numba_events import (
+    FASTMATH,
+    binary_row_sum,
+    event_flags,
+    float_row_sum,
+    row_has_event,
+    use_parallel,
+)
 
 __all__ = ['binary_csrmm_kernel', 'binary_csrmv_kernel', 'csrmm_kernel', 'csrmv_kernel']
+
+_U = np.uint64
 
 
 @numba.njit(cache=True, inline='always')
 def _row_range(indptr, i, nnz):
-    """Row ``i``'s entry range, empty when its ``indptr`` range is invalid."""
-    start, end = indptr[i], indptr[i + 1]
+    """Row ``i``'s entry range as unsigned bounds, empty when its ``indptr`` range is invalid."""
+    start, end = np.int64(indptr[i]), np.int64(indptr[i + 1])
     if 0 <= start and start <= end and end <= nnz:
-        return start, end
-    return 0, 0
+        return _U(start), _U(end)
+    return _U(0), _U(0)
 
 
-@numba.njit(cache=True)
+# --- transpose=False: gathers, one output row per CSR row ---------------------------
+
+
+@numba.njit(cache=True, fastmath=FASTMATH)
 def _mv_gather(data, indices, indptr, v, out, err):
     """out[i] = sum_k data[k] * v[indices[k]] over row i."""
-    nnz, n, homogeneous = indices.shape[0], v.shape[0], data.shape[0] == 1
+    nnz, n, zero = indices.shape[0], _U(v.shape[0]), out.dtype.type(0)
     for i in range(out.shape[0]):
         start, end = _row_range(indptr, i, nnz)
-        acc = out.dtype.type(0)
-        for k in range(start, end):
-            j = indices[k]
-            if 0 <= j and j < n:
-                acc += (data[0] if homogeneous else data[k]) * v[j]
-        out[i] = acc
+        out[i] = float_row_sum(data, indices, start, end, v, n, zero) if n > 0 else zero
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, fastmath=FASTMATH, parallel=True)
+def _mv_gather_parallel(data, indices, indptr, v, out, err):
+    nnz, n, zero = indices.shape[0], _U(v.shape[0]), out.dtype.type(0)
+    for i in numba.prange(out.shape[0]):
+        start, end = _row_range(indptr, i, nnz)
+        out[i] = float_row_sum(data, indices, start, end, v, n, zero) if n > 0 else zero
+
+
+@numba.njit(cache=True, fastmath=FASTMATH)
 def _binary_mv_gather(data, indices, indptr, spikes, out, err):
     """out[i] = sum of data[k] over row i where spikes[indices[k]] is an event."""
-    nnz, n, homogeneous = indices.shape[0], spikes.shape[0], data.shape[0] == 1
-    mask = event_mask(spikes)
-    zero = out.dtype.type(0)
+    nnz, flags, zero = indices.shape[0], event_flags(spikes), out.dtype.type(0)
     for i in range(out.shape[0]):
         start, end = _row_range(indptr, i, nnz)
-        acc = zero
-        for k in range(start, end):
-            j = indices[k]
-            if 0 <= j and j < n and mask[j]:
-                acc += data[0] if homogeneous else data[k]
-        out[i] = acc
+        out[i] = binary_row_sum(data, indices, start, end, flags, zero)
 
 
-@numba.njit(cache=True)
-def _scatter_rows(data, indices, indptr, x, out, binary):
-    """out[indices[k], :] += data[k] * x[i, :] (binary: data[k] where x[i, :] is an event)."""
-    nnz, n, homogeneous = indices.shape[0], out.shape[0], data.shape[0] == 1
-    cols = x.shape[1]
-    out[:] = 0
-    mask = event_mask(x) if binary else np.zeros((0, 0), np.bool_)
-    for i in range(x.shape[0]):
-        if binary:
-            active = False
-            for c in range(cols):
-                active |= mask[i, c]
-            if not active:
-                continue
+@numba.njit(cache=True, fastmath=FASTMATH, parallel=True)
+def _binary_mv_gather_parallel(data, indices, indptr, spikes, out, err):
+    nnz, flags, zero = indices.shape[0], event_flags(spikes), out.dtype.type(0)
+    for i in numba.prange(out.shape[0]):
         start, end = _row_range(indptr, i, nnz)
-        for k in range(start, end):
-            j = indices[k]
-            if j < 0 or j >= n:
-                continue
-            w = data[0] if homogeneous else data[k]
-            for c in range(cols):
-                if binary:
-                    if mask[i, c]:
-                        out[j, c] += w
-                else:
-                    out[j, c] += w * x[i, c]
+        out[i] = binary_row_sum(data, indices, start, end, flags, zero)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, fastmath=FASTMATH, inline='always')
+def _mm_gather_row(data, indices, indptr, B, out, i, binary):
+    """Row i of the gather: out[i, :] += w * B[j, :] (binary: w where B[j, :] is an event)."""
+    nnz, n, zero = indices.shape[0], _U(B.shape[0]), out.dtype.type(0)
+    start, end = _row_range(indptr, i, nnz)
+    for c in range(out.shape[1]):
+        out[i, c] = zero
+    for k in range(start, end):
+        j = _U(np.int64(indices[k]))
+        if j >= n:
+            continue
+        w = data[0] if data.shape[0] == 1 else data[k]
+        for c in range(out.shape[1]):
+            if binary:
+                out[i, c] += w if B[j, c] > 0 else zero
+            else:
+                out[i, c] += w * B[j, c]
+
+
+@numba.njit(cache=True, fastmath=FASTMATH)
+def _mm_gather(data, indices, indptr, B, out, err):
+    """out[i, :] = sum_k data[k] * B[indices[k], :] (contiguous inner loop over B's columns)."""
+    for i in range(out.shape[0]):
+        _mm_gather_row(data, indices, indptr, B, out, i, False)
+
+
+@numba.njit(cache=True, fastmath=FASTMATH, parallel=True)
+def _mm_gather_parallel(data, indices, indptr, B, out, err):
+    for i in numba.prange(out.shape[0]):
+        _mm_gather_row(data, indices, indptr, B, out, i, False)
+
+
+@numba.njit(cache=True, fastmath=FASTMATH)
+def _binary_mm_gather(data, indices, indptr, B, out, err):
+    """out[i, c] = sum of data[k] over row i where B[indices[k], c] is an event."""
+    for i in range(out.shape[0]):
+        _mm_gather_row(data, indices, indptr, B, out, i, True)
+
+
+@numba.njit(cache=True, fastmath=FASTMATH, parallel=True)
+def _binary_mm_gather_parallel(data, indices, indptr, B, out, err):
+    for i in numba.prange(out.shape[0]):
+        _mm_gather_row(data, indices, indptr, B, out, i, True)
+
+
+# --- transpose=True: scatters from the rows of x ------------------------------------
+
+
+@numba.njit(cache=True, fastmath=FASTMATH)
 def _mv_scatter(data, indices, indptr, v, out, err):
-    _scatter_rows(data, indices, indptr, v.reshape(v.shape[0], 1), out.reshape(out.shape[0], 1), False)
+    """out[indices[k]] += data[k] * v[i] over every row i (zeros of v included)."""
+    nnz, n = indices.shape[0], _U(out.shape[0])
+    out[:] = 0
+    for i in range(v.shape[0]):
+        start, end = _row_range(indptr, i, nnz)
+        vi = v[i]
+        for k in range(start, end):
+            j = _U(np.int64(indices[k]))
+            if j < n:
+                out[j] += (data[0] if data.shape[0] == 1 else data[k]) * vi
 
 
 @numba.njit(cache=True)
 def _binary_mv_scatter(data, indices, indptr, spikes, out, err):
     """The event-driven path: only rows with an event are visited."""
-    nnz, n, homogeneous = indices.shape[0], out.shape[0], data.shape[0] == 1
+    nnz, n = indices.shape[0], _U(out.shape[0])
     out[:] = 0
+    homogeneous = data.shape[0] == 1
     for i in range(spikes.shape[0]):
         if not spikes[i] > 0:
             continue
         start, end = _row_range(indptr, i, nnz)
-        for k in range(start, end):
-            j = indices[k]
-            if 0 <= j and j < n:
-                out[j] += data[0] if homogeneous else data[k]
+        if homogeneous:
+            w = data[0]
+            for k in range(start, end):
+                j = _U(np.int64(indices[k]))
+                if j < n:
+                    out[j] += w
+        else:
+            for k in range(start, end):
+                j = _U(np.int64(indices[k]))
+                if j < n:
+                    out[j] += data[k]
 
 
-@numba.njit(cache=True)
-def _mm_gather(data, indices, indptr, B, out, err):
-    """out[i, :] = sum_k data[k] * B[indices[k], :] (contiguous inner loop over B's columns)."""
-    nnz, n, homogeneous = indices.shape[0], B.shape[0], data.shape[0] == 1
+@numba.njit(cache=True, fastmath=FASTMATH)
+def _scatter_rows(data, indices, indptr, x, out, binary):
+    """out[indices[k], :] += data[k] * x[i, :] (binary: data[k] where x[i, :] is an event, rows without one skipped)."""
+    nnz, n = indices.shape[0], _U(out.shape[0])
     out[:] = 0
-    for i in range(out.shape[0]):
+    for i in range(x.shape[0]):
+        if binary and not row_has_event(x, i):
+            continue
         start, end = _row_range(indptr, i, nnz)
+        if binary:
+            # One column at a time: a row's few events cost a pass each, not a select per column.
+            for c in range(x.shape[1]):
+                if not x[i, c] > 0:
+                    continue
+                for k in range(start, end):
+                    j = _U(np.int64(indices[k]))
+                    if j < n:
+                        out[j, c] += data[0] if data.shape[0] == 1 else data[k]
+            continue
         for k in range(start, end):
-            j = indices[k]
-            if j < 0 or j >= n:
+            j = _U(np.int64(indices[k]))
+            if j >= n:
                 continue
-            w = data[0] if homogeneous else data[k]
-            for c in range(B.shape[1]):
-                out[i, c] += w * B[j, c]
-
-
-@numba.njit(cache=True)
-def _binary_csrmm_gather(data, indices, indptr, B, out, err):
-    """out[i, c] = sum of data[k] over row i where B[indices[k], c] is an event."""
-    nnz, n, homogeneous = indices.shape[0], B.shape[0], data.shape[0] == 1
-    mask = event_mask(B)
-    out[:] = 0
-    for i in range(out.shape[0]):
-        start, end = _row_range(indptr, i, nnz)
-        for k in range(start, end):
-            j = indices[k]
-            if j < 0 or j >= n:
-                continue
-            w = data[0] if homogeneous else data[k]
-            for c in range(B.shape[1]):
-                if mask[j, c]:
-                    out[i, c] += w
+            w = data[0] if data.shape[0] == 1 else data[k]
+            for c in range(x.shape[1]):
+                out[j, c] += w * x[i, c]
 
 
 @numba.njit(cache=True)
@@ -162,21 +213,29 @@ def _binary_csrmm_scatter(data, indices, indptr, B, out, err):
     _scatter_rows(data, indices, indptr, B, out, True)
 
 
-def csrmv_kernel(*, transpose):
+def csrmv_kernel(*, transpose, shape):
     """The kernel for ``csrmv``."""
-    return _mv_scatter if transpose else _mv_gather
+    if transpose:
+        return _mv_scatter
+    return _mv_gather_parallel if use_parallel(shape[0]) else _mv_gather
 
 
-def binary_csrmv_kernel(*, transpose):
+def binary_csrmv_kernel(*, transpose, shape):
     """The kernel for ``binary_csrmv``."""
-    return _binary_mv_scatter if transpose else _binary_mv_gather
+    if transpose:
+        return _binary_mv_scatter
+    return _binary_mv_gather_parallel if use_parallel(shape[0]) else _binary_mv_gather
 
 
-def csrmm_kernel(*, transpose):
+def csrmm_kernel(*, transpose, shape):
     """The kernel for ``csrmm``."""
-    return _csrmm_scatter if transpose else _mm_gather
+    if transpose:
+        return _csrmm_scatter
+    return _mm_gather_parallel if use_parallel(shape[0]) else _mm_gather
 
 
-def binary_csrmm_kernel(*, transpose):
+def binary_csrmm_kernel(*, transpose, shape):
     """The kernel for ``binary_csrmm``."""
-    return _binary_csrmm_scatter if transpose else _binary_csrmm_gather
+    if transpose:
+        return _binary_csrmm_scatter
+    return _binary_mm_gather_parallel if use_parallel(shape[0]) else _binary_mm_gather

@@ -1,8 +1,19 @@
 """Numba CPU kernels for the dense operators: ``kernel(weights, spikes, out)``.
 
-Both directions first list the events, then touch only the weights they
-select: ``transpose=True`` adds the event rows of ``weights`` (contiguous);
-``transpose=False`` sums, per output row, the event columns.
+Every kernel first lists the events, then touches only the weights they
+select (measured at 4000 x 4000, 2% events, batch 16):
+
+- ``transpose=True`` adds the event rows of ``weights`` (contiguous), four
+  rows per pass over ``out`` so ``out`` is loaded and stored a quarter as
+  often; the matrix product adds them into a transposed ``(batch, n)``
+  accumulator (one contiguous row per batch column) and transposes once.
+- ``transpose=False`` sums, per output row, the weights at the event
+  columns: a list of ``(column, batch column)`` pairs in column order, so
+  each row of ``weights`` is read front to back once.
+
+Sums are selects over listed events, never products with 0/1. From
+``numba_events.PARALLEL_MIN_ROWS`` output rows on, ``transpose=False`` runs
+its rows on numba's threads (no two threads write one row).
 """
 
 from __future__ import annotations
@@ -10,11 +21,14 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from eventjax.kernels.common.numba_events import FASTMATH, use_parallel
+
 __all__ = ['binary_densemm_kernel', 'binary_densemv_kernel']
 
 
 @numba.njit(cache=True)
 def _active(spikes):
+    """The indices of the events of a vector."""
     idx = np.empty(spikes.shape[0], np.int64)
     count = 0
     for i in range(spikes.shape[0]):
@@ -25,55 +39,112 @@ def _active(spikes):
 
 
 @numba.njit(cache=True)
+def _events(spikes):
+    """The events of a matrix as (row, column) pairs, row-major."""
+    rows = np.empty(spikes.size, np.int64)
+    cols = np.empty(spikes.size, np.int64)
+    count = 0
+    for j in range(spikes.shape[0]):
+        for c in range(spikes.shape[1]):
+            if spikes[j, c] > 0:
+                rows[count] = j
+                cols[count] = c
+                count += 1
+    return rows[:count], cols[:count]
+
+
+@numba.njit(cache=True, fastmath=FASTMATH, inline='always')
+def _mv_row(weights, active, out, i):
+    acc = out.dtype.type(0)
+    for a in range(active.shape[0]):
+        acc += weights[i, active[a]]
+    out[i] = acc
+
+
+@numba.njit(cache=True, fastmath=FASTMATH)
 def _mv(weights, spikes, out):
     """out[i] = sum of weights[i, j] over the events j."""
     active = _active(spikes)
     for i in range(out.shape[0]):
-        acc = out.dtype.type(0)
-        for j in active:
-            acc += weights[i, j]
-        out[i] = acc
+        _mv_row(weights, active, out, i)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, fastmath=FASTMATH, parallel=True)
+def _mv_parallel(weights, spikes, out):
+    active = _active(spikes)
+    for i in numba.prange(out.shape[0]):
+        _mv_row(weights, active, out, i)
+
+
+@numba.njit(cache=True, fastmath=FASTMATH, inline='always')
+def _add_rows(weights, active, acc):
+    """acc[:] += the rows weights[active[a], :], four rows per pass over acc."""
+    n, count = acc.shape[0], active.shape[0]
+    a = 0
+    while a + 4 <= count:
+        r0, r1, r2, r3 = active[a], active[a + 1], active[a + 2], active[a + 3]
+        for j in range(n):
+            acc[j] += (weights[r0, j] + weights[r1, j]) + (weights[r2, j] + weights[r3, j])
+        a += 4
+    while a < count:
+        r0 = active[a]
+        for j in range(n):
+            acc[j] += weights[r0, j]
+        a += 1
+
+
+@numba.njit(cache=True, fastmath=FASTMATH)
 def _mv_transposed(weights, spikes, out):
     """out[:] = sum of the rows weights[i, :] of the events i."""
     out[:] = 0
-    for i in _active(spikes):
-        for j in range(out.shape[0]):
-            out[j] += weights[i, j]
+    _add_rows(weights, _active(spikes), out)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, fastmath=FASTMATH, inline='always')
+def _mm_row(weights, rows, cols, out, i):
+    zero = out.dtype.type(0)
+    for c in range(out.shape[1]):
+        out[i, c] = zero
+    for e in range(rows.shape[0]):
+        out[i, cols[e]] += weights[i, rows[e]]
+
+
+@numba.njit(cache=True, fastmath=FASTMATH)
 def _mm(weights, spikes, out):
     """out[i, c] = sum of weights[i, j] over the events spikes[j, c]."""
-    out[:] = 0
-    for j in range(spikes.shape[0]):
-        for c in range(spikes.shape[1]):
-            if spikes[j, c] > 0:
-                for i in range(out.shape[0]):
-                    out[i, c] += weights[i, j]
+    rows, cols = _events(spikes)
+    for i in range(out.shape[0]):
+        _mm_row(weights, rows, cols, out, i)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, fastmath=FASTMATH, parallel=True)
+def _mm_parallel(weights, spikes, out):
+    rows, cols = _events(spikes)
+    for i in numba.prange(out.shape[0]):
+        _mm_row(weights, rows, cols, out, i)
+
+
+@numba.njit(cache=True, fastmath=FASTMATH)
 def _mm_transposed(weights, spikes, out):
     """out[j, c] = sum of weights[i, j] over the events spikes[i, c]."""
-    out[:] = 0
-    for i in range(spikes.shape[0]):
-        active = _active(spikes[i])
-        if active.size == 0:
-            continue
-        for j in range(out.shape[0]):
-            w = weights[i, j]
-            for c in active:
-                out[j, c] += w
+    n, batch = out.shape[0], out.shape[1]
+    acc = np.zeros((batch, n), out.dtype)
+    for c in range(batch):
+        _add_rows(weights, _active(spikes[:, c]), acc[c])
+    for j in range(n):
+        for c in range(batch):
+            out[j, c] = acc[c, j]
 
 
-def binary_densemv_kernel(*, transpose):
+def binary_densemv_kernel(*, transpose, outs):
     """The kernel for ``binary_densemv``."""
-    return _mv_transposed if transpose else _mv
+    if transpose:
+        return _mv_transposed
+    return _mv_parallel if use_parallel(outs[0].shape[0]) else _mv
 
 
-def binary_densemm_kernel(*, transpose):
+def binary_densemm_kernel(*, transpose, outs):
     """The kernel for ``binary_densemm``."""
-    return _mm_transposed if transpose else _mm
+    if transpose:
+        return _mm_transposed
+    return _mm_parallel if use_parallel(outs[0].shape[0]) else _mm

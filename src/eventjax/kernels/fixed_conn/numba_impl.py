@@ -13,11 +13,15 @@ weight without an event adds nothing); float kernels add ``w * x`` over
 every stored connection, zeros of ``x`` included, so ``NaN * 0`` is NaN.
 
 Why the loops look the way they do (measured at m = n = 4000, k = 100):
-kernels read ``w[(i * k + j) * step]`` with ``step = 0`` for a shared
-weight. ``transpose=False`` gathers row by row (one output write per row,
-contiguous reads of a row's indices); ``transpose=True`` scatters from the
-rows of ``x`` (for binary kernels only the rows with an event, so the
-event-driven path costs events x ``k``).
+weights and indices are read as flat vectors, row ``i`` at ``[i * k, i * k
++ k)``, a shared weight as the only entry. ``transpose=False`` gathers row by
+row (one output write per row) with the branchless, vectorizable row sums of
+``common.numba_events``; ``transpose=True`` scatters from the rows of ``x``
+(for binary kernels only the rows with an event, so the event-driven path
+costs events x ``k``). Indices are read unsigned, so one compare drops a bad
+one. From ``numba_events.PARALLEL_MIN_ROWS`` output rows on, the gathers run
+their rows on numba's threads (no two threads write one row); the scatters
+stay serial.
 """
 
 from __future__ import annotations
@@ -25,163 +29,204 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from eventjax.kernels.common.numba_events import event_columns, event_mask
+from eventjax.kernels.common.numba_events import (
+    FASTMATH,
+    binary_row_sum,
+    event_flags,
+    float_row_sum,
+    row_has_event,
+    use_parallel,
+)
 
 __all__ = ['binary_fcnmm_kernel', 'binary_fcnmv_kernel', 'fcnmm_kernel', 'fcnmv_kernel']
 
-
-@numba.njit(cache=True)
-def _flat(weights):
-    """The weights as a flat vector and the step that makes a homogeneous weight repeat."""
-    w = weights.reshape(weights.size)
-    return w, 0 if w.size == 1 else 1
+_U = np.uint64
 
 
-@numba.njit(cache=True)
+# --- transpose=False: gathers, one output row per row of indices ------------------------
+
+
+@numba.njit(cache=True, fastmath=FASTMATH)
 def _mv_gather(weights, indices, v, out, err):
     """out[i] = sum_j w[i, j] * v[indices[i, j]]."""
-    w, step = _flat(weights)
-    m, k, n = indices.shape[0], indices.shape[1], v.shape[0]
-    for i in range(m):
-        acc = out.dtype.type(0)
-        base = i * k
-        for j in range(k):
-            c = indices[i, j]
-            if 0 <= c and c < n:
-                acc += w[(base + j) * step] * v[c]
-        out[i] = acc
+    w, ind, k, n, zero = weights.reshape(weights.size), indices.reshape(indices.size), indices.shape[1], \
+        _U(v.shape[0]), out.dtype.type(0)
+    for i in range(out.shape[0]):
+        out[i] = float_row_sum(w, ind, _U(i * k), _U(i * k + k), v, n, zero) if n > 0 else zero
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, fastmath=FASTMATH, parallel=True)
+def _mv_gather_parallel(weights, indices, v, out, err):
+    w, ind, k, n, zero = weights.reshape(weights.size), indices.reshape(indices.size), indices.shape[1], \
+        _U(v.shape[0]), out.dtype.type(0)
+    for i in numba.prange(out.shape[0]):
+        out[i] = float_row_sum(w, ind, _U(i * k), _U(i * k + k), v, n, zero) if n > 0 else zero
+
+
+@numba.njit(cache=True, fastmath=FASTMATH)
+def _binary_mv_gather(weights, indices, spikes, out, err):
+    """out[i] = sum of w[i, j] over the connections whose target spikes[indices[i, j]] is an event."""
+    w, ind, k, zero = weights.reshape(weights.size), indices.reshape(indices.size), indices.shape[1], \
+        out.dtype.type(0)
+    flags = event_flags(spikes)
+    for i in range(out.shape[0]):
+        out[i] = binary_row_sum(w, ind, _U(i * k), _U(i * k + k), flags, zero)
+
+
+@numba.njit(cache=True, fastmath=FASTMATH, parallel=True)
+def _binary_mv_gather_parallel(weights, indices, spikes, out, err):
+    w, ind, k, zero = weights.reshape(weights.size), indices.reshape(indices.size), indices.shape[1], \
+        out.dtype.type(0)
+    flags = event_flags(spikes)
+    for i in numba.prange(out.shape[0]):
+        out[i] = binary_row_sum(w, ind, _U(i * k), _U(i * k + k), flags, zero)
+
+
+@numba.njit(cache=True, fastmath=FASTMATH, inline='always')
+def _mm_gather_row(weights, indices, B, out, i, binary):
+    """Row i of the gather: out[i, :] += w * B[c, :] (binary: w where B[c, :] is an event)."""
+    w, n, zero = weights.reshape(weights.size), _U(B.shape[0]), out.dtype.type(0)
+    k = indices.shape[1]
+    for col in range(out.shape[1]):
+        out[i, col] = zero
+    for j in range(k):
+        c = _U(np.int64(indices[i, j]))
+        if c >= n:
+            continue
+        wij = w[0] if w.shape[0] == 1 else w[i * k + j]
+        for col in range(out.shape[1]):
+            if binary:
+                out[i, col] += wij if B[c, col] > 0 else zero
+            else:
+                out[i, col] += wij * B[c, col]
+
+
+@numba.njit(cache=True, fastmath=FASTMATH)
+def _mm_gather(weights, indices, B, out, err):
+    """out[i, :] = sum_j w[i, j] * B[indices[i, j], :] (contiguous inner loop)."""
+    for i in range(out.shape[0]):
+        _mm_gather_row(weights, indices, B, out, i, False)
+
+
+@numba.njit(cache=True, fastmath=FASTMATH, parallel=True)
+def _mm_gather_parallel(weights, indices, B, out, err):
+    for i in numba.prange(out.shape[0]):
+        _mm_gather_row(weights, indices, B, out, i, False)
+
+
+@numba.njit(cache=True, fastmath=FASTMATH)
+def _binary_mm_gather(weights, indices, B, out, err):
+    """out[i, col] = sum of w[i, j] over connections whose B[indices[i, j], col] is an event."""
+    for i in range(out.shape[0]):
+        _mm_gather_row(weights, indices, B, out, i, True)
+
+
+@numba.njit(cache=True, fastmath=FASTMATH, parallel=True)
+def _binary_mm_gather_parallel(weights, indices, B, out, err):
+    for i in numba.prange(out.shape[0]):
+        _mm_gather_row(weights, indices, B, out, i, True)
+
+
+# --- transpose=True: scatters from the rows of x ------------------------------------
+
+
+@numba.njit(cache=True, fastmath=FASTMATH)
 def _mv_scatter(weights, indices, v, out, err):
     """out[indices[i, j]] += w[i, j] * v[i] for every row (zeros of v included)."""
-    w, step = _flat(weights)
-    m, k, n = indices.shape[0], indices.shape[1], out.shape[0]
+    w, m, k, n = weights.reshape(weights.size), indices.shape[0], indices.shape[1], _U(out.shape[0])
     out[:] = 0
     for i in range(m):
         vi = v[i]
         for j in range(k):
-            c = indices[i, j]
-            if 0 <= c and c < n:
-                out[c] += w[(i * k + j) * step] * vi
-
-
-@numba.njit(cache=True)
-def _binary_mv_gather(weights, indices, spikes, out, err):
-    """out[i] = sum of w[i, j] over the connections whose target spikes[indices[i, j]] is an event."""
-    w, step = _flat(weights)
-    m, k, n = indices.shape[0], indices.shape[1], spikes.shape[0]
-    mask = event_mask(spikes)
-    for i in range(m):
-        acc = out.dtype.type(0)
-        base = i * k
-        for j in range(k):
-            c = indices[i, j]
-            if 0 <= c and c < n and mask[c]:
-                acc += w[(base + j) * step]
-        out[i] = acc
+            c = _U(np.int64(indices[i, j]))
+            if c < n:
+                out[c] += (w[0] if w.shape[0] == 1 else w[i * k + j]) * vi
 
 
 @numba.njit(cache=True)
 def _binary_mv_scatter(weights, indices, spikes, out, err):
     """The event-driven path: only the rows with an event are visited."""
-    w, step = _flat(weights)
-    m, k, n = indices.shape[0], indices.shape[1], out.shape[0]
+    w, m, k, n = weights.reshape(weights.size), indices.shape[0], indices.shape[1], _U(out.shape[0])
     out[:] = 0
+    homogeneous = w.shape[0] == 1
     for i in range(m):
         if not spikes[i] > 0:
             continue
-        for j in range(k):
-            c = indices[i, j]
-            if 0 <= c and c < n:
-                out[c] += w[(i * k + j) * step]
+        if homogeneous:
+            wi = w[0]
+            for j in range(k):
+                c = _U(np.int64(indices[i, j]))
+                if c < n:
+                    out[c] += wi
+        else:
+            for j in range(k):
+                c = _U(np.int64(indices[i, j]))
+                if c < n:
+                    out[c] += w[i * k + j]
 
 
-@numba.njit(cache=True)
-def _mm_gather(weights, indices, B, out, err):
-    """out[i, :] = sum_j w[i, j] * B[indices[i, j], :] (contiguous inner loop)."""
-    w, step = _flat(weights)
-    m, k, n = indices.shape[0], indices.shape[1], B.shape[0]
+@numba.njit(cache=True, fastmath=FASTMATH)
+def _scatter_rows(weights, indices, B, out, binary):
+    """out[indices[i, j], :] += w[i, j] * B[i, :] (binary: w[i, j] where B[i, :] is an event; other rows skipped)."""
+    w, m, k, n = weights.reshape(weights.size), indices.shape[0], indices.shape[1], _U(out.shape[0])
     out[:] = 0
     for i in range(m):
-        for j in range(k):
-            c = indices[i, j]
-            if c < 0 or c >= n:
-                continue
-            wij = w[(i * k + j) * step]
+        if binary and not row_has_event(B, i):
+            continue
+        if binary:
+            # One column at a time: a row's few events cost a pass each, not a select per column.
             for col in range(B.shape[1]):
-                out[i, col] += wij * B[c, col]
-
-
-@numba.njit(cache=True)
-def _mm_scatter(weights, indices, B, out, err):
-    """out[indices[i, j], :] += w[i, j] * B[i, :]."""
-    w, step = _flat(weights)
-    m, k, n = indices.shape[0], indices.shape[1], out.shape[0]
-    out[:] = 0
-    for i in range(m):
+                if not B[i, col] > 0:
+                    continue
+                for j in range(k):
+                    c = _U(np.int64(indices[i, j]))
+                    if c < n:
+                        out[c, col] += w[0] if w.shape[0] == 1 else w[i * k + j]
+            continue
         for j in range(k):
-            c = indices[i, j]
-            if c < 0 or c >= n:
+            c = _U(np.int64(indices[i, j]))
+            if c >= n:
                 continue
-            wij = w[(i * k + j) * step]
+            wij = w[0] if w.shape[0] == 1 else w[i * k + j]
             for col in range(B.shape[1]):
                 out[c, col] += wij * B[i, col]
 
 
 @numba.njit(cache=True)
-def _binary_mm_gather(weights, indices, B, out, err):
-    """out[i, col] = sum of w[i, j] over connections whose B[indices[i, j], col] is an event."""
-    w, step = _flat(weights)
-    m, k, n = indices.shape[0], indices.shape[1], B.shape[0]
-    mask = event_mask(B)
-    out[:] = 0
-    for i in range(m):
-        for j in range(k):
-            c = indices[i, j]
-            if c < 0 or c >= n:
-                continue
-            wij = w[(i * k + j) * step]
-            for col in range(B.shape[1]):
-                if mask[c, col]:
-                    out[i, col] += wij
+def _mm_scatter(weights, indices, B, out, err):
+    """out[indices[i, j], :] += w[i, j] * B[i, :]."""
+    _scatter_rows(weights, indices, B, out, False)
 
 
 @numba.njit(cache=True)
 def _binary_mm_scatter(weights, indices, B, out, err):
-    """Event-driven: a row's event columns are listed once, rows without events skipped."""
-    w, step = _flat(weights)
-    m, k, n = indices.shape[0], indices.shape[1], out.shape[0]
-    out[:] = 0
-    active = np.empty(B.shape[1], np.int64)
-    for i in range(m):
-        count = event_columns(B, i, active)
-        if count == 0:
-            continue
-        for j in range(k):
-            c = indices[i, j]
-            if c < 0 or c >= n:
-                continue
-            wij = w[(i * k + j) * step]
-            for a in range(count):
-                out[c, active[a]] += wij
+    """Event-driven: rows of B without an event are skipped."""
+    _scatter_rows(weights, indices, B, out, True)
 
 
-def fcnmv_kernel(*, transpose):
+def fcnmv_kernel(*, transpose, shape):
     """The kernel for ``fcnmv``."""
-    return _mv_scatter if transpose else _mv_gather
+    if transpose:
+        return _mv_scatter
+    return _mv_gather_parallel if use_parallel(shape[0]) else _mv_gather
 
 
-def binary_fcnmv_kernel(*, transpose):
+def binary_fcnmv_kernel(*, transpose, shape):
     """The kernel for ``binary_fcnmv``."""
-    return _binary_mv_scatter if transpose else _binary_mv_gather
+    if transpose:
+        return _binary_mv_scatter
+    return _binary_mv_gather_parallel if use_parallel(shape[0]) else _binary_mv_gather
 
 
-def fcnmm_kernel(*, transpose):
+def fcnmm_kernel(*, transpose, shape):
     """The kernel for ``fcnmm``."""
-    return _mm_scatter if transpose else _mm_gather
+    if transpose:
+        return _mm_scatter
+    return _mm_gather_parallel if use_parallel(shape[0]) else _mm_gather
 
 
-def binary_fcnmm_kernel(*, transpose):
+def binary_fcnmm_kernel(*, transpose, shape):
     """The kernel for ``binary_fcnmm``."""
-    return _binary_mm_scatter if transpose else _binary_mm_gather
+    if transpose:
+        return _binary_mm_scatter
+    return _binary_mm_gather_parallel if use_parallel(shape[0]) else _binary_mm_gather

@@ -1,0 +1,104 @@
+"""The numba kernels' parallel row loops: chosen by size, same results as the serial ones, on any thread count."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip('numba')
+
+import eventjax as ej  # noqa: E402
+from eventjax.kernels.common import numba_events  # noqa: E402
+from eventjax.kernels.csr import numba_impl as csr_numba  # noqa: E402
+from eventjax.kernels.fixed_conn import numba_impl as fcn_numba  # noqa: E402
+
+# Odd sizes no other test uses, so no earlier lowering of the same call is reused.
+M, N, K, B = 43, 37, 5, 3
+
+
+@pytest.fixture
+def parallel_everywhere(monkeypatch):
+    """Every kernel call with at least one output row takes the parallel path."""
+    monkeypatch.setattr(numba_events, 'PARALLEL_MIN_ROWS', 1)
+    yield
+    ej.config.set_numba_num_threads(None)
+
+
+def _problem(seed):
+    """An FCN problem with an out-of-range and a negative index, a NaN weight on a non-event column."""
+    rng = np.random.default_rng(seed)
+    indices = rng.integers(0, N, size=(M, K)).astype(np.int32)
+    weights = rng.normal(size=(M, K)).astype(np.float32)
+    spikes = rng.random(N) < 0.3
+    spikes[0] = False
+    indices[0, :2] = N + 3, -2
+    indices[1, 0], weights[1, 0] = 0, np.nan
+    B2 = rng.random((N, B)) < 0.3
+    B2[0] = False
+    return weights, indices, spikes, B2
+
+
+def _csr(weights, indices):
+    return weights.ravel(), indices.ravel(), np.arange(0, M * K + 1, K, dtype=np.int32)
+
+
+def _expected(weights, indices, x, binary):
+    """Row sums over in-range connections: the weight where x is an event (binary), else weight * x."""
+    keep = (indices >= 0) & (indices < N)
+    xs = np.asarray(x, np.float64)[np.where(keep, indices, 0)]
+    w = weights.astype(np.float64)
+    if xs.ndim == 3:
+        keep, w = keep[..., None], w[..., None]
+    terms = np.where(keep & (xs > 0), w, 0) if binary else np.where(keep, w * xs, 0)
+    return terms.sum(axis=1)
+
+
+class TestChoice:
+    def test_small_calls_stay_serial_and_large_ones_go_parallel(self):
+        small, large = (10, 10), (numba_events.PARALLEL_MIN_ROWS, 10)
+        for factory in (csr_numba.binary_csrmv_kernel, fcn_numba.binary_fcnmv_kernel, csr_numba.csrmm_kernel):
+            assert not factory(transpose=False, shape=small).targetoptions.get('parallel')
+            assert factory(transpose=False, shape=large).targetoptions.get('parallel')
+            # Scatters write shared output rows: always serial.
+            assert not factory(transpose=True, shape=large).targetoptions.get('parallel')
+
+
+@pytest.mark.usefixtures('parallel_everywhere')
+class TestParallelResults:
+    """One parallel kernel per shared row loop (each parallel kernel costs seconds to compile)."""
+
+    @pytest.mark.parametrize('threads', [1, 2])
+    def test_binary_gathers_match_the_reference(self, threads):
+        ej.config.set_numba_num_threads(threads)
+        weights, indices, spikes, B2 = _problem(0)
+        want = _expected(weights, indices, spikes, True)
+        assert np.isfinite(want).all()  # the NaN weight sits on a non-event column
+        data, ind, indptr = _csr(weights, indices)
+        got = ej.binary_csrmv(data, ind, indptr, spikes, shape=(M, N), backend='numba', validate=False)
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-5)
+        got = ej.binary_fcnmm(weights, indices, B2, shape=(M, N), backend='numba', validate=False)
+        np.testing.assert_allclose(np.asarray(got), _expected(weights, indices, B2, True), rtol=1e-5, atol=1e-5)
+
+    def test_float_gather_matches_the_reference(self):
+        weights, indices, _, _ = _problem(1)
+        weights[1, 0] = 0.5
+        v = np.random.default_rng(2).normal(size=N).astype(np.float32)
+        got = ej.fcnmv(weights, indices, v, shape=(M, N), backend='numba', validate=False)
+        np.testing.assert_allclose(np.asarray(got), _expected(weights, indices, v, False), rtol=1e-5, atol=1e-5)
+
+    def test_dense_matches_the_reference(self):
+        rng = np.random.default_rng(3)
+        w = rng.normal(size=(M, N)).astype(np.float32)
+        spikes = rng.random(N) < 0.3
+        np.testing.assert_allclose(np.asarray(ej.binary_densemv(w, spikes, backend='numba')),
+                                   w.astype(np.float64) @ spikes, rtol=1e-5, atol=1e-5)
+
+    def test_the_thread_count_changes_no_result(self):
+        weights, indices, spikes, _ = _problem(4)
+        data, ind, indptr = _csr(weights, indices)
+        results = []
+        for threads in (1, 2):
+            ej.config.set_numba_num_threads(threads)
+            results.append(np.asarray(ej.binary_csrmv(data, ind, indptr, spikes, shape=(M, N), backend='numba',
+                                                      validate=False)))
+        np.testing.assert_array_equal(results[0], results[1])
