@@ -17,7 +17,7 @@ from eventjax.kernels.common.checks import (
     validate_csr_structure,
 )
 
-__all__ = ['check_csr_call', 'checked_call']
+__all__ = ['PREPARE', 'check_csr_call', 'checked_call', 'repair_structure']
 
 
 def check_csr_call(who, data, indices, indptr, x, *, shape, transpose, matrix, events, validate=True):
@@ -27,8 +27,9 @@ def check_csr_call(who, data, indices, indptr, x, *, shape, transpose, matrix, e
     the dtype of ``indices``. A float product casts ``data`` and ``x`` to
     their promoted dtype (JAX's rules); a binary one keeps ``data``'s dtype.
     Concrete structure is checked by value when ``validate``; otherwise (or
-    when traced) ``indptr`` is repaired so every backend drops the same
-    entries (see :func:`~eventjax.kernels.common.checks.repair_indptr`).
+    when traced) every backend drops bad structure the same way: ``indptr``
+    is repaired (see :func:`~eventjax.kernels.common.checks.repair_indptr`)
+    before the kernel, or by the numba kernels inside.
     """
     m, n = check_shape(who, shape)
     if not isinstance(transpose, bool):
@@ -55,9 +56,15 @@ def check_csr_call(who, data, indices, indptr, x, *, shape, transpose, matrix, e
     check_length(who, name, x, want, what)
     if validate and is_concrete(indices, indptr):
         validate_csr_structure(who, indices, indptr, n)
-    else:
-        indptr = repair_indptr(indptr, nnz)
     return data, indices, indptr, x, (m, n)
+
+
+def repair_structure(data, indices, indptr, x):
+    """The operators' ``prepare`` step: ``indptr`` repaired so every kernel drops the same entries.
+
+    The numba kernels do the same repair inside (see ``numba_impl.trusted_indptr``).
+    """
+    return data, indices, repair_indptr(indptr, indices.shape[0]), x
 
 
 def checked_call(op, data, indices, indptr, x, *, shape, transpose, backend, validate):
@@ -66,3 +73,7 @@ def checked_call(op, data, indices, indptr, x, *, shape, transpose, backend, val
         f'{op.name}()', data, indices, indptr, x, shape=shape, transpose=transpose, matrix=op.matrix,
         events=op.events, validate=validate)
     return op.bind(data, indices, indptr, x, shape=shape, transpose=transpose, backend=backend)
+
+
+# What every CSR Operator declares: the repair runs in JAX except for numba, whose kernels repair inside.
+PREPARE = {'prepare': repair_structure, 'prepared_in_kernel': ('numba',)}

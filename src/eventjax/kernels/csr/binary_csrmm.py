@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from eventjax.kernels.common import Operator
 from eventjax.kernels.csr import reference
-from eventjax.kernels.csr.arguments import checked_call
+from eventjax.kernels.csr.arguments import PREPARE, checked_call
 
 __all__ = ['binary_csrmm']
 
@@ -38,4 +38,4 @@ def binary_csrmm(data, indices, indptr, B, *, shape, transpose=False, backend=No
 
 
 _binary_csrmm = Operator('binary_csrmm', __package__, ('data', 'indices', 'indptr', 'B'),
-                         events=True, matrix=True, weight_cotangent=reference.entry_cotangent, float_op='csrmm')
+                         events=True, matrix=True, weight_cotangent=reference.entry_cotangent, float_op='csrmm', **PREPARE)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from eventjax.kernels.common import Operator
 from eventjax.kernels.csr import reference
-from eventjax.kernels.csr.arguments import checked_call
+from eventjax.kernels.csr.arguments import PREPARE, checked_call
 
 __all__ = ['binary_csrmv']
 
@@ -40,4 +40,4 @@ def binary_csrmv(data, indices, indptr, spikes, *, shape, transpose=False, backe
 
 _binary_csrmv = Operator('binary_csrmv', __package__, ('data', 'indices', 'indptr', 'spikes'),
                          events=True, matrix=False, weight_cotangent=reference.entry_cotangent,
-                         float_op='csrmv', mm_op='binary_csrmm')
+                         float_op='csrmv', mm_op='binary_csrmm', **PREPARE)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from eventjax.kernels.common import Operator
 from eventjax.kernels.csr import reference
-from eventjax.kernels.csr.arguments import checked_call
+from eventjax.kernels.csr.arguments import PREPARE, checked_call
 
 __all__ = ['csrmm']
 
@@ -34,4 +34,4 @@ def csrmm(data, indices, indptr, B, *, shape, transpose=False, backend=None, val
 
 
 _csrmm = Operator('csrmm', __package__, ('data', 'indices', 'indptr', 'B'),
-                  events=False, matrix=True, weight_cotangent=reference.entry_cotangent)
+                  events=False, matrix=True, weight_cotangent=reference.entry_cotangent, **PREPARE)

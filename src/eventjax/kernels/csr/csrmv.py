@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from eventjax.kernels.common import Operator
 from eventjax.kernels.csr import reference
-from eventjax.kernels.csr.arguments import checked_call
+from eventjax.kernels.csr.arguments import PREPARE, checked_call
 
 __all__ = ['csrmv']
 
@@ -40,4 +40,4 @@ def csrmv(data, indices, indptr, v, *, shape, transpose=False, backend=None, val
 
 
 _csrmv = Operator('csrmv', __package__, ('data', 'indices', 'indptr', 'v'),
-                  events=False, matrix=False, weight_cotangent=reference.entry_cotangent, mm_op='csrmm')
+                  events=False, matrix=False, weight_cotangent=reference.entry_cotangent, mm_op='csrmm', **PREPARE)

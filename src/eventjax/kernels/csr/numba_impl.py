@@ -2,12 +2,10 @@
 
 Each kernel is ``kernel(data, indices, indptr, x, out, err)``: it fills
 ``out`` (the bridge hands it over uninitialised). Bad structure is dropped,
-the same way on every backend: a row whose ``indptr`` range decreases or
-leaves ``[0, len(indices)]`` is empty, and an entry whose column index lies
-outside ``[0, n)`` contributes nothing; neither is ever read past or written
-past. (The public functions check concrete structure before any kernel and
-repair a traced ``indptr``, so these guards only keep memory safe.) ``err``
-stays unused: the kernels never fail.
+the same way on every backend: ``indptr`` goes through :func:`trusted_indptr`
+(the repair the other backends get in JAX before their kernel), and an
+entry whose column index lies outside ``[0, n)`` contributes nothing;
+neither is ever read past or written past. ``err`` stays unused: the kernels never fail.
 
 Binary kernels add the weights of the event entries (a select: a NaN weight
 without an event adds nothing); float kernels add ``w * x`` over every
@@ -39,18 +37,36 @@ from eventjax.kernels.common.numba_events import (
     use_parallel,
 )
 
-__all__ = ['binary_csrmm_kernel', 'binary_csrmv_kernel', 'csrmm_kernel', 'csrmv_kernel']
+__all__ = ['binary_csrmm_kernel', 'binary_csrmv_kernel', 'csrmm_kernel', 'csrmv_kernel', 'trusted_indptr']
 
 _U = np.uint64
 
 
+@numba.njit(cache=True)
+def trusted_indptr(indptr, nnz):
+    """``indptr`` itself when it is valid, else its repair ``cummax(clip(indptr, 0, nnz))`` (a copy).
+
+    The other backends get the same repair in JAX before their kernel
+    (``checks.repair_indptr``); here it costs one pass over ``indptr`` and
+    no XLA op before the custom call.
+    """
+    valid = indptr.shape[0] == 0 or (indptr[0] >= 0 and indptr[indptr.shape[0] - 1] <= nnz)
+    for i in range(indptr.shape[0] - 1):
+        valid &= indptr[i] <= indptr[i + 1]
+    if valid:
+        return indptr
+    fixed = np.empty_like(indptr)
+    hi = 0
+    for i in range(indptr.shape[0]):
+        hi = max(hi, min(max(np.int64(indptr[i]), 0), nnz))
+        fixed[i] = hi
+    return fixed
+
+
 @numba.njit(cache=True, inline='always')
 def _row_range(indptr, i, nnz):
-    """Row ``i``'s entry range as unsigned bounds, empty when its ``indptr`` range is invalid."""
-    start, end = np.int64(indptr[i]), np.int64(indptr[i + 1])
-    if 0 <= start and start <= end and end <= nnz:
-        return _U(start), _U(end)
-    return _U(0), _U(0)
+    """Row ``i``'s entry range as unsigned bounds (``indptr`` went through :func:`trusted_indptr`)."""
+    return _U(np.int64(indptr[i])), _U(np.int64(indptr[i + 1]))
 
 
 # --- transpose=False: gathers, one output row per CSR row ---------------------------
@@ -59,6 +75,7 @@ def _row_range(indptr, i, nnz):
 @numba.njit(cache=True, fastmath=FASTMATH)
 def _mv_gather(data, indices, indptr, v, out, err):
     """out[i] = sum_k data[k] * v[indices[k]] over row i."""
+    indptr = trusted_indptr(indptr, indices.shape[0])
     nnz, n, zero = indices.shape[0], _U(v.shape[0]), out.dtype.type(0)
     for i in range(out.shape[0]):
         start, end = _row_range(indptr, i, nnz)
@@ -67,6 +84,7 @@ def _mv_gather(data, indices, indptr, v, out, err):
 
 @numba.njit(cache=True, fastmath=FASTMATH, parallel=True)
 def _mv_gather_parallel(data, indices, indptr, v, out, err):
+    indptr = trusted_indptr(indptr, indices.shape[0])
     nnz, n, zero = indices.shape[0], _U(v.shape[0]), out.dtype.type(0)
     for i in numba.prange(out.shape[0]):
         start, end = _row_range(indptr, i, nnz)
@@ -76,6 +94,7 @@ def _mv_gather_parallel(data, indices, indptr, v, out, err):
 @numba.njit(cache=True, fastmath=FASTMATH)
 def _binary_mv_gather(data, indices, indptr, spikes, out, err):
     """out[i] = sum of data[k] over row i where spikes[indices[k]] is an event."""
+    indptr = trusted_indptr(indptr, indices.shape[0])
     nnz, flags, zero = indices.shape[0], event_flags(spikes), out.dtype.type(0)
     for i in range(out.shape[0]):
         start, end = _row_range(indptr, i, nnz)
@@ -84,6 +103,7 @@ def _binary_mv_gather(data, indices, indptr, spikes, out, err):
 
 @numba.njit(cache=True, fastmath=FASTMATH, parallel=True)
 def _binary_mv_gather_parallel(data, indices, indptr, spikes, out, err):
+    indptr = trusted_indptr(indptr, indices.shape[0])
     nnz, flags, zero = indices.shape[0], event_flags(spikes), out.dtype.type(0)
     for i in numba.prange(out.shape[0]):
         start, end = _row_range(indptr, i, nnz)
@@ -112,12 +132,14 @@ def _mm_gather_row(data, indices, indptr, B, out, i, binary):
 @numba.njit(cache=True, fastmath=FASTMATH)
 def _mm_gather(data, indices, indptr, B, out, err):
     """out[i, :] = sum_k data[k] * B[indices[k], :] (contiguous inner loop over B's columns)."""
+    indptr = trusted_indptr(indptr, indices.shape[0])
     for i in range(out.shape[0]):
         _mm_gather_row(data, indices, indptr, B, out, i, False)
 
 
 @numba.njit(cache=True, fastmath=FASTMATH, parallel=True)
 def _mm_gather_parallel(data, indices, indptr, B, out, err):
+    indptr = trusted_indptr(indptr, indices.shape[0])
     for i in numba.prange(out.shape[0]):
         _mm_gather_row(data, indices, indptr, B, out, i, False)
 
@@ -125,12 +147,14 @@ def _mm_gather_parallel(data, indices, indptr, B, out, err):
 @numba.njit(cache=True, fastmath=FASTMATH)
 def _binary_mm_gather(data, indices, indptr, B, out, err):
     """out[i, c] = sum of data[k] over row i where B[indices[k], c] is an event."""
+    indptr = trusted_indptr(indptr, indices.shape[0])
     for i in range(out.shape[0]):
         _mm_gather_row(data, indices, indptr, B, out, i, True)
 
 
 @numba.njit(cache=True, fastmath=FASTMATH, parallel=True)
 def _binary_mm_gather_parallel(data, indices, indptr, B, out, err):
+    indptr = trusted_indptr(indptr, indices.shape[0])
     for i in numba.prange(out.shape[0]):
         _mm_gather_row(data, indices, indptr, B, out, i, True)
 
@@ -141,6 +165,7 @@ def _binary_mm_gather_parallel(data, indices, indptr, B, out, err):
 @numba.njit(cache=True, fastmath=FASTMATH)
 def _mv_scatter(data, indices, indptr, v, out, err):
     """out[indices[k]] += data[k] * v[i] over every row i (zeros of v included)."""
+    indptr = trusted_indptr(indptr, indices.shape[0])
     nnz, n = indices.shape[0], _U(out.shape[0])
     out[:] = 0
     for i in range(v.shape[0]):
@@ -155,6 +180,7 @@ def _mv_scatter(data, indices, indptr, v, out, err):
 @numba.njit(cache=True)
 def _binary_mv_scatter(data, indices, indptr, spikes, out, err):
     """The event-driven path: only rows with an event are visited."""
+    indptr = trusted_indptr(indptr, indices.shape[0])
     nnz, n = indices.shape[0], _U(out.shape[0])
     out[:] = 0
     homogeneous = data.shape[0] == 1
@@ -205,11 +231,13 @@ def _scatter_rows(data, indices, indptr, x, out, binary):
 
 @numba.njit(cache=True)
 def _csrmm_scatter(data, indices, indptr, B, out, err):
+    indptr = trusted_indptr(indptr, indices.shape[0])
     _scatter_rows(data, indices, indptr, B, out, False)
 
 
 @numba.njit(cache=True)
 def _binary_csrmm_scatter(data, indices, indptr, B, out, err):
+    indptr = trusted_indptr(indptr, indices.shape[0])
     _scatter_rows(data, indices, indptr, B, out, True)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from eventjax.kernels.common import accumulation_dtype
+from eventjax.kernels.common.checks import repair_indptr
 
 __all__ = ['binary_csrmm_kernel', 'binary_csrmv_kernel', 'csrmm_kernel', 'csrmv_kernel', 'entry_rows']
 
@@ -91,7 +92,7 @@ def entry_cotangent(ct, x, indices, indptr, *, shape, transpose):
     nnz = indices.shape[0]
     if nnz == 0 or m == 0 or n == 0:
         return jnp.zeros((nnz,), ct.dtype)
-    rows, valid = _entries(indices, indptr, shape)
+    rows, valid = _entries(indices, repair_indptr(indptr, nnz), shape)
     rows, cols = jnp.where(valid, rows, 0), jnp.where(valid, indices, 0)
     out_idx, in_idx = (cols, rows) if transpose else (rows, cols)
     prod = ct[out_idx] * x[in_idx]
