@@ -1,5 +1,7 @@
 """Pieces every kernel family shares: argument checks, event semantics, rules.
 
+- :mod:`.compaction`: the event rows gathered into a few static capacities,
+  for the event-driven ``jax`` kernels.
 - :mod:`.checks`: trace-time validation with errors naming who/what/expected/got.
 - :mod:`.events`: the event indicator (``True`` or ``> 0``), homogeneous weights.
 - :mod:`.operator`: :class:`Operator`, the one declaration of a standard

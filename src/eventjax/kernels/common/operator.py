@@ -33,7 +33,8 @@ class Operator:
         name: the primitive's name, also the stem of its kernels' names.
         family: the family package (pass ``__package__``). The kernel
             generators are named after the operator: the ``jax`` kernel is
-            ``<family>.reference.<name>_kernel``, the kernel of backend ``b``
+            ``<family>.jax_impl.<name>_kernel`` (``<family>.reference.<name>_kernel``
+            for a family without a ``jax_impl``), the kernel of backend ``b``
             ``<family>.<b>_impl.<name>_kernel`` (imported at the first lowering).
         operands: operand names in call order: weights first, ``x`` last.
         events: whether ``x`` holds events (a binary operator).
@@ -74,7 +75,7 @@ class Operator:
         self._float_op, self._mm_op = float_op, mm_op
         self.primitive = XLACustomKernel(name) if prepare is None else \
             _PreparedKernel(name, prepare, prepared_in_kernel)
-        self.primitive.def_jax_kernel(_impl(family, 'reference', name))
+        self.primitive.def_jax_kernel(_impl(family, _jax_module(family), name))
         for backend in kernels:
             if backend == 'pallas':
                 self.register_pallas()
@@ -154,6 +155,11 @@ def _declared(family: str, name: str) -> Operator:
 def _impl(family: str, module: str, name: str) -> Callable:
     """``<family>.<module>.<name>_kernel`` (``<backend>_impl`` for a backend's kernels)."""
     return getattr(importlib.import_module(f'{family}.{module}'), f'{name}_kernel')
+
+
+def _jax_module(family: str) -> str:
+    """Where a family's ``jax`` kernels live: its fast ``jax_impl`` when it has one, else its reference."""
+    return 'jax_impl' if importlib.util.find_spec(f'{family}.jax_impl') is not None else 'reference'
 
 
 def _accepted(fn: Callable, params: dict) -> dict:

@@ -1,7 +1,8 @@
 """The CSR family: ``csrmv``, ``csrmm``, ``binary_csrmv``, ``binary_csrmm``.
 
 ``arguments.py`` holds the checks all four share; ``reference.py`` the
-pure-JAX kernels; ``numba_impl.py`` and ``warp_impl.py`` the other backends.
+pure-JAX oracle; ``jax_impl.py`` the event-driven ``jax`` backend;
+``numba_impl.py`` and ``warp_impl.py`` the other backends.
 """
 
 from eventjax.kernels.csr.binary_csrmm import binary_csrmm

@@ -38,4 +38,5 @@ def binary_csrmm(data, indices, indptr, B, *, shape, transpose=False, backend=No
 
 
 _binary_csrmm = Operator('binary_csrmm', __package__, ('data', 'indices', 'indptr', 'B'),
-                         events=True, matrix=True, weight_cotangent=reference.entry_cotangent, float_op='csrmm', **PREPARE)
+                         events=True, matrix=True, weight_cotangent=reference.entry_cotangent, float_op='csrmm',
+                         **PREPARE)

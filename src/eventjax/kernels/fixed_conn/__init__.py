@@ -2,9 +2,10 @@
 
 Each of the ``m`` rows holds exactly ``k`` connections, stored as ``(m, k)``
 ``indices`` and ``(m, k)`` (or one homogeneous) ``weights``. ``arguments.py``
-holds the checks all four share; ``reference.py`` the pure-JAX kernels;
-``numba_impl.py`` and ``warp_impl.py`` the other backends. Autodiff and
-batching come from :mod:`eventjax.kernels.common.rules`, as for CSR.
+holds the checks all four share; ``reference.py`` the pure-JAX oracle;
+``jax_impl.py`` the event-driven ``jax`` backend; ``numba_impl.py`` and
+``warp_impl.py`` the other backends. Autodiff and batching come from
+:mod:`eventjax.kernels.common.rules`, as for CSR.
 """
 
 from eventjax.kernels.fixed_conn.binary_fcnmm import binary_fcnmm

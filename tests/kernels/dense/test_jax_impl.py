@@ -1,0 +1,81 @@
+"""The fast ``jax`` dense event kernels: each event capacity, and non-finite weights, against NumPy."""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import eventjax as ej
+from eventjax.kernels.dense.jax_impl import SMALL
+
+M, N = 256, 320  # M * N weights: enough for the fast kernels
+
+
+def weights(non_finite=False):
+    assert M * N >= SMALL
+    w = np.random.default_rng(0).normal(size=(M, N)).astype(np.float32)
+    if non_finite:
+        w[1, 2], w[5, 7], w[9, 2] = np.nan, np.inf, -np.inf
+    return w
+
+
+def events(count, rows, matrix=False, seed=1):
+    rng = np.random.default_rng(seed)
+    mask = np.zeros(rows * 3 if matrix else rows, bool)
+    mask[rng.choice(mask.size, count, replace=False)] = True
+    return mask.reshape(rows, 3) if matrix else mask
+
+
+def expected(w, s, transpose):
+    """Sums of the selected weights in float64 (a weight without an event is never read)."""
+    w = np.asarray(w, np.float64)
+    s = s[:, None] if s.ndim == 1 else s
+    lines = w if transpose else w.T  # one line per event index
+    out = np.stack([lines[s[:, c]].sum(axis=0) for c in range(s.shape[1])], axis=1)
+    return out[:, 0] if out.shape[1] == 1 else out
+
+
+@functools.cache
+def jitted(matrix, transpose):
+    fn = ej.binary_densemm if matrix else ej.binary_densemv
+    return jax.jit(lambda w, s: fn(w, s, transpose=transpose, backend='jax'))
+
+
+def check(w, s, transpose):
+    got = jitted(s.ndim == 2, transpose)(w, jnp.asarray(s))
+    np.testing.assert_allclose(np.asarray(got, np.float64), expected(w, s, transpose), rtol=1e-5, atol=1e-5)
+
+
+class TestEventRows:
+    @pytest.mark.parametrize('count', [0, 5, 20, 100, 200])  # capacity 8, 32, 128, then every row
+    def test_each_capacity_matches_numpy(self, count):
+        check(weights(), events(count, M), True)
+        check(weights(non_finite=True), events(count, M), True)
+
+    @pytest.mark.parametrize('count', [2, 50, 150, 600])  # flat events: capacity 24, 96 (up to M), then all
+    def test_matrix_events_match_numpy(self, count):
+        check(weights(), events(count, M, matrix=True), True)
+        check(weights(non_finite=True), events(count, M, matrix=True), True)
+
+
+class TestProduct:
+    @pytest.mark.parametrize('matrix', [False, True])
+    def test_non_finite_weights_count_only_where_selected(self, matrix):
+        w = weights(non_finite=True)
+        for count in (0, 5, 200):
+            check(w, events(count, N, matrix=matrix), False)
+        check(weights(), events(5, N, matrix=matrix), False)
+
+
+def test_vmap_and_grad_match_numpy():
+    w = weights()
+    ss = np.stack([events(c, M) for c in (0, 5, 20, 200)])
+    got = jax.jit(jax.vmap(lambda s: ej.binary_densemv(w, s, transpose=True, backend='jax')))(jnp.asarray(ss))
+    for row, s in zip(got, ss):
+        np.testing.assert_allclose(row, expected(w, s, True), rtol=1e-5, atol=1e-5)
+    ct = np.random.default_rng(2).normal(size=N).astype(np.float32)
+    s = events(5, M)
+    grad = jax.jit(jax.grad(lambda w: jnp.vdot(ej.binary_densemv(w, s, transpose=True, backend='jax'), ct)))(w)
+    np.testing.assert_allclose(grad, np.outer(s, ct), rtol=1e-6)

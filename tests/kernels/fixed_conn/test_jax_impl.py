@@ -1,0 +1,80 @@
+"""The fast ``jax`` FCN kernels on every event capacity they switch between, under jit, vmap and grad."""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import eventjax as ej
+from eventjax.kernels.fixed_conn.jax_impl import SMALL
+from tests.kernels.reference_semantics import fcn_product, is_event
+
+M, N, K = 512, 384, 8  # M * K connections: just enough for the fast kernels
+
+
+def structure(homogeneous=False, seed=0):
+    rng = np.random.default_rng(seed)
+    indices = rng.integers(0, N, (M, K)).astype(np.int32)
+    assert M * K >= SMALL
+    indices[::7, 1] = -1  # dropped: never read, never wrapped
+    indices[3::11, 2] = N + 3
+    weights = rng.normal(size=(1,) if homogeneous else (M, K)).astype(np.float32)
+    return weights, indices
+
+
+def events(count, seed=1, matrix=False):
+    """``count`` events over the rows (a matrix: over its rows and 3 columns together)."""
+    rng = np.random.default_rng(seed)
+    mask = np.zeros(M * 3 if matrix else M, bool)
+    mask[rng.choice(mask.size, count, replace=False)] = True
+    return mask.reshape(M, 3) if matrix else mask
+
+
+@functools.cache
+def jitted(matrix):
+    fn = ej.binary_fcnmm if matrix else ej.binary_fcnmv
+    return jax.jit(lambda w, i, x: fn(w, i, x, shape=(M, N), transpose=True, backend='jax'))
+
+
+def check(x, homogeneous=False, weights=None):
+    w, indices = structure(homogeneous)
+    w = w if weights is None else weights
+    got = jitted(x.ndim == 2)(w, indices, jnp.asarray(x))
+    want = fcn_product(w, indices, x, (M, N), True, True)
+    np.testing.assert_allclose(np.asarray(got, np.float64), want, rtol=1e-5, atol=1e-5)
+
+
+class TestEventRows:
+    @pytest.mark.parametrize('homogeneous', [False, True])
+    @pytest.mark.parametrize('count', [0, 5, 40, 200, 400])  # capacity 16, 64, 256, then every row
+    def test_each_capacity_matches_numpy(self, count, homogeneous):
+        check(events(count), homogeneous)
+
+    @pytest.mark.parametrize('count', [2, 20, 100, 600])  # flat events: capacity 12, 48, 192 (up to M), then all
+    def test_matrix_events_match_numpy(self, count):
+        check(events(count, matrix=True))
+
+    def test_nan_weights_of_rows_without_events_add_nothing(self):
+        w, _ = structure()
+        x = events(5)
+        check(x, weights=np.where(x[:, None], w, np.nan).astype(np.float32))
+
+
+class TestTransforms:
+    def test_vmap_over_events_matches_numpy(self):
+        w, indices = structure()
+        xs = np.stack([events(c) for c in (0, 5, 40, 400)])
+        fn = jax.jit(jax.vmap(lambda s: ej.binary_fcnmv(w, indices, s, shape=(M, N), transpose=True, backend='jax')))
+        for row, x in zip(fn(jnp.asarray(xs)), xs):
+            np.testing.assert_allclose(row, fcn_product(w, indices, x, (M, N), True, True), rtol=1e-5, atol=1e-5)
+
+    def test_grad_matches_numpy(self):
+        w, indices = structure()
+        x = events(5)
+        ct = np.random.default_rng(4).normal(size=N).astype(np.float32)
+        loss = lambda w: jnp.vdot(ej.binary_fcnmv(w, indices, x, shape=(M, N), transpose=True, backend='jax'), ct)
+        kept = (indices >= 0) & (indices < N)
+        want = np.where(kept & is_event(x)[:, None], ct[np.clip(indices, 0, N - 1)], 0)
+        np.testing.assert_allclose(jax.jit(jax.grad(loss))(w), want, rtol=1e-6)
