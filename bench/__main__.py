@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import importlib
 
-SECTIONS = ['config_switch', 'numba_bridge', 'backends_toy', 'kernels_dense_csr', 'kernels_fcn', 'kernels_jitc']
+SECTIONS = ['config_switch', 'numba_bridge', 'backends_toy', 'kernels_dense_csr', 'kernels_fcn', 'kernels_jitc',
+            'numba_threads']
 
 
 def main(argv=None) -> None:
