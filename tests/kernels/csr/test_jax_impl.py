@@ -12,9 +12,19 @@ import numpy as np
 import pytest
 
 import eventjax as ej
-from eventjax.kernels.csr import reference
-from eventjax.kernels.csr.jax_impl import SMALL, entry_rows, pad_width
+from eventjax.kernels.csr import jax_impl, reference
+from eventjax.kernels.csr.jax_impl import entry_rows, pad_width
 from tests.kernels.reference_semantics import csr_product, is_event
+
+# The fast kernels start at jax_impl.SMALL connections; these tests lower that bound so small
+# problems (cheap to draw and to compare) take every fast branch.
+FAST_FROM = 4096
+
+
+@pytest.fixture(autouse=True)
+def _fast_kernels_from_4096(monkeypatch):
+    monkeypatch.setattr(jax_impl, 'SMALL', FAST_FROM)
+
 
 M, N, NNZ = 512, 384, 4096  # 8 entries per row on average; the padded width is 16
 LONG = np.full(M, 7)
@@ -25,7 +35,7 @@ LENGTHS = {'uniform': np.full(M, 8), 'padded': np.tile([0, 16, 8, 8, 4, 12, 8, 8
 def structure(kind, seed=0):
     rng = np.random.default_rng(seed)
     lengths = LENGTHS[kind]
-    assert lengths.sum() == NNZ >= SMALL and (kind == 'long') == (lengths.max() > pad_width(NNZ, M))
+    assert lengths.sum() == NNZ >= FAST_FROM and (kind == 'long') == (lengths.max() > pad_width(NNZ, M))
     indptr = np.r_[0, np.cumsum(lengths)].astype(np.int32)
     indices = rng.integers(0, N, NNZ).astype(np.int32)
     indices[::37] = -1  # dropped: never read, never wrapped

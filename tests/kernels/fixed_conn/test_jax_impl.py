@@ -8,8 +8,18 @@ import numpy as np
 import pytest
 
 import eventjax as ej
-from eventjax.kernels.fixed_conn.jax_impl import SMALL
+from eventjax.kernels.fixed_conn import jax_impl
 from tests.kernels.reference_semantics import fcn_product, is_event
+
+# The fast kernels start at jax_impl.SMALL connections; these tests lower that bound so small
+# problems (cheap to draw and to compare) take every fast branch.
+FAST_FROM = 4096
+
+
+@pytest.fixture(autouse=True)
+def _fast_kernels_from_4096(monkeypatch):
+    monkeypatch.setattr(jax_impl, 'SMALL', FAST_FROM)
+
 
 M, N, K = 512, 384, 8  # M * K connections: just enough for the fast kernels
 
@@ -17,7 +27,7 @@ M, N, K = 512, 384, 8  # M * K connections: just enough for the fast kernels
 def structure(homogeneous=False, seed=0):
     rng = np.random.default_rng(seed)
     indices = rng.integers(0, N, (M, K)).astype(np.int32)
-    assert M * K >= SMALL
+    assert M * K >= FAST_FROM
     indices[::7, 1] = -1  # dropped: never read, never wrapped
     indices[3::11, 2] = N + 3
     weights = rng.normal(size=(1,) if homogeneous else (M, K)).astype(np.float32)

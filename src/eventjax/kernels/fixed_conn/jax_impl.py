@@ -50,7 +50,7 @@ def _event_rows(weights, indices, spikes, *, shape, out_dtype):
 
 # Below this many connections a product takes microseconds any way it is done, and
 # the capacities' branches would only add compile time.
-SMALL = 4096
+SMALL = 32768
 
 
 def _product(weights, indices, x, *, shape, transpose, out_dtype, binary):
