@@ -44,6 +44,26 @@ def use_parallel(rows: int) -> bool:
     return rows >= PARALLEL_MIN_ROWS
 
 
+def by_direction(name: str, scatter, gather, gather_parallel):
+    """The kernel factory of operator ``name``: ``scatter`` when transposed, else the gather for the size.
+
+    The gather is ``gather_parallel`` from ``PARALLEL_MIN_ROWS`` output rows
+    on (its rows are independent); a scatter stays serial (rows would collide).
+
+    Example:
+        >>> factory = by_direction('op', 'S', 'G', 'P')
+        >>> factory(transpose=True, shape=(10, 10)), factory(transpose=False, shape=(10, 10))
+        ('S', 'G')
+    """
+    def factory(*, transpose, shape):
+        if transpose:
+            return scatter
+        return gather_parallel if use_parallel(shape[0]) else gather
+    factory.__name__ = factory.__qualname__ = f'{name}_kernel'
+    factory.__doc__ = f'The kernel for ``{name}``.'
+    return factory
+
+
 @numba.njit(cache=True)
 def event_flags(x):
     """A bool copy of the events of a vector ``x`` with one more entry, ``False``: ``flags[min(j, n)]`` tests ``j``."""

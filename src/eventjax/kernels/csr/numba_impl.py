@@ -31,10 +31,10 @@ import numpy as np
 from eventjax.kernels.common.numba_events import (
     FASTMATH,
     binary_row_sum,
+    by_direction,
     event_flags,
     float_row_sum,
     row_has_event,
-    use_parallel,
 )
 
 __all__ = ['binary_csrmm_kernel', 'binary_csrmv_kernel', 'csrmm_kernel', 'csrmv_kernel', 'trusted_indptr']
@@ -241,29 +241,7 @@ def _binary_csrmm_scatter(data, indices, indptr, B, out, err):
     _scatter_rows(data, indices, indptr, B, out, True)
 
 
-def csrmv_kernel(*, transpose, shape):
-    """The kernel for ``csrmv``."""
-    if transpose:
-        return _mv_scatter
-    return _mv_gather_parallel if use_parallel(shape[0]) else _mv_gather
-
-
-def binary_csrmv_kernel(*, transpose, shape):
-    """The kernel for ``binary_csrmv``."""
-    if transpose:
-        return _binary_mv_scatter
-    return _binary_mv_gather_parallel if use_parallel(shape[0]) else _binary_mv_gather
-
-
-def csrmm_kernel(*, transpose, shape):
-    """The kernel for ``csrmm``."""
-    if transpose:
-        return _csrmm_scatter
-    return _mm_gather_parallel if use_parallel(shape[0]) else _mm_gather
-
-
-def binary_csrmm_kernel(*, transpose, shape):
-    """The kernel for ``binary_csrmm``."""
-    if transpose:
-        return _binary_csrmm_scatter
-    return _binary_mm_gather_parallel if use_parallel(shape[0]) else _binary_mm_gather
+csrmv_kernel = by_direction('csrmv', _mv_scatter, _mv_gather, _mv_gather_parallel)
+binary_csrmv_kernel = by_direction('binary_csrmv', _binary_mv_scatter, _binary_mv_gather, _binary_mv_gather_parallel)
+csrmm_kernel = by_direction('csrmm', _csrmm_scatter, _mm_gather, _mm_gather_parallel)
+binary_csrmm_kernel = by_direction('binary_csrmm', _binary_csrmm_scatter, _binary_mm_gather, _binary_mm_gather_parallel)

@@ -32,10 +32,10 @@ import numpy as np
 from eventjax.kernels.common.numba_events import (
     FASTMATH,
     binary_row_sum,
+    by_direction,
     event_flags,
     float_row_sum,
     row_has_event,
-    use_parallel,
 )
 
 __all__ = ['binary_fcnmm_kernel', 'binary_fcnmv_kernel', 'fcnmm_kernel', 'fcnmv_kernel']
@@ -204,29 +204,7 @@ def _binary_mm_scatter(weights, indices, B, out, err):
     _scatter_rows(weights, indices, B, out, True)
 
 
-def fcnmv_kernel(*, transpose, shape):
-    """The kernel for ``fcnmv``."""
-    if transpose:
-        return _mv_scatter
-    return _mv_gather_parallel if use_parallel(shape[0]) else _mv_gather
-
-
-def binary_fcnmv_kernel(*, transpose, shape):
-    """The kernel for ``binary_fcnmv``."""
-    if transpose:
-        return _binary_mv_scatter
-    return _binary_mv_gather_parallel if use_parallel(shape[0]) else _binary_mv_gather
-
-
-def fcnmm_kernel(*, transpose, shape):
-    """The kernel for ``fcnmm``."""
-    if transpose:
-        return _mm_scatter
-    return _mm_gather_parallel if use_parallel(shape[0]) else _mm_gather
-
-
-def binary_fcnmm_kernel(*, transpose, shape):
-    """The kernel for ``binary_fcnmm``."""
-    if transpose:
-        return _binary_mm_scatter
-    return _binary_mm_gather_parallel if use_parallel(shape[0]) else _binary_mm_gather
+fcnmv_kernel = by_direction('fcnmv', _mv_scatter, _mv_gather, _mv_gather_parallel)
+binary_fcnmv_kernel = by_direction('binary_fcnmv', _binary_mv_scatter, _binary_mv_gather, _binary_mv_gather_parallel)
+fcnmm_kernel = by_direction('fcnmm', _mm_scatter, _mm_gather, _mm_gather_parallel)
+binary_fcnmm_kernel = by_direction('binary_fcnmm', _binary_mm_scatter, _binary_mm_gather, _binary_mm_gather_parallel)
