@@ -10,7 +10,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ['accumulation_dtype', 'event_indicator', 'is_homogeneous']
+__all__ = ['accumulation_dtype', 'event_indicator', 'is_homogeneous', 'product_kernels']
 
 
 def event_indicator(events, dtype):
@@ -38,3 +38,26 @@ def accumulation_dtype(dtype) -> np.dtype:
     """The dtype sums run in: float16 accumulates in float32."""
     dtype = np.dtype(dtype)
     return np.dtype(np.float32) if dtype == np.float16 else dtype
+
+
+def product_kernels(product):
+    """The ``jax`` kernel generators ``(float, binary)`` of a family's ``product``.
+
+    ``product(*operands, **static, out_dtype=..., binary=...)`` computes one
+    product; each generator takes the primitive's static parameters and
+    ``outs`` and returns the kernel of the operands.
+
+    Example:
+        >>> import jax
+        >>> def scaled(x, *, scale, out_dtype, binary):
+        ...     return (x > 0 if binary else x * scale).astype(out_dtype)
+        >>> f, b = product_kernels(scaled)
+        >>> b(scale=2, outs=(jax.ShapeDtypeStruct((2,), jnp.float32),))(jnp.array([-1.0, 3.0]))
+        (Array([0., 1.], dtype=float32),)
+    """
+    def generator(binary):
+        def kernel_generator(*, outs, **static):
+            return lambda *operands: (product(*operands, **static, out_dtype=outs[0].dtype, binary=binary),)
+        return kernel_generator
+    return generator(False), generator(True)
+

@@ -16,6 +16,7 @@ import jax.numpy as jnp
 
 from eventjax.kernels.common import accumulation_dtype
 from eventjax.kernels.common.checks import repair_indptr
+from eventjax.kernels.common.events import product_kernels
 
 __all__ = ['binary_csrmm_kernel', 'binary_csrmv_kernel', 'csrmm_kernel', 'csrmv_kernel', 'entry_rows']
 
@@ -61,22 +62,8 @@ def _product(data, indices, indptr, x, *, shape, transpose, out_dtype, binary):
     return y.astype(out_dtype)
 
 
-def csrmv_kernel(*, shape, transpose, outs):
-    """``A @ v`` (or ``v @ A``) with float ``v``."""
-    def kernel(data, indices, indptr, v):
-        return (_product(data, indices, indptr, v, shape=shape, transpose=transpose, out_dtype=outs[0].dtype,
-                         binary=False),)
-    return kernel
-
-
-def binary_csrmv_kernel(*, shape, transpose, outs):
-    """``A @ s`` (or ``s @ A``) with events ``s``: only event entries count, with value 1."""
-    def kernel(data, indices, indptr, spikes):
-        return (_product(data, indices, indptr, spikes, shape=shape, transpose=transpose, out_dtype=outs[0].dtype,
-                         binary=True),)
-    return kernel
-
-
+# ``A @ x`` (or ``x @ A``), float and event ``x``; the mm kernels are the same functions (2-D ``x``).
+csrmv_kernel, binary_csrmv_kernel = product_kernels(_product)
 csrmm_kernel = csrmv_kernel
 binary_csrmm_kernel = binary_csrmv_kernel
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from eventjax.kernels.common import accumulation_dtype
+from eventjax.kernels.common.events import product_kernels
 
 __all__ = ['binary_fcnmm_kernel', 'binary_fcnmv_kernel', 'entry_cotangent', 'fcnmm_kernel', 'fcnmv_kernel']
 
@@ -54,22 +55,8 @@ def _product(weights, indices, x, *, shape, transpose, out_dtype, binary):
     return y.astype(out_dtype)
 
 
-def fcnmv_kernel(*, shape, transpose, outs):
-    """``A @ v`` (or ``v @ A``) with float ``v``; also serves ``fcnmm`` (2-D ``x``)."""
-    def kernel(weights, indices, v):
-        return (_product(weights, indices, v, shape=shape, transpose=transpose, out_dtype=outs[0].dtype,
-                         binary=False),)
-    return kernel
-
-
-def binary_fcnmv_kernel(*, shape, transpose, outs):
-    """``A @ s`` (or ``s @ A``) with events ``s``: each event counts 1, whatever its value."""
-    def kernel(weights, indices, spikes):
-        return (_product(weights, indices, spikes, shape=shape, transpose=transpose, out_dtype=outs[0].dtype,
-                         binary=True),)
-    return kernel
-
-
+# ``A @ x`` (or ``x @ A``), float and event ``x``; the mm kernels are the same functions (2-D ``x``).
+fcnmv_kernel, binary_fcnmv_kernel = product_kernels(_product)
 fcnmm_kernel = fcnmv_kernel
 binary_fcnmm_kernel = binary_fcnmv_kernel
 
