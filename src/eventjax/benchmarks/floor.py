@@ -40,7 +40,7 @@ import numpy as np
 __all__ = ['LINE', 'dense_bytes', 'lines_bytes', 'sparse_bytes']
 
 LINE = 64  # bytes per cache line
-F32 = I32 = 4
+FLOAT_BYTES = INDEX_BYTES = 4
 
 
 def lines_bytes(offsets) -> int:
@@ -75,17 +75,17 @@ def sparse_bytes(indices: np.ndarray, x: np.ndarray, *, transpose: bool, event: 
         95
     """
     n, k = indices.shape
-    out_bytes = n * F32 * (x.shape[1] if x.ndim == 2 else 1)
+    out_bytes = n * FLOAT_BYTES * (x.shape[1] if x.ndim == 2 else 1)
     x_bytes = x.size * x.itemsize
     if not event:
-        return (n + 1) * I32 * csr + n * k * (I32 + F32) + x_bytes + out_bytes
+        return (n + 1) * INDEX_BYTES * csr + n * k * (INDEX_BYTES + FLOAT_BYTES) + x_bytes + out_bytes
     if transpose:
         rows = _active_rows(x)
-        indptr = lines_bytes(np.concatenate([rows, rows + 1]) * I32) if csr and rows.size else 0
-        return x_bytes + indptr + rows.size * k * (I32 + F32) + out_bytes
+        indptr = lines_bytes(np.concatenate([rows, rows + 1]) * INDEX_BYTES) if csr and rows.size else 0
+        return x_bytes + indptr + rows.size * k * (INDEX_BYTES + FLOAT_BYTES) + out_bytes
     hit = x.reshape(n, -1).any(axis=1)[indices]  # entries whose column is an event
-    data = lines_bytes(np.flatnonzero(hit) * F32) if hit.any() else 0
-    return x_bytes + (n + 1) * I32 * csr + n * k * I32 + data + out_bytes
+    data = lines_bytes(np.flatnonzero(hit) * FLOAT_BYTES) if hit.any() else 0
+    return x_bytes + (n + 1) * INDEX_BYTES * csr + n * k * INDEX_BYTES + data + out_bytes
 
 
 def dense_bytes(events: np.ndarray, *, transpose: bool) -> int:
@@ -96,10 +96,10 @@ def dense_bytes(events: np.ndarray, *, transpose: bool) -> int:
         36
     """
     n = events.shape[0]
-    out_bytes = n * F32 * (events.shape[1] if events.ndim == 2 else 1)
+    out_bytes = n * FLOAT_BYTES * (events.shape[1] if events.ndim == 2 else 1)
     x_bytes = events.size * events.itemsize
     cols = _active_rows(events)
     if transpose:
-        return x_bytes + cols.size * n * F32 + out_bytes
-    per_row = lines_bytes(cols * F32) if cols.size else 0
+        return x_bytes + cols.size * n * FLOAT_BYTES + out_bytes
+    per_row = lines_bytes(cols * FLOAT_BYTES) if cols.size else 0
     return x_bytes + n * per_row + out_bytes
