@@ -91,6 +91,15 @@ class TestStability:
         checked = numba.njit(boundscheck=True)(k.py_func)
         assert kernel_fingerprint(k) != kernel_fingerprint(checked)
 
+    def test_fastmath_flags_count_and_keep_the_kernel_cacheable(self):
+        k = scale_by(2.0)
+        flags = numba.njit(fastmath={'reassoc', 'contract'})(k.py_func)
+        fingerprint, portable = describe_kernel(flags)
+        assert portable and fingerprint is not None
+        assert fingerprint == kernel_fingerprint(numba.njit(fastmath={'contract', 'reassoc'})(k.py_func))
+        assert fingerprint != kernel_fingerprint(numba.njit(fastmath={'reassoc'})(k.py_func))
+        assert fingerprint != kernel_fingerprint(k)
+
 
 class TestUnknownValues:
     def test_an_object_of_an_unknown_class_has_no_fingerprint(self):

@@ -133,6 +133,8 @@ class _Walk:
             return (type(v).__module__, type(v).__qualname__, tuple(self.value(x) for x in v))
         if isinstance(v, dict):
             return ('dict', tuple(sorted((repr(k), self.value(x)) for k, x in v.items())))
+        if isinstance(v, (set, frozenset)):  # e.g. fastmath={'reassoc', 'contract'}: one order in every process
+            return (type(v).__name__, tuple(sorted((self.value(x) for x in v), key=repr)))
         if isinstance(v, enum.Enum):
             return ('enum', type(v).__module__, type(v).__qualname__, v.name, self.value(v.value))
         if hasattr(v, 'py_func') and hasattr(v, 'targetoptions'):
