@@ -1,5 +1,8 @@
 """The numba bridge runs njit kernels as XLA FFI handlers."""
 
+import os
+import subprocess
+import sys
 import threading
 
 import jax
@@ -276,6 +279,16 @@ class TestThreads:
 
     def test_the_threading_layer_is_thread_safe_or_serialised(self):
         assert nb.threading_layer() in ('omp', 'tbb', 'workqueue')
+
+    @pytest.mark.skipif(sys.platform != 'linux', reason='the library name checked is the Linux one')
+    def test_the_environments_tbb_is_preferred_to_openmp(self):
+        # Under load OpenMP waits milliseconds for a descheduled thread; TBB's caller does the work.
+        env = {k: v for k, v in os.environ.items() if k != 'NUMBA_THREADING_LAYER'}
+        code = 'from eventjax.backends.numba_threads import threading_layer; print(threading_layer())'
+        layer = subprocess.run([sys.executable, '-c', code], env=env, capture_output=True, text=True,
+                               timeout=120, check=True).stdout.strip()
+        installed = os.path.exists(os.path.join(sys.prefix, 'lib', 'libtbb.so.12'))
+        assert layer == 'tbb' if installed else layer in ('omp', 'workqueue')
 
     def test_the_config_names_set_and_read_the_bridge_setting(self):
         import eventjax as ej

@@ -16,7 +16,9 @@ cheap) where numba is not installed.
 
 from __future__ import annotations
 
+import ctypes
 import os
+import sys
 import threading
 
 import numpy as np
@@ -144,6 +146,25 @@ def _make_launch_hooks(serial: bool) -> tuple:
     return begin, end
 
 
+def _preload_tbb() -> None:
+    """Load the TBB that pip put in this environment's ``lib``, so numba finds it by name.
+
+    numba opens ``libtbb.so.12`` by name, which the loader looks for on the
+    system's paths, not in a virtual environment; a library already loaded is
+    found by name. Under load, TBB's callers run the parallel work themselves,
+    where OpenMP's wait for a descheduled thread for milliseconds.
+    """
+    name = {'win32': 'tbb12.dll', 'darwin': 'libtbb.12.dylib'}.get(sys.platform, 'libtbb.so.12')
+    for folder in (os.path.join(sys.prefix, 'lib'), os.path.join(sys.prefix, 'Library', 'bin')):
+        path = os.path.join(folder, name)
+        if os.path.exists(path):
+            try:
+                ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+            except OSError:  # a broken TBB: numba falls back to omp
+                pass
+            return
+
+
 class _Launcher:
     """Numba's threading layer, launched once, and the launch hooks."""
 
@@ -158,7 +179,8 @@ class _Launcher:
         with self._lock:
             if self._hooks is None:
                 if 'NUMBA_THREADING_LAYER' not in os.environ:
-                    numba.config.THREADING_LAYER = 'threadsafe'
+                    numba.config.THREADING_LAYER = 'threadsafe'  # tbb first, then omp
+                    _preload_tbb()
                 try:
                     parallel._launch_threads()
                 except ValueError:
