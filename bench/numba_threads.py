@@ -2,7 +2,7 @@
 
 Run: ``python -m bench numba_threads``. The network is the one of ``eventjax
 bench`` (100 connections per row, 2% events, float32). Above
-``numba_events.PARALLEL_MIN_ROWS`` output rows the gathers (``transpose=False``)
+``numba_events.PARALLEL_MIN_WORK`` visited entries the gathers (``transpose=False``)
 run their rows on numba's threads; ``eventjax.config.set_numba_num_threads``
 caps them, and takes effect on the next call without recompiling. The two
 settings are timed in alternating blocks in one process, so load drifts

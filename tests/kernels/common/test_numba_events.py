@@ -1,15 +1,16 @@
-"""The numba kernels' parallel row loops: chosen by size, same results as the serial ones, on any thread count."""
+"""The numba kernels' parallel row loops: chosen per call by work, same results as serial ones, on any thread count."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-pytest.importorskip('numba')
+numba = pytest.importorskip('numba')
 
 import eventjax as ej  # noqa: E402
 from eventjax.kernels.common import numba_events  # noqa: E402
 from eventjax.kernels.csr import numba_impl as csr_numba  # noqa: E402
+from eventjax.kernels.dense import numba_impl as dense_numba  # noqa: E402
 from eventjax.kernels.fixed_conn import numba_impl as fcn_numba  # noqa: E402
 
 # Odd sizes no other test uses, so no earlier lowering of the same call is reused.
@@ -19,7 +20,7 @@ M, N, K, B = 43, 37, 5, 3
 @pytest.fixture
 def parallel_everywhere(monkeypatch):
     """Every kernel call with at least one output row takes the parallel path."""
-    monkeypatch.setattr(numba_events, 'PARALLEL_MIN_ROWS', 1)
+    monkeypatch.setattr(numba_events, 'PARALLEL_MIN_WORK', 1)
     yield
     ej.config.set_numba_num_threads(None)
 
@@ -53,14 +54,43 @@ def _expected(weights, indices, x, binary):
     return terms.sum(axis=1)
 
 
+@numba.njit
+def _mark_serial(w, x, out):
+    out[0] = 1.0
+
+
+@numba.njit
+def _mark_parallel(w, x, out):
+    for _ in numba.prange(1):
+        out[0] = 2.0
+
+
+@numba.njit
+def _work_is_x0(w, x, out):
+    return int(x[0])
+
+
 class TestChoice:
-    def test_small_calls_stay_serial_and_large_ones_go_parallel(self):
-        small, large = (10, 10), (numba_events.PARALLEL_MIN_ROWS, 10)
+    def test_each_call_picks_serial_below_the_work_bound_and_parallel_from_it(self):
+        kernel = numba_events.by_work(_mark_serial, _mark_parallel, _work_is_x0)
+        out = np.zeros(1)
+        bound = numba_events.PARALLEL_MIN_WORK
+        for work, want in ((0, 1.0), (bound - 1, 1.0), (bound, 2.0), (10 * bound, 2.0)):
+            kernel(None, np.array([work]), out)
+            assert out[0] == want, work
+
+    def test_the_bound_is_read_when_a_kernel_is_built(self, monkeypatch):
+        monkeypatch.setattr(numba_events, 'PARALLEL_MIN_WORK', 1)
+        out = np.zeros(1)
+        numba_events.by_work(_mark_serial, _mark_parallel, _work_is_x0)(None, np.array([1]), out)
+        assert out[0] == 2.0
+
+    def test_scatters_stay_serial(self):
+        # Scatters write shared output rows: never the parallel variant.
         for factory in (csr_numba.binary_csrmv_kernel, fcn_numba.binary_fcnmv_kernel, csr_numba.csrmm_kernel):
-            assert not factory(transpose=False, shape=small).targetoptions.get('parallel')
-            assert factory(transpose=False, shape=large).targetoptions.get('parallel')
-            # Scatters write shared output rows: always serial.
-            assert not factory(transpose=True, shape=large).targetoptions.get('parallel')
+            kernel = factory(transpose=True)
+            assert not kernel.targetoptions.get('parallel')
+            assert 'launch_begin' not in kernel.py_func.__code__.co_names
 
 
 @pytest.mark.usefixtures('parallel_everywhere')
@@ -92,6 +122,11 @@ class TestParallelResults:
         spikes = rng.random(N) < 0.3
         np.testing.assert_allclose(np.asarray(ej.binary_densemv(w, spikes, backend='numba')),
                                    w.astype(np.float64) @ spikes, rtol=1e-5, atol=1e-5)
+        # Transposed: output columns split into blocks; more columns than one block, and a ragged last one.
+        wide = rng.normal(size=(N, 2 * dense_numba._BLOCK + 7)).astype(np.float32)
+        wide[~spikes, 3] = np.nan  # NaN weights on non-event rows add nothing
+        np.testing.assert_allclose(np.asarray(ej.binary_densemv(wide, spikes, transpose=True, backend='numba')),
+                                   np.where(spikes[:, None], wide, 0).astype(np.float64).sum(0), rtol=1e-5, atol=1e-5)
 
     def test_the_thread_count_changes_no_result(self):
         weights, indices, spikes, _ = _problem(4)

@@ -19,49 +19,110 @@ with :data:`FASTMATH` (reassociation only) so the row sums vectorize.
 
 from __future__ import annotations
 
+import functools
+
 import numba
 import numpy as np
 
-__all__ = ['FASTMATH', 'PARALLEL_MIN_ROWS', 'binary_row_sum', 'event_columns', 'event_flags', 'float_row_sum',
-           'row_has_event', 'use_parallel']
+from eventjax.backends.numba_intrinsics import launch_begin, launch_end
+from eventjax.backends.numba_threads import threading_layer
+
+__all__ = ['FASTMATH', 'PARALLEL_MIN_WORK', 'binary_row_sum', 'by_direction', 'by_work', 'event_columns', 'event_flags',
+           'float_row_sum', 'row_has_event', 'stored_entries']
 
 # Reassociation (and fused multiply-add) only: NaN and Inf keep their IEEE meaning.
 FASTMATH = {'reassoc', 'contract'}
 
-# Kernels with this many output rows or more run their row loop on numba's
-# threads (prange); smaller calls stay on the calling thread, where serving
-# threads already give parallelism. Tests lower it to reach the parallel path.
-PARALLEL_MIN_ROWS = 32768
-
-
-def use_parallel(rows: int) -> bool:
-    """Whether a kernel with ``rows`` independent output rows should use its parallel variant.
-
-    Example:
-        >>> use_parallel(10) or PARALLEL_MIN_ROWS <= 10
-        False
-    """
-    return rows >= PARALLEL_MIN_ROWS
+# A kernel that visits this many entries or more (stored connections, or
+# matrix entries, times batch columns) runs its row loop on numba's threads
+# (prange): from here on a call takes a few hundred microseconds on one
+# thread, far more than waking the others. Smaller calls stay on the calling
+# thread, where serving threads already give parallelism. Read when a kernel
+# is lowered: tests lower it to reach the parallel path with small problems.
+PARALLEL_MIN_WORK = 1 << 17
 
 
 def by_direction(name: str, scatter, gather, gather_parallel):
-    """The kernel factory of operator ``name``: ``scatter`` when transposed, else the gather for the size.
+    """The kernel factory of operator ``name``: ``scatter`` when transposed, else the gather chosen by :func:`by_work`.
 
-    The gather is ``gather_parallel`` from ``PARALLEL_MIN_ROWS`` output rows
-    on (its rows are independent); a scatter stays serial (rows would collide).
+    A scatter stays serial (rows of the output would collide); the gather's
+    rows are independent.
 
     Example:
         >>> factory = by_direction('op', 'S', 'G', 'P')
-        >>> factory(transpose=True, shape=(10, 10)), factory(transpose=False, shape=(10, 10))
-        ('S', 'G')
+        >>> factory(transpose=True)
+        'S'
     """
-    def factory(*, transpose, shape):
-        if transpose:
-            return scatter
-        return gather_parallel if use_parallel(shape[0]) else gather
+    def factory(*, transpose):
+        return scatter if transpose else by_work(gather, gather_parallel, stored_entries)
     factory.__name__ = factory.__qualname__ = f'{name}_kernel'
     factory.__doc__ = f'The kernel for ``{name}``.'
     return factory
+
+
+@numba.njit(cache=True, inline='always')
+def stored_entries(indices, out):
+    """What a CSR or FCN gather visits: every stored index, once per batch column of ``out``."""
+    return indices.size * (out.size // out.shape[0] if out.shape[0] > 0 else 1)
+
+
+def by_work(serial, parallel, work):
+    """One kernel that runs ``parallel`` when the call's work reaches :data:`PARALLEL_MIN_WORK`, else ``serial``.
+
+    ``serial`` and ``parallel`` share one signature: ``(weights, indices, x,
+    out, err)`` (FCN), ``(data, indices, indptr, x, out, err)`` (CSR) or
+    ``(weights, x, out)`` (dense). ``work`` is an njit function of
+    ``(indices, out)``, or for the dense signature of all three arguments.
+    The choice is made per call, from the sizes and events the call sees, so
+    one compiled handler serves small and large calls. The parallel run goes
+    through the numba bridge's launch hooks, so it uses the thread count
+    ``eventjax.config.set_numba_num_threads`` sets; the serial one never wakes
+    numba's threads. Under ``NUMBA_BOUNDSCHECK=1`` it is ``serial`` (a failed
+    check inside a parallel region is not safe).
+
+    Example:
+        >>> import numba
+        >>> serial = numba.njit(lambda w, x, out: None)
+        >>> by_work(serial, serial, numba.njit(lambda w, x, out: 0)).__name__
+        '<lambda>'
+    """
+    return _by_work(serial, parallel, work, PARALLEL_MIN_WORK, bool(numba.config.BOUNDSCHECK))
+
+
+@functools.cache
+def _by_work(serial, parallel, work, min_work, boundscheck):
+    if boundscheck:
+        return serial
+    threading_layer()  # binds the launch hooks to this process
+    arity = serial.py_func.__code__.co_argcount
+    if arity == 3:
+        def kernel(weights, x, out):
+            if work(weights, x, out) >= min_work:
+                launch_begin()
+                parallel(weights, x, out)
+                launch_end()
+            else:
+                serial(weights, x, out)
+    elif arity == 5:
+        def kernel(weights, indices, x, out, err):
+            if work(indices, out) >= min_work:
+                launch_begin()
+                parallel(weights, indices, x, out, err)
+                launch_end()
+            else:
+                serial(weights, indices, x, out, err)
+    elif arity == 6:
+        def kernel(data, indices, indptr, x, out, err):
+            if work(indices, out) >= min_work:
+                launch_begin()
+                parallel(data, indices, indptr, x, out, err)
+                launch_end()
+            else:
+                serial(data, indices, indptr, x, out, err)
+    else:
+        raise TypeError(f'by_work(): kernels take 3, 5 or 6 arguments, {serial.py_func.__name__} takes {arity}.')
+    kernel.__name__ = kernel.__qualname__ = serial.py_func.__name__.lstrip('_')
+    return numba.njit(kernel)
 
 
 @numba.njit(cache=True)

@@ -18,7 +18,7 @@ sums of ``common.numba_events``; ``transpose=True`` scatters from the rows
 of ``x`` (for binary kernels only the rows with an event, so the
 event-driven path costs events x connections per row). Indices are read
 unsigned, so one compare drops a bad column. From
-``numba_events.PARALLEL_MIN_ROWS`` output rows on, the gathers run their
+``numba_events.PARALLEL_MIN_WORK`` visited entries on, the gathers run their
 rows on numba's threads (no two threads write one row); the scatters stay
 serial.
 """

@@ -12,8 +12,10 @@ select (measured at 4000 x 4000, 2% events, batch 16):
   each row of ``weights`` is read front to back once.
 
 Sums are selects over listed events, never products with 0/1. From
-``numba_events.PARALLEL_MIN_ROWS`` output rows on, ``transpose=False`` runs
-its rows on numba's threads (no two threads write one row).
+``numba_events.PARALLEL_MIN_WORK`` visited weights on (rows times events),
+the vector products run on numba's threads: ``transpose=False`` splits its
+rows, ``transpose=True`` its output columns into blocks, so no two threads
+write one entry.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from eventjax.kernels.common.numba_events import FASTMATH, use_parallel
+from eventjax.kernels.common.numba_events import FASTMATH, by_work
 
 __all__ = ['binary_densemm_kernel', 'binary_densemv_kernel']
 
@@ -36,6 +38,27 @@ def _active(spikes):
             idx[count] = i
             count += 1
     return idx[:count]
+
+
+@numba.njit(cache=True, inline='always')
+def _count(spikes):
+    """How many entries of ``spikes`` are events."""
+    count = 0
+    for e in spikes.ravel():
+        count += e > 0
+    return count
+
+
+@numba.njit(cache=True)
+def _rows_work(weights, spikes, out):
+    """Weights a ``transpose=False`` product reads: output rows x events."""
+    return out.shape[0] * _count(spikes)
+
+
+@numba.njit(cache=True)
+def _columns_work(weights, spikes, out):
+    """Weights a ``transpose=True`` vector product reads: events x output columns."""
+    return _count(spikes) * out.shape[0]
 
 
 @numba.njit(cache=True)
@@ -77,18 +100,18 @@ def _mv_parallel(weights, spikes, out):
 
 
 @numba.njit(cache=True, fastmath=FASTMATH, inline='always')
-def _add_rows(weights, active, acc):
-    """acc[:] += the rows weights[active[a], :], four rows per pass over acc."""
-    n, count = acc.shape[0], active.shape[0]
+def _add_rows(weights, active, acc, lo, hi):
+    """acc[lo:hi] += the rows weights[active[a], lo:hi], four rows per pass over acc."""
+    count = active.shape[0]
     a = 0
     while a + 4 <= count:
         r0, r1, r2, r3 = active[a], active[a + 1], active[a + 2], active[a + 3]
-        for j in range(n):
+        for j in range(lo, hi):
             acc[j] += (weights[r0, j] + weights[r1, j]) + (weights[r2, j] + weights[r3, j])
         a += 4
     while a < count:
         r0 = active[a]
-        for j in range(n):
+        for j in range(lo, hi):
             acc[j] += weights[r0, j]
         a += 1
 
@@ -97,7 +120,21 @@ def _add_rows(weights, active, acc):
 def _mv_transposed(weights, spikes, out):
     """out[:] = sum of the rows weights[i, :] of the events i."""
     out[:] = 0
-    _add_rows(weights, _active(spikes), out)
+    _add_rows(weights, _active(spikes), out, 0, out.shape[0])
+
+
+# Output columns per parallel task of the transposed product: 8 KiB of float32.
+_BLOCK = 2048
+
+
+@numba.njit(cache=True, fastmath=FASTMATH, parallel=True)
+def _mv_transposed_parallel(weights, spikes, out):
+    active, n = _active(spikes), out.shape[0]
+    for b in numba.prange((n + _BLOCK - 1) // _BLOCK):
+        lo, hi = b * _BLOCK, min(b * _BLOCK + _BLOCK, n)
+        for j in range(lo, hi):
+            out[j] = 0
+        _add_rows(weights, active, out, lo, hi)
 
 
 @numba.njit(cache=True, fastmath=FASTMATH, inline='always')
@@ -130,21 +167,21 @@ def _mm_transposed(weights, spikes, out):
     n, batch = out.shape[0], out.shape[1]
     acc = np.zeros((batch, n), out.dtype)
     for c in range(batch):
-        _add_rows(weights, _active(spikes[:, c]), acc[c])
+        _add_rows(weights, _active(spikes[:, c]), acc[c], 0, n)
     for j in range(n):
         for c in range(batch):
             out[j, c] = acc[c, j]
 
 
-def binary_densemv_kernel(*, transpose, outs):
+def binary_densemv_kernel(*, transpose):
     """The kernel for ``binary_densemv``."""
     if transpose:
-        return _mv_transposed
-    return _mv_parallel if use_parallel(outs[0].shape[0]) else _mv
+        return by_work(_mv_transposed, _mv_transposed_parallel, _columns_work)
+    return by_work(_mv, _mv_parallel, _rows_work)
 
 
-def binary_densemm_kernel(*, transpose, outs):
+def binary_densemm_kernel(*, transpose):
     """The kernel for ``binary_densemm``."""
     if transpose:
         return _mm_transposed
-    return _mm_parallel if use_parallel(outs[0].shape[0]) else _mm
+    return by_work(_mm, _mm_parallel, _rows_work)
