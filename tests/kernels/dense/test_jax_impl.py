@@ -54,10 +54,19 @@ class TestEventRows:
         check(weights(), events(count, M), True)
         check(weights(non_finite=True), events(count, M), True)
 
-    @pytest.mark.parametrize('count', [2, 50, 150, 600])  # flat events: capacity 24, 96 (up to M), then all
+    # Over 3 columns; the busiest column picks the capacity: 8, 32, 128, then every row.
+    @pytest.mark.parametrize('count', [2, 50, 150, 600])
     def test_matrix_events_match_numpy(self, count):
         check(weights(), events(count, M, matrix=True), True)
         check(weights(non_finite=True), events(count, M, matrix=True), True)
+
+    def test_matrix_events_in_chunks_match_numpy(self, monkeypatch):
+        # Past _GATHER_ENTRIES gathered weights the columns go through lax.map in chunks.
+        from eventjax.kernels.dense import jax_impl
+        monkeypatch.setattr(jax_impl, '_GATHER_ENTRIES', 2 * 32 * N)  # two columns per chunk at capacity 32
+        w, s = weights(non_finite=True), events(50, M, matrix=True, seed=3)
+        got = jax.jit(lambda w, s: ej.binary_densemm(w, s, transpose=True, backend='jax'))(w, jnp.asarray(s))
+        np.testing.assert_allclose(np.asarray(got, np.float64), expected(w, s, True), rtol=1e-5, atol=1e-5)
 
 
 class TestProduct:

@@ -1,11 +1,11 @@
 """Fast pure-JAX dense event kernels: the ``jax`` backend (``reference.py`` stays the readable oracle).
 
 ``s @ W`` (``transpose=True``) gathers only the rows of ``W`` that hold an
-event and adds them up (:mod:`~eventjax.kernels.common.compaction`): no
-product, so a weight without an event contributes nothing, NaN or inf
-included. ``W @ s`` reads every weight anyway (a gather of the event columns
-is strided and measured slower than the product on XLA:CPU), so it is one
-matrix product with the 0/1 events; a non-finite weight, selected or not,
+event and adds them up (:mod:`~eventjax.kernels.common.compaction`; for a
+matrix ``s``, per column, so a batch costs its events): no product, so a
+weight without an event contributes nothing, NaN or inf included. ``W @ s``
+reads every weight anyway (a gather of the event columns is strided and
+measured slower than the product on XLA:CPU), so it is one matrix product with the 0/1 events; a non-finite weight, selected or not,
 makes the result non-finite, and only then does the reference's exact
 (three-product) path run. A full pass to check the weights first, or a
 select over all of them, cost XLA:CPU several times the product itself.
@@ -13,11 +13,13 @@ select over all of them, cost XLA:CPU several times the product itself.
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 
 from eventjax.kernels.common import accumulation_dtype
-from eventjax.kernels.common.compaction import by_event_count, event_mask
+from eventjax.kernels.common.compaction import by_event_count, capacities, compact, event_count_prefix, event_mask
 from eventjax.kernels.dense import reference
 
 __all__ = ['SMALL', 'binary_densemm_kernel', 'binary_densemv_kernel', 'binary_product']
@@ -30,23 +32,48 @@ SMALL = 65536
 
 def _event_rows(weights, spikes, acc):
     """``s @ W``: the sum of the event rows of ``W`` (per column of ``s`` for a matrix)."""
-    m, n = weights.shape
     events = event_mask(spikes)
     exact = lambda: reference.binary_product(weights, spikes, transpose=True).astype(acc)
     if spikes.ndim == 1:
-        def rows_of(idx):
-            rows = weights[jnp.minimum(idx, m - 1)].astype(acc)
-            return jnp.where((idx < m)[:, None], rows, jnp.zeros((), acc)).sum(axis=0)
-        return by_event_count(events, rows_of, exact)
-    k = spikes.shape[1]
+        return by_event_count(events, lambda idx: _sum_rows(weights, idx, acc), exact)
+    return _event_rows_per_column(weights, events, acc, exact)
 
-    def entries_of(idx):
-        # Event (i, c) of the flattened events adds row i of W into column c of the result.
-        rows = weights[jnp.minimum(idx // k, m - 1)].astype(acc)
-        col = jnp.where(idx < m * k, idx % k, k)
-        return jnp.zeros((k, n), acc).at[col].add(rows, mode='drop').T
-    # At most m gathered rows: past that, the product reads less.
-    return by_event_count(events.reshape(-1), entries_of, exact, limit=m)
+
+def _sum_rows(weights, idx, acc):
+    """The sum of the rows ``idx`` of ``weights``; an index past the last row (padding) adds nothing."""
+    m = weights.shape[0]
+    rows = weights[jnp.minimum(idx, m - 1)].astype(acc)
+    return jnp.where((idx < m)[:, None], rows, jnp.zeros((), acc)).sum(axis=0)
+
+
+# Temporaries of the batched row gather are kept under this many entries (256 MiB of float32).
+_GATHER_ENTRIES = 1 << 26
+
+
+def _event_rows_per_column(weights, events, acc, exact):
+    """``s @ W`` for an event matrix: per column of ``s``, the sum of its event rows.
+
+    Every column's events are compacted to the capacity that holds the
+    busiest column; the columns are batched (with ``lax.map`` in chunks when
+    the gathered rows would pass ``_GATHER_ENTRIES``); past ``m / 2`` events
+    in a column, ``exact()``.
+    """
+    m, n = weights.shape
+    prefix = jax.vmap(event_count_prefix, in_axes=1, out_axes=1)(events)
+    caps = capacities(m)
+
+    def rows_of(cap, prefix):
+        def column(args):
+            col, p = args
+            return _sum_rows(weights, compact(col, cap, p), acc)
+        columns = (events.T, prefix.T)
+        if events.shape[1] * cap * n <= _GATHER_ENTRIES:  # one batch: a loop costs XLA:CPU fusion
+            return jax.vmap(column)(columns).T
+        return jax.lax.map(column, columns, batch_size=max(1, _GATHER_ENTRIES // max(1, cap * n))).T
+
+    branches = [functools.partial(rows_of, c) for c in caps] + [lambda p: exact()]
+    which = jnp.sum(jnp.max(prefix[-1]) > jnp.asarray(caps, jnp.int32)).astype(jnp.int32)
+    return jax.lax.switch(which, branches, prefix)
 
 
 def _checked_product(weights, spikes, acc):
