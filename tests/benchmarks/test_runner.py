@@ -2,6 +2,7 @@
 
 import importlib.util
 import io
+import time
 
 import numpy as np
 import pytest
@@ -81,9 +82,16 @@ def test_a_sparse_family_above_the_dense_limit_keeps_its_problem_but_has_no_dens
 def test_interleaved_timing_alternates_blocks_each_opened_by_an_untimed_call():
     order = []
     a_us, b_us = interleaved_us([lambda: order.append('a'), lambda: order.append('b')], min_calls=4, max_calls=4,
-                                block=2)
+                                block=2, settle_s=0)
     assert ''.join(order) == 'aaabbbaaabbb'  # per round and function: one untimed call, then a block of two
     assert a_us > 0 and b_us > 0
+
+
+def test_each_block_is_opened_by_untimed_calls_for_the_settling_time():
+    stamps = []
+    interleaved_us([lambda: stamps.append(time.perf_counter())], min_calls=1, max_calls=1, block=1, settle_s=0.02)
+    # Untimed calls fill 20 ms, then the one timed call.
+    assert len(stamps) > 2 and stamps[-1] - stamps[0] >= 0.019
 
 
 def test_the_jitc_family_is_timed_against_csr_with_the_memory_each_call_holds(tmp_path):

@@ -31,12 +31,14 @@ def median_us(fn, args, *, min_calls: int = 5, max_calls: int = 200, budget_s: f
 
 
 def interleaved_us(fns, *, min_calls: int = 5, max_calls: int = 200, budget_s: float = 0.3,
-                   block: int = 5) -> list[float]:
+                   block: int = 5, settle_s: float = 0.002) -> list[float]:
     """Median times of several no-argument calls, timed in alternating blocks.
 
-    Each round gives every function a block: one untimed call (it brings
-    that function's data back into the caches after the others ran), then
-    ``block`` timed calls. Alternating puts every function under the same
+    Each round gives every function a block: untimed calls for ``settle_s``
+    (at least one: they bring that function's data back into the caches, and
+    let the threads and memory traffic of the function before it die down;
+    after a dense product the next few short calls measured up to 10x
+    slower), then ``block`` timed calls. Alternating puts every function under the same
     load, so their ratios hold on a shared machine even when the absolute
     times drift, while each is still timed as a loop calling it repeatedly
     would see it (strict one-call interleaving would time whoever follows a
@@ -58,7 +60,10 @@ def interleaved_us(fns, *, min_calls: int = 5, max_calls: int = 200, budget_s: f
     start = time.perf_counter()
     while len(times[0]) < min_calls or (len(times[0]) < max_calls and time.perf_counter() - start < budget):
         for fn, ts in zip(fns, times):
+            settled = time.perf_counter() + settle_s
             jax.block_until_ready(fn())
+            while time.perf_counter() < settled:
+                jax.block_until_ready(fn())
             for _ in range(max(1, min(block, max_calls - len(ts)))):
                 t0 = time.perf_counter()
                 jax.block_until_ready(fn())

@@ -5,10 +5,11 @@ event and adds them up (:mod:`~eventjax.kernels.common.compaction`; for a
 matrix ``s``, per column, so a batch costs its events): no product, so a
 weight without an event contributes nothing, NaN or inf included. ``W @ s``
 reads every weight anyway (a gather of the event columns is strided and
-measured slower than the product on XLA:CPU), so it is one matrix product with the 0/1 events; a non-finite weight, selected or not,
-makes the result non-finite, and only then does the reference's exact
-(three-product) path run. A full pass to check the weights first, or a
-select over all of them, cost XLA:CPU several times the product itself.
+measured slower than the product on XLA:CPU), so it is one matrix product
+with the 0/1 events; a non-finite weight, selected or not, makes the result
+non-finite, and only then does the reference's exact (three-product) path
+run. A full pass to check the weights first, or a select over all of them,
+cost XLA:CPU several times the product itself.
 """
 
 from __future__ import annotations
