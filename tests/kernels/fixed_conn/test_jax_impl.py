@@ -88,3 +88,45 @@ class TestTransforms:
         kept = (indices >= 0) & (indices < N)
         want = np.where(kept & is_event(x)[:, None], ct[np.clip(indices, 0, N - 1)], 0)
         np.testing.assert_allclose(jax.jit(jax.grad(loss))(w), want, rtol=1e-6)
+
+
+class TestEventGather:
+    """``A @ s`` with an event vector: one gather that reads a column outside ``[0, n)`` as no event."""
+
+    @staticmethod
+    def spikes(dtype=bool, seed=2):
+        rng = np.random.default_rng(seed)
+        s = rng.random(N) < 0.1
+        if dtype is bool:
+            return s
+        # Numeric events: > 0 only; NaN and negative values are not events.
+        return np.where(s, rng.uniform(0.5, 2.0, N), rng.choice([0.0, -1.0, np.nan], N)).astype(dtype)
+
+    @pytest.mark.parametrize('homogeneous', [False, True])
+    @pytest.mark.parametrize('dtype', [bool, np.float32])
+    def test_matches_numpy_with_dropped_columns(self, homogeneous, dtype):
+        w, indices = structure(homogeneous)
+        x = self.spikes(dtype)
+        got = jax.jit(lambda w, i, x: ej.binary_fcnmv(w, i, x, shape=(M, N), backend='jax'))(w, indices, x)
+        np.testing.assert_allclose(np.asarray(got, np.float64), fcn_product(w, indices, x, (M, N), False, True),
+                                   rtol=1e-5, atol=1e-5)
+
+    def test_nan_weights_without_events_and_on_dropped_columns_add_nothing(self):
+        w, indices = structure()
+        x = self.spikes()
+        kept = (indices >= 0) & (indices < N)
+        event = kept & x[np.clip(indices, 0, N - 1)]
+        w = np.where(event, w, np.nan).astype(np.float32)
+        got = ej.binary_fcnmv(w, indices, x, shape=(M, N), backend='jax', validate=False)
+        assert np.isfinite(np.asarray(got)).all()
+        np.testing.assert_allclose(np.asarray(got, np.float64), fcn_product(w, indices, x, (M, N), False, True),
+                                   rtol=1e-5, atol=1e-5)
+
+    def test_grad_matches_numpy(self):
+        w, indices = structure()
+        x = self.spikes()
+        ct = np.random.default_rng(5).normal(size=M).astype(np.float32)
+        loss = lambda w: jnp.vdot(ej.binary_fcnmv(w, indices, x, shape=(M, N), backend='jax'), ct)
+        kept = (indices >= 0) & (indices < N)
+        want = np.where(kept & x[np.clip(indices, 0, N - 1)], ct[:, None], 0)
+        np.testing.assert_allclose(jax.jit(jax.grad(loss))(w), want, rtol=1e-6)
