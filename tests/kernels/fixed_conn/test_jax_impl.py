@@ -90,8 +90,8 @@ class TestTransforms:
         np.testing.assert_allclose(jax.jit(jax.grad(loss))(w), want, rtol=1e-6)
 
 
-class TestEventGather:
-    """``A @ s`` with an event vector: one gather that reads a column outside ``[0, n)`` as no event."""
+class TestGather:
+    """``A @ x`` with a vector: one gather that drops a column outside ``[0, n)``."""
 
     @staticmethod
     def spikes(dtype=bool, seed=2):
@@ -130,3 +130,12 @@ class TestEventGather:
         kept = (indices >= 0) & (indices < N)
         want = np.where(kept & x[np.clip(indices, 0, N - 1)], ct[:, None], 0)
         np.testing.assert_allclose(jax.jit(jax.grad(loss))(w), want, rtol=1e-6)
+
+    def test_float_gather_matches_numpy_and_drops_nan_weights_of_dropped_columns(self):
+        w, indices = structure()
+        kept = (indices >= 0) & (indices < N)
+        w = np.where(kept, w, np.nan).astype(np.float32)
+        v = np.random.default_rng(6).normal(size=N).astype(np.float32)
+        got = jax.jit(lambda w, i, v: ej.fcnmv(w, i, v, shape=(M, N), backend='jax'))(w, indices, v)
+        np.testing.assert_allclose(np.asarray(got, np.float64), fcn_product(w, indices, v, (M, N), False, False),
+                                   rtol=1e-5, atol=1e-5)

@@ -3,9 +3,9 @@
 With the events on the rows (``transpose=True``) a binary product visits
 only the rows that hold an event (:mod:`~eventjax.kernels.common.compaction`)
 and scatters their ``k`` connections; the reference scatters all ``m * k``.
-The other products touch every connection anyway: the binary vector
-gather reads out-of-range columns as no event in the gather itself, the
-rest are the reference's gather, select and row sum. Semantics are the reference's: connections
+The other products touch every connection anyway: the vector gathers
+drop out-of-range columns in the gather itself, the rest are the
+reference's gather, select and row sum. Semantics are the reference's: connections
 outside ``[0, n)`` are dropped, binary products select (never multiply by
 0/1), float products are IEEE.
 """
@@ -51,19 +51,26 @@ def _event_rows(weights, indices, spikes, *, shape, out_dtype):
     return by_event_count(event_mask(spikes).reshape(-1), entries_of, every_row, limit=m).astype(out_dtype)
 
 
-def _event_gather(weights, indices, spikes, *, out_dtype):
-    """``A @ s`` with an event vector ``s``: per row, the weights whose column is an event.
+def _gather(weights, indices, x, *, n, binary, out_dtype):
+    """``A @ x`` with a vector ``x``: per row, the weights of the event columns (binary) or ``w * x[col]``.
 
     One gather that reads a column outside ``[0, n)`` (negative ones too) as
-    no event: ``FILL_OR_DROP`` takes the indices as they are, where the
-    reference's bounds mask and clipped copy of them cost a quarter more.
+    no event, or as 0 that a select then drops (a NaN weight there adds
+    nothing): ``FILL_OR_DROP`` takes the indices as they are, where the
+    reference's clipped copy of them and clamped gather cost XLA:CPU a third
+    more.
     """
     acc = accumulation_dtype(out_dtype)
     numbers = jax.lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
-    events = jax.lax.gather(event_mask(spikes), indices[..., None], numbers, slice_sizes=(1,),
-                            mode=jax.lax.GatherScatterMode.FILL_OR_DROP, fill_value=False)
+    xs = jax.lax.gather(event_mask(x) if binary else x, indices[..., None], numbers, slice_sizes=(1,),
+                        mode=jax.lax.GatherScatterMode.FILL_OR_DROP, fill_value=False if binary else 0)
     w = jnp.broadcast_to(weights.astype(acc), indices.shape)
-    return jnp.where(events, w, jnp.zeros((), acc)).sum(axis=1).astype(out_dtype)
+    zero = jnp.zeros((), acc)
+    if binary:
+        terms = jnp.where(xs, w, zero)
+    else:
+        terms = jnp.where((indices >= 0) & (indices < n), w * xs.astype(acc), zero)
+    return terms.sum(axis=1).astype(out_dtype)
 
 
 # Below this many connections a product takes microseconds any way it is done, and
@@ -78,8 +85,8 @@ def _product(weights, indices, x, *, shape, transpose, out_dtype, binary):
     fits = max(m, n) * k < jnp.iinfo(jnp.int32).max
     if binary and transpose and n > 0 and indices.size >= SMALL and fits:
         return _event_rows(weights, indices, x, shape=shape, out_dtype=out_dtype)
-    if binary and not transpose and x.ndim == 1 and m > 0 and n > 0 and indices.size >= SMALL:
-        return _event_gather(weights, indices, x, out_dtype=out_dtype)
+    if not transpose and x.ndim == 1 and m > 0 and n > 0 and indices.size >= SMALL:
+        return _gather(weights, indices, x, n=n, binary=binary, out_dtype=out_dtype)
     return reference._product(weights, indices, x, shape=shape, transpose=transpose, out_dtype=out_dtype,
                               binary=binary)
 
