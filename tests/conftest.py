@@ -1,6 +1,8 @@
-"""Shared fixtures: strict dtype promotion, a clean global config per test."""
+"""Shared fixtures: strict dtype promotion, a clean global config per test; the file order of the run."""
 
+import collections
 import itertools
+import pathlib
 
 import jax
 import jax.numpy as jnp
@@ -13,6 +15,35 @@ jax.config.update('jax_numpy_dtype_promotion', 'strict')
 ej.config.set_pallas_cpu_interpret(True)
 
 _names = itertools.count()
+
+# Files whose few tests each run for many seconds (subprocesses, fresh compiles), longest first.
+# `--dist loadfile` otherwise hands files out by descending test count, so these came last and
+# the run ended with one worker busy on them while the other sat idle.
+LONG_FILES = (
+    'differential/test_mv.py', 'backends/test_numba_cache.py', 'differential/test_mm.py',
+    'kernels/fixed_conn/test_wide_dtypes.py', 'differential/test_known_cases.py', 'backends/test_warp_threads.py',
+    'test_multidevice.py', 'backends/test_numba_boundscheck.py', 'differential/test_jitc.py',
+    'kernels/common/test_numba_events.py', 'kernels/csr/test_wide_dtypes.py', 'serving/test_load.py',
+)
+_TESTS = pathlib.Path(__file__).parent
+
+
+def pytest_configure(config):
+    # xdist's own reordering (by test count) would undo the order set below.
+    if getattr(config.option, 'dist', None) == 'loadfile' and hasattr(config.option, 'loadscopereorder'):
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(items):
+    """The LONG_FILES first, then every other file by descending test count (a file's tests stay in order)."""
+    def file_of(item):
+        path = pathlib.Path(str(item.path))
+        return path.relative_to(_TESTS).as_posix() if path.is_relative_to(_TESTS) else str(path)
+
+    counts = collections.Counter(file_of(item) for item in items)
+    rank = {name: i for i, name in enumerate(LONG_FILES)}
+    # sort is stable: files with equal keys keep their collection order, and so does each file's tests.
+    items.sort(key=lambda item: (rank.get(file_of(item), len(rank)), -counts[file_of(item)]))
 
 
 @pytest.fixture(autouse=True)

@@ -16,8 +16,9 @@ import zlib
 
 from hypothesis import HealthCheck, Phase, seed, settings
 
-# Draws per operator in `make test`, sized to keep the directory under ~90 s on 2 cores.
-DEFAULT_EXAMPLES = 3
+# Draws per operator in `make test`: each draw compiles new shapes on every backend and transformation,
+# so draws cost the suite ~10 s each; `make stress` draws hundreds.
+DEFAULT_EXAMPLES = 2
 
 
 def _flag(name: str) -> bool:
