@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import jax
 import numpy as np
 import pytest
 
@@ -85,10 +86,23 @@ class TestChoice:
         numba_events.by_work(_mark_serial, _mark_parallel, _work_is_x0)(None, np.array([1]), out)
         assert out[0] == 2.0
 
+    def test_a_matrix_too_small_to_reach_the_bound_gets_the_serial_gather_alone(self):
+        bound = numba_events.PARALLEL_MIN_WORK
+        mv = (jax.ShapeDtypeStruct((64,), np.float32),)
+        mm = (jax.ShapeDtypeStruct((64, 16), np.float32),)
+        small = csr_numba.binary_csrmv_kernel(transpose=False, shape=(64, bound // 64 - 1), outs=mv)
+        assert small is csr_numba._binary_mv_gather
+        # The same matrix with a batch of 16 can reach it: chosen per call.
+        assert csr_numba.binary_csrmm_kernel(transpose=False, shape=(64, bound // 64 - 1), outs=mm) \
+            is not csr_numba._binary_mm_gather
+        large = fcn_numba.binary_fcnmv_kernel(transpose=False, shape=(64, bound // 64), outs=mv)
+        assert 'launch_begin' in large.py_func.__code__.co_names
+
     def test_scatters_stay_serial(self):
         # Scatters write shared output rows: never the parallel variant.
+        outs = (jax.ShapeDtypeStruct((10**6,), np.float32),)
         for factory in (csr_numba.binary_csrmv_kernel, fcn_numba.binary_fcnmv_kernel, csr_numba.csrmm_kernel):
-            kernel = factory(transpose=True)
+            kernel = factory(transpose=True, shape=(10**6, 10**6), outs=outs)
             assert not kernel.targetoptions.get('parallel')
             assert 'launch_begin' not in kernel.py_func.__code__.co_names
 

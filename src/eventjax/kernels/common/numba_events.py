@@ -48,13 +48,23 @@ def by_direction(name: str, scatter, gather, gather_parallel):
     A scatter stays serial (rows of the output would collide); the gather's
     rows are independent.
 
+    A matrix too small for any call to reach :data:`PARALLEL_MIN_WORK` (``m *
+    n`` entries times batch columns; only repeated indices could exceed it)
+    gets ``gather`` alone, so its handler never compiles the parallel variant
+    (seconds per dtype signature).
+
     Example:
         >>> factory = by_direction('op', 'S', 'G', 'P')
-        >>> factory(transpose=True)
-        'S'
+        >>> factory(transpose=True, shape=(10, 10), outs=()), factory(transpose=False, shape=(10, 10), outs=())
+        ('S', 'G')
     """
-    def factory(*, transpose):
-        return scatter if transpose else by_work(gather, gather_parallel, stored_entries)
+    def factory(*, transpose, shape, outs):
+        if transpose:
+            return scatter
+        batch = outs[0].shape[1] if outs and len(outs[0].shape) > 1 else 1
+        if shape[0] * shape[1] * batch < PARALLEL_MIN_WORK:
+            return gather
+        return by_work(gather, gather_parallel, stored_entries)
     factory.__name__ = factory.__qualname__ = f'{name}_kernel'
     factory.__doc__ = f'The kernel for ``{name}``.'
     return factory
