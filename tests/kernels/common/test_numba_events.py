@@ -11,7 +11,6 @@ numba = pytest.importorskip('numba')
 import eventjax as ej  # noqa: E402
 from eventjax.kernels.common import numba_events  # noqa: E402
 from eventjax.kernels.csr import numba_impl as csr_numba  # noqa: E402
-from eventjax.kernels.dense import numba_impl as dense_numba  # noqa: E402
 from eventjax.kernels.fixed_conn import numba_impl as fcn_numba  # noqa: E402
 
 # Odd sizes no other test uses, so no earlier lowering of the same call is reused.
@@ -136,11 +135,6 @@ class TestParallelResults:
         spikes = rng.random(N) < 0.3
         np.testing.assert_allclose(np.asarray(ej.binary_densemv(w, spikes, backend='numba')),
                                    w.astype(np.float64) @ spikes, rtol=1e-5, atol=1e-5)
-        # Transposed: output columns split into blocks; more columns than one block, and a ragged last one.
-        wide = rng.normal(size=(N, 2 * dense_numba._BLOCK + 7)).astype(np.float32)
-        wide[~spikes, 3] = np.nan  # NaN weights on non-event rows add nothing
-        np.testing.assert_allclose(np.asarray(ej.binary_densemv(wide, spikes, transpose=True, backend='numba')),
-                                   np.where(spikes[:, None], wide, 0).astype(np.float64).sum(0), rtol=1e-5, atol=1e-5)
 
     def test_the_thread_count_changes_no_result(self):
         weights, indices, spikes, _ = _problem(4)
