@@ -21,6 +21,7 @@ import jax.numpy as jnp
 
 from eventjax.kernels.common import accumulation_dtype
 from eventjax.kernels.common.compaction import by_event_count, capacities, compact, event_count_prefix, event_mask
+from eventjax.kernels.common.events import product_kernels
 from eventjax.kernels.dense import reference
 
 __all__ = ['SMALL', 'binary_densemm_kernel', 'binary_densemv_kernel', 'binary_product']
@@ -106,11 +107,7 @@ def binary_product(weights, spikes, *, transpose):
     return y.astype(weights.dtype)
 
 
-def binary_densemv_kernel(*, transpose, outs):
-    """``W @ s`` (or ``s @ W``) with events ``s``: sums the event columns (rows)."""
-    def kernel(weights, spikes):
-        return (binary_product(weights, spikes, transpose=transpose),)
-    return kernel
-
-
+# ``W @ s`` (or ``s @ W``) with events ``s``: sums the event columns (rows); the mm kernel is the same.
+_, binary_densemv_kernel = product_kernels(lambda w, s, *, transpose, out_dtype, binary:
+                                           binary_product(w, s, transpose=transpose))
 binary_densemm_kernel = binary_densemv_kernel

@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 
 from eventjax.kernels.common import accumulation_dtype, event_indicator
+from eventjax.kernels.common.events import product_kernels
 
 __all__ = ['binary_densemm_kernel', 'binary_densemv_kernel', 'binary_product', 'dense_product', 'weight_cotangent']
 
@@ -55,13 +56,9 @@ def binary_product(weights, spikes, *, transpose):
     return y.astype(weights.dtype)
 
 
-def binary_densemv_kernel(*, transpose, outs):
-    """``W @ s`` (or ``s @ W``) with events ``s``: sums the event columns (rows)."""
-    def kernel(weights, spikes):
-        return (binary_product(weights, spikes, transpose=transpose),)
-    return kernel
-
-
+# ``W @ s`` (or ``s @ W``) with events ``s``: sums the event columns (rows); the mm kernel is the same.
+_, binary_densemv_kernel = product_kernels(lambda w, s, *, transpose, out_dtype, binary:
+                                           binary_product(w, s, transpose=transpose))
 binary_densemm_kernel = binary_densemv_kernel
 
 
