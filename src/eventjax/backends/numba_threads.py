@@ -151,8 +151,9 @@ def _preload_tbb() -> None:
 
     numba opens ``libtbb.so.12`` by name, which the loader looks for on the
     system's paths, not in a virtual environment; a library already loaded is
-    found by name. Under load, TBB's callers run the parallel work themselves,
-    where OpenMP's wait for a descheduled thread for milliseconds.
+    found by name. Under load, a TBB launch runs the parallel work on the
+    calling thread, where an OpenMP launch waits milliseconds for a
+    descheduled thread.
     """
     name = {'win32': 'tbb12.dll', 'darwin': 'libtbb.12.dylib'}.get(sys.platform, 'libtbb.so.12')
     for folder in (os.path.join(sys.prefix, 'lib'), os.path.join(sys.prefix, 'Library', 'bin')):
