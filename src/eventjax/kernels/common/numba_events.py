@@ -104,6 +104,8 @@ def _by_work(serial, parallel, work, min_work, boundscheck):
     if boundscheck:
         return serial
     threading_layer()  # binds the launch hooks to this process
+    # One template per signature: the bridge reads the kernel's parameters (no *args), and numba
+    # freezes serial, parallel, work and min_work into each closure's machine code.
     arity = serial.py_func.__code__.co_argcount
     if arity == 3:
         def kernel(weights, x, out):

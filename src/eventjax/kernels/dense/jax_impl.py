@@ -100,7 +100,7 @@ def binary_product(weights, spikes, *, transpose):
     acc = accumulation_dtype(weights.dtype)
     if not transpose:
         y = _checked_product(weights, spikes, acc)
-    elif spikes.size < jnp.iinfo(jnp.int32).max:  # the flat (row, batch) event index is int32
+    elif weights.shape[0] < jnp.iinfo(jnp.int32).max:  # compacted row indices are int32
         y = _event_rows(weights, spikes, acc)
     else:
         y = reference.binary_product(weights, spikes, transpose=True)
