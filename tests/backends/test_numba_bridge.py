@@ -322,3 +322,30 @@ class TestThreads:
         finally:
             nb.set_num_threads(None)
         assert (ej.config.snapshot().version, nb.target_count()) == (version, targets)
+
+
+class TestPrefetch:
+    """``prefetch`` is a cache hint a kernel may issue anywhere, even past an array's end."""
+
+    def test_hints_change_nothing_and_never_fault(self):
+        from eventjax.backends.numba_intrinsics import prefetch
+
+        @numba.njit
+        def total(x, w):
+            prefetch(x, 0)
+            prefetch(x, np.uint64(1 << 40))  # far out of bounds: a hint, not a read
+            prefetch(w, (np.int32(2), -7))
+            return x.sum() + w.sum()
+
+        assert total(np.arange(4.0), np.ones((3, 3), np.float32)) == 15.0
+
+    @pytest.mark.parametrize('index', [(1, 2), 1.5])
+    def test_an_index_that_does_not_fit_the_array_is_a_typing_error(self, index):
+        from eventjax.backends.numba_intrinsics import prefetch
+
+        @numba.njit
+        def hint(x, i):
+            prefetch(x, i)
+
+        with pytest.raises(numba.core.errors.TypingError):
+            hint(np.zeros(3), index)

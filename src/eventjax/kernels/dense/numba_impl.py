@@ -9,7 +9,10 @@ select (measured at 4000 x 4000, 2% events, batch 16):
   accumulator (one contiguous row per batch column) and transposes once.
 - ``transpose=False`` sums, per output row, the weights at the event
   columns: a list of ``(column, batch column)`` pairs in column order, so
-  each row of ``weights`` is read front to back once.
+  each row of ``weights`` is read front to back once. The vector product
+  prefetches the next row's event columns meanwhile, which the hardware
+  prefetcher cannot guess: 1.7x faster at 20% events, 1.1x at 2%; the
+  matrix product's list repeats columns across the batch and lost 30% to it.
 
 Sums are selects over listed events, never products with 0/1. From
 ``numba_events.PARALLEL_MIN_WORK`` visited weights on (rows times events),
@@ -23,6 +26,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from eventjax.backends.numba_intrinsics import prefetch
 from eventjax.kernels.common.numba_events import FASTMATH, by_work
 
 __all__ = ['binary_densemm_kernel', 'binary_densemv_kernel']
@@ -70,8 +74,17 @@ def _events(spikes):
     return rows[:count], cols[:count]
 
 
+@numba.njit(cache=True, inline='always')
+def _prefetch_next_row(weights, columns, i):
+    """Ask the caches for row ``i + 1``'s weights at ``columns`` while row ``i`` is summed."""
+    if i + 1 < weights.shape[0]:
+        for a in range(columns.shape[0]):
+            prefetch(weights, (i + 1, columns[a]))
+
+
 @numba.njit(cache=True, fastmath=FASTMATH, inline='always')
 def _mv_row(weights, active, out, i):
+    _prefetch_next_row(weights, active, i)
     acc = out.dtype.type(0)
     for a in range(active.shape[0]):
         acc += weights[i, active[a]]
