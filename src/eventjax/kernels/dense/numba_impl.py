@@ -27,21 +27,9 @@ import numba
 import numpy as np
 
 from eventjax.backends.numba_intrinsics import prefetch
-from eventjax.kernels.common.numba_events import FASTMATH, by_work
+from eventjax.kernels.common.numba_events import FASTMATH, by_work, event_indices
 
 __all__ = ['binary_densemm_kernel', 'binary_densemv_kernel']
-
-
-@numba.njit(cache=True)
-def _active(spikes):
-    """The indices of the events of a vector."""
-    idx = np.empty(spikes.shape[0], np.int64)
-    count = 0
-    for i in range(spikes.shape[0]):
-        if spikes[i] > 0:
-            idx[count] = i
-            count += 1
-    return idx[:count]
 
 
 @numba.njit(cache=True, inline='always')
@@ -94,14 +82,14 @@ def _mv_row(weights, active, out, i):
 @numba.njit(cache=True, fastmath=FASTMATH)
 def _mv(weights, spikes, out):
     """out[i] = sum of weights[i, j] over the events j."""
-    active = _active(spikes)
+    active = event_indices(spikes)
     for i in range(out.shape[0]):
         _mv_row(weights, active, out, i)
 
 
 @numba.njit(cache=True, fastmath=FASTMATH, parallel=True)
 def _mv_parallel(weights, spikes, out):
-    active = _active(spikes)
+    active = event_indices(spikes)
     for i in numba.prange(out.shape[0]):
         _mv_row(weights, active, out, i)
 
@@ -127,7 +115,7 @@ def _add_rows(weights, active, acc):
 def _mv_transposed(weights, spikes, out):
     """out[:] = sum of the rows weights[i, :] of the events i."""
     out[:] = 0
-    _add_rows(weights, _active(spikes), out)
+    _add_rows(weights, event_indices(spikes), out)
 
 
 @numba.njit(cache=True, fastmath=FASTMATH, inline='always')
@@ -160,7 +148,7 @@ def _mm_transposed(weights, spikes, out):
     n, batch = out.shape[0], out.shape[1]
     acc = np.zeros((batch, n), out.dtype)
     for c in range(batch):
-        _add_rows(weights, _active(spikes[:, c]), acc[c])
+        _add_rows(weights, event_indices(spikes[:, c]), acc[c])
     for j in range(n):
         for c in range(batch):
             out[j, c] = acc[c, j]

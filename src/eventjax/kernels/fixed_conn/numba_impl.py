@@ -31,10 +31,14 @@ import numpy as np
 
 from eventjax.kernels.common.numba_events import (
     FASTMATH,
+    PREFETCH_MIN_ENTRIES,
+    ROWS_AHEAD,
     binary_row_sum,
     by_direction,
     event_flags,
+    event_indices,
     float_row_sum,
+    prefetch_entries,
     row_has_event,
 )
 
@@ -143,26 +147,42 @@ def _mv_scatter(weights, indices, v, out, err):
                 out[c] += (w[0] if w.shape[0] == 1 else w[i * k + j]) * vi
 
 
+@numba.njit(cache=True, inline='always')
+def _scatter_row(w, indices, i, out):
+    """out[indices[i, j]] += the weight of (i, j) (w[0] when it has one entry), columns outside [0, n) dropped."""
+    k, n = indices.shape[1], _U(out.shape[0])
+    if w.shape[0] == 1:
+        wi = w[0]
+        for j in range(k):
+            c = _U(np.int64(indices[i, j]))
+            if c < n:
+                out[c] += wi
+    else:
+        for j in range(k):
+            c = _U(np.int64(indices[i, j]))
+            if c < n:
+                out[c] += w[i * k + j]
+
+
 @numba.njit(cache=True)
 def _binary_mv_scatter(weights, indices, spikes, out, err):
-    """The event-driven path: only the rows with an event are visited."""
-    w, m, k, n = weights.reshape(weights.size), indices.shape[0], indices.shape[1], _U(out.shape[0])
+    """The event-driven path: only the rows with an event are visited (large matrices: the next ones prefetched)."""
+    w, m, k = weights.reshape(weights.size), indices.shape[0], indices.shape[1]
     out[:] = 0
-    homogeneous = w.shape[0] == 1
-    for i in range(m):
-        if not spikes[i] > 0:
-            continue
-        if homogeneous:
-            wi = w[0]
-            for j in range(k):
-                c = _U(np.int64(indices[i, j]))
-                if c < n:
-                    out[c] += wi
-        else:
-            for j in range(k):
-                c = _U(np.int64(indices[i, j]))
-                if c < n:
-                    out[c] += w[i * k + j]
+    if indices.size < PREFETCH_MIN_ENTRIES:
+        for i in range(m):
+            if spikes[i] > 0:
+                _scatter_row(w, indices, i, out)
+        return
+    flat = indices.reshape(indices.size)
+    rows = event_indices(spikes[:m])
+    for a in range(rows.shape[0]):
+        if a + ROWS_AHEAD < rows.shape[0]:
+            lo = rows[a + ROWS_AHEAD] * k
+            prefetch_entries(flat, lo, lo + k)
+            if w.shape[0] > 1:
+                prefetch_entries(w, lo, lo + k)
+        _scatter_row(w, indices, rows[a], out)
 
 
 @numba.njit(cache=True, fastmath=FASTMATH)
