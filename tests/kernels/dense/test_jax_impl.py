@@ -78,6 +78,49 @@ class TestProduct:
         check(weights(), events(5, N, matrix=matrix), False)
 
 
+class TestEventColumns:
+    """``W @ s`` with at most n/128 events gathers the event columns; the shape is the smallest with such a capacity."""
+
+    W_ROWS, W_COLS = 64, 1024  # capacity 8 = 1024 / 128
+
+    def setup_method(self):
+        rng = np.random.default_rng(4)
+        self.w = rng.normal(size=(self.W_ROWS, self.W_COLS)).astype(np.float32)
+        self.bad = self.w.copy()
+        self.bad[3, 100], self.bad[7, 900], self.bad[9, 5] = np.nan, np.inf, -np.inf
+
+    @pytest.mark.parametrize('count', [0, 1, 8, 9, 40])  # 8 fits the capacity, 9 and 40 take the product
+    def test_each_side_of_the_capacity_matches_numpy(self, count):
+        s = events(count, self.W_COLS, seed=count)
+        check(self.w, s, False)
+        check(self.bad, s, False)
+
+    def test_a_selected_non_finite_weight_shows_and_an_unselected_one_does_not(self):
+        s = np.zeros(self.W_COLS, bool)
+        s[[5, 100, 512]] = True  # column 100 holds row 3's NaN, column 5 row 9's -inf; 900 (inf) is silent
+        got = np.asarray(jitted(False, False)(self.bad, jnp.asarray(s)))
+        assert np.isnan(got[3]) and got[9] == -np.inf and np.isfinite(got[7])
+        check(self.bad, s, False)
+
+    def test_a_gather_past_the_entry_bound_takes_the_product(self, monkeypatch):
+        from eventjax.kernels.dense import jax_impl
+        monkeypatch.setattr(jax_impl, '_COLUMN_ENTRIES', 8 * self.W_ROWS - 1)
+        s = events(4, self.W_COLS, seed=5)
+        got = jax.jit(lambda w, s: ej.binary_densemv(w, s, transpose=False, backend='jax'))(self.bad, jnp.asarray(s))
+        np.testing.assert_allclose(np.asarray(got, np.float64), expected(self.bad, s, False), rtol=1e-5, atol=1e-5)
+
+    def test_vmap_and_grad_match_numpy(self):
+        ss = np.stack([events(c, self.W_COLS, seed=c) for c in (0, 3, 8, 30)])
+        fn = lambda w, s: ej.binary_densemv(w, s, transpose=False, backend='jax')
+        got = jax.jit(jax.vmap(fn, in_axes=(None, 0)))(self.w, jnp.asarray(ss))
+        for row, s in zip(got, ss):
+            np.testing.assert_allclose(row, expected(self.w, s, False), rtol=1e-5, atol=1e-5)
+        ct = np.random.default_rng(6).normal(size=self.W_ROWS).astype(np.float32)
+        s = events(6, self.W_COLS, seed=6)
+        grad = jax.jit(jax.grad(lambda w: jnp.vdot(fn(w, s), ct)))(self.w)
+        np.testing.assert_allclose(grad, np.outer(ct, s), rtol=1e-6)
+
+
 def test_vmap_and_grad_match_numpy():
     w = weights()
     ss = np.stack([events(c, M) for c in (0, 5, 20, 200)])
