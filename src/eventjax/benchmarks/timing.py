@@ -31,14 +31,15 @@ def median_us(fn, args, *, min_calls: int = 5, max_calls: int = 200, budget_s: f
 
 
 def interleaved_us(fns, *, min_calls: int = 5, max_calls: int = 200, budget_s: float = 0.3,
-                   block: int = 5, settle_s: float = 0.002) -> list[float]:
+                   block: int = 5, settle_s: float = 0.01) -> list[float]:
     """Median times of several no-argument calls, timed in alternating blocks.
 
     Each round gives every function a block: untimed calls for ``settle_s``
     (at least one: they bring that function's data back into the caches, and
     let the threads and memory traffic of the function before it die down;
     after a dense product the next few short calls measured up to 10x
-    slower), then ``block`` timed calls. Alternating puts every function under the same
+    slower, and a two-thread numba kernel stayed 1.5-2x slower for more than
+    2 ms but not 5-10), then ``block`` timed calls. Alternating puts every function under the same
     load, so their ratios hold on a shared machine even when the absolute
     times drift, while each is still timed as a loop calling it repeatedly
     would see it (strict one-call interleaving would time whoever follows a
