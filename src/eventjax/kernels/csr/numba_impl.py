@@ -21,6 +21,8 @@ unsigned, so one compare drops a bad column. From
 ``numba_events.PARALLEL_MIN_WORK`` visited entries on, the gathers run their
 rows on numba's threads (no two threads write one row); the scatters stay
 serial.
+From ``numba_events.PREFETCH_MIN_ENTRIES`` stored entries on (beyond the
+last-level cache) the binary vector scatter prefetches the event rows ahead.
 """
 
 from __future__ import annotations

@@ -22,6 +22,8 @@ costs events x ``k``). Indices are read unsigned, so one compare drops a bad
 one. From ``numba_events.PARALLEL_MIN_WORK`` visited entries on, the gathers
 run their rows on numba's threads (no two threads write one row); the scatters
 stay serial.
+From ``numba_events.PREFETCH_MIN_ENTRIES`` stored entries on (beyond the
+last-level cache) the binary vector scatter prefetches the event rows ahead.
 """
 
 from __future__ import annotations
