@@ -87,6 +87,11 @@ class TestBench:
         assert cli.main(['bench', '--family', 'csr', '--sizes', '0', '--no-progress']) == 2
         assert '--sizes: every size must be a positive neuron count, got 0' in capsys.readouterr().err
 
+    @pytest.mark.parametrize('rate', ['0', '2', '-0.5'])
+    def test_bench_rejects_a_rate_outside_0_to_1_before_running(self, capsys, rate):
+        assert cli.main(['bench', '--family', 'csr', '--rate', rate, '--no-progress']) == 2
+        assert '--rate: the fraction of neurons with an event must lie in (0, 1]' in capsys.readouterr().err
+
     def test_bench_plots_one_file_per_family_with_a_placeholder(self, capsys, tmp_path):
         pytest.importorskip('matplotlib', reason='plots need the plot extra: pip install eventjax[plot]')
         cli.main(['bench', '--family', 'dense', '--family', 'csr', '--backends', 'jax', '--sizes', '64',

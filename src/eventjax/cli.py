@@ -110,6 +110,9 @@ def _bench_problem(args) -> str | None:
     if args.plot and importlib.util.find_spec('matplotlib') is None:
         return ('--plot needs matplotlib, which is not installed. Install it with '
                 "pip install 'eventjax[plot]' (or pip install matplotlib), or leave out --plot.")
+    if args.rate is not None and not 0 < args.rate <= 1:
+        return (f'--rate: the fraction of neurons with an event must lie in (0, 1], got {args.rate}; '
+                'for example --rate 0.005 for 0.5%.')
     if args.sizes and min(args.sizes) < 1:
         return (f'--sizes: every size must be a positive neuron count, got {min(args.sizes)}; '
                 'for example --sizes 1000 4000.')
@@ -138,7 +141,7 @@ def _bench(args) -> int:
     print(f'machine: {machine.describe()}')
     results = benchmarks.run(args.family or benchmarks.FAMILIES, args.backends, sizes, quick=args.quick,
                              seed=args.seed, notes=notes, progress=None if args.no_progress else sys.stderr,
-                             machine=machine, compare=not args.no_compare)
+                             machine=machine, compare=not args.no_compare, rate=args.rate)
     if not results:
         for note in notes:
             print(f'note: {note}')
@@ -203,6 +206,8 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument('--sizes', nargs='+', type=int, metavar='N',
                        help='neuron counts of the square networks (default 1000 4000 10000; the dense family '
                             'stops at 20000)')
+    bench.add_argument('--rate', type=float, metavar='FRACTION',
+                       help='fraction of neurons with an event (default 0.02; 0.05 for jitc)')
     bench.add_argument('--plot', metavar='FILE.png',
                        help='save a plot (needs matplotlib); "{family}" in the name: one plot per family')
     bench.add_argument('--json', metavar='FILE.json', help='also write every result, the machine and the notes')

@@ -56,6 +56,24 @@ def test_the_sparse_problem_follows_the_issue_100_connections_per_row_and_2_perc
     assert 0.01 < float(np.mean(np.asarray(events))) < 0.03
 
 
+def test_a_chosen_event_rate_reaches_every_event_case_and_is_noted():
+    for case in benchmarks.CASES:
+        problem = case.build(2000, np.random.default_rng(0), rate=0.005)
+        x = np.asarray(problem.args[-1])
+        if x.dtype == np.bool_:
+            assert 0.002 < float(np.mean(x)) < 0.01, case.operator
+    notes = []
+    results = benchmarks.run(['dense'], backends=['jax'], sizes=[64], quick=True, progress=None, machine=MACHINE,
+                             compare=False, notes=notes, rate=0.5)
+    assert results and 'events: 50.00% of the neurons per product (not the default rate).' in notes
+
+
+@pytest.mark.parametrize('rate', [0.0, 1.5, -0.1])
+def test_a_rate_outside_0_to_1_is_refused_before_anything_runs(rate):
+    with pytest.raises(ValueError, match=r'rate must be a fraction of the neurons in \(0, 1\]'):
+        benchmarks.run(['dense'], backends=['jax'], sizes=[64], progress=None, machine=MACHINE, rate=rate)
+
+
 def test_the_floor_column_is_the_cases_bytes_over_the_measured_bandwidth():
     results = benchmarks.run(['fcn'], backends=['jax'], sizes=[64], quick=True, progress=None, machine=MACHINE,
                              compare=False)

@@ -70,14 +70,15 @@ class Case:
         family: ``'dense'``, ``'csr'``, ``'fcn'`` or ``'jitc'``.
         operator: label in the table, e.g. ``'binary_csrmv T'``.
         function: the public function's name in ``eventjax``.
-        build: ``build(n, rng) -> Problem``.
+        build: ``build(n, rng, rate=...) -> Problem``; ``rate``, the fraction
+            of neurons with an event, defaults to the family's.
         max_n: the largest ``n`` it is built for (None: no limit).
     """
 
     family: str
     operator: str
     function: str
-    build: Callable[[int, np.random.Generator], Problem]
+    build: Callable[..., Problem]
     max_n: int | None = None
 
     def available(self) -> bool:
@@ -143,9 +144,9 @@ def _scipy(idx, w, x, transpose):
 
 
 def _dense_case(fn, transpose, batch=None):
-    def build(n, rng):
+    def build(n, rng, rate=EVENT_RATE):
         idx, w, dense = _fixed_conn(rng, n)
-        events = _events(rng, n, batch)
+        events = _events(rng, n, batch, rate)
         W, s = jnp.asarray(dense), jnp.asarray(events)
         call = lambda W, s, backend: getattr(ej, fn)(W, s, transpose=transpose, backend=backend)
         be = BraineventCall(fn, (W, s), {'transpose': transpose})
@@ -156,11 +157,11 @@ def _dense_case(fn, transpose, batch=None):
 
 
 def _csr_case(fn, transpose, batch=None, events=True):
-    def build(n, rng):
+    def build(n, rng, rate=EVENT_RATE):
         idx, w, dense = _fixed_conn(rng, n)
         k = idx.shape[1]
         indptr = jnp.arange(0, n * k + 1, k, dtype=jnp.int32)
-        xs = _events(rng, n, batch) if events else rng.normal(size=(n,)).astype(np.float32)
+        xs = _events(rng, n, batch, rate) if events else rng.normal(size=(n,)).astype(np.float32)
         x = jnp.asarray(xs)
         args = (jnp.asarray(w.ravel()), jnp.asarray(idx.ravel()), indptr, x)
         call = lambda d, i, p, x, backend: getattr(ej, fn)(d, i, p, x, shape=(n, n), transpose=transpose,
@@ -173,9 +174,9 @@ def _csr_case(fn, transpose, batch=None, events=True):
 
 
 def _fcn_case(fn, transpose, events=True):
-    def build(n, rng):
+    def build(n, rng, rate=EVENT_RATE):
         idx, w, dense = _fixed_conn(rng, n)
-        xs = _events(rng, n) if events else rng.normal(size=(n,)).astype(np.float32)
+        xs = _events(rng, n, rate=rate) if events else rng.normal(size=(n,)).astype(np.float32)
         x = jnp.asarray(xs)
         args = (jnp.asarray(w), jnp.asarray(idx), x)
         call = lambda w, i, x, backend: getattr(ej, fn)(w, i, x, shape=(n, n), transpose=transpose, backend=backend)
@@ -201,10 +202,10 @@ def _jitc_case(fn, transpose, events=True):
     """
     csr_fn = fn.replace('jitc', 'csr')
 
-    def build(n, rng):
+    def build(n, rng, rate=JITC_EVENT_RATE):
         prob = min(1.0, JITC_CONN / n)
         weights = jnp.asarray([0.0, 1.0], jnp.float32)
-        x = jnp.asarray(_events(rng, n, rate=JITC_EVENT_RATE) if events else rng.normal(size=(n,)).astype(np.float32))
+        x = jnp.asarray(_events(rng, n, rate=rate) if events else rng.normal(size=(n,)).astype(np.float32))
         call = lambda w, x, backend: getattr(ej, fn)((w[0], w[1]), x, seed=0, prob=prob, shape=(n, n),
                                                       law='normal', transpose=transpose, backend=backend)
         k = int(round(ej.JITCMatrix(1.0, prob=prob, seed=0, shape=(n, n)).nnz / n))

@@ -81,7 +81,7 @@ def compared_packages(notes, compare: bool = True) -> Compared:
 
 
 def run(families=FAMILIES, backends=None, sizes=None, *, quick=False, seed=0, progress=sys.stderr,
-        notes=None, machine: Machine | None = None, compare: bool = True) -> list[Result]:
+        notes=None, machine: Machine | None = None, compare: bool = True, rate: float | None = None) -> list[Result]:
     """Measure every available case of ``families`` at each size on each backend.
 
     Args:
@@ -96,6 +96,8 @@ def run(families=FAMILIES, backends=None, sizes=None, *, quick=False, seed=0, pr
         machine: the bandwidth and call floor to use (None: measured now).
         compare: time brainevent and scipy.sparse beside eventjax where they
             are installed (False: leave their columns empty, a faster run).
+        rate: the fraction of neurons with an event, in ``(0, 1]`` (None:
+            ``EVENT_RATE``, 2%, or ``JITC_EVENT_RATE`` for the JITC family).
 
     Returns:
         A list of :class:`~eventjax.benchmarks.report.Result`.
@@ -105,9 +107,13 @@ def run(families=FAMILIES, backends=None, sizes=None, *, quick=False, seed=0, pr
         >>> sorted({r.operator for r in results})[:2]
         ['binary_csrmm T (x16)', 'binary_csrmv']
     """
+    if rate is not None and not 0 < rate <= 1:
+        raise ValueError(f'rate must be a fraction of the neurons in (0, 1], got {rate}; for example 0.005.')
     platform = jax.default_backend()
     sizes = sizes or default_sizes(families, SIZES)
     notes = [] if notes is None else notes
+    if rate is not None:
+        notes.append(f'events: {rate:.2%} of the neurons per product (not the default rate).')
     plan = []
     for case in cases_for(families):
         if not case.available():
@@ -134,7 +140,8 @@ def run(families=FAMILIES, backends=None, sizes=None, *, quick=False, seed=0, pr
                 for _ in chosen:
                     bar.step(f'{case.operator} n={n} skipped')
                 continue
-            problem = case.build(n, np.random.default_rng(seed))
+            rng = np.random.default_rng(seed)
+            problem = case.build(n, rng) if rate is None else case.build(n, rng, rate=rate)
             results += measure_point(case, problem, n, chosen, compared=compared, bandwidth_gbs=machine.bandwidth_gbs,
                                      timing=timing, notes=notes, step=bar.step)
             del problem  # a 10**8-entry baseline is freed before the next one is built
