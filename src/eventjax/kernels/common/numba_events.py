@@ -155,7 +155,8 @@ def event_indices(x):
 # n = 100,000 (80 MB of entries) waiting for each row cost a fifth of the
 # time; 2 rows measured best (4 and 8 evict what is still needed). Below
 # about 32 MB of entries (the last-level cache) the list of events and the
-# hints cost more than they saved: 10% at n = 4,000, even at 40,000.
+# hints cost more than they saved: 13% at n = 10,000, 5% at 20,000, even
+# at 40,000 (4M entries, just under this bound).
 PREFETCH_MIN_ENTRIES = 1 << 22
 ROWS_AHEAD = 2
 
