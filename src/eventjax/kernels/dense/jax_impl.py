@@ -96,10 +96,10 @@ def _event_columns(weights, spikes, acc):
     than ``_COLUMN_ENTRIES`` weights, one product (:func:`_checked_product`).
     """
     m, n = weights.shape
-    caps = [c for c in capacities(n) if c <= min(n // 128, _COLUMN_ENTRIES // max(m, 1))]
-    if not caps:
+    cap = n // 128  # the smallest of compaction.capacities(n)
+    if cap < 8 or m * cap > _COLUMN_ENTRIES:
         return _checked_product(weights, spikes, acc)
-    mask, cap = event_mask(spikes), caps[-1]
+    mask = event_mask(spikes)
 
     def columns():
         idx = compact(mask, cap)
