@@ -5,6 +5,7 @@ from eventjax._version import __version__ as __version__
 from eventjax.backends import XLACustomKernel, backends_available, numba_threads
 from eventjax.config import clear_backends, get_backend, set_backend
 from eventjax.containers import (
+    COO,
     CSC,
     CSR,
     EventArray,
@@ -14,6 +15,11 @@ from eventjax.containers import (
     FixedPostNumConn,
     FixedPreNumConn,
     JITCMatrix,
+    coo2csr,
+    coo_to_csc_index,
+    csc_to_csr_index,
+    csr_to_coo_index,
+    csr_to_csc_index,
     random_csr,
     random_fixed_num_conn,
 )
@@ -38,6 +44,7 @@ config.set_numba_parallel = numba_threads.set_parallel
 config.get_numba_parallel = numba_threads.get_parallel
 
 __all__ = [
+    'COO',
     'CSC',
     'CSR',
     'BinaryArray',
@@ -60,6 +67,11 @@ __all__ = [
     'binary_jitcmv',
     'clear_backends',
     'config',
+    'coo2csr',
+    'coo_to_csc_index',
+    'csc_to_csr_index',
+    'csr_to_coo_index',
+    'csr_to_csc_index',
     'csrmm',
     'csrmv',
     'defjvp',
@@ -83,7 +95,6 @@ __all__ = [
 # brainevent names with no eventjax twin, and what to write instead.
 _INSTEAD = {
     'Dense': 'a plain weight array: eventjax.EventArray(spikes) @ W, or eventjax.binary_densemv(W, spikes)',
-    'COO': 'eventjax.CSR or eventjax.CSC (CSR.fromdense builds one); A.tocoo() lists the stored entries',
 }
 
 

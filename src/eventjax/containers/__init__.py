@@ -1,7 +1,8 @@
 """The containers users multiply with ``@``, one module each, and what they share.
 
 - :mod:`~eventjax.containers.events`: :class:`EventArray` (and ``@`` with a dense weight matrix);
-- :mod:`~eventjax.containers.csr`, :mod:`~eventjax.containers.csc`: :class:`CSR`, :class:`CSC`;
+- :mod:`~eventjax.containers.csr`, :mod:`~eventjax.containers.csc`: :class:`CSR` (and :class:`COO`,
+  its list of entries), :class:`CSC`; :mod:`~eventjax.containers.indices`: index conversions;
 - :mod:`~eventjax.containers.fixed_conn`: :class:`FixedNumConn` and its pre/post-named forms;
 - :mod:`~eventjax.containers.jitc`: :class:`JITCMatrix`, generated just in time;
 - :mod:`~eventjax.containers.base` and :mod:`~eventjax.containers.ops`: the ``@`` routing and
@@ -15,7 +16,7 @@ through this file, so the package has no import cycle.
 
 from eventjax.containers.connectivity import random_csr, random_fixed_num_conn
 from eventjax.containers.csc import CSC
-from eventjax.containers.csr import CSR
+from eventjax.containers.csr import COO, CSR
 from eventjax.containers.events import EventArray
 from eventjax.containers.fixed_conn import (
            FixedNumConn,
@@ -24,8 +25,9 @@ from eventjax.containers.fixed_conn import (
            FixedPostNumConn,
            FixedPreNumConn,
 )
+from eventjax.containers.indices import coo2csr, coo_to_csc_index, csc_to_csr_index, csr_to_coo_index, csr_to_csc_index
 from eventjax.containers.jitc import JITCMatrix
-from eventjax.containers.ops import COO
 
 __all__ = ['COO', 'CSC', 'CSR', 'EventArray', 'FixedNumConn', 'FixedNumPerPost', 'FixedNumPerPre',
-           'FixedPostNumConn', 'FixedPreNumConn', 'JITCMatrix', 'random_csr', 'random_fixed_num_conn']
+           'FixedPostNumConn', 'FixedPreNumConn', 'JITCMatrix', 'coo2csr', 'coo_to_csc_index', 'csc_to_csr_index',
+           'csr_to_coo_index', 'csr_to_csc_index', 'random_csr', 'random_fixed_num_conn']
