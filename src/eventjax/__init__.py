@@ -25,6 +25,7 @@ from eventjax.containers import (
 )
 from eventjax.containers.keyword_aliases import binary_csrmv, binary_fcnmm, fcnmm, fcnmv
 from eventjax.kernels.csr import binary_csrmm, csrmm, csrmv
+from eventjax.kernels.delay import csr_delay_deliver
 from eventjax.kernels.dense import binary_densemm, binary_densemv
 from eventjax.kernels.fixed_conn import binary_fcnmv
 from eventjax.kernels.jitc import binary_jitcmm, binary_jitcmv, jitcmm, jitcmv
@@ -70,6 +71,7 @@ __all__ = [
     'coo2csr',
     'coo_to_csc_index',
     'csc_to_csr_index',
+    'csr_delay_deliver',
     'csr_to_coo_index',
     'csr_to_csc_index',
     'csrmm',
