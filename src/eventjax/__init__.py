@@ -8,6 +8,7 @@ from eventjax.containers import (
     COO,
     CSC,
     CSR,
+    DelayedCSR,
     EventArray,
     FixedNumConn,
     FixedNumPerPost,
@@ -25,7 +26,7 @@ from eventjax.containers import (
 )
 from eventjax.containers.keyword_aliases import binary_csrmv, binary_fcnmm, fcnmm, fcnmv
 from eventjax.kernels.csr import binary_csrmm, csrmm, csrmv
-from eventjax.kernels.delay import csr_delay_deliver
+from eventjax.kernels.delay import CSRDelayLayout, csr_delay_deliver, csr_delay_deliver_layout, fcn_delay_deliver
 from eventjax.kernels.dense import binary_densemm, binary_densemv
 from eventjax.kernels.fixed_conn import binary_fcnmv
 from eventjax.kernels.jitc import binary_jitcmm, binary_jitcmv, jitcmm, jitcmv
@@ -48,7 +49,9 @@ __all__ = [
     'COO',
     'CSC',
     'CSR',
+    'CSRDelayLayout',
     'BinaryArray',
+    'DelayedCSR',
     'EventArray',
     'FixedNumConn',
     'FixedNumPerPost',
@@ -72,12 +75,14 @@ __all__ = [
     'coo_to_csc_index',
     'csc_to_csr_index',
     'csr_delay_deliver',
+    'csr_delay_deliver_layout',
     'csr_to_coo_index',
     'csr_to_csc_index',
     'csrmm',
     'csrmv',
     'defjvp',
     'errors',
+    'fcn_delay_deliver',
     'fcnmm',
     'fcnmv',
     'general_batching_rule',

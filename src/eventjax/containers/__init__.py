@@ -4,6 +4,7 @@
 - :mod:`~eventjax.containers.csr`, :mod:`~eventjax.containers.csc`: :class:`CSR` (and :class:`COO`,
   its list of entries), :class:`CSC`; :mod:`~eventjax.containers.indices`: index conversions;
 - :mod:`~eventjax.containers.fixed_conn`: :class:`FixedNumConn` and its pre/post-named forms;
+- :mod:`~eventjax.containers.delayed`: :class:`DelayedCSR`, a matrix with synaptic delays;
 - :mod:`~eventjax.containers.jitc`: :class:`JITCMatrix`, generated just in time;
 - :mod:`~eventjax.containers.base` and :mod:`~eventjax.containers.ops`: the ``@`` routing and
   the weight operations every sparse container shares;
@@ -17,6 +18,7 @@ through this file, so the package has no import cycle.
 from eventjax.containers.connectivity import random_csr, random_fixed_num_conn
 from eventjax.containers.csc import CSC
 from eventjax.containers.csr import COO, CSR
+from eventjax.containers.delayed import DelayedCSR
 from eventjax.containers.events import EventArray
 from eventjax.containers.fixed_conn import (
            FixedNumConn,
@@ -28,6 +30,6 @@ from eventjax.containers.fixed_conn import (
 from eventjax.containers.indices import coo2csr, coo_to_csc_index, csc_to_csr_index, csr_to_coo_index, csr_to_csc_index
 from eventjax.containers.jitc import JITCMatrix
 
-__all__ = ['COO', 'CSC', 'CSR', 'EventArray', 'FixedNumConn', 'FixedNumPerPost', 'FixedNumPerPre',
+__all__ = ['COO', 'CSC', 'CSR', 'DelayedCSR', 'EventArray', 'FixedNumConn', 'FixedNumPerPost', 'FixedNumPerPre',
            'FixedPostNumConn', 'FixedPreNumConn', 'JITCMatrix', 'coo2csr', 'coo_to_csc_index', 'csc_to_csr_index',
            'csr_to_coo_index', 'csr_to_csc_index', 'random_csr', 'random_fixed_num_conn']

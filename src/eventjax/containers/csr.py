@@ -12,6 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from eventjax.containers.base import SparseMatrix
+from eventjax.containers.delayed import DelayedCSR
 from eventjax.containers.indices import coo2csr
 from eventjax.containers.ops import WeightOps
 from eventjax.kernels.common.checks import is_concrete, validate_csr_structure
@@ -157,6 +158,17 @@ class CSR(SparseMatrix):
         """
         entries = WeightOps.tocoo(self)
         return COO((entries.data, entries.row, entries.col), shape=tuple(entries.shape), validate=False)
+
+    def with_delays(self, delays) -> DelayedCSR:
+        """This matrix with one delay (integer steps) per stored entry, or one shared: see :class:`DelayedCSR`.
+
+        Rows are presynaptic: a transposed view (or a :class:`CSC`) must be
+        converted first (``csc_to_csr_index``), since its events would index columns.
+        """
+        if self.transposed:
+            raise ValueError('CSR.with_delays(): rows must be the presynaptic neurons, but this is a transposed view '
+                             '(or a CSC); build the CSR of the matrix itself, e.g. with eventjax.csc_to_csr_index.')
+        return DelayedCSR.from_csr_arrays(self.data, self.indices, self.indptr, delays, shape=self.stored_shape)
 
     @classmethod
     def from_fixed_num_conn(cls, fcn) -> CSR:

@@ -113,6 +113,10 @@ class FixedNumConn(WeightsAsData, SparseMatrix):
         """
         return cls.from_csr(CSR.fromcoo(weights, np.asarray(pre), np.asarray(post), shape=shape))
 
+    def with_delays(self, delays):
+        """This matrix with delays (``(m, k)`` integer steps, or one shared): a :class:`~eventjax.DelayedCSR`."""
+        return self.tocsr().with_delays(jnp.reshape(jnp.asarray(delays), -1))
+
     def tocoo(self):
         """The stored connections as a :class:`~eventjax.COO` of the matrix this object stands for."""
         return self.tocsr().tocoo()

@@ -58,7 +58,8 @@ def check_delay_call(who, ring, events, data, indices, indptr, delays, t, *, sha
     if ring.shape[1] != n:
         raise ValueError(f'{who}: ring must have {n} columns (the columns of shape), got shape {ring.shape}.')
     if length * n >= 2 ** 31:
-        raise ValueError(f'{who}: a ring of {length} x {n} entries is past 2**31; shorten the ring or split the targets.')
+        raise ValueError(f'{who}: a ring of {length} x {n} entries is past 2**31; shorten the ring or split the '
+                         'targets.')
     data = check_weights(who, 'data', data)
     check_rank(who, 'data', data, (1,))
     indices = check_index_array(who, 'indices', indices)

@@ -29,7 +29,7 @@ def _entry_rows(indptr, nnz: int):
 
 
 def delivery_targets(indices, indptr, delays, t, *, shape, length: int):
-    """``(rows, flat, kept)``: each entry's row, its flat ring position ``slot * n + column``, and whether it is kept."""
+    """``(rows, flat, kept)``: each entry's row, its flat ring position ``slot * n + column``, whether it is kept."""
     m, n = shape
     nnz = indices.shape[0]
     rows = _entry_rows(indptr, nnz)
@@ -43,7 +43,7 @@ def delivery_targets(indices, indptr, delays, t, *, shape, length: int):
 
 
 def event_values(x, acc, weighted: bool):
-    """``(active, value)`` of each event entry: binary, ``True``/``> 0`` with value 1; weighted, ``!= 0`` with its value."""
+    """``(active, value)`` per event: binary, ``True``/``> 0`` with value 1; weighted, ``!= 0`` with its value."""
     if weighted:
         return x != 0, x.astype(acc)
     return (x if x.dtype == jnp.bool_ else x > 0), jnp.ones(x.shape, acc)
@@ -80,7 +80,7 @@ def data_cotangent(ct, events, indices, indptr, delays, t, *, shape, weighted):
 
 
 def events_cotangent(ct, data, indices, indptr, delays, t, *, shape, weighted=True):
-    """The cotangent of the event values (the linear map of weighted delivery): ``sum_e data[e] * ct[slot, column]`` per row."""
+    """The event values' cotangent (delivery is linear in them): ``sum_e data[e] * ct[slot, column]`` per row."""
     m, _ = shape
     length, n = ct.shape
     nnz = indices.shape[0]
