@@ -15,6 +15,7 @@ from eventjax.containers import (
     FixedNumPerPre,
     FixedPostNumConn,
     FixedPreNumConn,
+    GradedEvents,
     JITCMatrix,
     coo2csr,
     coo_to_csc_index,
@@ -35,6 +36,8 @@ from eventjax.primitive.tags import get_all_primitive_names, get_primitives_by_t
 
 # brainevent's name for EventArray.
 BinaryArray = EventArray
+# brainevent's name for GradedEvents.
+WeightedArray = GradedEvents
 
 # The numba thread count belongs to the numba bridge (compiled handlers read
 # it at each launch); eventjax.config keeps its public names for it. The
@@ -58,7 +61,9 @@ __all__ = [
     'FixedNumPerPre',
     'FixedPostNumConn',
     'FixedPreNumConn',
+    'GradedEvents',
     'JITCMatrix',
+    'WeightedArray',
     'XLACustomKernel',
     'backends_available',
     'binary_csrmm',

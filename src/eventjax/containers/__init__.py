@@ -1,6 +1,7 @@
 """The containers users multiply with ``@``, one module each, and what they share.
 
-- :mod:`~eventjax.containers.events`: :class:`EventArray` (and ``@`` with a dense weight matrix);
+- :mod:`~eventjax.containers.events`: :class:`EventArray` (and ``@`` with a dense weight matrix),
+  :class:`GradedEvents` (events with values; products in :mod:`~eventjax.containers.graded`);
 - :mod:`~eventjax.containers.csr`, :mod:`~eventjax.containers.csc`: :class:`CSR` (and :class:`COO`,
   its list of entries), :class:`CSC`; :mod:`~eventjax.containers.indices`: index conversions;
 - :mod:`~eventjax.containers.fixed_conn`: :class:`FixedNumConn` and its pre/post-named forms;
@@ -19,7 +20,7 @@ from eventjax.containers.connectivity import random_csr, random_fixed_num_conn
 from eventjax.containers.csc import CSC
 from eventjax.containers.csr import COO, CSR
 from eventjax.containers.delayed import DelayedCSR
-from eventjax.containers.events import EventArray
+from eventjax.containers.events import EventArray, GradedEvents
 from eventjax.containers.fixed_conn import (
            FixedNumConn,
            FixedNumPerPost,
@@ -31,5 +32,6 @@ from eventjax.containers.indices import coo2csr, coo_to_csc_index, csc_to_csr_in
 from eventjax.containers.jitc import JITCMatrix
 
 __all__ = ['COO', 'CSC', 'CSR', 'DelayedCSR', 'EventArray', 'FixedNumConn', 'FixedNumPerPost', 'FixedNumPerPre',
+           'GradedEvents',
            'FixedPostNumConn', 'FixedPreNumConn', 'JITCMatrix', 'coo2csr', 'coo_to_csc_index', 'csc_to_csr_index',
            'csr_to_coo_index', 'csr_to_csc_index', 'random_csr', 'random_fixed_num_conn']

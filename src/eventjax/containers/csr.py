@@ -214,6 +214,9 @@ class CSR(SparseMatrix):
     def _operands(self):
         return self.data, self.indices, self.indptr
 
+    def _stored_csr(self):
+        return self.data, self.indices, self.indptr
+
 
 @jax.tree_util.register_pytree_node_class
 class COO(SparseMatrix):

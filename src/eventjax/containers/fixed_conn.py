@@ -182,6 +182,10 @@ class FixedNumConn(WeightsAsData, SparseMatrix):
     def _operands(self):
         return self.weights, self.indices
 
+    def _stored_csr(self):
+        stored = self.tocsr()
+        return stored.data, stored.indices, stored.indptr
+
 
 def _pair(who: str, args) -> tuple:
     # brainevent spells these both ((data, indices), shape=...) and (data, indices, shape=...).
