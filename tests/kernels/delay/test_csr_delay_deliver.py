@@ -127,3 +127,23 @@ class TestArguments:
             _run(None, ring, SPIKES, data, indices, indptr, delays, 0.5)
         with pytest.raises(TypeError, match='weighted must be'):
             _run(None, ring, SPIKES, data, indices, indptr, delays, 0, weighted='yes')
+
+
+class TestLargerProblems:
+    prim = _csr_delay_deliver.primitive
+
+    def test_event_driven_layout_matches_numpy_past_the_small_size(self, backend):
+        # 40,000 synapses: the jax backend's padded event rows (and its fallback for many events) run.
+        rng = np.random.default_rng(12)
+        m, n, k, length = 400, 300, 100, 6
+        indptr = np.arange(m + 1, dtype=np.int32) * k
+        indices = rng.integers(0, n, m * k).astype(np.int32)
+        data = rng.standard_normal(m * k).astype(np.float32)
+        delays = rng.integers(0, length, m * k).astype(np.int32)
+        ring = rng.standard_normal((length, n)).astype(np.float32)
+        f = jax.jit(lambda s: ej.csr_delay_deliver(ring, s, data, indices, indptr, delays, 4, shape=(m, n),
+                                                   backend=backend))
+        for rate in (0.02, 0.9):
+            spikes = rng.random(m) < rate
+            np.testing.assert_allclose(f(spikes), oracle.deliver(ring, spikes, data, indices, indptr, delays, 4,
+                                                                 weighted=False), rtol=1e-4, atol=1e-4)

@@ -30,7 +30,7 @@ import jax.numpy as jnp
 from jax.interpreters import ad
 
 from eventjax.backends import XLACustomKernel
-from eventjax.kernels.common.operator import _impl, _register
+from eventjax.kernels.common.operator import _impl, _jax_module, _register
 from eventjax.primitive import defjvp_by_name, general_batching_rule, split_params
 
 __all__ = ['Delivery']
@@ -86,17 +86,20 @@ class Delivery:
         self.name, self.family, self.operands = name, family, tuple(operands)
         self.data_cotangent, self.events_cotangent = data_cotangent, events_cotangent
         self.primitive = _DeliveryKernel(name, prepare, prepared_in_kernel, increments_only)
-        self.primitive.def_jax_kernel(_impl(family, 'reference', name))
+        self.primitive.def_jax_kernel(_impl(family, _jax_module(family), name))
         for backend in kernels:
             if backend == 'pallas':
-                module_kernel = _impl(family, 'pallas_impl', name)
-                self.primitive.def_pallas_kernel('gpu', module_kernel)
+                self.register_pallas()
             else:
                 _register(self.primitive, backend, lambda b=backend: _impl(family, f'{b}_impl', name))
         _register_rules(self)
 
     def __repr__(self) -> str:
         return f'Delivery({self.name!r})'
+
+    def register_pallas(self) -> None:
+        """Register the pallas kernel for the gpu (and the cpu, interpreted, when interpret mode is on)."""
+        self.primitive.def_pallas_kernel('gpu', _impl(self.family, 'pallas_impl', self.name))
 
     def bind(self, ring, *operands, backend: str | None = None, **static):
         out = jax.ShapeDtypeStruct(ring.shape, ring.dtype)
