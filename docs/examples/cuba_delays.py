@@ -98,7 +98,7 @@ def rhythm(spikes):
     """``(rate per 1-ms bin in Hz, CV of that rate, frequency of the spectral peak in Hz, (freqs, power))``."""
     per_bin = int(round(1.0 / DT))
     rate = spikes[: spikes.shape[0] // per_bin * per_bin].reshape(-1, per_bin, N).sum(axis=(1, 2)) / N / 1e-3
-    settled = rate[50:]  # the first 50 ms are the start-up transient
+    settled = rate[50:] if rate.size > 100 else rate  # past the start-up transient of 50 ms, when run long enough
     power = np.abs(np.fft.rfft(settled - settled.mean())) ** 2
     freqs = np.fft.rfftfreq(settled.size, d=1e-3)
     band = freqs >= 5
