@@ -282,3 +282,23 @@ class TestFixedNumConn:
         _close(ej.binary_fcnmm(self.W, self.IDX, matrix=jnp.ones((3, 2), bool), shape=(2, 3)),
                dense @ np.ones((3, 2)))
         _close(ej.binary_fcnmv(self.W, self.IDX, spikes=jnp.ones(3, bool), shape=(2, 3)), dense.sum(1))
+
+
+class TestDelaysAndGradedEvents:
+    def test_csr_delay_deliver_and_its_layout(self):
+        # be: csr_delay_deliver
+        # be: CSRDelayLayout
+        # be: csr_delay_deliver_layout
+        A = ej.CSR.fromdense(DENSE)
+        delays = np.array([1, 2, 1], np.int32)
+        ring = jnp.zeros((3, 3))
+        spikes = jnp.array([True, True])
+        out = ej.csr_delay_deliver(ring, spikes, A.data, A.indices, A.indptr, delays, 0, shape=(2, 3))
+        _close(out, [[0, 0, 0], [0, 2, 4], [3, 0, 0]])
+        layout = ej.CSRDelayLayout.build(A.data, A.indices, A.indptr, delays, shape=(2, 3))
+        _close(ej.csr_delay_deliver_layout(ring, spikes, layout, 0), out)
+
+    def test_weighted_array_is_graded_events(self):
+        # be: WeightedArray
+        x = ej.WeightedArray(jnp.array([0., 2.]))
+        _close(x @ ej.CSR.fromdense(DENSE), 2 * DENSE[1])

@@ -93,6 +93,8 @@ class GradedEvents(EventArray):
         Array([6., 8.], dtype=float32)
     """
 
+    _eventjax_graded = True
+
     def __repr__(self) -> str:
         return f'GradedEvents({self.value!r})'
 

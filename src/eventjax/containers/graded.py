@@ -5,8 +5,8 @@ float vector ``x``, except that a zero entry is skipped, never multiplied:
 
 - the event direction (``x @ W``, presynaptic events into their targets)
   visits only the rows of the non-zero entries, on every backend, through
-  the delivery kernels of :func:`~eventjax.csr_delay_deliver` (one ring
-  slot, delay 0, weighted);
+  the delivery kernels of :func:`~eventjax.csr_delay_deliver` (weighted,
+  into a ring of two steps);
 - the gather direction (``W @ x``) reads every stored entry, as any gather
   does, with the weights of zero entries of ``x`` masked out;
 - derivatives are exact: the product is the linear map ``x -> W.T @ x``
@@ -35,8 +35,9 @@ def _scatter(data, indices, indptr, x, shape):
     """``x @ A`` over the non-zero rows of ``x`` only: a weighted delivery into a one-step ring."""
     m, n = shape
     dtype = jnp.result_type(data, x)
-    ring = jnp.zeros((1, n), dtype)
-    return csr_delay_deliver(ring, x, data.astype(dtype), indices, indptr, jnp.zeros((1,), jnp.int32), 0,
+    # A delay of 1 step from t = -1 lands in slot 0 of a two-step ring.
+    ring = jnp.zeros((2, n), dtype)
+    return csr_delay_deliver(ring, x, data.astype(dtype), indices, indptr, jnp.ones((1,), jnp.int32), -1,
                              shape=shape, weighted=True, validate=False)[0]
 
 

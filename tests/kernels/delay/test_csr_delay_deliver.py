@@ -30,11 +30,12 @@ class TestValues:
                 want = oracle.deliver(ring, events, data, indices, indptr, delays, t, weighted=weighted)
                 np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
-    def test_float_events_are_weighted_by_default_and_bool_binary(self, backend):
+    def test_graded_events_are_weighted_by_default_and_plain_arrays_binary(self, backend):
         ring, data, indices, indptr, delays = oracle.problem(2)
-        got = _run(backend, ring, GRADED, data, indices, indptr, delays, 1)
-        np.testing.assert_allclose(got, oracle.deliver(ring, GRADED, data, indices, indptr, delays, 1, weighted=True),
-                                   rtol=1e-5, atol=1e-6)
+        for events, weighted in ((ej.GradedEvents(GRADED), True), (GRADED, False), (ej.EventArray(GRADED), False)):
+            got = _run(backend, ring, events, data, indices, indptr, delays, 1)
+            np.testing.assert_allclose(got, oracle.deliver(ring, GRADED, data, indices, indptr, delays, 1,
+                                                           weighted=weighted), rtol=1e-5, atol=1e-6)
 
     def test_traced_step_under_jit_matches(self, backend):
         ring, data, indices, indptr, delays = oracle.problem(3)
@@ -54,6 +55,7 @@ class TestValues:
         delays = delays.copy()
         delays[::3] = 9
         delays[1::5] = -1
+        delays[2::7] = 0
         got = jax.jit(lambda d: _run(backend, ring, SPIKES, data, indices, indptr, d, 2))(delays)
         np.testing.assert_allclose(got, oracle.deliver(ring, SPIKES, data, indices, indptr, delays, 2,
                                                        weighted=False), rtol=1e-5, atol=1e-6)
@@ -112,10 +114,12 @@ class TestBatching:
 class TestArguments:
     def test_a_delay_past_the_ring_names_the_fix(self):
         ring, data, indices, indptr, delays = oracle.problem(10)
-        with pytest.raises(ValueError, match=r'outside \[0, 4\).*at least max\(delays\) \+ 1 = 10 steps'):
+        with pytest.raises(ValueError, match=r'outside \[1, 4\).*at least max\(delays\) \+ 1 = 10 steps'):
             _run(None, ring, SPIKES, data, indices, indptr, np.full_like(delays, 9), 0)
         with pytest.raises(ValueError, match=r'delays\[0\] = -1'):
             _run(None, ring, SPIKES, data, indices, indptr, np.full_like(delays, -1), 0)
+        with pytest.raises(ValueError, match=r'delays\[0\] = 0, but a delay is at least 1 step'):
+            _run(None, ring, SPIKES, data, indices, indptr, np.zeros_like(delays), 0)
 
     def test_bad_operands_are_named(self):
         ring, data, indices, indptr, delays = oracle.problem(11)
@@ -139,7 +143,7 @@ class TestLargerProblems:
         indptr = np.arange(m + 1, dtype=np.int32) * k
         indices = rng.integers(0, n, m * k).astype(np.int32)
         data = rng.standard_normal(m * k).astype(np.float32)
-        delays = rng.integers(0, length, m * k).astype(np.int32)
+        delays = rng.integers(0, length, m * k).astype(np.int32)  # some 0: dropped under jit
         ring = rng.standard_normal((length, n)).astype(np.float32)
         f = jax.jit(lambda s: ej.csr_delay_deliver(ring, s, data, indices, indptr, delays, 4, shape=(m, n),
                                                    backend=backend))

@@ -13,30 +13,40 @@ from eventjax.kernels.common.checks import (
     check_rank,
     check_shape,
     check_weights,
-    dtype_of,
     is_concrete,
     repair_indptr,
     validate_csr_structure,
 )
 
-__all__ = ['check_delay_call', 'repair_structure', 'resolve_weighted', 'validate_delays']
+__all__ = ['check_delay_call', 'repair_structure', 'unwrap_events', 'validate_delays']
 
 
-def resolve_weighted(who: str, weighted, events) -> bool:
-    """``weighted=None`` means: weighted for float events, binary for bool and integer ones."""
+def unwrap_events(who: str, events, weighted):
+    """``(events array, weighted)``: an ``EventArray`` is unwrapped; ``weighted=None`` is True for ``GradedEvents``.
+
+    The containers mark graded events with ``_eventjax_graded`` (the kernels
+    layer does not import them).
+    """
+    graded = bool(getattr(events, '_eventjax_graded', False))
+    if hasattr(events, 'value') and getattr(events, '_eventjax_container', False):
+        events = events.value
     if weighted is None:
-        return bool(jnp.issubdtype(dtype_of(events), jnp.floating))
+        return events, graded
     if not isinstance(weighted, bool):
-        raise TypeError(f'{who}: weighted must be True, False or None (float events weighted), got {weighted!r}.')
-    return weighted
+        raise TypeError(f'{who}: weighted must be True, False or None (weighted for GradedEvents), got {weighted!r}.')
+    return events, weighted
 
 
 def validate_delays(who: str, delays, length: int) -> None:
-    """A concrete delay outside ``[0, L)`` is a ``ValueError`` naming the first one and the fix."""
-    d = np.asarray(delays)
-    bad = np.flatnonzero((d < 0) | (d >= length))
+    """A concrete delay outside ``[1, L)`` is a ``ValueError`` naming the first one and the fix."""
+    d = np.asarray(delays).reshape(-1)
+    bad = np.flatnonzero((d < 1) | (d >= length))
+    if bad.size and d[bad[0]] < 1:
+        raise ValueError(f'{who}: delays[{bad[0]}] = {d[bad[0]]}, but a delay is at least 1 step (a delay of 0 '
+                         'would land in the slot the model reads this step). Under jit (or validate=False) such '
+                         'synapses are dropped.')
     if bad.size:
-        raise ValueError(f'{who}: delays[{bad[0]}] = {d.reshape(-1)[bad[0]]} is outside [0, {length}) (the ring holds '
+        raise ValueError(f'{who}: delays[{bad[0]}] = {d[bad[0]]} is outside [1, {length}) (the ring holds '
                          f'{length} steps); make the ring at least max(delays) + 1 = {int(d.max()) + 1} steps long. '
                          'Under jit (or validate=False) such synapses are dropped.')
 
@@ -46,7 +56,8 @@ def check_delay_call(who, ring, events, data, indices, indptr, delays, t, *, sha
 
     ``ring`` is ``(L, n)`` float; ``data`` is cast to the ring's dtype
     (outside the primitive, so gradients come back in ``data``'s dtype);
-    ``delays`` is one integer per stored entry or one shared delay; ``t``
+    ``delays`` is one integer per stored entry or one shared delay, in
+    ``[1, L)``; ``t``
     becomes an int32 array of shape ``(1,)``.
     """
     m, n = check_shape(who, shape)
@@ -83,10 +94,10 @@ def check_delay_call(who, ring, events, data, indices, indptr, delays, t, *, sha
     if not jnp.issubdtype(t.dtype, jnp.integer) or t.size != 1:
         raise TypeError(f'{who}: t must be one integer (the current step), got {t.dtype} of shape {t.shape}.')
     t = t.reshape(1).astype(jnp.int32)
+    events, weighted = unwrap_events(who, events, weighted)
     events = check_events(who, 'events', events)
     check_rank(who, 'events', events, (1,))
     check_length(who, 'events', events, m, 'rows of shape')
-    weighted = resolve_weighted(who, weighted, events)
     if validate and is_concrete(indices, indptr):
         validate_csr_structure(who, indices, indptr, n)
     if validate and is_concrete(delays):

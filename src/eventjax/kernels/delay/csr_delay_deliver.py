@@ -22,21 +22,21 @@ def csr_delay_deliver(ring, events, data, indices, indptr, delays, t, *, shape, 
     with ``L = ring.shape[0]``. Binary (``weighted=False``): an event is
     ``True`` or ``> 0`` and its value 1. Weighted (``weighted=True``): an
     event is a non-zero entry and its value the entry itself (zeros are
-    skipped, never multiplied). ``None``: weighted for float events. Only
-    the rows of the events are visited on the numba, warp and pallas
-    backends. A model reads row ``t % L`` as this step's input, then clears
-    it, then delivers (a delay of 0 lands in the row just read; use delays
-    of at least 1 step, the usual convention).
+    skipped, never multiplied). ``None``: weighted for
+    :class:`~eventjax.GradedEvents`, binary otherwise (an ``EventArray`` or a
+    plain array). Only the rows of the events are visited. A model reads row
+    ``t % L`` as this step's input, clears it, then delivers.
 
-    Size the ring as ``max(delays) + 1`` steps. A concrete delay outside
-    ``[0, L)`` raises ``ValueError``; under ``jit`` (or ``validate=False``)
+    Delays are at least 1 step (0 would land in the row just read); size the
+    ring as ``max(delays) + 1`` steps. A concrete delay outside
+    ``[1, L)`` raises ``ValueError``; under ``jit`` (or ``validate=False``)
     such a synapse is dropped, as are out-of-range columns (see
     :doc:`/semantics`). Differentiable with respect to ``ring``, ``data``
     and (weighted) the event values; ``vmap`` delivers per batch element.
 
     Args:
         ring: ``(L, n)`` float, the input due at each of the next ``L`` steps.
-        events: length ``m``: bool, integer or float.
+        events: length ``m``: bool, integer or float, or an ``EventArray`` / ``GradedEvents``.
         data: one weight per stored entry, or one shared weight.
         indices, indptr: the CSR structure of the ``(m, n)`` matrix.
         delays: integer steps, one per stored entry or one shared.

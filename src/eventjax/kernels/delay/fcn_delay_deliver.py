@@ -23,9 +23,9 @@ def fcn_delay_deliver(ring, events, weights, indices, delays, t, *, shape, weigh
         >>> import jax.numpy as jnp
         >>> import eventjax as ej
         >>> ej.fcn_delay_deliver(jnp.zeros((2, 3)), jnp.array([True, False]), 1.0, jnp.array([[0, 2], [1, 1]]),
-        ...                      jnp.array([[1, 0], [1, 1]]), 0, shape=(2, 3))
-        Array([[0., 0., 1.],
-               [1., 0., 0.]], dtype=float32)
+        ...                      jnp.array([[1, 1], [1, 1]]), 0, shape=(2, 3))
+        Array([[0., 0., 0.],
+               [1., 0., 1.]], dtype=float32)
     """
     who = 'fcn_delay_deliver()'
     indices = check_index_array(who, 'indices', indices, rank=2)

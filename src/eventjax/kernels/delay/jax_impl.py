@@ -48,7 +48,7 @@ def _deliver(ring, events, data, indices, indptr, delays, t, *, shape, weighted)
         ok = slot < count[:, None]
         pos = jnp.where(ok, start[:, None] + slot, 0)
         cols, d = indices[pos], per_entry(delays, pos)
-        ok &= (cols >= 0) & (cols < n) & (d >= 0) & (d < length)
+        ok &= (cols >= 0) & (cols < n) & (d >= 1) & (d < length)
         s = now + d
         s = jnp.where(s >= length, s - length, s)
         flat = jnp.where(ok, s * n + cols.astype(jnp.int32), length * n).reshape(-1)

@@ -6,8 +6,8 @@ does not alias it with ``ring``), then visits only the rows that carry an
 event and adds each kept synapse into ``out[slot, column]``. Bad structure
 is dropped the same way as on every backend: ``indptr`` goes through
 ``trusted_indptr`` (the repair the others get in JAX), and a column outside
-``[0, n)`` or a delay outside ``[0, L)`` (both read unsigned: one compare
-each) contributes nothing. ``err`` stays unused.
+``[0, n)`` or a delay outside ``[1, L)`` (read unsigned, a negative one is
+huge) contributes nothing. ``err`` stays unused.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def _deliver_row(out, data, indices, delays, start, end, now, value, n, length):
     for k in range(start, end):
         j = _U(np.int64(indices[k]))
         d = _U(np.int64(delays[0] if homogeneous_d else delays[k]))
-        if j >= n or d >= length:
+        if j >= n or d == 0 or d >= length:
             continue
         slot = now + d
         if slot >= length:

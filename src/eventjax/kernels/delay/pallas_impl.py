@@ -4,7 +4,7 @@ One program per block of presynaptic rows; a row without an event adds
 nothing, otherwise each kept synapse is added with ``atomic_add`` into the
 ring, which is passed in flattened to ``(L * n, 1)`` and aliased as the
 output (so the ring itself is the starting value). Dropped as on every
-backend: columns outside ``[0, n)``, delays outside ``[0, L)``; row ranges
+backend: columns outside ``[0, n)``, delays outside ``[1, L)``; row ranges
 come from the repaired ``indptr``. There is no TPU kernel: Mosaic has no
 atomics (``backend='jax'`` on tpu).
 """
@@ -48,7 +48,7 @@ def _body(m, n, length, homogeneous_w, homogeneous_d, acc):
                     slot = now + d
                     slot = jnp.where(slot >= length, slot - length, slot)
 
-                    @pl.when((j >= 0) & (j < n) & (d >= 0) & (d < length))
+                    @pl.when((j >= 0) & (j < n) & (d >= 1) & (d < length))
                     def _():
                         plgpu.atomic_add(y_ref, (slot * n + j, slice(None)), w * vi)
                     return carry

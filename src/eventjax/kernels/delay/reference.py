@@ -9,7 +9,7 @@ stored entry ``e`` of every row ``i`` that carries an event,
 where ``L = ring.shape[0]``, ``value`` is 1 (binary) or the event's own value
 (weighted; zero entries are not events). An entry is dropped (never read or
 written) when it belongs to no row, its column is outside ``[0, n)`` or its
-delay outside ``[0, L)``. ``t`` is any integer; ``t mod L`` is taken
+delay outside ``[1, L)``. ``t`` is any integer; ``t mod L`` is taken
 floor-wise, so a negative ``t`` counts back from the end. ``indptr`` comes
 valid or repaired (the operator's ``prepare``).
 """
@@ -34,7 +34,7 @@ def delivery_targets(indices, indptr, delays, t, *, shape, length: int):
     nnz = indices.shape[0]
     rows = _entry_rows(indptr, nnz)
     d = jnp.broadcast_to(delays, (nnz,)).astype(jnp.int32)
-    kept = (rows >= 0) & (rows < m) & (indices >= 0) & (indices < n) & (d >= 0) & (d < length)
+    kept = (rows >= 0) & (rows < m) & (indices >= 0) & (indices < n) & (d >= 1) & (d < length)
     now = jnp.mod(t.reshape(()).astype(jnp.int32), length)
     slot = now + d
     slot = jnp.where(slot >= length, slot - length, slot)

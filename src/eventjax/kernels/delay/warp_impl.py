@@ -6,7 +6,7 @@ column]``. ``out`` starts at zero (``zero_outputs``) and holds only the
 increments; the operator adds the ring back in JAX (``increments_only``),
 because a warp launch has no ordered "copy, then add" across threads.
 Dropped as on every backend: rows with an invalid ``indptr`` range, columns
-outside ``[0, n)``, delays outside ``[0, L)``.
+outside ``[0, n)``, delays outside ``[1, L)``.
 """
 
 # No `from __future__ import annotations`: warp evaluates kernel annotations
@@ -77,7 +77,7 @@ def _deliver(rt, et, wt, it, weighted):
         for k in range(start, end):
             j = int(indices[k])
             d = int(delays[k * dstep])
-            if j >= 0 and j < n and d >= 0 and d < length:
+            if j >= 0 and j < n and d >= 1 and d < length:
                 slot = now + d
                 if slot >= length:
                     slot -= length
