@@ -20,11 +20,12 @@ import numpy as np
 
 import eventjax as ej
 from eventjax.benchmarks.anchors import BraineventCall, ScipyCall
+from eventjax.benchmarks.delay_arrays import delay_problem
 from eventjax.benchmarks.floor import dense_bytes, sparse_bytes
 
 __all__ = ['BATCH', 'CASES', 'CONN_PER_ROW', 'CSR_BASELINE_MAX_N', 'DELAY_SIZES', 'DELAY_STEPS', 'DELAY_T',
            'DENSE_MAX_N', 'EVENT_RATE', 'FAMILIES', 'JITC_CONN', 'JITC_EVENT_RATE', 'JITC_SIZES', 'Case', 'Problem',
-           'cases_for', 'default_sizes', 'delay_problem']
+           'cases_for', 'default_sizes']
 
 CONN_PER_ROW = 100  # connections per row (all of them below n = 100)
 EVENT_RATE = 0.02   # fraction of neurons that fire in one step
@@ -223,26 +224,9 @@ def _jitc_case(fn, transpose, events=True):
     return build
 
 
-def delay_problem(n, rng, rate=EVENT_RATE):
-    """The arrays of one delayed delivery: ``(ring, spikes, data, indices, indptr, delays)``, NumPy.
-
-    ``min(n, CONN_PER_ROW)`` random targets per row, normal weights, delays
-    uniform in ``DELAY_STEPS``, a ring of ``max delay + 1`` steps. Also what
-    ``bench/delay_brainevent.py`` builds, from the same seed, in brainevent.
-    """
-    k = min(n, CONN_PER_ROW)
-    indices = rng.integers(0, n, size=n * k, dtype=np.int32)
-    data = rng.standard_normal(size=n * k, dtype=np.float32)
-    indptr = np.arange(0, n * k + 1, k, dtype=np.int32)
-    delays = rng.integers(DELAY_STEPS[0], DELAY_STEPS[1] + 1, size=n * k, dtype=np.int32)
-    spikes = _events(rng, n, rate=rate)
-    ring = np.zeros((DELAY_STEPS[1] + 1, n), np.float32)
-    return ring, spikes, data, indices, indptr, delays
-
-
 def _delay_case(n, rng, rate=EVENT_RATE):
     """One step of ``csr_delay_deliver``; baseline: the undelayed event product on the same backend."""
-    arrays = tuple(jnp.asarray(a) for a in delay_problem(n, rng, rate))
+    arrays = tuple(jnp.asarray(a) for a in delay_problem(n, rng, rate, k=min(n, CONN_PER_ROW), steps=DELAY_STEPS))
     ring, spikes, data, indices, indptr, delays = arrays
     call = lambda r, s, d, i, p, dl, backend: ej.csr_delay_deliver(r, s, d, i, p, dl, DELAY_T, shape=(n, n),
                                                                    backend=backend)
