@@ -6,13 +6,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from eventjax.kernels.common.checks import (
+    check_csr_operands,
     check_events,
-    check_index_array,
-    check_index_capacity,
     check_length,
     check_rank,
     check_shape,
-    check_weights,
     is_concrete,
     repair_indptr,
     validate_csr_structure,
@@ -71,16 +69,8 @@ def check_delay_call(who, ring, events, data, indices, indptr, delays, t, *, sha
     if length * n >= 2 ** 31:
         raise ValueError(f'{who}: a ring of {length} x {n} entries is past 2**31; shorten the ring or split the '
                          'targets.')
-    data = check_weights(who, 'data', data)
-    check_rank(who, 'data', data, (1,))
-    indices = check_index_array(who, 'indices', indices)
-    indptr = check_index_array(who, 'indptr', indptr).astype(indices.dtype)
-    check_index_capacity(who, (m, n), indices.dtype)
-    check_length(who, 'indptr', indptr, m + 1, 'rows + 1')
+    data, indices, indptr = check_csr_operands(who, data, indices, indptr, (m, n))
     nnz = indices.shape[0]
-    if data.shape[0] not in (1, nnz):
-        raise ValueError(f'{who}: data must have length {nnz} (one weight per entry of indices) '
-                         f'or 1 (one homogeneous weight), got {data.shape[0]}.')
     delays = jnp.asarray(delays)
     if not jnp.issubdtype(delays.dtype, jnp.integer):
         raise TypeError(f'{who}: delays must be integers (steps), got {delays.dtype}; round a delay in time '
