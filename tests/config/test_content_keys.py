@@ -6,10 +6,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from stress.harness import CompileCount
 
 import eventjax as ej
 from eventjax.serving import Warmup
-from stress.harness import CompileCount
 from tests.conftest import make_two_valued, out_like
 
 TIMEOUT = 120

@@ -2,10 +2,12 @@
 
 from eventjax.config.runtime import (
     ConfigurationStats,
+    Draft,
     bind_snapshot,
     clear_backends,
     configuration_stats,
     current_override,
+    drafting,
     get_backend,
     get_max_configurations,
     get_pallas_cpu_interpret,
@@ -31,6 +33,7 @@ from eventjax.config.snapshot import (
 
 __all__ = [
     'ConfigurationStats',
+    'Draft',
     'bind_snapshot',
     'configuration_stats',
     'get_max_configurations',
@@ -44,6 +47,7 @@ __all__ = [
     'PrimitiveTable',
     'clear_backends',
     'current_override',
+    'drafting',
     'get_backend',
     'get_pallas_cpu_interpret',
     'normalize_backend',

@@ -93,10 +93,12 @@ from eventjax.errors import UnknownBackendWarning
 
 __all__ = [
     'ConfigurationStats',
+    'Draft',
     'bind_snapshot',
     'clear_backends',
     'configuration_stats',
     'current_override',
+    'drafting',
     'get_backend',
     'get_max_configurations',
     'get_pallas_cpu_interpret',
@@ -183,6 +185,7 @@ class _State:
 
 class _Local(threading.local):
     pin: ConfigSnapshot | None = None  # set by warming(): this thread's binds read it
+    draft: Draft | None = None  # set by drafting(): this thread's changes go there
     seen = -1  # the epoch at this thread's latest traced bind
 
 
@@ -270,6 +273,11 @@ def update(change: Callable[[ConfigSnapshot], ConfigSnapshot]) -> ConfigSnapshot
     kernels under that key (then it gets a fresh one). Returns the snapshot
     current afterwards.
     """
+    draft = _LOCAL.draft
+    if draft is not None:
+        with _STATE.lock:  # writers' helpers (warnings) expect it held
+            draft.snapshot = change(draft.snapshot)
+        return draft.snapshot
     with _STATE.lock:
         state = _STATE
         old = state.snapshot
@@ -334,6 +342,42 @@ def prepare_backend(platform: str, backend: str | None) -> ConfigSnapshot:
     platform = normalize_platform(platform, who='prepare_backend()')
     backend = check_backend_name(backend, who='prepare_backend()')
     return prepare(_backend_change(platform, backend, 'prepare_backend'))
+
+
+@attrs.define
+class Draft:
+    """The configuration built inside :func:`drafting`; ``snapshot`` is the prepared result after the block."""
+
+    snapshot: ConfigSnapshot
+
+
+@contextlib.contextmanager
+def drafting() -> Iterator[Draft]:
+    """Inside this block the calling thread's configuration changes build a draft; nothing is published.
+
+    Any change works (``set_backend``, ``clear_backends``, a primitive's
+    ``set_default``): each applies to the draft, starting from the current
+    configuration. On leaving, the draft's key is reserved as with
+    :func:`prepare`, and ``draft.snapshot`` can be passed to
+    :func:`warming`. Making the same changes again afterwards publishes it.
+
+    Example:
+        >>> import eventjax as ej
+        >>> with ej.config.drafting() as draft:
+        ...     ej.set_backend('gpu', 'warp')
+        >>> draft.snapshot.backends['gpu'], ej.get_backend('gpu') is None
+        ('warp', True)
+    """
+    if _LOCAL.draft is not None:
+        raise RuntimeError('drafting(): already drafting in this thread; finish that draft first.')
+    draft = Draft(_STATE.snapshot)
+    _LOCAL.draft = draft
+    try:
+        yield draft
+    finally:
+        _LOCAL.draft = None
+    built = draft.snapshot
+    draft.snapshot = prepare(lambda s: built if built.content() != s.content() else s)
 
 
 @contextlib.contextmanager
