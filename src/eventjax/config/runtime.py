@@ -181,6 +181,7 @@ class _State:
         self.epoch = 0  # published changes so far
         self.writers: dict[object, int] = {}  # writer -> epoch of its latest change
         self.dirtied = 0  # keys marked dirty so far (for configuration_stats)
+        self.warming = 0  # threads inside warming() now
 
 
 class _Local(threading.local):
@@ -215,9 +216,10 @@ def bind_snapshot() -> ConfigSnapshot:
     bookkeeping that keeps keys by content sound (see the module docstring).
     Inside :func:`warming` it is the pinned snapshot.
     """
-    pin = _LOCAL.pin
-    if pin is not None:
-        return pin
+    if _STATE.warming:  # a thread-local look-up costs more than this test; most processes never warm
+        pin = _LOCAL.pin
+        if pin is not None:
+            return pin
     if _top_level():
         return _STATE.snapshot
     return _traced_snapshot()
@@ -407,11 +409,15 @@ def warming(snap: ConfigSnapshot) -> Iterator[ConfigSnapshot]:
     refuse_inside_task('warming()')
     previous = _LOCAL.pin
     _LOCAL.pin = snap
+    with _STATE.lock:
+        _STATE.warming += 1
     try:
         with _VERSION_KEY(snap.version):
             yield snap
     finally:
         _LOCAL.pin = previous
+        with _STATE.lock:
+            _STATE.warming -= 1
 
 
 @attrs.frozen
