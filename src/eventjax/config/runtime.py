@@ -307,6 +307,9 @@ def update(change: Callable[[ConfigSnapshot], ConfigSnapshot]) -> ConfigSnapshot
             oldest = next(iter(state.writers))
             folded = state.writers.pop(oldest)
             state.writers[_FOLDED] = max(folded, state.writers.pop(_FOLDED, -1))
+        # Traced binds read under this lock, so the order of these two lines only matters to an
+        # eager call in the gap: it binds the new kernels and key under the old user context,
+        # a correct pair that JAX's eager cache compiles once (at most one per two configurations).
         state.snapshot = slot.snapshot
         _VERSION_KEY.set_global(slot.snapshot.version)
         _evict()
