@@ -93,7 +93,8 @@ class FixedNumConn(WeightsAsData, SparseMatrix):
         weights = jnp.asarray(weights)
         data = weights.reshape(1) if weights.size == 1 and m * k != 1 else weights.reshape(m * k)
         indptr = jnp.arange(m + 1, dtype=jnp.result_type(self.indices)) * k
-        csr = CSR((attach(data, unit), jnp.reshape(self.indices, (m * k,)), indptr), shape=self.stored_shape, validate=False)
+        csr = CSR((attach(data, unit), jnp.reshape(self.indices, (m * k,)), indptr), shape=self.stored_shape,
+                  validate=False)
         return csr.T if self.transposed else csr
 
     @classmethod

@@ -141,7 +141,8 @@ class TestContainers:
         _check(ej.EventArray(spikes) @ A, np.asarray(spikes, np.float32) @ dense, WEIGHT_UNIT)
         v = jnp.arange(N, dtype=jnp.float32)
         _check(A @ (v * X_UNIT), dense @ np.asarray(v), WEIGHT_UNIT * X_UNIT)
-        _check(A.T @ (jnp.asarray(spikes, jnp.float32) * X_UNIT), dense.T @ np.asarray(spikes, np.float32), WEIGHT_UNIT * X_UNIT)
+        s = np.asarray(spikes, np.float32)
+        _check(A.T @ (jnp.asarray(s) * X_UNIT), dense.T @ s, WEIGHT_UNIT * X_UNIT)
         _check(A.todense(), dense, WEIGHT_UNIT)
         _check(A.tocoo().data, np.asarray(CSR_W.data), WEIGHT_UNIT)
 
