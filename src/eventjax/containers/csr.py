@@ -47,7 +47,7 @@ class CSR(SparseMatrix):
         self.stored_shape = tuple(int(d) for d in shape)
         self.transposed = bool(transposed)
         if validate and is_concrete(indices, indptr):
-            self._check('CSR()')
+            self._check(f'{type(self).__name__}()')
 
     @property
     def dtype(self):
@@ -125,12 +125,14 @@ class CSR(SparseMatrix):
         m, n = self.stored_shape
         indptr = np.asarray(self.indptr)
         if indptr.shape != (m + 1,):
-            raise ValueError(f'{who}: indptr must have length {m + 1} (rows + 1), got shape {indptr.shape}.')
+            raise ValueError(f'{who}: indptr must have length {m + 1} ({self._indptr_counts} + 1), got shape '
+                             f'{indptr.shape}.')
         validate_csr_structure(who, np.asarray(self.indices), indptr, n)
 
     # -- products -----------------------------------------------------------
 
     _ops = (csrmv, csrmm, binary_csrmv, binary_csrmm)
+    _indptr_counts = 'rows'  # what indptr has one entry per (plus one)
 
     def _operands(self):
         return self.data, self.indices, self.indptr
