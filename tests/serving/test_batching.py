@@ -257,3 +257,11 @@ class TestFaults:
         batcher = DynamicBatcher(Recorder())
         batcher.close()
         batcher.close()
+
+    def test_warmup_takes_one_backend_name_as_a_string(self):
+        fn = Recorder()
+        batcher = DynamicBatcher(fn, max_batch=2)
+        try:
+            assert sorted(batcher.warmup(np.zeros(3), 'a')) == ['a[1]', 'a[2]']
+        finally:
+            batcher.close()

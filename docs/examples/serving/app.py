@@ -19,8 +19,8 @@ of the dynamic batcher) before it accepts a request. Endpoints:
 - ``POST /admin/backend``: ``{"backend": name or null}`` -> ``set_backend('cpu', ...)``
   followed by a fresh warm-up, so the requests after it pay no compile.
 
-Bad requests (a wrong length, an index out of range, an unknown backend)
-get a 4xx answer whose ``detail`` is the error text. Endpoints are plain
+Bad requests (a wrong length, an index out of range, an unknown backend, a
+state value that is not a finite float32) get a 4xx answer whose ``detail`` is the error text. Endpoints are plain
 ``def`` functions, so they run in the server's thread pool: JAX calls never
 block the event loop, and each request's ``backend=`` is passed per call
 (``config.override`` is refused inside coroutine tasks).
@@ -37,8 +37,10 @@ import time
 
 import jax.numpy as jnp
 import numpy as np
-from fastapi import FastAPI, HTTPException, Response
-from pydantic import BaseModel
+from fastapi import FastAPI, HTTPException, Request, Response
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel, ConfigDict
 
 import eventjax as ej
 from eventjax.serving import DynamicBatcher, Warmup
@@ -53,6 +55,8 @@ class ProductRequest(BaseModel):
 
 
 class StepRequest(BaseModel):
+    model_config = ConfigDict(allow_inf_nan=False)  # a literal NaN or Infinity (or 1e400) gets a 422
+
     spikes: list[int]
     v: list[float] | None = None
     ge: list[float] | None = None
@@ -64,9 +68,24 @@ class BackendRequest(BaseModel):
     backend: str | None
 
 
-def reply(obj) -> Response:
-    """A JSON response built with ``json.dumps``: FastAPI's default encoder walks every float in Python."""
-    return Response(json.dumps(obj), media_type='application/json')
+F32_MAX = float(np.finfo(np.float32).max)
+
+
+def reply(obj, status: int = 200) -> Response:
+    """A JSON response built with ``json.dumps``: FastAPI's default encoder walks every float in Python.
+
+    Strict JSON (``allow_nan=False``): a NaN would be an answer many parsers reject.
+    """
+    return Response(json.dumps(obj, allow_nan=False), status_code=status, media_type='application/json')
+
+
+def strict(value):
+    """``value`` if strict JSON can hold it, else its ``repr`` (``nan``, ``inf``)."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        return repr(value)
+    return value
 
 
 def available_backends() -> list[str]:
@@ -112,7 +131,12 @@ class Service:
             return default
         if len(values) != self.n:
             raise HTTPException(422, f'{name}: expected {self.n} values (one per neuron), got {len(values)}.')
-        return np.asarray(values, np.float32)
+        wide = np.asarray(values, np.float64)
+        bad = np.flatnonzero(~(np.abs(wide) <= F32_MAX))  # NaN fails the test too
+        if bad.size:
+            raise HTTPException(422, f'{name}: every value must be a finite float32 (|x| <= {F32_MAX:.3g}); '
+                                     f'entry {bad[0]} is {values[bad[0]]!r}.')
+        return wide.astype(np.float32)
 
 
 def create_app(n: int = 4000, backend: str | None = None, backends: list[str] | None = None,
@@ -133,6 +157,12 @@ def create_app(n: int = 4000, backend: str | None = None, backends: list[str] | 
 
     app = FastAPI(title='eventjax serving example', lifespan=lifespan)
     app.state.service = service
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError):
+        # FastAPI echoes each bad input back; a NaN or Infinity there would make the answer invalid JSON.
+        return reply({'detail': [{**e, 'input': strict(e.get('input'))} for e in jsonable_encoder(exc.errors())]},
+                     422)
 
     @app.get('/health')
     def health():
@@ -159,9 +189,11 @@ def create_app(n: int = 4000, backend: str | None = None, backends: list[str] | 
         zeros = np.zeros(service.n, np.float32)
         v = service.vector('v', req.v, service.net['v0'])
         ge, gi = service.vector('ge', req.ge, zeros), service.vector('gi', req.gi, zeros)
-        v, ge, gi, fired = service.fns['step'](v, ge, gi, s, backend=b)
-        return reply({'v': np.asarray(v).tolist(), 'ge': np.asarray(ge).tolist(), 'gi': np.asarray(gi).tolist(),
-                      'spikes': np.flatnonzero(np.asarray(fired)).tolist()})
+        v, ge, gi, fired = (np.asarray(x) for x in service.fns['step'](v, ge, gi, s, backend=b))
+        if not all(np.isfinite(x).all() for x in (v, ge, gi)):
+            raise HTTPException(422, 'the posted state leaves the float32 range within one step; send potentials '
+                                     'in mV and conductances of the size the network produces.')
+        return reply({'v': v.tolist(), 'ge': ge.tolist(), 'gi': gi.tolist(), 'spikes': np.flatnonzero(fired).tolist()})
 
     @app.post('/admin/backend')
     def set_backend(req: BackendRequest):

@@ -215,7 +215,8 @@ class DynamicBatcher:
         return await asyncio.wrap_future(self.submit(vector, backend))
 
     def warmup(self, example: Any, backends: Iterable[str | None] = (None,)) -> dict[str, float]:
-        """Compile every padded batch size for each backend; return the seconds each took."""
+        """Compile every padded batch size for each backend (one name may be a string); return the seconds each took."""
+        backends = (backends,) if isinstance(backends, str) else tuple(backends)
         example = np.asarray(example)
         timings = {}
         for backend in backends:
