@@ -8,11 +8,13 @@ At start-up it sets the process-wide backend, builds the network, and
 compiles every served call for every served backend (and every batch size
 of the dynamic batcher) before it accepts a request. Endpoints:
 
-- ``GET /health``: the global backend, the served backends, warm-up seconds.
+- ``GET /health``: the global backend, the served backends, warm-up seconds, and how
+  many batched requests were cancelled because their client went away.
 - ``GET /network``: the connectivity, so a client can compute NumPy answers.
 - ``POST /product``: ``{"spikes": [indices], "backend": opt}`` -> ``{"y": [...]}``,
   the synaptic input of every neuron; ``POST /product/batched`` is the same
-  through a :class:`eventjax.serving.DynamicBatcher`.
+  through a :class:`eventjax.serving.DynamicBatcher` (a client that disconnects
+  cancels its request in the batcher).
 - ``POST /step``: ``{"spikes": [...], "v": [...], "ge": [...], "gi": [...]}``
   (``v`` defaults to the initial potentials, ``ge``/``gi`` to zeros) ->
   the state after one 0.1 ms step and the indices of the neurons that fired.
@@ -20,15 +22,18 @@ of the dynamic batcher) before it accepts a request. Endpoints:
   followed by a fresh warm-up, so the requests after it pay no compile.
 
 Bad requests (a wrong length, an index out of range, an unknown backend, a
-state value that is not a finite float32) get a 4xx answer whose ``detail`` is the error text. Endpoints are plain
-``def`` functions, so they run in the server's thread pool: JAX calls never
-block the event loop, and each request's ``backend=`` is passed per call
+state value that is not a finite float32) get a 4xx answer whose ``detail``
+is the error text. Endpoints that call JAX are plain ``def`` functions, so
+they run in the server's thread pool (the batched one awaits the batcher's
+worker): JAX calls never block the event loop, and each request's
+``backend=`` is passed per call
 (``config.override`` is refused inside coroutine tasks).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import json
 import pathlib
@@ -110,6 +115,7 @@ class Service:
         self.warm.add('step', self.fns['step'], zeros_f, zeros_f, zeros_f, zeros_b, backends=served)
         self.warm.add('batched', lambda backend=None: self.batcher.warmup(zeros_b, [backend]), backends=served)
         self.warmup_s: dict[str, float] = {}
+        self.cancelled = 0  # batched requests whose client went away before the answer
 
     def backend(self, name: str | None) -> str | None:
         if name is not None and name not in self.backends:
@@ -167,7 +173,7 @@ def create_app(n: int = 4000, backend: str | None = None, backends: list[str] | 
     @app.get('/health')
     def health():
         return {'status': 'ok', 'backend': ej.get_backend('cpu'), 'backends': service.backends,
-                'n': service.n, 'warmup_s': service.warmup_s}
+                'n': service.n, 'warmup_s': service.warmup_s, 'cancelled': service.cancelled}
 
     @app.get('/network')
     def get_network():
@@ -179,9 +185,21 @@ def create_app(n: int = 4000, backend: str | None = None, backends: list[str] | 
         return reply({'y': np.asarray(service.fns['product'](jnp.asarray(s), backend=b)).tolist()})
 
     @app.post('/product/batched')
-    def product_batched(req: ProductRequest):
+    async def product_batched(req: ProductRequest, request: Request):
+        # A coroutine: the batcher's worker does the JAX call, the loop only awaits it, and a client that
+        # goes away cancels its request, which the batcher then skips if it has not run yet.
         b, s = service.backend(req.backend), service.spikes(req.spikes)
-        return reply({'y': service.batcher(s, backend=b, timeout=60).tolist()})
+        answer = asyncio.ensure_future(service.batcher.call_async(s, backend=b))
+        deadline = time.monotonic() + 60
+        while not answer.done():
+            await asyncio.wait({answer}, timeout=0.05)
+            if answer.done():
+                break
+            if await request.is_disconnected() or time.monotonic() > deadline:
+                answer.cancel()
+                service.cancelled += 1
+                raise HTTPException(503, 'the request was cancelled: the client went away or it took over 60 s.')
+        return reply({'y': answer.result().tolist()})
 
     @app.post('/step')
     def step(req: StepRequest):
