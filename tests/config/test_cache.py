@@ -71,27 +71,12 @@ CLEAR = textwrap.dedent('''
 ''')
 
 
-def _scale_kernel(s):
-    import numba
-
-    def kg(outs):
-        @numba.njit
-        def scale(x, y):
-            y[...] = x * s
-
-        return scale
-
-    return kg
-
-
 def _run_scale(s):
-    import jax
     import numpy as np
 
-    from eventjax.backends import numba_bridge as nb
+    from tests.backends.test_numba_cache import run, scale_kg
 
-    out = (jax.ShapeDtypeStruct((3,), np.float32),)
-    return np.asarray(nb.numba_kernel_generator(_scale_kernel(np.float32(s)))(outs=out)(np.ones(3, np.float32))[0])
+    return np.asarray(run(scale_kg(np.float32(s))))
 
 
 class TestClearWhileCompiling:
