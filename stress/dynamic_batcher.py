@@ -31,7 +31,7 @@ from eventjax.serving import DynamicBatcher
 from stress import operators as ops
 from stress.harness import Report, run_threads, watched
 
-M, N, MAX_BATCH = 16, 24, 8
+M, N, MAX_BATCH = 16, 24, 4
 CALL_BOUND_S = 60.0  # a request that is not answered within this is hung
 ACTIONS = ('call', 'cancel', 'timeout', 'async_burst', 'wrong_length', 'short_answer')
 WEIGHTS = (0.35, 0.2, 0.15, 0.15, 0.07, 0.08)
