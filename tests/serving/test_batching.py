@@ -4,6 +4,7 @@ import asyncio
 import concurrent.futures
 import gc
 import threading
+import time
 import weakref
 
 import jax.numpy as jnp
@@ -240,6 +241,21 @@ class TestFaults:
         assert ref() is None, 'the batcher is still referenced (by its own thread?)'
         thread.join(10)
         assert not thread.is_alive()
+
+    def test_fifty_unclosed_batchers_leave_no_thread_behind(self):
+        def batcher_threads():
+            return {t for t in threading.enumerate() if t.name == 'eventjax-batcher'}
+
+        before = batcher_threads()
+        batchers = [DynamicBatcher(Recorder()) for _ in range(50)]
+        started = batcher_threads() - before
+        assert len(started) == 50
+        del batchers
+        gc.collect()
+        deadline = time.monotonic() + 10
+        for t in started:
+            t.join(max(0.0, deadline - time.monotonic()))
+        assert not any(t.is_alive() for t in started)
 
     def test_requests_queued_before_the_batcher_is_dropped_are_still_answered(self):
         gate, batcher, slow = _busy_batcher()
