@@ -1,6 +1,6 @@
 """Going back and forth between two configurations compiled before: compiles and memory per flip.
 
-The experiment of stress scenario 8 (``stress/config_cycle.py``), timed:
+The experiment of stress scenario 9 (``stress/config_cycle.py``), timed:
 two jitted functions over a 2,000 x 2,000 CSR matrix (5% stored), warmed
 under ``set_backend('cpu', 'numba')`` and ``'jax'``, then 1,000 flips with
 one call of each after every flip. Compilations are counted from JAX's

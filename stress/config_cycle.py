@@ -1,4 +1,4 @@
-"""Scenario 8: flip between two configurations seen before; nothing compiles, memory stays flat.
+"""Scenario 9: flip between two configurations seen before; nothing compiles, memory stays flat.
 
 Two jitted functions over a 2,000 x 2,000 CSR matrix (5% stored): events
 into ``binary_csrmv(..., transpose=True)`` and ``2 * csrmv(...)``. Both are
