@@ -21,6 +21,7 @@ from eventjax.containers.keyword_aliases import binary_csrmv, binary_fcnmm, fcnm
 from eventjax.kernels.csr import binary_csrmm, csrmm, csrmv
 from eventjax.kernels.dense import binary_densemm, binary_densemv
 from eventjax.kernels.fixed_conn import binary_fcnmv
+from eventjax.kernels.indexed import binary_csrmv_indexed, compact_events, expand_events
 from eventjax.kernels.jitc import binary_jitcmm, binary_jitcmv, jitcmm, jitcmv
 from eventjax.primitive import defjvp, general_batching_rule, primitives
 from eventjax.primitive.tags import get_all_primitive_names, get_primitives_by_tags, get_registry
@@ -52,6 +53,7 @@ __all__ = [
     'backends_available',
     'binary_csrmm',
     'binary_csrmv',
+    'binary_csrmv_indexed',
     'binary_densemm',
     'binary_densemv',
     'binary_fcnmm',
@@ -59,11 +61,13 @@ __all__ = [
     'binary_jitcmm',
     'binary_jitcmv',
     'clear_backends',
+    'compact_events',
     'config',
     'csrmm',
     'csrmv',
     'defjvp',
     'errors',
+    'expand_events',
     'fcnmm',
     'fcnmv',
     'general_batching_rule',

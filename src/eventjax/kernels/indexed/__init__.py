@@ -1,0 +1,13 @@
+"""Index-list events: spikes as the list of neurons that fired, and the CSR products that read it.
+
+``compaction.py`` turns a spike vector into ``(ids, count)`` with a static
+capacity; ``binary_csrmv_indexed.py`` is the product over such a list (with
+brainevent's fused weight permutation); ``arguments.py`` the checks;
+``reference.py`` the readable oracle; ``jax_impl.py``, ``numba_impl.py``,
+``warp_impl.py`` and ``pallas_impl.py`` the backends.
+"""
+
+from eventjax.kernels.indexed.binary_csrmv_indexed import binary_csrmv_indexed
+from eventjax.kernels.indexed.compaction import compact_events, expand_events
+
+__all__ = ['binary_csrmv_indexed', 'compact_events', 'expand_events']

@@ -1,0 +1,107 @@
+"""``binary_csrmv_indexed``: a CSR matrix times events given as an index list, with a fused weight permutation."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from jax.interpreters import ad
+
+from eventjax.backends import XLACustomKernel
+from eventjax.kernels.common.checks import is_concrete
+from eventjax.kernels.common.checks import repair_indptr
+from eventjax.kernels.common.operator import register_kernels
+from eventjax.kernels.indexed import reference
+from eventjax.kernels.indexed.arguments import check_indexed_call
+from eventjax.primitive import defjvp_by_name, general_batching_rule, split_params
+
+__all__ = ['binary_csrmv_indexed']
+
+OPERANDS = ('data', 'indices', 'indptr', 'perm', 'ids', 'count')
+
+
+def binary_csrmv_indexed(data, indices, indptr, perm, events, *, shape, transpose=False, backend=None,
+                         validate=True):
+    """Multiply a CSR matrix ``A`` (``shape=(m, n)``) by events given as an index list.
+
+    The product is :func:`binary_csrmv` of ``data[perm]`` (brainevent's
+    fused weight permutation: ``perm[k]`` is the position in ``data`` of the
+    weight of stored entry ``k``, e.g. a CSC view's entries in CSR order;
+    None: no permutation; a homogeneous ``data`` ignores it) with the event
+    indicator of the index list. ``events`` is ``(ids, count)`` from
+    :func:`compact_events` (an index listed ``t`` times counts ``t`` times;
+    indices past ``count`` or outside the event side are ignored) or a
+    spike vector, compacted first.
+
+    With ``transpose=True`` (the events are rows: presynaptic spikes into
+    postsynaptic currents) every backend visits only the listed rows: the
+    cost is count x row length, and nothing of length ``m`` is read. With
+    ``transpose=False`` every row must be read: it runs in JAX on every
+    backend, from the per-column event counts.
+
+    More events than the list holds (``count > len(ids)``, possible under
+    ``jit``) make every entry of the result NaN: an overflow is never a
+    silent drop. The derivative with respect to ``data`` is exact; the
+    events have none.
+
+    Args:
+        data: float weights, one per stored entry (or any length with ``perm``), or one shared scalar.
+        indices, indptr: the CSR structure, as in :func:`csrmv`.
+        perm: int array of length ``len(indices)``, or None.
+        events: ``(ids, count)`` or a spike vector of length ``m`` (``transpose``) or ``n``.
+        shape, transpose, backend: as in :func:`csrmv`.
+        validate: check concrete structure and ``perm`` by value. False: the
+            structure is trusted as valid (rows are then read within the stored
+            entries whatever ``indptr`` holds, but invalid row pointers give
+            unspecified sums).
+
+    Returns:
+        Length ``n`` (``m`` without ``transpose``) in ``data``'s dtype.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> import eventjax as ej
+        >>> data, indices, indptr = jnp.array([1., 2., 3.]), jnp.array([0, 1, 1]), jnp.array([0, 2, 3])
+        >>> ids, count = ej.compact_events(jnp.array([False, True]), 1)
+        >>> ej.binary_csrmv_indexed(data, indices, indptr, None, (ids, count), shape=(2, 2), transpose=True)
+        Array([0., 3.], dtype=float32)
+    """
+    who = 'binary_csrmv_indexed()'
+    data, indices, indptr, perm, ids, count, shape = check_indexed_call(
+        who, data, indices, indptr, perm, events, shape=shape, transpose=transpose, validate=validate)
+    if validate and not is_concrete(indptr):
+        indptr = repair_indptr(indptr, indices.shape[0])
+    if transpose:
+        y = _bind(data, indices, indptr, perm, ids, count.reshape(1), backend=backend, shape=shape)
+    else:
+        y = reference.product(data, indices, indptr, perm, ids, count, shape=shape, transpose=False,
+                              out_dtype=data.dtype)
+    return jnp.where(count > ids.shape[0], jnp.array(jnp.nan, y.dtype), y)
+
+
+def _bind(data, indices, indptr, perm, ids, count, *, backend=None, shape):
+    out = jax.ShapeDtypeStruct((shape[1],), data.dtype)
+    return _prim(data, indices, indptr, perm, ids, count, outs=(out,), backend=backend, shape=shape)[0]
+
+
+def _jvp_data(dw, data, *rest, **params):
+    backend, static = split_params(params)
+    return [_bind(dw, *rest, backend=backend, **static)]
+
+
+def _transpose(cts, data, indices, indptr, perm, ids, count, **params):
+    (ct,) = cts
+    result = [None] * len(OPERANDS)
+    if type(ct) is ad.Zero or not ad.is_undefined_primal(data):
+        return result
+    _, static = split_params(params)
+    ct_w = reference.weight_cotangent(ct, data.aval.shape[0], indices, indptr, perm, ids, count,
+                                      transpose=True, **static)
+    result[0] = ct_w.astype(data.aval.dtype)
+    return result
+
+
+_prim = XLACustomKernel('binary_csrmv_indexed')
+register_kernels(_prim, __package__, 'binary_csrmv_indexed', ('numba', 'warp', 'pallas'))
+defjvp_by_name(_prim, OPERANDS, data=_jvp_data)
+_prim.def_transpose_rule(_transpose)
+_prim.def_batching_rule(lambda args, axes, **params: general_batching_rule(_prim, args, axes, **params))

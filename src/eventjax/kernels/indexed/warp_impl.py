@@ -1,0 +1,59 @@
+"""Warp kernels (cpu and gpu) of the index-list product: one thread per slot of the list.
+
+A thread whose slot is past ``count`` (or lists an index outside the rows)
+returns at once; the others add their row's weights into the output with
+``atomic_add``, so the work is the events times their row lengths. Row
+bounds are clipped to the stored entries; columns outside ``[0, n)`` and
+permutation entries outside ``data`` are dropped.
+"""
+
+# No `from __future__ import annotations`: warp evaluates kernel annotations
+# against the factory's local variables, which string annotations cannot see.
+
+import functools
+
+from eventjax.backends.warp_bridge import WarpKernelSpec, import_warp
+from eventjax.kernels.common.warp_typing import accumulator_type, warp_types
+
+__all__ = ['binary_csrmv_indexed_kernel']
+
+
+@functools.cache
+def _scatter(wt, it):
+    wp = import_warp()
+    at = accumulator_type(wt)
+
+    @wp.kernel(module='unique', enable_backward=False)
+    def scatter(data: wp.array(dtype=wt), indices: wp.array(dtype=it), indptr: wp.array(dtype=it),
+                perm: wp.array(dtype=it), ids: wp.array(dtype=wp.int32), count: wp.array(dtype=wp.int32),
+                out: wp.array(dtype=wt)):
+        s = wp.tid()
+        if s >= count[0]:
+            return
+        i = int(ids[s])
+        m = indptr.shape[0] - 1
+        if i < 0 or i >= m:
+            return
+        nnz = indices.shape[0]
+        n = out.shape[0]
+        nd = data.shape[0]
+        start = wp.min(wp.max(int(indptr[i]), 0), nnz)
+        end = wp.min(wp.max(int(indptr[i + 1]), start), nnz)
+        for k in range(start, end):
+            j = int(indices[k])
+            if j >= 0 and j < n:
+                p = k
+                if nd == 1:
+                    p = 0
+                elif perm.shape[0] > 0:
+                    p = int(perm[k])
+                if p >= 0 and p < nd:
+                    wp.atomic_add(out, j, wt(at(data[p])))
+
+    return scatter
+
+
+def binary_csrmv_indexed_kernel(dtypes, *, shape, outs):
+    """The warp spec for ``binary_csrmv_indexed`` with inputs of ``dtypes``: a thread per slot of ``ids``."""
+    wt, it = warp_types(dtypes)[:2]
+    return WarpKernelSpec(_scatter(wt, it), dim=lambda *shapes: shapes[4], zero_outputs=True)
