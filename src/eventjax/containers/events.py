@@ -57,6 +57,18 @@ class EventArray:
         obj.value = children[0]
         return obj
 
+    def compact(self, capacity: int | None = None):
+        """These events as an index list of static length ``capacity`` (:class:`~eventjax.IndexedEvents`).
+
+        Example:
+            >>> import jax.numpy as jnp
+            >>> import eventjax as ej
+            >>> ej.EventArray(jnp.array([0., 1., 1.])).compact(2).to_event_array()
+            EventArray(Array([False,  True,  True], dtype=bool))
+        """
+        from eventjax.containers.compact import IndexedEvents  # that module imports this one
+        return IndexedEvents.from_array(self.value, capacity)
+
     def __matmul__(self, other):
         if not is_plain_array(other):
             return NotImplemented

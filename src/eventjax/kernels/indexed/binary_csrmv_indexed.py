@@ -71,16 +71,23 @@ def binary_csrmv_indexed(data, indices, indptr, perm, events, *, shape, transpos
     if validate and not is_concrete(indptr):
         indptr = repair_indptr(indptr, indices.shape[0])
     if transpose:
-        y = _bind(data, indices, indptr, perm, ids, count.reshape(1), backend=backend, shape=shape)
+        # No permutation travels as one unread entry (a zero-size operand would skip warp's launch).
+        permuted = perm.shape[0] > 0
+        perm = perm if permuted else jnp.zeros((1,), indices.dtype)
+        # float16 sums run in float32 on every backend; warp's atomics would add in the output's dtype.
+        wide = data.astype(jnp.float32) if data.dtype == jnp.float16 else data
+        y = _bind(wide, indices, indptr, perm, ids, count.reshape(1), backend=backend, shape=shape,
+                  permuted=permuted).astype(data.dtype)
     else:
         y = reference.product(data, indices, indptr, perm, ids, count, shape=shape, transpose=False,
                               out_dtype=data.dtype)
     return jnp.where(count > ids.shape[0], jnp.array(jnp.nan, y.dtype), y)
 
 
-def _bind(data, indices, indptr, perm, ids, count, *, backend=None, shape):
+def _bind(data, indices, indptr, perm, ids, count, *, backend=None, shape, permuted):
     out = jax.ShapeDtypeStruct((shape[1],), data.dtype)
-    return _prim(data, indices, indptr, perm, ids, count, outs=(out,), backend=backend, shape=shape)[0]
+    return _prim(data, indices, indptr, perm, ids, count, outs=(out,), backend=backend, shape=shape,
+                 permuted=permuted)[0]
 
 
 def _jvp_data(dw, data, *rest, **params):
@@ -94,8 +101,9 @@ def _transpose(cts, data, indices, indptr, perm, ids, count, **params):
     if type(ct) is ad.Zero or not ad.is_undefined_primal(data):
         return result
     _, static = split_params(params)
-    ct_w = reference.weight_cotangent(ct, data.aval.shape[0], indices, indptr, perm, ids, count,
-                                      transpose=True, **static)
+    permuted = static.pop('permuted')
+    ct_w = reference.weight_cotangent(ct, data.aval.shape[0], indices, indptr, perm if permuted else perm[:0],
+                                      ids, count, transpose=True, **static)
     result[0] = ct_w.astype(data.aval.dtype)
     return result
 

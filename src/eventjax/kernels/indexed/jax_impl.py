@@ -61,11 +61,12 @@ def _listed_rows(data, indices, indptr, perm, ids, count, *, shape, acc):
     return jax.lax.cond(jnp.max(end - start, initial=0) > width, everything, block)
 
 
-def binary_csrmv_indexed_kernel(*, shape, outs):
+def binary_csrmv_indexed_kernel(*, shape, permuted, outs):
     """``jax`` kernel generator: the listed rows only."""
     out_dtype = outs[0].dtype
 
     def kernel(data, indices, indptr, perm, ids, count):
+        perm = perm if permuted else perm[:0]  # the primitive's unread placeholder
         m, n = shape
         if indices.shape[0] == 0 or m == 0 or n == 0 or ids.shape[0] == 0:
             return (jnp.zeros((n,), out_dtype),)

@@ -25,18 +25,18 @@ def _bounds(indptr, i, nnz):
 
 
 @numba.njit(cache=True, inline='always')
-def _weight(data, perm, k):
+def _weight(data, perm, k, permuted):
     """The weight of entry ``k`` and whether it exists (a permutation entry may point outside ``data``)."""
     if data.shape[0] == 1:
         return data[0], True
-    p = np.int64(perm[k]) if perm.shape[0] else np.int64(k)
+    p = np.int64(perm[k]) if permuted else np.int64(k)
     if p < 0 or p >= data.shape[0]:
         return data[0], False
     return data[p], True
 
 
-@numba.njit(cache=True, fastmath=FASTMATH)
-def _scatter(data, indices, indptr, perm, ids, count, out, err):
+@numba.njit(cache=True, fastmath=FASTMATH, inline='always')
+def _scatter_rows(data, indices, indptr, perm, ids, count, out, permuted):
     """out[indices[k]] += w(k) over the entries of each listed row."""
     out[:] = 0
     nnz, m, n = np.int64(indices.shape[0]), np.int64(indptr.shape[0] - 1), np.int64(out.shape[0])
@@ -49,11 +49,21 @@ def _scatter(data, indices, indptr, perm, ids, count, out, err):
         for k in range(start, end):
             j = np.int64(indices[k])
             if j >= 0 and j < n:
-                w, ok = _weight(data, perm, k)
+                w, ok = _weight(data, perm, k, permuted)
                 if ok:
                     out[j] += w
 
 
-def binary_csrmv_indexed_kernel():
-    """The numba kernel: a scatter from the listed rows."""
-    return _scatter
+def binary_csrmv_indexed_kernel(permuted):
+    """The numba kernel: a scatter from the listed rows (weights through ``perm`` when ``permuted``)."""
+    return _scatter_permuted if permuted else _scatter
+
+
+@numba.njit(cache=True, fastmath=FASTMATH)
+def _scatter(data, indices, indptr, perm, ids, count, out, err):
+    _scatter_rows(data, indices, indptr, perm, ids, count, out, False)
+
+
+@numba.njit(cache=True, fastmath=FASTMATH)
+def _scatter_permuted(data, indices, indptr, perm, ids, count, out, err):
+    _scatter_rows(data, indices, indptr, perm, ids, count, out, True)

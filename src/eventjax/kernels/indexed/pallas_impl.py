@@ -60,7 +60,7 @@ def _body(m, n, acc, permuted):
     return body
 
 
-def binary_csrmv_indexed_kernel(*, shape, outs):
+def binary_csrmv_indexed_kernel(*, shape, permuted, outs):
     """``call(data, indices, indptr, perm, ids, count, *, interpret)`` for the pallas bridge."""
     m, n = shape
     out = outs[0]
@@ -69,9 +69,6 @@ def binary_csrmv_indexed_kernel(*, shape, outs):
     def call(data, indices, indptr, perm, ids, count, *, interpret):
         if m == 0 or n == 0 or indices.shape[0] == 0 or ids.shape[0] == 0:
             return jnp.zeros(out.shape, out.dtype)
-        permuted = perm.shape[0] > 0
-        if not permuted:
-            perm = jnp.zeros((1,), indices.dtype)  # a zero-size operand may not lower; never read
         body = _body(m, n, acc, permuted)
         zeros = jnp.zeros((n, 1), acc)
         y = pl.pallas_call(

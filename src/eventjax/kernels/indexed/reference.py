@@ -63,9 +63,12 @@ def product(data, indices, indptr, perm, ids, count, *, shape, transpose, out_dt
     return jnp.zeros((size,), acc).at[jnp.where(kept, dst, size)].add(terms, mode='drop').astype(out_dtype)
 
 
-def binary_csrmv_indexed_kernel(*, shape, outs):
+def binary_csrmv_indexed_kernel(*, shape, permuted, outs):
     """The oracle as a ``jax`` kernel generator (the primitive's events are rows: ``transpose=True``)."""
-    return lambda *ops: (product(*ops, shape=shape, transpose=True, out_dtype=outs[0].dtype),)
+    def kernel(data, indices, indptr, perm, ids, count):
+        return (product(data, indices, indptr, perm if permuted else perm[:0], ids, count, shape=shape,
+                        transpose=True, out_dtype=outs[0].dtype),)
+    return kernel
 
 
 def weight_cotangent(ct, n_weights: int, indices, indptr, perm, ids, count, *, shape, transpose):

@@ -19,7 +19,7 @@ __all__ = ['binary_csrmv_indexed_kernel']
 
 
 @functools.cache
-def _scatter(wt, it):
+def _scatter(wt, it, permuted):
     wp = import_warp()
     at = accumulator_type(wt)
 
@@ -45,7 +45,7 @@ def _scatter(wt, it):
                 p = k
                 if nd == 1:
                     p = 0
-                elif perm.shape[0] > 0:
+                elif wp.static(permuted):
                     p = int(perm[k])
                 if p >= 0 and p < nd:
                     wp.atomic_add(out, j, wt(at(data[p])))
@@ -53,7 +53,7 @@ def _scatter(wt, it):
     return scatter
 
 
-def binary_csrmv_indexed_kernel(dtypes, *, shape, outs):
+def binary_csrmv_indexed_kernel(dtypes, *, shape, permuted, outs):
     """The warp spec for ``binary_csrmv_indexed`` with inputs of ``dtypes``: a thread per slot of ``ids``."""
     wt, it = warp_types(dtypes)[:2]
-    return WarpKernelSpec(_scatter(wt, it), dim=lambda *shapes: shapes[4], zero_outputs=True)
+    return WarpKernelSpec(_scatter(wt, it, permuted), dim=lambda *shapes: shapes[4], zero_outputs=True)
