@@ -70,7 +70,8 @@ def binary_csrmv_indexed(data, indices, indptr, perm, events, *, shape, transpos
         who, data, indices, indptr, perm, events, shape=shape, transpose=transpose, validate=validate)
     if validate and not is_concrete(indptr):
         indptr = repair_indptr(indptr, indices.shape[0])
-    if transpose:
+    m, n = shape
+    if transpose and min(m, n, indices.shape[0], ids.shape[0], data.shape[0]) > 0:
         # No permutation travels as one unread entry (a zero-size operand would skip warp's launch).
         permuted = perm.shape[0] > 0
         perm = perm if permuted else jnp.zeros((1,), indices.dtype)
@@ -78,9 +79,10 @@ def binary_csrmv_indexed(data, indices, indptr, perm, events, *, shape, transpos
         wide = data.astype(jnp.float32) if data.dtype == jnp.float16 else data
         y = _bind(wide, indices, indptr, perm, ids, count.reshape(1), backend=backend, shape=shape,
                   permuted=permuted).astype(data.dtype)
-    else:
-        y = reference.product(data, indices, indptr, perm, ids, count, shape=shape, transpose=False,
-                              out_dtype=data.dtype)
+        return y  # the kernels write NaN everywhere for an overflowed list
+    # Events on columns (every row is read), or nothing stored: JAX on every backend.
+    y = reference.product(data, indices, indptr, perm, ids, count, shape=shape, transpose=transpose,
+                          out_dtype=data.dtype)
     return jnp.where(count > ids.shape[0], jnp.array(jnp.nan, y.dtype), y)
 
 

@@ -67,10 +67,8 @@ def binary_csrmv_indexed_kernel(*, shape, permuted, outs):
 
     def kernel(data, indices, indptr, perm, ids, count):
         perm = perm if permuted else perm[:0]  # the primitive's unread placeholder
-        m, n = shape
-        if indices.shape[0] == 0 or m == 0 or n == 0 or ids.shape[0] == 0:
-            return (jnp.zeros((n,), out_dtype),)
         acc = accumulation_dtype(out_dtype)
-        return (_listed_rows(data, indices, indptr, perm, ids, count, shape=shape, acc=acc).astype(out_dtype),)
+        y = _listed_rows(data, indices, indptr, perm, ids, count, shape=shape, acc=acc).astype(out_dtype)
+        return (jnp.where(count[0] > ids.shape[0], jnp.array(jnp.nan, out_dtype), y),)  # overflow: NaN
 
     return kernel

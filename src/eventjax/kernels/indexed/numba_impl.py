@@ -6,6 +6,7 @@ length ``n``, is zeroed, as every scatter must). Rows are read with bounds
 clipped to the stored entries, columns outside ``[0, n)``, list entries
 outside the event side and permutation entries outside ``data`` are
 dropped: no read or write is ever out of bounds, and ``err`` stays unused.
+A list whose ``count`` exceeds its length (an overflow) gives NaN everywhere.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import numba
 import numpy as np
 
 from eventjax.kernels.common.numba_events import FASTMATH
+
+_U = np.uint64
 
 __all__ = ['binary_csrmv_indexed_kernel']
 
@@ -24,34 +27,40 @@ def _bounds(indptr, i, nnz):
     return start, min(max(np.int64(indptr[i + 1]), start), nnz)
 
 
-@numba.njit(cache=True, inline='always')
-def _weight(data, perm, k, permuted):
-    """The weight of entry ``k`` and whether it exists (a permutation entry may point outside ``data``)."""
-    if data.shape[0] == 1:
-        return data[0], True
-    p = np.int64(perm[k]) if permuted else np.int64(k)
-    if p < 0 or p >= data.shape[0]:
-        return data[0], False
-    return data[p], True
-
-
 @numba.njit(cache=True, fastmath=FASTMATH, inline='always')
 def _scatter_rows(data, indices, indptr, perm, ids, count, out, permuted):
-    """out[indices[k]] += w(k) over the entries of each listed row."""
+    """out[indices[k]] += w(k) over the entries of each listed row.
+
+    Indices are read unsigned, so one compare drops a negative one too; the
+    three weight forms get a loop each (a branch per entry cost 5x here).
+    """
+    if count[0] > ids.shape[0]:
+        out[:] = np.nan  # an overflowed list: NaN everywhere, never a silent drop
+        return
     out[:] = 0
-    nnz, m, n = np.int64(indices.shape[0]), np.int64(indptr.shape[0] - 1), np.int64(out.shape[0])
+    nnz, m, n, nd = np.int64(indices.shape[0]), _U(indptr.shape[0] - 1), _U(out.shape[0]), _U(data.shape[0])
     live = min(max(np.int64(count[0]), 0), ids.shape[0])
     for s in range(live):
-        i = np.int64(ids[s])
-        if i < 0 or i >= m:
+        i = _U(np.int64(ids[s]))
+        if i >= m:
             continue
-        start, end = _bounds(indptr, i, nnz)
-        for k in range(start, end):
-            j = np.int64(indices[k])
-            if j >= 0 and j < n:
-                w, ok = _weight(data, perm, k, permuted)
-                if ok:
+        start, end = _bounds(indptr, np.int64(i), nnz)
+        if nd == 1:
+            w = data[0]
+            for k in range(start, end):
+                j = _U(np.int64(indices[k]))
+                if j < n:
                     out[j] += w
+        elif not permuted:
+            for k in range(start, end):
+                j = _U(np.int64(indices[k]))
+                if j < n:
+                    out[j] += data[k]
+        else:
+            for k in range(start, end):
+                j, p = _U(np.int64(indices[k])), _U(np.int64(perm[k]))
+                if j < n and p < nd:
+                    out[j] += data[p]
 
 
 def binary_csrmv_indexed_kernel(permuted):

@@ -75,6 +75,7 @@ def binary_csrmv_indexed_kernel(*, shape, permuted, outs):
             body, out_shape=jax.ShapeDtypeStruct((n, 1), acc), grid=(pl.cdiv(ids.shape[0], _SLOTS_PER_PROGRAM),),
             input_output_aliases={6: 0}, interpret=interpret, compiler_params=triton_params(),
         )(data, indices, indptr, perm, ids, count, zeros)
-        return y[:, 0].astype(out.dtype)
+        # An overflowed list (count past its length): NaN everywhere, as on every backend.
+        return jnp.where(count[0] > ids.shape[0], jnp.array(jnp.nan, out.dtype), y[:, 0].astype(out.dtype))
 
     return call

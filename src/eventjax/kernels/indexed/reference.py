@@ -66,8 +66,9 @@ def product(data, indices, indptr, perm, ids, count, *, shape, transpose, out_dt
 def binary_csrmv_indexed_kernel(*, shape, permuted, outs):
     """The oracle as a ``jax`` kernel generator (the primitive's events are rows: ``transpose=True``)."""
     def kernel(data, indices, indptr, perm, ids, count):
-        return (product(data, indices, indptr, perm if permuted else perm[:0], ids, count, shape=shape,
-                        transpose=True, out_dtype=outs[0].dtype),)
+        y = product(data, indices, indptr, perm if permuted else perm[:0], ids, count, shape=shape,
+                    transpose=True, out_dtype=outs[0].dtype)
+        return (jnp.where(count[0] > ids.shape[0], jnp.array(jnp.nan, y.dtype), y),)  # overflow: NaN
     return kernel
 
 

@@ -4,7 +4,8 @@ A thread whose slot is past ``count`` (or lists an index outside the rows)
 returns at once; the others add their row's weights into the output with
 ``atomic_add``, so the work is the events times their row lengths. Row
 bounds are clipped to the stored entries; columns outside ``[0, n)`` and
-permutation entries outside ``data`` are dropped.
+permutation entries outside ``data`` are dropped. An overflowed list
+(``count`` past its length) gives NaN everywhere.
 """
 
 # No `from __future__ import annotations`: warp evaluates kernel annotations
@@ -28,6 +29,12 @@ def _scatter(wt, it, permuted):
                 perm: wp.array(dtype=it), ids: wp.array(dtype=wp.int32), count: wp.array(dtype=wp.int32),
                 out: wp.array(dtype=wt)):
         s = wp.tid()
+        if count[0] > ids.shape[0]:
+            # An overflowed list: NaN everywhere (one thread writes them; overflow is the error case).
+            if s == 0:
+                for j in range(out.shape[0]):
+                    out[j] = wt(wp.nan)
+            return
         if s >= count[0]:
             return
         i = int(ids[s])
