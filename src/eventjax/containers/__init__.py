@@ -1,7 +1,7 @@
 """The containers users multiply with ``@``, one module each, and what they share.
 
-- :mod:`~eventjax.containers.events`: :class:`EventArray` (and ``@`` with a dense weight matrix);
-- :mod:`~eventjax.containers.compact`: :class:`IndexedEvents`, events as an index list;
+- :mod:`~eventjax.containers.events`: :class:`EventArray` (and ``@`` with a dense weight matrix) and
+  :class:`IndexedEvents`, the same events as an index list;
 - :mod:`~eventjax.containers.csr`, :mod:`~eventjax.containers.csc`: :class:`CSR`, :class:`CSC`;
 - :mod:`~eventjax.containers.fixed_conn`: :class:`FixedNumConn` and its pre/post-named forms;
 - :mod:`~eventjax.containers.jitc`: :class:`JITCMatrix`, generated just in time;
@@ -14,11 +14,10 @@ A module inside this package imports its siblings by their module path, never
 through this file, so the package has no import cycle.
 """
 
-from eventjax.containers.compact import IndexedEvents
 from eventjax.containers.connectivity import random_csr, random_fixed_num_conn
 from eventjax.containers.csc import CSC
 from eventjax.containers.csr import CSR
-from eventjax.containers.events import EventArray
+from eventjax.containers.events import EventArray, IndexedEvents
 from eventjax.containers.fixed_conn import (
            FixedNumConn,
            FixedNumPerPost,

@@ -7,8 +7,7 @@ import jax.numpy as jnp
 from jax.interpreters import ad
 
 from eventjax.backends import XLACustomKernel
-from eventjax.kernels.common.checks import is_concrete
-from eventjax.kernels.common.checks import repair_indptr
+from eventjax.kernels.common.checks import is_concrete, repair_indptr
 from eventjax.kernels.common.operator import register_kernels
 from eventjax.kernels.indexed import reference
 from eventjax.kernels.indexed.arguments import check_indexed_call
