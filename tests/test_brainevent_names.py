@@ -136,6 +136,13 @@ class TestEvents:
                                       shape=(2, 3), transpose=True)
         _close(out, DENSE.sum(0))
 
+    def test_bitpack_and_bit_packed_binary(self):
+        # be: bitpack(x, axis)
+        # be: BitPackedBinary
+        words = ej.bitpack(jnp.array([True, False, True]), 0)
+        assert words.tolist() == [5] and ej.BitPackedBinary is ej.BitPackedEvents
+        _close(ej.BitPackedBinary(words, 2) @ jnp.asarray(DENSE), DENSE[0])
+
     def test_compact_binary_is_an_index_list(self):
         # be: CompactBinary.from_array(x)
         ev = ej.EventArray(jnp.array([False, True])).compact(1)

@@ -7,6 +7,7 @@ from eventjax.config import clear_backends, get_backend, set_backend
 from eventjax.containers import (
     CSC,
     CSR,
+    BitPackedEvents,
     EventArray,
     FixedNumConn,
     FixedNumPerPost,
@@ -22,13 +23,14 @@ from eventjax.containers.keyword_aliases import binary_csrmv, binary_fcnmm, fcnm
 from eventjax.kernels.csr import binary_csrmm, csrmm, csrmv
 from eventjax.kernels.dense import binary_densemm, binary_densemv
 from eventjax.kernels.fixed_conn import binary_fcnmv
-from eventjax.kernels.indexed import binary_csrmv_indexed, compact_events, expand_events
+from eventjax.kernels.indexed import binary_csrmv_indexed, bitpack, bitunpack, compact_events, expand_events
 from eventjax.kernels.jitc import binary_jitcmm, binary_jitcmv, jitcmm, jitcmv
 from eventjax.primitive import defjvp, general_batching_rule, primitives
 from eventjax.primitive.tags import get_all_primitive_names, get_primitives_by_tags, get_registry
 
-# brainevent's name for EventArray.
+# brainevent's names for EventArray and the bit-packed form.
 BinaryArray = EventArray
+BitPackedBinary = BitPackedEvents
 
 # The numba thread count belongs to the numba bridge (compiled handlers read
 # it at each launch); eventjax.config keeps its public names for it. The
@@ -40,9 +42,11 @@ config.set_numba_parallel = numba_threads.set_parallel
 config.get_numba_parallel = numba_threads.get_parallel
 
 __all__ = [
+    'BitPackedEvents',
     'CSC',
     'CSR',
     'BinaryArray',
+    'BitPackedBinary',
     'EventArray',
     'FixedNumConn',
     'FixedNumPerPost',
@@ -62,6 +66,8 @@ __all__ = [
     'binary_fcnmv',
     'binary_jitcmm',
     'binary_jitcmv',
+    'bitpack',
+    'bitunpack',
     'clear_backends',
     'compact_events',
     'config',

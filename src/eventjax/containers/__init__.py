@@ -1,7 +1,7 @@
 """The containers users multiply with ``@``, one module each, and what they share.
 
 - :mod:`~eventjax.containers.events`: :class:`EventArray` (and ``@`` with a dense weight matrix) and
-  :class:`IndexedEvents`, the same events as an index list;
+  :class:`IndexedEvents` and :class:`BitPackedEvents`, the same events as an index list or packed bits;
 - :mod:`~eventjax.containers.csr`, :mod:`~eventjax.containers.csc`: :class:`CSR`, :class:`CSC`;
 - :mod:`~eventjax.containers.fixed_conn`: :class:`FixedNumConn` and its pre/post-named forms;
 - :mod:`~eventjax.containers.jitc`: :class:`JITCMatrix`, generated just in time;
@@ -17,7 +17,7 @@ through this file, so the package has no import cycle.
 from eventjax.containers.connectivity import random_csr, random_fixed_num_conn
 from eventjax.containers.csc import CSC
 from eventjax.containers.csr import CSR
-from eventjax.containers.events import EventArray, IndexedEvents
+from eventjax.containers.events import BitPackedEvents, EventArray, IndexedEvents
 from eventjax.containers.fixed_conn import (
            FixedNumConn,
            FixedNumPerPost,
@@ -28,5 +28,5 @@ from eventjax.containers.fixed_conn import (
 from eventjax.containers.jitc import JITCMatrix
 from eventjax.containers.ops import COO
 
-__all__ = ['COO', 'CSC', 'CSR', 'EventArray', 'FixedNumConn', 'FixedNumPerPost', 'FixedNumPerPre',
+__all__ = ['BitPackedEvents', 'COO', 'CSC', 'CSR', 'EventArray', 'FixedNumConn', 'FixedNumPerPost', 'FixedNumPerPre',
            'FixedPostNumConn', 'FixedPreNumConn', 'IndexedEvents', 'JITCMatrix', 'random_csr', 'random_fixed_num_conn']

@@ -22,9 +22,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from eventjax.kernels.dense import binary_densemm, binary_densemv
-from eventjax.kernels.indexed import binary_csrmv_indexed, compact_events, expand_events
+from eventjax.kernels.indexed import binary_csrmv_indexed, bitpack, bitunpack, compact_events, expand_events
 
-__all__ = ['EventArray', 'IndexedEvents', 'is_plain_array']
+__all__ = ['BitPackedEvents', 'EventArray', 'IndexedEvents', 'is_plain_array']
 
 
 def is_plain_array(x) -> bool:
@@ -76,6 +76,17 @@ class EventArray:
             EventArray(Array([False,  True,  True], dtype=bool))
         """
         return IndexedEvents.from_array(self.value, capacity)
+
+    def bitpack(self) -> BitPackedEvents:
+        """These events packed 32 neurons per uint32 word along the neuron axis (:class:`BitPackedEvents`).
+
+        Example:
+            >>> import jax.numpy as jnp
+            >>> import eventjax as ej
+            >>> ej.EventArray(jnp.array([True, False, True])).bitpack().words
+            Array([5], dtype=uint32)
+        """
+        return BitPackedEvents(bitpack(self.value, axis=0), self.shape[0])
 
     def __matmul__(self, other):
         if not is_plain_array(other):
@@ -173,4 +184,61 @@ class IndexedEvents:
         # A @ events: the events index A's columns, the stored rows of a .T view (a CSC is one).
         if _is_csr(other):
             return self._times(other, other.transposed)
+        return other @ self.to_event_array()
+
+
+@jax.tree_util.register_pytree_node_class
+class BitPackedEvents:
+    """Events of ``size`` neurons packed 32 per uint32 word along the first axis (see :func:`~eventjax.bitpack`).
+
+    The compact form to store or send (the multi-process spike exchange sends
+    its events so); ``@`` multiplies the unpacked events, exactly as
+    :class:`EventArray` does.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> import eventjax as ej
+        >>> ev = ej.EventArray(jnp.array([False, True])).bitpack()
+        >>> ev @ jnp.array([[1., 2.], [3., 4.]])
+        Array([3., 4.], dtype=float32)
+    """
+
+    _eventjax_container = True
+    __array_ufunc__ = None  # NumPy arrays defer ``ndarray @ events`` to __rmatmul__
+
+    def __init__(self, words, size: int):
+        self.words, self.size = jnp.asarray(words), int(size)
+        if self.words.dtype != jnp.uint32 or self.words.ndim not in (1, 2) or \
+                self.words.shape[0] != -(-self.size // 32):
+            raise ValueError(f'BitPackedEvents(): words must be uint32 of shape (ceil(size / 32),) or '
+                             f'(ceil(size / 32), k), {-(-self.size // 32)} words for size {self.size}; got '
+                             f'{self.words.dtype.name}{list(self.words.shape)}.')
+
+    shape = property(lambda self: (self.size, *self.words.shape[1:]))
+    ndim = property(lambda self: self.words.ndim)
+
+    def __repr__(self) -> str:
+        return f'BitPackedEvents(size={self.size}, words={self.words!r})'
+
+    def tree_flatten(self):
+        return (self.words,), self.size
+
+    @classmethod
+    def tree_unflatten(cls, size, children):
+        obj = object.__new__(cls)
+        obj.words, obj.size = children[0], size
+        return obj
+
+    def todense(self):
+        """The bool events (see :func:`~eventjax.bitunpack`)."""
+        return bitunpack(self.words, self.size, axis=0)
+
+    def to_event_array(self) -> EventArray:
+        """The :class:`EventArray` of the unpacked events."""
+        return EventArray(self.todense())
+
+    def __matmul__(self, other):
+        return self.to_event_array() @ other
+
+    def __rmatmul__(self, other):
         return other @ self.to_event_array()
