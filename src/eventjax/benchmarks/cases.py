@@ -226,10 +226,10 @@ def _events_case(indexed: bool, rate: float):
 
     The bool form is ``binary_csrmv``; the index-list form ``binary_csrmv_indexed``
     on a list compacted beforehand, with twice the expected events as its capacity.
-    Baseline: the bool product on the same backend.
+    Baseline: the dense product for the bool form, the bool product on the same backend for the list.
     """
     def build(n, rng, rate_given=None, **_):
-        idx, w, _ = _fixed_conn(rng, n)
+        idx, w, dense = _fixed_conn(rng, n)
         k = idx.shape[1]
         indptr = jnp.arange(0, n * k + 1, k, dtype=jnp.int32)
         spikes = _events(rng, n, rate=rate)
@@ -239,8 +239,10 @@ def _events_case(indexed: bool, rate: float):
         be = BraineventCall('binary_csrmv', (*structure, jnp.asarray(spikes)), {'shape': (n, n), 'transpose': True},
                             workspace=True)
         if not indexed:
-            return Problem((*structure, jnp.asarray(spikes)), bool_call, (), None, k, brainevent=be,
-                           floor_bytes=sparse_bytes(idx, spikes, transpose=True, event=True))
+            return Problem((*structure, jnp.asarray(spikes)), bool_call,
+                           *_dense_baseline(dense, jnp.asarray(spikes), True), k, brainevent=be,
+                           floor_bytes=sparse_bytes(idx, spikes, transpose=True, event=True),
+                           scipy=_scipy(idx, w, spikes, True))
         ids, count = ej.compact_events(spikes, max(8, int(2 * rate * n)))
         call = lambda d, i, p, ids, count, backend: ej.binary_csrmv_indexed(
             d, i, p, None, (ids, count), shape=(n, n), transpose=True, backend=backend, validate=False)
