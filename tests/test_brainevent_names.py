@@ -136,6 +136,11 @@ class TestEvents:
                                       shape=(2, 3), transpose=True)
         _close(out, DENSE.sum(0))
 
+    def test_csr_slice_rows(self):
+        # be: csr_slice_rows(data, indices, indptr, row_indices, shape=...)
+        A = ej.CSR.fromdense(DENSE)
+        _close(ej.csr_slice_rows(A.data, A.indices, A.indptr, jnp.array([1, 0]), shape=(2, 3)), DENSE[::-1])
+
     def test_bitpack_and_bit_packed_binary(self):
         # be: bitpack(x, axis)
         # be: BitPackedBinary

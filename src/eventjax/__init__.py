@@ -23,7 +23,14 @@ from eventjax.containers.keyword_aliases import binary_csrmv, binary_fcnmm, fcnm
 from eventjax.kernels.csr import binary_csrmm, csrmm, csrmv
 from eventjax.kernels.dense import binary_densemm, binary_densemv
 from eventjax.kernels.fixed_conn import binary_fcnmv
-from eventjax.kernels.indexed import binary_csrmv_indexed, bitpack, bitunpack, compact_events, expand_events
+from eventjax.kernels.indexed import (
+    binary_csrmv_indexed,
+    bitpack,
+    bitunpack,
+    compact_events,
+    csr_slice_rows,
+    expand_events,
+)
 from eventjax.kernels.jitc import binary_jitcmm, binary_jitcmv, jitcmm, jitcmv
 from eventjax.primitive import defjvp, general_batching_rule, primitives
 from eventjax.primitive.tags import get_all_primitive_names, get_primitives_by_tags, get_registry
@@ -72,6 +79,7 @@ __all__ = [
     'compact_events',
     'config',
     'csrmm',
+    'csr_slice_rows',
     'csrmv',
     'defjvp',
     'errors',

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-from jax.interpreters import ad
 
 from eventjax.backends import XLACustomKernel
 from eventjax.kernels.common.checks import is_concrete, repair_indptr
 from eventjax.kernels.common.operator import register_kernels
 from eventjax.kernels.indexed import reference
 from eventjax.kernels.indexed.arguments import check_indexed_call
-from eventjax.primitive import defjvp_by_name, general_batching_rule, split_params
+from eventjax.kernels.indexed.rules import register_linear_in_data
 
 __all__ = ['binary_csrmv_indexed']
 
@@ -91,26 +90,11 @@ def _bind(data, indices, indptr, perm, ids, count, *, backend=None, shape, permu
                  permuted=permuted)[0]
 
 
-def _jvp_data(dw, data, *rest, **params):
-    backend, static = split_params(params)
-    return [_bind(dw, *rest, backend=backend, **static)]
-
-
-def _transpose(cts, data, indices, indptr, perm, ids, count, **params):
-    (ct,) = cts
-    result = [None] * len(OPERANDS)
-    if type(ct) is ad.Zero or not ad.is_undefined_primal(data):
-        return result
-    _, static = split_params(params)
-    permuted = static.pop('permuted')
-    ct_w = reference.weight_cotangent(ct, data.aval.shape[0], indices, indptr, perm if permuted else perm[:0],
-                                      ids, count, transpose=True, **static)
-    result[0] = ct_w.astype(data.aval.dtype)
-    return result
+def _cotangent(ct, n_weights, indices, indptr, perm, ids, count, *, shape, permuted):
+    return reference.weight_cotangent(ct, n_weights, indices, indptr, perm if permuted else perm[:0], ids, count,
+                                      shape=shape, transpose=True)
 
 
 _prim = XLACustomKernel('binary_csrmv_indexed')
 register_kernels(_prim, __package__, 'binary_csrmv_indexed', ('numba', 'warp', 'pallas'))
-defjvp_by_name(_prim, OPERANDS, data=_jvp_data)
-_prim.def_transpose_rule(_transpose)
-_prim.def_batching_rule(lambda args, axes, **params: general_batching_rule(_prim, args, axes, **params))
+register_linear_in_data(_prim, OPERANDS, _bind, _cotangent)

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 from eventjax.kernels.common import accumulation_dtype
 from eventjax.kernels.indexed import reference
 
-__all__ = ['binary_csrmv_indexed_kernel', 'row_width']
+__all__ = ['binary_csrmv_indexed_kernel', 'csr_slice_rows_kernel', 'row_width']
 
 
 def row_width(nnz: int, m: int) -> int:
@@ -70,5 +70,38 @@ def binary_csrmv_indexed_kernel(*, shape, permuted, outs):
         acc = accumulation_dtype(out_dtype)
         y = _listed_rows(data, indices, indptr, perm, ids, count, shape=shape, acc=acc).astype(out_dtype)
         return (jnp.where(count[0] > ids.shape[0], jnp.array(jnp.nan, out_dtype), y),)  # overflow: NaN
+
+    return kernel
+
+
+def csr_slice_rows_kernel(*, shape, outs):
+    """``jax`` kernel generator of ``csr_slice_rows``: a ``(rows, width)`` block, the oracle for longer rows."""
+    m, n = shape
+    out = outs[0]
+    oracle = reference.csr_slice_rows_kernel(shape=shape, outs=outs)
+
+    def kernel(data, indices, indptr, rows):
+        nnz, k = indices.shape[0], rows.shape[0]
+        acc = accumulation_dtype(out.dtype)
+        width = row_width(nnz, m)
+        live = (rows >= 0) & (rows < m)
+        r = jnp.where(live, rows, 0)
+        start = jnp.clip(indptr[r], 0, nnz)
+        end = jnp.where(live, jnp.clip(indptr[r + 1], start, nnz), start)
+
+        def block():
+            pos = start[:, None] + jnp.arange(width, dtype=start.dtype)
+            ok = pos < end[:, None]
+            pos = jnp.where(ok, pos, 0)
+            cols = indices[pos]
+            ok &= (cols >= 0) & (cols < n)
+            w = jnp.broadcast_to(data[0], pos.shape) if data.shape[0] == 1 else data[pos]
+            flat = jnp.where(ok, jnp.arange(k)[:, None] * n + cols, k * n)
+            terms = jnp.where(ok, w.astype(acc), jnp.zeros((), acc))
+            y = jnp.zeros((k * n,), acc).at[flat.reshape(-1)].add(terms.reshape(-1), mode='drop')
+            return y.reshape(k, n).astype(out.dtype)
+
+        return (jax.lax.cond(jnp.max(end - start, initial=0) > width, lambda: oracle(data, indices, indptr, rows)[0],
+                             block),)
 
     return kernel

@@ -18,7 +18,7 @@ from eventjax.kernels.common.numba_events import FASTMATH
 
 _U = np.uint64
 
-__all__ = ['binary_csrmv_indexed_kernel']
+__all__ = ['binary_csrmv_indexed_kernel', 'csr_slice_rows_kernel']
 
 
 @numba.njit(cache=True, inline='always')
@@ -76,3 +76,24 @@ def _scatter(data, indices, indptr, perm, ids, count, out, err):
 @numba.njit(cache=True, fastmath=FASTMATH)
 def _scatter_permuted(data, indices, indptr, perm, ids, count, out, err):
     _scatter_rows(data, indices, indptr, perm, ids, count, out, True)
+
+
+@numba.njit(cache=True, fastmath=FASTMATH)
+def _slice_rows(data, indices, indptr, rows, out, err):
+    """out[s, indices[k]] += w(k) over the entries of row rows[s]; rows outside [0, m) stay zero."""
+    out[:] = 0
+    nnz, m, n = np.int64(indices.shape[0]), _U(indptr.shape[0] - 1), _U(out.shape[1])
+    for s in range(rows.shape[0]):
+        i = _U(np.int64(rows[s]))
+        if i >= m:
+            continue
+        start, end = _bounds(indptr, np.int64(i), nnz)
+        for k in range(start, end):
+            j = _U(np.int64(indices[k]))
+            if j < n:
+                out[s, j] += data[0] if data.shape[0] == 1 else data[k]
+
+
+def csr_slice_rows_kernel():
+    """The numba kernel of ``csr_slice_rows``."""
+    return _slice_rows

@@ -17,7 +17,8 @@ import jax.numpy as jnp
 
 from eventjax.kernels.common import accumulation_dtype
 
-__all__ = ['binary_csrmv_indexed_kernel', 'product', 'event_multiplicity', 'entry_terms', 'weight_cotangent']
+__all__ = ['binary_csrmv_indexed_kernel', 'csr_slice_rows_kernel', 'entry_terms', 'event_multiplicity', 'product',
+           'slice_cotangent', 'slice_entries', 'weight_cotangent']
 
 
 def event_multiplicity(ids, count, size: int, dtype=jnp.int32):
@@ -86,3 +87,43 @@ def weight_cotangent(ct, n_weights: int, indices, indptr, perm, ids, count, *, s
         return term.sum().reshape(1)
     pos = perm if perm.shape[0] else jnp.arange(nnz)
     return jnp.zeros((n_weights,), ct.dtype).at[jnp.where(kept, pos, n_weights)].add(term, mode='drop')
+
+
+def slice_entries(indices, indptr, rows, *, shape):
+    """Per (slot, stored entry): whether the entry is in the slot's row and its column is kept, as ``(k, nnz)``.
+
+    The oracle of :func:`csr_slice_rows`: ``k x nnz`` work, for small problems.
+    """
+    m, n = shape
+    nnz = indices.shape[0]
+    pos = jnp.arange(nnz, dtype=indptr.dtype)
+    r = jnp.clip(rows, 0, m - 1)
+    start = jnp.clip(indptr[r], 0, nnz)
+    end = jnp.clip(indptr[r + 1], start, nnz)
+    live = ((rows >= 0) & (rows < m))[:, None]
+    return live & (pos >= start[:, None]) & (pos < end[:, None]) & ((indices >= 0) & (indices < n))[None, :]
+
+
+def csr_slice_rows_kernel(*, shape, outs):
+    """The oracle of ``csr_slice_rows`` as a ``jax`` kernel generator."""
+    def kernel(data, indices, indptr, rows):
+        m, n = shape
+        acc = accumulation_dtype(outs[0].dtype)
+        inside = slice_entries(indices, indptr, rows, shape=shape)
+        w = jnp.broadcast_to(data.astype(acc), (indices.shape[0],)) if data.shape[0] == 1 else data.astype(acc)
+        cols = jnp.where(inside, indices[None, :], n)
+        flat = (jnp.arange(rows.shape[0])[:, None] * n + cols).reshape(-1)
+        flat = jnp.where(cols.reshape(-1) < n, flat, rows.shape[0] * n)
+        terms = jnp.where(inside, w[None, :], jnp.zeros((), acc)).reshape(-1)
+        y = jnp.zeros((rows.shape[0] * n,), acc).at[flat].add(terms, mode='drop')
+        return (y.reshape(rows.shape[0], n).astype(outs[0].dtype),)
+    return kernel
+
+
+def slice_cotangent(ct, n_weights: int, indices, indptr, rows, *, shape):
+    """The cotangent of the weights of :func:`csr_slice_rows`: ``ct[slot, indices[k]]`` summed over slots."""
+    n = shape[1]
+    inside = slice_entries(indices, indptr, rows, shape=shape)
+    picked = ct[:, jnp.clip(indices, 0, n - 1)]
+    term = jnp.where(inside, picked, jnp.zeros((), ct.dtype)).sum(axis=0)
+    return term.sum().reshape(1) if n_weights == 1 else term

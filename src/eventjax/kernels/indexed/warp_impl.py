@@ -16,7 +16,7 @@ import functools
 from eventjax.backends.warp_bridge import WarpKernelSpec, import_warp
 from eventjax.kernels.common.warp_typing import accumulator_type, warp_types
 
-__all__ = ['binary_csrmv_indexed_kernel']
+__all__ = ['binary_csrmv_indexed_kernel', 'csr_slice_rows_kernel']
 
 
 @functools.cache
@@ -64,3 +64,36 @@ def binary_csrmv_indexed_kernel(dtypes, *, shape, permuted, outs):
     """The warp spec for ``binary_csrmv_indexed`` with inputs of ``dtypes``: a thread per slot of ``ids``."""
     wt, it = warp_types(dtypes)[:2]
     return WarpKernelSpec(_scatter(wt, it, permuted), dim=lambda *shapes: shapes[4], zero_outputs=True)
+
+
+@functools.cache
+def _slice(wt, it):
+    wp = import_warp()
+    at = accumulator_type(wt)
+
+    @wp.kernel(module='unique', enable_backward=False)
+    def slice_rows(data: wp.array(dtype=wt), indices: wp.array(dtype=it), indptr: wp.array(dtype=it),
+                   rows: wp.array(dtype=wp.int32), out: wp.array2d(dtype=wt)):
+        s = wp.tid()  # one thread per chosen row: it alone writes out[s]
+        i = int(rows[s])
+        if i < 0 or i >= indptr.shape[0] - 1:
+            return
+        nnz = indices.shape[0]
+        n = out.shape[1]
+        start = wp.min(wp.max(int(indptr[i]), 0), nnz)
+        end = wp.min(wp.max(int(indptr[i + 1]), start), nnz)
+        for k in range(start, end):
+            j = int(indices[k])
+            if j >= 0 and j < n:
+                p = k
+                if data.shape[0] == 1:
+                    p = 0
+                out[s, j] = wt(at(out[s, j]) + at(data[p]))
+
+    return slice_rows
+
+
+def csr_slice_rows_kernel(dtypes, *, shape, outs):
+    """The warp spec for ``csr_slice_rows``: a thread per chosen row."""
+    wt, it = warp_types(dtypes)[:2]
+    return WarpKernelSpec(_slice(wt, it), dim=lambda *shapes: shapes[3], zero_outputs=True)
