@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import eventjax as ej
-from tests.kernels.indexed.test_binary_csrmv_indexed import M, N, NNZ, dense, problem
+from tests.kernels.indexed.test_binary_csrmv_indexed import NNZ, M, N, dense, problem
 
 BACKENDS = ej.get_registry()['csr_slice_rows'].available_backends('cpu')
 ROWS = np.array([3, 0, 99, 3, -1, 8], np.int32)  # a repeat, and two rows outside [0, M)
