@@ -13,11 +13,12 @@ from eventjax.kernels.common.checks import (
     check_shape,
     check_weights,
     is_concrete,
+    repair_indptr,
     validate_csr_structure,
 )
 from eventjax.kernels.indexed.compaction import compact_events
 
-__all__ = ['check_indexed_call']
+__all__ = ['check_indexed_call', 'check_structure']
 
 
 def _check_perm(who, perm, data, nnz, index_dtype, validate):
@@ -64,9 +65,22 @@ def check_indexed_call(who, data, indices, indptr, perm, events, *, shape, trans
     ``events`` is ``(ids, count)`` or a spike vector of length ``shape[0]``
     (``transpose``) or ``shape[1]``; ``perm`` None means no permutation.
     """
-    m, n = check_shape(who, shape)
     if not isinstance(transpose, bool):
         raise TypeError(f'{who}: transpose must be a bool, got {transpose!r}.')
+    data, indices, indptr, (m, n) = check_structure(who, data, indices, indptr, shape=shape, validate=validate,
+                                                    any_data_length=perm is not None)
+    perm = _check_perm(who, perm, data, indices.shape[0], indices.dtype, validate)
+    ids, count = _check_index_list(who, events, m if transpose else n)
+    return data, indices, indptr, perm, ids, count, (m, n)
+
+
+def check_structure(who, data, indices, indptr, *, shape, validate, any_data_length=False):
+    """Check weights and CSR structure; returns ``(data, indices, indptr, shape)``.
+
+    Concrete structure is validated by value when ``validate``; traced
+    structure is then repaired (``repair_indptr``); ``validate=False`` trusts it.
+    """
+    m, n = check_shape(who, shape)
     data = check_weights(who, 'data', data)
     check_rank(who, 'data', data, (1,))
     indices = check_index_array(who, 'indices', indices)
@@ -74,11 +88,11 @@ def check_indexed_call(who, data, indices, indptr, perm, events, *, shape, trans
     check_index_capacity(who, (m, n), indices.dtype)
     check_length(who, 'indptr', indptr, m + 1, 'rows + 1')
     nnz = indices.shape[0]
-    if data.shape[0] not in (1, nnz) and perm is None:
+    if data.shape[0] not in (1, nnz) and not any_data_length:
         raise ValueError(f'{who}: data must have length {nnz} (one weight per entry of indices) '
                          f'or 1 (one homogeneous weight), got {data.shape[0]}.')
-    perm = _check_perm(who, perm, data, nnz, indices.dtype, validate)
-    ids, count = _check_index_list(who, events, m if transpose else n)
     if validate and is_concrete(indices, indptr):
         validate_csr_structure(who, indices, indptr, n)
-    return data, indices, indptr, perm, ids, count, (m, n)
+    elif validate:
+        indptr = repair_indptr(indptr, nnz)
+    return data, indices, indptr, (m, n)

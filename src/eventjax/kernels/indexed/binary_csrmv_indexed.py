@@ -6,7 +6,6 @@ import jax
 import jax.numpy as jnp
 
 from eventjax.backends import XLACustomKernel
-from eventjax.kernels.common.checks import is_concrete, repair_indptr
 from eventjax.kernels.common.operator import register_kernels
 from eventjax.kernels.indexed import reference
 from eventjax.kernels.indexed.arguments import check_indexed_call
@@ -66,8 +65,6 @@ def binary_csrmv_indexed(data, indices, indptr, perm, events, *, shape, transpos
     who = 'binary_csrmv_indexed()'
     data, indices, indptr, perm, ids, count, shape = check_indexed_call(
         who, data, indices, indptr, perm, events, shape=shape, transpose=transpose, validate=validate)
-    if validate and not is_concrete(indptr):
-        indptr = repair_indptr(indptr, indices.shape[0])
     m, n = shape
     if transpose and min(m, n, indices.shape[0], ids.shape[0], data.shape[0]) > 0:
         # No permutation travels as one unread entry (a zero-size operand would skip warp's launch).

@@ -6,19 +6,10 @@ import jax
 import jax.numpy as jnp
 
 from eventjax.backends import XLACustomKernel
-from eventjax.kernels.common.checks import (
-    check_index_array,
-    check_index_capacity,
-    check_length,
-    check_rank,
-    check_shape,
-    check_weights,
-    is_concrete,
-    repair_indptr,
-    validate_csr_structure,
-)
+from eventjax.kernels.common.checks import check_index_array
 from eventjax.kernels.common.operator import register_kernels
 from eventjax.kernels.indexed import reference
+from eventjax.kernels.indexed.arguments import check_structure
 from eventjax.kernels.indexed.rules import register_linear_in_data
 
 __all__ = ['csr_slice_rows']
@@ -53,22 +44,9 @@ def csr_slice_rows(data, indices, indptr, row_indices, *, shape, backend=None, v
                [1., 2.]], dtype=float32)
     """
     who = 'csr_slice_rows()'
-    m, n = check_shape(who, shape)
-    data = check_weights(who, 'data', data)
-    check_rank(who, 'data', data, (1,))
-    indices = check_index_array(who, 'indices', indices)
-    indptr = check_index_array(who, 'indptr', indptr).astype(indices.dtype)
-    check_index_capacity(who, (m, n), indices.dtype)
-    check_length(who, 'indptr', indptr, m + 1, 'rows + 1')
-    if data.shape[0] not in (1, indices.shape[0]):
-        raise ValueError(f'{who}: data must have length {indices.shape[0]} (one weight per entry of indices) '
-                         f'or 1 (one homogeneous weight), got {data.shape[0]}.')
+    data, indices, indptr, (m, n) = check_structure(who, data, indices, indptr, shape=shape, validate=validate)
     scalar = jnp.ndim(row_indices) == 0
     rows = check_index_array(who, 'row_indices', jnp.reshape(jnp.asarray(row_indices), (-1,))).astype(jnp.int32)
-    if validate and is_concrete(indices, indptr):
-        validate_csr_structure(who, indices, indptr, n)
-    elif validate:
-        indptr = repair_indptr(indptr, indices.shape[0])
     if min(m, n, indices.shape[0], rows.shape[0]) == 0:
         y = jnp.zeros((rows.shape[0], n), data.dtype)
     else:

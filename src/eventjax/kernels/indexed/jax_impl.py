@@ -16,7 +16,7 @@ import jax.numpy as jnp
 from eventjax.kernels.common import accumulation_dtype
 from eventjax.kernels.indexed import reference
 
-__all__ = ['binary_csrmv_indexed_kernel', 'csr_slice_rows_kernel', 'row_width']
+__all__ = ['binary_csrmv_indexed_kernel', 'csr_slice_rows_kernel', 'row_block', 'row_width']
 
 
 def row_width(nnz: int, m: int) -> int:
@@ -30,35 +30,44 @@ def row_width(nnz: int, m: int) -> int:
     return max(8, -(-(5 * mean) // 32) * 8)
 
 
+def row_block(data, indices, indptr, perm, rows, live, *, n, acc):
+    """The entries of ``rows`` (where ``live``) as a ``(len(rows), width)`` block: ``(cols, weights, ok, fits)``.
+
+    ``fits`` (traced) is False when a row is longer than the static width;
+    the caller then needs another path. Weights of entries not ``ok`` are 0.
+    """
+    nnz = indices.shape[0]
+    width = row_width(nnz, indptr.shape[0] - 1)
+    r = jnp.where(live, rows, 0)
+    start = jnp.clip(indptr[r], 0, nnz)
+    end = jnp.where(live, jnp.clip(indptr[r + 1], start, nnz), start)
+    k = start[:, None] + jnp.arange(width, dtype=start.dtype)
+    ok = k < end[:, None]
+    k = jnp.where(ok, k, 0)
+    cols = indices[k]
+    ok &= (cols >= 0) & (cols < n)
+    if data.shape[0] == 1:
+        w = jnp.broadcast_to(data[0].astype(acc), k.shape)
+    else:
+        pos = perm[k] if perm.shape[0] else k
+        ok &= (pos >= 0) & (pos < data.shape[0])
+        w = data[jnp.clip(pos, 0, data.shape[0] - 1)].astype(acc)
+    return cols, jnp.where(ok, w, jnp.zeros((), acc)), ok, jnp.max(end - start, initial=0) <= width
+
+
 def _listed_rows(data, indices, indptr, perm, ids, count, *, shape, acc):
     m, n = shape
-    nnz = indices.shape[0]
-    width = row_width(nnz, m)
     live = (jnp.arange(ids.shape[0]) < count.reshape(())) & (ids >= 0) & (ids < m)
-    rows = jnp.where(live, ids, 0)
-    start = jnp.clip(indptr[rows], 0, nnz)
-    end = jnp.where(live, jnp.clip(indptr[rows + 1], start, nnz), start)
+    cols, w, ok, fits = row_block(data, indices, indptr, perm, ids, live, n=n, acc=acc)
 
     def block():
-        k = start[:, None] + jnp.arange(width, dtype=start.dtype)
-        ok = k < end[:, None]
-        k = jnp.where(ok, k, 0)
-        cols = indices[k]
-        ok &= (cols >= 0) & (cols < n)
-        if data.shape[0] == 1:
-            w = jnp.broadcast_to(data[0].astype(acc), k.shape)
-        else:
-            pos = perm[k] if perm.shape[0] else k
-            ok &= (pos >= 0) & (pos < data.shape[0])
-            w = data[jnp.clip(pos, 0, data.shape[0] - 1)].astype(acc)
-        w = jnp.where(ok, w, jnp.zeros((), acc))
         return jnp.zeros((n,), acc).at[jnp.where(ok, cols, n)].add(w, mode='drop')
 
     def everything():
         return reference.product(data, indices, indptr, perm, ids, count, shape=shape, transpose=True,
                                   out_dtype=acc)
 
-    return jax.lax.cond(jnp.max(end - start, initial=0) > width, everything, block)
+    return jax.lax.cond(fits, block, everything)
 
 
 def binary_csrmv_indexed_kernel(*, shape, permuted, outs):
@@ -81,27 +90,16 @@ def csr_slice_rows_kernel(*, shape, outs):
     oracle = reference.csr_slice_rows_kernel(shape=shape, outs=outs)
 
     def kernel(data, indices, indptr, rows):
-        nnz, k = indices.shape[0], rows.shape[0]
+        k = rows.shape[0]
         acc = accumulation_dtype(out.dtype)
-        width = row_width(nnz, m)
         live = (rows >= 0) & (rows < m)
-        r = jnp.where(live, rows, 0)
-        start = jnp.clip(indptr[r], 0, nnz)
-        end = jnp.where(live, jnp.clip(indptr[r + 1], start, nnz), start)
+        cols, w, ok, fits = row_block(data, indices, indptr, data[:0].astype(jnp.int32), rows, live, n=n, acc=acc)
 
         def block():
-            pos = start[:, None] + jnp.arange(width, dtype=start.dtype)
-            ok = pos < end[:, None]
-            pos = jnp.where(ok, pos, 0)
-            cols = indices[pos]
-            ok &= (cols >= 0) & (cols < n)
-            w = jnp.broadcast_to(data[0], pos.shape) if data.shape[0] == 1 else data[pos]
             flat = jnp.where(ok, jnp.arange(k)[:, None] * n + cols, k * n)
-            terms = jnp.where(ok, w.astype(acc), jnp.zeros((), acc))
-            y = jnp.zeros((k * n,), acc).at[flat.reshape(-1)].add(terms.reshape(-1), mode='drop')
+            y = jnp.zeros((k * n,), acc).at[flat.reshape(-1)].add(w.reshape(-1), mode='drop')
             return y.reshape(k, n).astype(out.dtype)
 
-        return (jax.lax.cond(jnp.max(end - start, initial=0) > width, lambda: oracle(data, indices, indptr, rows)[0],
-                             block),)
+        return (jax.lax.cond(fits, block, lambda: oracle(data, indices, indptr, rows)[0]),)
 
     return kernel
