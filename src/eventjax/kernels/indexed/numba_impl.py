@@ -14,7 +14,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from eventjax.kernels.common.numba_events import FASTMATH
+from eventjax.kernels.common.numba_events import FASTMATH, PREFETCH_MIN_ENTRIES, ROWS_AHEAD, prefetch_entries
 
 _U = np.uint64
 
@@ -40,7 +40,15 @@ def _scatter_rows(data, indices, indptr, perm, ids, count, out, permuted):
     out[:] = 0
     nnz, m, n, nd = np.int64(indices.shape[0]), _U(indptr.shape[0] - 1), _U(out.shape[0]), _U(data.shape[0])
     live = min(max(np.int64(count[0]), 0), ids.shape[0])
+    ahead = nnz >= PREFETCH_MIN_ENTRIES  # beyond the last-level cache: ask for the next rows early
     for s in range(live):
+        if ahead and s + ROWS_AHEAD < live:
+            a = _U(np.int64(ids[s + ROWS_AHEAD]))
+            if a < m:
+                lo, hi = _bounds(indptr, np.int64(a), nnz)
+                prefetch_entries(indices, lo, hi)
+                if nd != 1 and not permuted:
+                    prefetch_entries(data, lo, hi)
         i = _U(np.int64(ids[s]))
         if i >= m:
             continue
