@@ -8,6 +8,7 @@ from eventjax.containers import (
     COO,
     CSC,
     CSR,
+    BitPackedEvents,
     DelayedCSR,
     EventArray,
     FixedNumConn,
@@ -16,6 +17,7 @@ from eventjax.containers import (
     FixedPostNumConn,
     FixedPreNumConn,
     GradedEvents,
+    IndexedEvents,
     JITCMatrix,
     coo2csr,
     coo_to_csc_index,
@@ -30,14 +32,23 @@ from eventjax.kernels.csr import binary_csrmm, csrmm, csrmv
 from eventjax.kernels.delay import CSRDelayLayout, csr_delay_deliver, csr_delay_deliver_layout, fcn_delay_deliver
 from eventjax.kernels.dense import binary_densemm, binary_densemv
 from eventjax.kernels.fixed_conn import binary_fcnmv
+from eventjax.kernels.indexed import (
+    binary_csrmv_indexed,
+    bitpack,
+    bitunpack,
+    compact_events,
+    csr_slice_rows,
+    expand_events,
+)
 from eventjax.kernels.jitc import binary_jitcmm, binary_jitcmv, jitcmm, jitcmv
 from eventjax.primitive import defjvp, general_batching_rule, primitives
 from eventjax.primitive.tags import get_all_primitive_names, get_primitives_by_tags, get_registry
 
-# brainevent's name for EventArray.
+# brainevent's names for EventArray and the bit-packed form.
 BinaryArray = EventArray
 # brainevent's name for GradedEvents.
 WeightedArray = GradedEvents
+BitPackedBinary = BitPackedEvents
 
 # The numba thread count belongs to the numba bridge (compiled handlers read
 # it at each launch); eventjax.config keeps its public names for it. The
@@ -50,11 +61,13 @@ config.get_numba_parallel = numba_threads.get_parallel
 
 __all__ = [
     'COO',
+    'BitPackedEvents',
     'CSC',
     'CSR',
     'CSRDelayLayout',
     'BinaryArray',
     'DelayedCSR',
+    'BitPackedBinary',
     'EventArray',
     'FixedNumConn',
     'FixedNumPerPost',
@@ -62,19 +75,24 @@ __all__ = [
     'FixedPostNumConn',
     'FixedPreNumConn',
     'GradedEvents',
+    'IndexedEvents',
     'JITCMatrix',
     'WeightedArray',
     'XLACustomKernel',
     'backends_available',
     'binary_csrmm',
     'binary_csrmv',
+    'binary_csrmv_indexed',
     'binary_densemm',
     'binary_densemv',
     'binary_fcnmm',
     'binary_fcnmv',
     'binary_jitcmm',
     'binary_jitcmv',
+    'bitpack',
+    'bitunpack',
     'clear_backends',
+    'compact_events',
     'config',
     'coo2csr',
     'coo_to_csc_index',
@@ -84,10 +102,12 @@ __all__ = [
     'csr_to_coo_index',
     'csr_to_csc_index',
     'csrmm',
+    'csr_slice_rows',
     'csrmv',
     'defjvp',
     'errors',
     'fcn_delay_deliver',
+    'expand_events',
     'fcnmm',
     'fcnmv',
     'general_batching_rule',
