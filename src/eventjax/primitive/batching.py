@@ -1,4 +1,11 @@
-"""The general batching rule: vmap any primitive with a ``lax.scan`` over the batch."""
+"""The general batching rule: vmap any primitive with a ``lax.scan`` over the batch.
+
+The scan runs inside one ``jax.jit`` whose static key is the primitive, the
+batch axes and the parameters. An eager ``vmap`` calls the rule on every call;
+built afresh each time, the scan body would be a new function, which JAX
+traces and compiles again (and keeps, up to its cache limit): the jitted
+scan is traced once per key and shape and then reused.
+"""
 
 from __future__ import annotations
 
@@ -36,8 +43,7 @@ def general_batching_rule(prim, args: Sequence[Any], axes: Sequence[int | None],
         leaf 0 (or None when nothing was batched).
 
     Example:
-        >>> import functools
-        >>> from jax.interpreters import batching
+        >>>         >>> from jax.interpreters import batching
         >>> import eventjax as ej
         >>> p = ej.XLACustomKernel('general_batching_example')
         >>> batching.primitive_batchers[p.primitive] = functools.partial(
@@ -54,6 +60,20 @@ def general_batching_rule(prim, args: Sequence[Any], axes: Sequence[int | None],
         outs = apply(*args, **kwargs)
         return outs, jax.tree.map(lambda _: None, outs)
 
+    key = (apply, tuple(axes), tuple(sorted(kwargs.items())))
+    try:
+        hash(key)
+    except TypeError:  # a parameter JAX could not key on either: scan without reuse
+        outs = _batch_scan(key, *args)
+    else:
+        outs = _cached_batch_scan(key, *args)
+    return outs, jax.tree.map(lambda _: 0, outs)
+
+
+def _batch_scan(key: tuple, *args: Any) -> Any:
+    """Apply ``key = (apply, axes, sorted parameter items)`` to each batch element of ``args``."""
+    apply, axes, items = key
+    kwargs = dict(items)
     batched = [i for i, axis in enumerate(axes) if axis is not None]
     xs = [jnp.moveaxis(args[i], axes[i], 0) for i in batched]
 
@@ -64,4 +84,7 @@ def general_batching_rule(prim, args: Sequence[Any], axes: Sequence[int | None],
         return carry, apply(*full, **kwargs)
 
     _, outs = jax.lax.scan(body, 0, xs)
-    return outs, jax.tree.map(lambda _: 0, outs)
+    return outs
+
+
+_cached_batch_scan = jax.jit(_batch_scan, static_argnums=0)
