@@ -2,6 +2,7 @@
 
 import contextlib
 import functools
+import gc
 import time
 
 import jax
@@ -158,6 +159,11 @@ def counting_compiles():
         jax.monitoring.unregister_event_duration_listener(listener)
 
 
+def warp_launches():
+    """How many launch descriptors warp's JAX kernels have recorded in this process (one per trace)."""
+    return sum(getattr(o, 'launch_id', 0) for o in gc.get_objects() if type(o).__name__ == 'FfiKernel')
+
+
 def ms_per_call(fn, arg, calls):
     jax.block_until_ready(fn(arg))
     start = time.perf_counter()
@@ -192,10 +198,12 @@ class TestEagerVmapReusesCompiledCode:
         weights = jnp.arange(12.0, dtype=jnp.float32).reshape(4, 3)
         f = jax.vmap(lambda w: ej.csrmv(w, indices, indptr, v, shape=(2, 2), backend=backend))
         jax.block_until_ready(f(weights))
+        launches = warp_launches()
         with counting_compiles() as compiles:
             for _ in range(20):
                 got = f(weights)
         assert compiles[0] == 0
+        assert warp_launches() == launches  # warp records a launch descriptor per trace, none per call
         w = np.asarray(weights)
         np.testing.assert_allclose(got, np.stack([w[:, 0] + 10 * w[:, 1], 10 * w[:, 2]], axis=1))
 
