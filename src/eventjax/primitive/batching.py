@@ -25,7 +25,10 @@ def general_batching_rule(prim, args: Sequence[Any], axes: Sequence[int | None],
     batch element with ``jax.lax.scan`` (the carry is unused, always 0).
     Unbatched operands are closed over. When no operand is batched it binds
     the primitive once on the original arguments and reports every output as
-    unbatched (None), since an empty scan would fail.
+    unbatched (None), since an empty scan would fail. The scan is compiled
+    once per primitive, parameters, batch axes and shapes: an eager
+    ``jax.vmap`` called again reuses it (parameters that cannot be hashed
+    scan without that reuse).
 
     Given an :class:`~eventjax.XLACustomKernel` and call-style keywords
     (``outs=`` any pytree of structs, ``backend=``, static parameters) it
