@@ -46,7 +46,8 @@ def general_batching_rule(prim, args: Sequence[Any], axes: Sequence[int | None],
         leaf 0 (or None when nothing was batched).
 
     Example:
-        >>>         >>> from jax.interpreters import batching
+        >>> import functools
+        >>> from jax.interpreters import batching
         >>> import eventjax as ej
         >>> p = ej.XLACustomKernel('general_batching_example')
         >>> batching.primitive_batchers[p.primitive] = functools.partial(
