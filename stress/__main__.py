@@ -20,6 +20,7 @@ SCENARIOS = {
     'prange': 0.08,
     'resources': 0.15,
     'differential': 0.10,
+    'dynamic_batcher': 0.06,
     'eager_vmap': 0.05,
 }
 DEFAULT_SECONDS = {'short': 45.0, 'long': 180.0}

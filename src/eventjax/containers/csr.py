@@ -13,6 +13,7 @@ import numpy as np
 
 from eventjax.containers.base import SparseMatrix
 from eventjax.kernels.common.checks import is_concrete, validate_csr_structure
+from eventjax.kernels.common.units import attach, mantissa, split
 from eventjax.kernels.csr import binary_csrmm, binary_csrmv, csrmm, csrmv
 from eventjax.kernels.csr.reference import kept_entries
 
@@ -46,11 +47,11 @@ class CSR(SparseMatrix):
         self.stored_shape = tuple(int(d) for d in shape)
         self.transposed = bool(transposed)
         if validate and is_concrete(indices, indptr):
-            self._check('CSR()')
+            self._check(f'{type(self).__name__}()')
 
     @property
     def dtype(self):
-        return jnp.result_type(self.data)
+        return jnp.result_type(mantissa(self.data))
 
     @property
     def T(self) -> CSR:
@@ -101,7 +102,8 @@ class CSR(SparseMatrix):
         equals ``A @ v``, entries with a column outside ``[0, n)`` or with no row are dropped.
         """
         m, n = self.stored_shape
-        data = jnp.asarray(self.data)
+        data, unit = split(self.data)
+        data = jnp.asarray(data)
         indices = jnp.asarray(self.indices)
         nnz = jnp.shape(indices)[0]
         rows, kept = kept_entries(indices, jnp.asarray(self.indptr), (m, n))
@@ -110,7 +112,7 @@ class CSR(SparseMatrix):
         rows = jnp.where(kept, rows, m)
         values = jnp.broadcast_to(data.reshape(-1) if data.size == 1 else data, (nnz,))
         dense = jnp.zeros((m, n), data.dtype).at[rows, indices].add(values, mode='drop')
-        return dense.T if self.transposed else dense
+        return attach(dense.T if self.transposed else dense, unit)
 
     def validate(self) -> CSR:
         """Check the structure of concrete arrays; returns ``self``.
@@ -129,12 +131,14 @@ class CSR(SparseMatrix):
         m, n = self.stored_shape
         indptr = np.asarray(self.indptr)
         if indptr.shape != (m + 1,):
-            raise ValueError(f'{who}: indptr must have length {m + 1} (rows + 1), got shape {indptr.shape}.')
+            raise ValueError(f'{who}: indptr must have length {m + 1} ({self._indptr_counts} + 1), got shape '
+                             f'{indptr.shape}.')
         validate_csr_structure(who, np.asarray(self.indices), indptr, n)
 
     # -- products -----------------------------------------------------------
 
     _ops = (csrmv, csrmm, binary_csrmv, binary_csrmm)
+    _indptr_counts = 'rows'  # what indptr has one entry per (plus one)
 
     def _operands(self):
         return self.data, self.indices, self.indptr

@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from eventjax.kernels.common.checks import is_concrete
+from eventjax.kernels.common.units import attach, is_quantity, split
 from eventjax.kernels.csr.reference import kept_entries
 
 __all__ = ['COO', 'WeightOps']
@@ -58,8 +59,9 @@ class WeightOps:
         return type(self).tree_unflatten(aux, (data, *children[1:]))
 
     def _map(self, who: str, other, fn):
-        children, _ = self.tree_flatten()
-        return self.with_data(fn(jnp.asarray(children[0]), _scalar(who, other)))
+        weights = self.tree_flatten()[0][0]
+        # A Quantity keeps its unit through the arithmetic (brainunit checks it).
+        return self.with_data(fn(weights if is_quantity(weights) else jnp.asarray(weights), _scalar(who, other)))
 
     def __mul__(self, other):
         return self._map(f'{type(self).__name__} * x', other, lambda w, s: w * s)
@@ -71,7 +73,8 @@ class WeightOps:
         return self._map(f'{type(self).__name__} / x', other, lambda w, s: w / s)
 
     def __neg__(self):
-        return self.with_data(-jnp.asarray(self.tree_flatten()[0][0]))
+        weights = self.tree_flatten()[0][0]
+        return self.with_data(-(weights if is_quantity(weights) else jnp.asarray(weights)))
 
     def transpose(self, axes=None):
         """The transposed matrix, a view like ``.T`` (``axes`` only as ``None`` or ``(1, 0)``)."""
@@ -94,7 +97,7 @@ class WeightOps:
             Array([1, 0], dtype=int32)
         """
         csr = self.tocsr() if hasattr(self, 'tocsr') else self
-        data, indices, indptr = csr.data, jnp.asarray(csr.indices), jnp.asarray(csr.indptr)
+        (data, unit), indices, indptr = split(csr.data), jnp.asarray(csr.indices), jnp.asarray(csr.indptr)
         nnz = jnp.shape(indices)[0]
         rows, kept = kept_entries(indices, indptr, csr.stored_shape)
         rows = rows.astype(indices.dtype)
@@ -107,6 +110,7 @@ class WeightOps:
             # Traced, the count is fixed: a dropped entry stays, with weight 0 at (0, 0).
             data = jnp.where(kept, data, jnp.zeros((), data.dtype))
             rows, indices = jnp.where(kept, rows, 0), jnp.where(kept, indices, 0)
+        data = attach(data, unit)
         if csr.transposed:
             return COO(data, indices, rows, csr.shape)
         return COO(data, rows, indices, csr.shape)
