@@ -21,6 +21,7 @@ SCENARIOS = {
     'resources': 0.15,
     'differential': 0.10,
     'dynamic_batcher': 0.06,
+    'config_cycle': 0.08,
     'eager_vmap': 0.05,
 }
 DEFAULT_SECONDS = {'short': 45.0, 'long': 180.0}

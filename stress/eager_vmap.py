@@ -1,4 +1,4 @@
-"""Scenario 8: eager ``vmap`` through ``general_batching_rule`` costs what plain JAX costs, in time and memory.
+"""Scenario 10: eager ``vmap`` through ``general_batching_rule`` costs what plain JAX costs, in time and memory.
 
 An eager ``jax.vmap(f)(x)`` calls the batching rule on every call. Two
 functions batched only by that rule are called ``CALLS`` times each (a

@@ -93,7 +93,10 @@ def info_lines() -> list[str]:
     out.append(f'numba threads\n  {_numba_threads()}')
     snap = ej.config.snapshot()
     out.append('configuration')
-    out.append(f'  version            {snap.version}')
+    out.append(f'  version            {snap.version} (the key of this configuration in JAX\'s caches)')
+    stats = ej.config.configuration_stats()
+    out.append(f'  configurations     {stats.cached} cached (limit {stats.limit}, '
+               f'set_max_configurations); {stats.keys_made} keys made over {stats.changes} changes')
     out.append('  global backends    ' + ', '.join(f'{p}={b}' for p, b in snap.backends.items()))
     active = ej.config.current_override()
     out.append(f'  override (thread)  {", ".join(f"{p}={b}" for p, b in active) if active else "none"}')
