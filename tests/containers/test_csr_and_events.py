@@ -188,6 +188,20 @@ class TestConversionsMatchTheProducts:
         v = jnp.array([1.0, 10.0, 100.0])
         np.testing.assert_array_equal(M.todense() @ v, M @ v)
 
+    @pytest.mark.parametrize(('row', 'col', 'expected'), [
+        ([0, 1, 1], [0, -1, 2], [[1, 0, 0], [0, 0, 5]]),  # a negative column would wrap to the last one
+        ([0, 1, 1], [0, 3, 2], [[1, 0, 0], [0, 0, 5]]),
+        ([0, -1, 1], [0, 1, 2], [[1, 0, 0], [0, 0, 5]]),
+        ([0, 1, 2], [0, 1, 2], [[1, 0, 0], [0, 2, 0]]),
+    ])
+    def test_a_user_built_coo_drops_coordinates_outside_the_shape_like_its_products(self, row, col, expected):
+        C = ej.COO((jnp.array([1.0, 2.0, 5.0]), jnp.array(row), jnp.array(col)), shape=(2, 3), validate=False)
+        # Eagerly the product checks the coordinates and raises; traced, it drops the entry.
+        np.testing.assert_array_equal(jax.jit(lambda C: C @ jnp.eye(3))(C), expected)
+        np.testing.assert_array_equal(C.todense(), expected)
+        np.testing.assert_array_equal(jax.jit(lambda C: C.todense())(C), expected)
+        np.testing.assert_array_equal(C.T.todense(), np.transpose(expected))
+
     def test_fixed_num_conn_tocoo_drops_bad_columns_like_its_todense(self):
         F = ej.FixedNumConn((jnp.array([[1.0, 2.0], [3.0, 4.0]]), jnp.array([[0, -1], [3, 1]])), shape=(2, 3),
                             validate=False)

@@ -291,12 +291,19 @@ class COO(SparseMatrix):
         return cls(tuple(children), shape=aux, validate=False)
 
     def todense(self):
-        """The dense matrix; duplicate entries add up (differentiable in ``data``)."""
+        """The dense matrix; duplicate entries add up (differentiable in ``data``).
+
+        Unchecked coordinates (``validate=False``, or traced) follow the products' rules: an entry
+        with a row outside ``[0, m)`` or a column outside ``[0, n)`` is dropped.
+        """
         m, n = self.stored_shape
         data = jnp.asarray(self.data)
         values = jnp.broadcast_to(data.reshape(-1), (self.nnz,)) if data.size == 1 else data
-        row = jnp.where((jnp.asarray(self.row) >= 0) & (jnp.asarray(self.row) < m), self.row, m)
-        return jnp.zeros((m, n), data.dtype).at[row, self.col].add(values, mode='drop')
+        row, col = jnp.asarray(self.row), jnp.asarray(self.col)
+        # Dropped entries go past the last row, where the scatter drops them; a negative
+        # coordinate would otherwise wrap to the last row or column.
+        kept = (row >= 0) & (row < m) & (col >= 0) & (col < n)
+        return jnp.zeros((m, n), data.dtype).at[jnp.where(kept, row, m), col].add(values, mode='drop')
 
     def tocsr(self) -> CSR:
         """The same matrix as a :class:`CSR` (entries keep their order within a row; traceable)."""
