@@ -131,3 +131,34 @@ class TestTransforms:
 def test_entry_rows_match_the_reference_binary_search():
     indptr = jnp.array([2, 2, 5, 5, 9, 9], jnp.int32)  # entries before the first row and after the last
     np.testing.assert_array_equal(entry_rows(indptr, 11), reference.entry_rows(indptr, 11))
+
+
+def flat_events(count, seed=7):
+    """``count`` events spread over an ``(M, 3)`` matrix (flattened row-major, as the kernel counts them)."""
+    mask = np.zeros(M * 3, bool)
+    mask[np.random.default_rng(seed).choice(M * 3, count, replace=False)] = True
+    return mask.reshape(M, 3)
+
+
+class TestCapacityBoundaries:
+    """Each capacity exactly filled and one past it: a branch that loses its last gathered row, or
+    a count test off by one, changes these results (counts strictly inside a capacity would not)."""
+
+    @pytest.mark.parametrize('kind', ['uniform', 'padded'])
+    def test_vector_events_at_and_past_each_capacity(self, kind):
+        # Capacities of 512 rows: 16, 64, 256; past 256 every row; M is all of them.
+        for count in (0, 16, 17, 64, 65, 256, 257, M):
+            check(True, False, True, kind, events(count, M, seed=count))
+
+    def test_matrix_events_at_and_past_each_capacity(self):
+        # Over M * 3 flat events: capacities 12, 48, 192 (those up to M); past 192 every row.
+        for count in (0, 12, 13, 48, 49, 192, 193, M * 3):
+            check(True, True, True, 'padded', flat_events(count, seed=count))
+
+    def test_an_event_row_longer_than_the_width_takes_the_general_layout(self):
+        # Row 0 (40 entries) is longer than the padded width: at every capacity the general path runs.
+        for count in (1, 16, 17, 64):
+            x = events(count, M, seed=count)
+            x[0] = True
+            check(True, False, True, 'long', x)
+            check(True, True, True, 'long', np.stack([x, np.zeros(M, bool), x], axis=1))
