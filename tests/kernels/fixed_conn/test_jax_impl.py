@@ -139,3 +139,17 @@ class TestGather:
         got = jax.jit(lambda w, i, v: ej.fcnmv(w, i, v, shape=(M, N), backend='jax'))(w, indices, v)
         np.testing.assert_allclose(np.asarray(got, np.float64), fcn_product(w, indices, v, (M, N), False, False),
                                    rtol=1e-5, atol=1e-5)
+
+
+class TestCapacityBoundaries:
+    """Each capacity exactly filled and one past it: a branch that loses its last gathered row, or
+    a count test off by one, changes these results (counts strictly inside a capacity would not)."""
+
+    def test_vector_events_at_and_past_each_capacity(self):
+        for count in (0, 16, 17, 64, 65, 256, 257, M):  # capacities 16, 64, 256; then every row
+            check(events(count, seed=count))
+            check(events(count, seed=count), homogeneous=True)
+
+    def test_matrix_events_at_and_past_each_capacity(self):
+        for count in (0, 12, 13, 48, 49, 192, 193, M * 3):  # flat capacities 12, 48, 192 (up to M); then all
+            check(events(count, seed=count, matrix=True))
