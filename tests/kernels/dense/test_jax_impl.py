@@ -131,3 +131,28 @@ def test_vmap_and_grad_match_numpy():
     s = events(5, M)
     grad = jax.jit(jax.grad(lambda w: jnp.vdot(ej.binary_densemv(w, s, transpose=True, backend='jax'), ct)))(w)
     np.testing.assert_allclose(grad, np.outer(s, ct), rtol=1e-6)
+
+
+class TestCapacityBoundaries:
+    """Each capacity exactly filled and one past it: a branch that loses its last gathered row, or
+    a count test off by one, changes these results (counts strictly inside a capacity would not)."""
+
+    def test_vector_events_at_and_past_each_capacity(self):
+        for count in (0, 8, 9, 32, 33, 128, 129, M):  # capacities 8, 32, 128; then every row
+            check(weights(), events(count, M, seed=count), True)
+
+    @pytest.mark.parametrize('busiest', [1, 2])
+    def test_the_busiest_column_picks_the_capacity(self, busiest):
+        # The other columns hold fewer events; whichever column is the busiest, none loses one.
+        rng = np.random.default_rng(busiest)
+        for count in (8, 9, 32, 33, 128, 129, M):
+            s = np.zeros((M, 3), bool)
+            for c, k in enumerate((count // 2, count // 3, count // 4)):
+                s[rng.choice(M, count if c == busiest else k, replace=False), c] = True
+            check(weights(), s, True)
+
+    def test_event_columns_all_and_none(self):
+        w = np.random.default_rng(4).normal(size=(TestEventColumns.W_ROWS, TestEventColumns.W_COLS))
+        w = w.astype(np.float32)
+        for count in (0, 8, 9, TestEventColumns.W_COLS):  # capacity 8 (1024 / 128), then the product
+            check(w, events(count, TestEventColumns.W_COLS, seed=count), False)
