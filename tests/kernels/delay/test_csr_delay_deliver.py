@@ -151,3 +151,52 @@ class TestLargerProblems:
             spikes = rng.random(m) < rate
             np.testing.assert_allclose(f(spikes), oracle.deliver(ring, spikes, data, indices, indptr, delays, 4,
                                                                  weighted=False), rtol=1e-4, atol=1e-4)
+
+
+class TestJaxEventRowCapacities:
+    """The jax kernel's event rows past its size bound (lowered here): each capacity exactly filled and
+    one past it, every event, no event, binary and graded, and a row longer than the padded width."""
+
+    M, N, K, LENGTH = 128, 40, 8, 5  # 1,024 entries; capacities 16 and 64 (of 128 rows); padded width 16
+
+    @pytest.fixture(autouse=True)
+    def _event_rows_from_1024(self, monkeypatch):
+        from eventjax.kernels.delay import jax_impl
+        monkeypatch.setattr(jax_impl, 'SMALL', 1024)
+
+    def problem(self, long_row):
+        rng = np.random.default_rng(21)
+        lengths = np.full(self.M, self.K)
+        if long_row:
+            lengths[0], lengths[1:13] = 20, 7  # same entry count; row 0 passes the width
+        indptr = np.r_[0, np.cumsum(lengths)].astype(np.int32)
+        nnz = int(indptr[-1])
+        indices = rng.integers(0, self.N, nnz).astype(np.int32)
+        indices[::29] = -1  # dropped
+        data = rng.standard_normal(nnz).astype(np.float32)
+        delays = rng.integers(1, self.LENGTH, nnz).astype(np.int32)
+        ring = rng.standard_normal((self.LENGTH, self.N)).astype(np.float32)
+        return ring, data, indices, indptr, delays
+
+    def check(self, long_row, counts, *, first_row=False):
+        ring, data, indices, indptr, delays = self.problem(long_row)
+        f = jax.jit(lambda s, w: ej.csr_delay_deliver(ring, s, data, indices, indptr, delays, 3, shape=(self.M, self.N),
+                                                      backend='jax', weighted=w), static_argnums=1)
+        for count in counts:
+            rng = np.random.default_rng(count)
+            rows = rng.choice(self.M, count, replace=False)
+            if first_row and count:
+                rows[0] = 0
+            spikes = np.zeros(self.M, bool)
+            spikes[rows] = True
+            # Graded: nonzero values (negative included) are events with their value.
+            graded = np.where(spikes, rng.choice([-1.5, 0.5, 2.0], self.M), 0.0).astype(np.float32)
+            for events, weighted in ((spikes, False), (graded, True)):
+                want = oracle.deliver(ring, events, data, indices, indptr, delays, 3, weighted=weighted)
+                np.testing.assert_allclose(f(events, weighted), want, rtol=1e-5, atol=1e-5)
+
+    def test_each_capacity_exactly_full_and_one_past(self):
+        self.check(False, (0, 16, 17, 64, 65, self.M))
+
+    def test_an_event_row_longer_than_the_width_takes_the_reference(self):
+        self.check(True, (1, 16, 17), first_row=True)
