@@ -162,3 +162,24 @@ class TestCapacityBoundaries:
             x[0] = True
             check(True, False, True, 'long', x)
             check(True, True, True, 'long', np.stack([x, np.zeros(M, bool), x], axis=1))
+
+    @pytest.mark.parametrize('binary', [False, True])
+    @pytest.mark.parametrize('transpose', [False, True])
+    def test_a_row_one_past_the_padded_width_takes_the_general_layout(self, binary, transpose):
+        # The 'padded' structure holds rows of exactly the width (16); here one row is 17 long.
+        lengths = np.tile([0, 17, 8, 8, 4, 11, 8, 8], M // 8)
+        assert lengths.sum() == NNZ and lengths.max() == pad_width(NNZ, M) + 1
+        data, indices, _ = structure('padded')
+        indptr = np.r_[0, np.cumsum(lengths)].astype(np.int32)
+        rows = M if transpose else N
+        if binary:
+            xs = [events(c, rows, seed=c) for c in (16, 17, rows)]
+            for x in xs:
+                x[1] = True  # the long row (or a column it reaches)
+        else:
+            xs = [np.random.default_rng(2).normal(size=rows).astype(np.float32)]
+        for x in xs:
+            got = jitted(binary, False, transpose)(data, indices, indptr, jnp.asarray(x))
+            np.testing.assert_allclose(np.asarray(got, np.float64),
+                                       csr_product(data, indices, indptr, x, (M, N), transpose, binary),
+                                       rtol=1e-5, atol=1e-5)
