@@ -168,7 +168,7 @@ class TestJaxEventRowCapacities:
         rng = np.random.default_rng(21)
         lengths = np.full(self.M, self.K)
         if long_row:
-            lengths[0], lengths[1:13] = 20, 7  # same entry count; row 0 passes the width
+            lengths[0], lengths[1:10] = 17, 7  # same entry count; row 0 one past the width
         indptr = np.r_[0, np.cumsum(lengths)].astype(np.int32)
         nnz = int(indptr[-1])
         indices = rng.integers(0, self.N, nnz).astype(np.int32)
