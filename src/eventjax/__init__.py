@@ -3,6 +3,7 @@
 from eventjax import config, errors
 from eventjax._version import __version__ as __version__
 from eventjax.backends import XLACustomKernel, backends_available, numba_threads
+from eventjax.backends.native_bridge import NativeKernel
 from eventjax.config import clear_backends, get_backend, set_backend
 from eventjax.connectivity import random_csr, random_fixed_num_conn
 from eventjax.containers import CSR, EventArray, FixedNumConn
@@ -39,6 +40,7 @@ __all__ = [
     'FixedPostNumConn',
     'FixedPreNumConn',
     'JITCMatrix',
+    'NativeKernel',
     'XLACustomKernel',
     'backends_available',
     'binary_csrmm',
