@@ -264,7 +264,8 @@ def native_kernel_generator(kg: Callable, backend: str = 'cpp') -> Callable:
 
         def call(*arrays: Any) -> tuple:
             target = _target_for(kernel, backend)
-            return tuple(jax.ffi.ffi_call(target.name, outs, vmap_method=kernel.vmap_method)(*arrays, **kernel.attributes))
+            ffi = jax.ffi.ffi_call(target.name, outs, vmap_method=kernel.vmap_method)
+            return tuple(ffi(*arrays, **kernel.attributes))
 
         return call
 
