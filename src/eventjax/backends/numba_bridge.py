@@ -18,8 +18,10 @@ one lock (XLA keeps raw pointers to them).
 Errors. A kernel may take one extra last argument, ``err``: a byte buffer it
 fills with :func:`report_error`; the handler turns it into an XLA FFI error
 and JAX raises an exception carrying the message. A kernel that raises
-instead gets a generic error (numba cannot carry an exception's message out
-of compiled code). Wrong dtypes, ranks or arity fail at trace time.
+fails the call with the exception's class and message
+(``ValueError: negative entry in x (raised in numba kernel k)``), which the
+handler reads from what numba kept, taking the GIL on that path only.
+Wrong dtypes, ranks or arity fail at trace time.
 
 Bounds checks. :func:`bounds_checked` (or ``numba_kernel_generator(kg,
 boundscheck=True)``, ``@numba.njit(boundscheck=True)``, ``NUMBA_BOUNDSCHECK=1``)
