@@ -94,6 +94,8 @@ class NativeKernel:
         defines: ``-D`` macros, ``{'T': 'float'}`` (values become strings).
         flags: further compiler flags (``-O3``, ``-std=c++17`` and, for CUDA, ``-arch`` are given).
         includes: further include folders.
+        depends: files the source includes (headers of your own): their content joins the
+            cache key, so editing one rebuilds.
         attributes: static attributes passed to the handler (``.Attr<float>("scale")`` in the binding);
             use numpy scalars to fix their type (``np.float32(2)``).
         vmap_method: how ``jax.vmap`` runs the kernel (``jax.ffi.ffi_call``'s option); the
@@ -113,6 +115,7 @@ class NativeKernel:
     defines: Mapping[str, str] = attrs.field(factory=dict, converter=_defines)
     flags: tuple[str, ...] = attrs.field(default=(), converter=_strings)
     includes: tuple[str, ...] = attrs.field(default=(), converter=_strings)
+    depends: tuple[str, ...] = attrs.field(default=(), converter=_strings)
     attributes: Mapping[str, Any] = attrs.field(factory=dict, converter=dict)
     vmap_method: str = 'sequential'
 
@@ -123,16 +126,23 @@ class NativeKernel:
             raise KernelSpecError('NativeKernel: give exactly one of source= (the text) and file= (a path); '
                                   f'got {"both" if self.source else "neither"}.')
 
+    def _read(self, path: str) -> str:
+        try:
+            with open(path, encoding='utf-8') as f:
+                return f.read()
+        except OSError as e:
+            raise KernelSpecError(f'NativeKernel {self.entry!r}: cannot read {path!r}: {e}.') from e
+
     def text(self) -> tuple[str, str, tuple[str, ...]]:
         """``(source text, the name the compiler reports, include folders)``; reads ``file`` now."""
         if not self.file:
             return self.source, f'<{self.entry}: inline source>', self.includes
         path = os.path.abspath(self.file)
-        try:
-            with open(path, encoding='utf-8') as f:
-                return f.read(), path, (os.path.dirname(path), *self.includes)
-        except OSError as e:
-            raise KernelSpecError(f'NativeKernel {self.entry!r}: cannot read the source file {path!r}: {e}.') from e
+        return self._read(path), path, (os.path.dirname(path), *self.includes)
+
+    def depends_digest(self) -> str:
+        """The content of the ``depends`` files, as one string for the cache key."""
+        return '\0'.join(self._read(os.path.abspath(p)) for p in self.depends)
 
 
 def cuda_arch() -> str:
@@ -215,7 +225,7 @@ def compile_kernel(kernel: NativeKernel, backend: str = 'cpp') -> str:
     text, origin, includes = kernel.text()
     return native_build.build_library(
         _toolchain(backend), text, origin=origin, entry=kernel.entry, arch=cuda_arch() if backend == 'cuda' else '',
-        includes=includes, defines=kernel.defines, flags=kernel.flags)
+        includes=includes, defines=kernel.defines, flags=kernel.flags, depends=kernel.depends_digest())
 
 
 def _target_for(kernel: NativeKernel, backend: str) -> _Target:
@@ -224,7 +234,8 @@ def _target_for(kernel: NativeKernel, backend: str) -> _Target:
     text, origin, includes = kernel.text()
     tool = _toolchain(backend)
     arch = cuda_arch() if backend == 'cuda' else ''
-    key = native_build.build_key(tool, text, arch=arch, includes=includes, defines=kernel.defines, flags=kernel.flags)
+    key = native_build.build_key(tool, text, arch=arch, includes=includes, defines=kernel.defines, flags=kernel.flags,
+                                 depends=kernel.depends_digest())
 
     def create() -> _Target:
         path = compile_kernel(kernel, backend)

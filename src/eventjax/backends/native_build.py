@@ -5,7 +5,7 @@ A build is keyed by everything that changes the binary: the source text
 definitions, the compiler's path and its ``--version`` output, the jaxlib
 version (its FFI headers) and, for CUDA, the target architecture. The
 library lands in :func:`eventjax.config.cache.native_dir` as
-``<entry>-<key>.so``: an edited source has another key, so it is compiled
+``<key>.so``: an edited source has another key, so it is compiled
 again and the stale library is never loaded.
 
 Concurrent builders are safe without a lock: each compiles into a file name
@@ -136,7 +136,7 @@ def _command(tool: Toolchain, source: str, output: str, *, arch: str, includes: 
 
 
 def build_key(tool: Toolchain, text: str, *, arch: str, includes: Sequence[str], defines: Mapping[str, str],
-              flags: Sequence[str]) -> str:
+              flags: Sequence[str], depends: str = '') -> str:
     """The cache key of one build: a hash of everything that changes the binary.
 
     Example:
@@ -147,7 +147,7 @@ def build_key(tool: Toolchain, text: str, *, arch: str, includes: Sequence[str],
     """
     jaxlib_version, _ = _jaxlib()
     parts = (tool.language, tool.path, tool.version, jaxlib_version, arch, tuple(includes),
-             tuple(sorted(defines.items())), tuple(flags), text)
+             tuple(sorted(defines.items())), tuple(flags), text, depends)
     return hashlib.sha256(repr(parts).encode()).hexdigest()[:32]
 
 
@@ -167,7 +167,7 @@ def _write_atomically(path: str, data: str) -> None:
 
 def build_library(tool: Toolchain, text: str, *, origin: str, entry: str, arch: str = '',
                   includes: Sequence[str] = (), defines: Mapping[str, str] | None = None,
-                  flags: Sequence[str] = ()) -> str:
+                  flags: Sequence[str] = (), depends: str = '') -> str:
     """Compile ``text`` into a shared library (or find it in the cache); return its path.
 
     Args:
@@ -175,9 +175,10 @@ def build_library(tool: Toolchain, text: str, *, origin: str, entry: str, arch: 
         text: the source.
         origin: the name the compiler's messages give the source (the user's
             file, or a description of an inline string).
-        entry: the handler symbol, which also names the library file.
+        entry: the handler symbol, for messages.
         arch: the CUDA architecture (``'sm_90'``); '' for C++.
         includes, defines, flags: further ``-I`` folders, ``-D`` macros and compiler flags.
+        depends: the content of the files the source includes, for the key.
 
     Raises:
         NativeBuildError: the compiler is missing, failed or timed out; the
@@ -190,17 +191,17 @@ def build_library(tool: Toolchain, text: str, *, origin: str, entry: str, arch: 
     defines = dict(defines or {})
     if not tool.path:
         raise NativeBuildError(f'{origin}: cannot build {entry!r}: {tool.reason} {tool.fix}')
-    key = build_key(tool, text, arch=arch, includes=includes, defines=defines, flags=flags)
+    key = build_key(tool, text, arch=arch, includes=includes, defines=defines, flags=flags, depends=depends)
     folder = native_dir()
-    final = os.path.join(folder, f'{entry}-{key}.so')
+    final = os.path.join(folder, f'{key}.so')  # one build serves every entry of the source
     if os.path.exists(final):
         return final
     os.makedirs(folder, exist_ok=True)
     suffix = '.cu' if tool.language == 'cuda' else '.cc'
-    source = os.path.join(folder, f'{entry}-{key}{suffix}')
+    source = os.path.join(folder, f'{key}{suffix}')
     escaped = origin.replace('\\', '\\\\').replace('"', '\\"')
     _write_atomically(source, f'#line 1 "{escaped}"\n{text}')
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f'{entry}-{key}.', suffix='.so.tmp')
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f'{key}.', suffix='.so.tmp')
     os.close(fd)
     cmd = _command(tool, source, tmp, arch=arch, includes=includes, defines=defines, flags=flags)
     try:

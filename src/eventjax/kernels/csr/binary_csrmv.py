@@ -40,4 +40,5 @@ def binary_csrmv(data, indices, indptr, spikes, *, shape, transpose=False, backe
 
 _binary_csrmv = Operator('binary_csrmv', __package__, ('data', 'indices', 'indptr', 'spikes'),
                          events=True, matrix=False, weight_cotangent=reference.entry_cotangent,
-                         float_op='csrmv', mm_op='binary_csrmm', **PREPARE)
+                         float_op='csrmv', mm_op='binary_csrmm', **PREPARE,
+                         kernels=('numba', 'warp', 'pallas', 'cpp', 'cuda'))

@@ -40,4 +40,5 @@ def binary_fcnmv(weights, indices, spikes, *, shape, transpose=False, backend=No
 
 _binary_fcnmv = Operator('binary_fcnmv', __package__, ('weights', 'indices', 'spikes'),
                          events=True, matrix=False, weight_cotangent=reference.entry_cotangent,
-                         float_op='fcnmv', mm_op='binary_fcnmm')
+                         float_op='fcnmv', mm_op='binary_fcnmm',
+                         kernels=('numba', 'warp', 'pallas', 'cpp', 'cuda'))
