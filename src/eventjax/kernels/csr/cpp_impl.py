@@ -1,17 +1,19 @@
-"""C++ kernels (the ``cpp`` backend, cpu) for the CSR operators; the source is ``binary_csrmv.cc``.
+"""C++ kernels (the ``cpp`` backend, cpu) for the CSR operators; the source is ``csr_product.cc``.
 
-``transpose=False`` gathers row by row; ``transpose=True`` visits only the
-rows of the events, so it costs events x connections per row. ``indptr``
-is repaired in JAX before the call (the operator's ``prepare``), and a
-column index outside ``[0, n)`` is dropped in the kernel.
+One handler serves csrmv, csrmm, binary_csrmv and binary_csrmm: ``x`` a
+vector or a matrix, float products or events. ``transpose=False`` gathers
+row by row; ``transpose=True`` scatters from the rows of ``x``, and the
+binary products visit only the rows with an event, so they cost events x
+connections per row. ``indptr`` is repaired in JAX before the call (the
+operators' ``prepare``); a column index outside ``[0, n)`` is dropped in
+the kernel.
 """
 
 from __future__ import annotations
 
-from eventjax.kernels.common.native_sources import event_product
+from eventjax.kernels.common.native_sources import product_kernel
 
-__all__ = ['binary_csrmv_kernel']
+__all__ = ['binary_csrmm_kernel', 'binary_csrmv_kernel', 'csrmm_kernel', 'csrmv_kernel']
 
-
-def binary_csrmv_kernel(*, shape, transpose, outs):
-    return event_product(__file__, 'binary_csrmv', '.cc', shape=shape, transpose=transpose)
+csrmv_kernel = csrmm_kernel = product_kernel(__file__, 'csr_product.cc', binary=False)
+binary_csrmv_kernel = binary_csrmm_kernel = product_kernel(__file__, 'csr_product.cc', binary=True)

@@ -1,17 +1,17 @@
-"""CUDA kernels (the ``cuda`` backend, gpu) for the CSR operators; the source is ``binary_csrmv.cu``.
+"""CUDA kernels (the ``cuda`` backend, gpu) for the CSR operators; the source is ``csr_product.cu``.
 
-``transpose=False`` runs one thread per row; ``transpose=True`` one per row,
-returning at once without an event (atomic adds into a float32/64 buffer). ``indptr``
-is repaired in JAX before the call (the operator's ``prepare``), and a
-column index outside ``[0, n)`` is dropped in the kernel.
+One handler serves csrmv, csrmm, binary_csrmv and binary_csrmm, on XLA's
+stream: one thread per row; ``transpose=True`` adds with atomics into a
+float32/64 scratch buffer (float16 sums in float32), and in the binary
+products a thread whose row has no event returns at once. ``indptr`` is
+repaired in JAX before the call; a column outside ``[0, n)`` is dropped.
 """
 
 from __future__ import annotations
 
-from eventjax.kernels.common.native_sources import event_product
+from eventjax.kernels.common.native_sources import product_kernel
 
-__all__ = ['binary_csrmv_kernel']
+__all__ = ['binary_csrmm_kernel', 'binary_csrmv_kernel', 'csrmm_kernel', 'csrmv_kernel']
 
-
-def binary_csrmv_kernel(*, shape, transpose, outs):
-    return event_product(__file__, 'binary_csrmv', '.cu', shape=shape, transpose=transpose)
+csrmv_kernel = csrmm_kernel = product_kernel(__file__, 'csr_product.cu', binary=False)
+binary_csrmv_kernel = binary_csrmm_kernel = product_kernel(__file__, 'csr_product.cu', binary=True)

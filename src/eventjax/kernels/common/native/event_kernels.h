@@ -2,9 +2,10 @@
 //
 // The handlers take every operand as an ffi::AnyBuffer and dispatch on its
 // dtype at run time, so one library serves every dtype combination (one
-// build, cached on disk, instead of one per combination). The semantics are
-// those of the pure-JAX reference kernels: an event is an entry that is true
-// or > 0; a connection whose index lies outside [0, n) is dropped; weights of
+// build, cached on disk, instead of one per combination). Each source serves
+// the binary and the float product, with x a vector or a row-major matrix of
+// k columns (mv and mm). The semantics are those of the pure-JAX reference
+// kernels: an event is an entry that is true or > 0; a connection whose index lies outside [0, n) is dropped; weights of
 // event connections are selected, never multiplied by an indicator (a NaN
 // weight without an event adds nothing); float16 sums run in float32.
 #pragma once
@@ -38,6 +39,16 @@ template <> struct Acc<half_t> { using type = float; };
 
 template <typename S> EJ_HD inline bool is_event(S s) { return static_cast<float>(s) > 0.0f; }
 template <> EJ_HD inline bool is_event<bool>(bool s) { return s; }
+
+// One connection's term: its weight if x is an event (binary products; a select, so a NaN
+// weight without an event adds nothing), else the IEEE product w * x.
+template <bool Binary, typename A, typename X> EJ_HD inline A term(A w, X x) {
+  if constexpr (Binary) {
+    return is_event(x) ? w : A(0);
+  } else {
+    return w * static_cast<A>(x);
+  }
+}
 
 // Whether a stored column index names a column of [0, n) (negative indices are not wrapped).
 template <typename I> EJ_HD inline bool valid_column(I c, int64_t n) {
@@ -79,7 +90,8 @@ template <typename F> ffi::Error with_event_type(ffi::DataType t, F&& f) {
   }
 }
 
-// Runs body(Tag<W>, Tag<I>, Tag<S>) for the dtypes of the weights, indices and events.
+// Runs body(Tag<W>, Tag<I>, Tag<S>) for the dtypes of the weights, indices and the operand x
+// (events of any dtype for binary products; the weights' dtype for float products).
 template <typename F>
 ffi::Error dispatch(const ffi::AnyBuffer& w, const ffi::AnyBuffer& idx, const ffi::AnyBuffer& s, F&& body) {
   return with_weight_type(w.element_type(), [&](auto wt) {
