@@ -4,9 +4,9 @@ One handler serves csrmv, csrmm, binary_csrmv and binary_csrmm: ``x`` a
 vector or a matrix, float products or events. ``transpose=False`` gathers
 row by row; ``transpose=True`` scatters from the rows of ``x``, and the
 binary products visit only the rows with an event, so they cost events x
-connections per row. ``indptr`` is repaired in JAX before the call (the
-operators' ``prepare``); a column index outside ``[0, n)`` is dropped in
-the kernel.
+connections per row. ``indptr`` is repaired in the kernel as the rows are
+visited (the cummax the other backends run in JAX before their call), and a
+column index outside ``[0, n)`` is dropped there too.
 """
 
 from __future__ import annotations

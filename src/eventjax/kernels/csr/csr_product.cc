@@ -1,6 +1,8 @@
 // The CSR products for the cpp backend: csrmv, csrmm, binary_csrmv, binary_csrmm.
 // y = A @ x (gather, one output row per CSR row) or x @ A (transpose: scatter from the
 // rows of x; binary products skip the rows without an event). x is (rows, k), k = 1 for mv.
+// indptr is repaired on the fly as the rows are visited in order (cummax(clip(indptr, 0, nnz)),
+// what the other backends do in JAX before their kernel), so no XLA op runs before the call.
 #include <algorithm>
 #include <vector>
 
@@ -21,9 +23,11 @@ void gather(const W* w, bool homo, const I* idx, const I* ptr, const X* x, W* ou
             int64_t nnz) {
   using A = typename ej::Acc<W>::type;
   std::vector<A> acc(static_cast<size_t>(k));
+  int64_t lo = m > 0 ? bound(ptr[0], nnz) : 0;
   for (int64_t i = 0; i < m; ++i) {
+    const int64_t hi = std::max(lo, bound(ptr[i + 1], nnz));  // the repaired indptr: cummax(clip(indptr))
     std::fill(acc.begin(), acc.end(), A(0));
-    for (int64_t e = bound(ptr[i], nnz), hi = bound(ptr[i + 1], nnz); e < hi; ++e) {
+    for (int64_t e = lo; e < hi; ++e) {
       const I c = idx[e];
       if (!ej::valid_column(c, n)) continue;
       const A we = static_cast<A>(w[homo ? 0 : e]);
@@ -31,6 +35,7 @@ void gather(const W* w, bool homo, const I* idx, const I* ptr, const X* x, W* ou
       for (int64_t j = 0; j < k; ++j) acc[j] += ej::term<Binary>(we, xc[j]);
     }
     for (int64_t j = 0; j < k; ++j) out[i * k + j] = static_cast<W>(acc[j]);
+    lo = hi;
   }
 }
 
@@ -39,14 +44,16 @@ void scatter(const W* w, bool homo, const I* idx, const I* ptr, const X* x, W* o
              int64_t nnz) {
   using A = typename ej::Acc<W>::type;
   std::vector<A> acc(static_cast<size_t>(n * k), A(0));
-  for (int64_t i = 0; i < m; ++i) {
+  int64_t lo = m > 0 ? bound(ptr[0], nnz) : 0;
+  for (int64_t i = 0; i < m; ++i, lo = std::max(lo, bound(ptr[i], nnz))) {
+    const int64_t hi = std::max(lo, bound(ptr[i + 1], nnz));  // the repaired indptr: cummax(clip(indptr))
     const X* xi = x + i * k;
     if constexpr (Binary) {  // event-driven: only the rows with an event are visited
       bool any = false;
       for (int64_t j = 0; j < k && !any; ++j) any = ej::is_event(xi[j]);
       if (!any) continue;
     }
-    for (int64_t e = bound(ptr[i], nnz), hi = bound(ptr[i + 1], nnz); e < hi; ++e) {
+    for (int64_t e = lo; e < hi; ++e) {
       const I c = idx[e];
       if (!ej::valid_column(c, n)) continue;
       const A we = static_cast<A>(w[homo ? 0 : e]);
