@@ -4,6 +4,7 @@ from eventjax import config, errors
 from eventjax._version import __version__ as __version__
 from eventjax.backends import XLACustomKernel, backends_available, numba_threads
 from eventjax.backends.native_bridge import NativeKernel
+from eventjax.backends.native_modules import load_cpp_inline, load_cuda_file, load_cuda_inline
 from eventjax.config import clear_backends, get_backend, set_backend
 from eventjax.connectivity import random_csr, random_fixed_num_conn
 from eventjax.containers import CSR, EventArray, FixedNumConn
@@ -66,6 +67,9 @@ __all__ = [
     'get_registry',
     'jitcmm',
     'jitcmv',
+    'load_cpp_inline',
+    'load_cuda_file',
+    'load_cuda_inline',
     'primitives',
     'random_csr',
     'random_fixed_num_conn',
@@ -77,6 +81,8 @@ __all__ = [
 _INSTEAD = {
     'Dense': 'a plain weight array: eventjax.EventArray(spikes) @ W, or eventjax.binary_densemv(W, spikes)',
     'COO': 'eventjax.CSR or eventjax.CSC (CSR.fromdense builds one); A.tocoo() lists the stored entries',
+    'numba_cuda_kernel': ('a CUDA C++ kernel (XLACustomKernel.def_cuda_kernel with eventjax.NativeKernel), '
+                          'or warp or pallas: eventjax has no numba_cuda backend yet'),
 }
 
 
