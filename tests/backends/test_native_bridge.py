@@ -252,7 +252,29 @@ class TestKernelSpec:
 @pytest.mark.skipif(not HAS_NVCC, reason='nvcc is not installed')
 class TestCudaBuild:
     def test_a_cuda_handler_compiles_and_links_without_a_gpu(self):
-        src = textwrap.dedent('''\
+        path = compile_kernel(NativeKernel('eventjax_test_twice', source=TWICE_CU), 'cuda')
+        assert path.endswith('.so') and os.path.getsize(path) > 0
+        assert native_build.load_symbol(path, 'eventjax_test_twice', 'test') is not None
+
+    def test_the_standard_cuda_kernels_compile(self):
+        from eventjax.kernels.csr import cuda_impl as csr
+        from eventjax.kernels.fixed_conn import cuda_impl as fcn
+
+        for kg in (csr.binary_csrmv_kernel, fcn.binary_fcnmv_kernel):
+            kernel = kg(shape=(3, 4), transpose=True, outs=None)
+            assert native_build.load_symbol(compile_kernel(kernel, 'cuda'), kernel.entry, 'test') is not None
+
+    @pytest.mark.skipif(not ej.backends_available()['cuda']['gpu'].available, reason='no GPU for the cuda backend')
+    def test_a_cuda_kernel_runs_through_a_primitive_on_the_gpu(self):
+        p = ej.XLACustomKernel('cuda_twice')
+        p.def_cuda_kernel(lambda outs: NativeKernel('eventjax_test_twice', source=TWICE_CU))
+        x = jnp.arange(1000.0, dtype=jnp.float32)
+        f = lambda x: p(x, outs=jax.ShapeDtypeStruct(x.shape, x.dtype), backend='cuda')  # noqa: E731
+        np.testing.assert_allclose(f(x), 2 * np.arange(1000.0))
+        np.testing.assert_allclose(jax.jit(jax.vmap(f))(jnp.stack([x, x + 1])), 2 * np.stack([x, x + 1]))
+
+
+TWICE_CU = textwrap.dedent('''\
             #include "xla/ffi/api/ffi.h"
             namespace ffi = xla::ffi;
             __global__ void twice(const float* x, float* y, size_t n) {
@@ -269,6 +291,3 @@ class TestCudaBuild:
             XLA_FFI_DEFINE_HANDLER_SYMBOL(eventjax_test_twice, Impl, ffi::Ffi::Bind()
                 .Ctx<ffi::PlatformStream<cudaStream_t>>().Arg<ffi::Buffer<ffi::F32>>().Ret<ffi::Buffer<ffi::F32>>());
             ''')
-        path = compile_kernel(NativeKernel('eventjax_test_twice', source=src), 'cuda')
-        assert path.endswith('.so') and os.path.getsize(path) > 0
-        assert native_build.load_symbol(path, 'eventjax_test_twice', 'test') is not None
