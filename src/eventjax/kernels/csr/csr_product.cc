@@ -22,8 +22,29 @@ template <bool Binary, typename W, typename I, typename X>
 void gather(const W* w, bool homo, const I* idx, const I* ptr, const X* x, W* out, int64_t m, int64_t n, int64_t k,
             int64_t nnz) {
   using A = typename ej::Acc<W>::type;
-  std::vector<A> acc(static_cast<size_t>(k));
   int64_t lo = m > 0 ? bound(ptr[0], nnz) : 0;
+  if (k == 1) {  // the vector product: one scalar sum per row, no per-entry branch on homo
+    for (int64_t i = 0; i < m; ++i) {
+      const int64_t hi = std::max(lo, bound(ptr[i + 1], nnz));
+      A sum = A(0);
+      if (homo) {
+        const A w0 = static_cast<A>(w[0]);
+        for (int64_t e = lo; e < hi; ++e) {
+          const I c = idx[e];
+          sum += ej::valid_column(c, n) ? ej::term<Binary>(w0, x[c]) : A(0);
+        }
+      } else {
+        for (int64_t e = lo; e < hi; ++e) {
+          const I c = idx[e];
+          sum += ej::valid_column(c, n) ? ej::term<Binary>(static_cast<A>(w[e]), x[c]) : A(0);
+        }
+      }
+      out[i] = static_cast<W>(sum);
+      lo = hi;
+    }
+    return;
+  }
+  std::vector<A> acc(static_cast<size_t>(k));
   for (int64_t i = 0; i < m; ++i) {
     const int64_t hi = std::max(lo, bound(ptr[i + 1], nnz));  // the repaired indptr: cummax(clip(indptr))
     std::fill(acc.begin(), acc.end(), A(0));

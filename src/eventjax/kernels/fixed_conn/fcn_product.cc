@@ -14,6 +14,18 @@ using ej::ffi::Result;
 template <bool Binary, typename W, typename I, typename X>
 void gather(const W* w, bool homo, const I* idx, const X* x, W* out, int64_t m, int64_t n, int64_t k, int64_t cols) {
   using A = typename ej::Acc<W>::type;
+  if (cols == 1) {  // the vector product: one scalar sum per row
+    for (int64_t i = 0; i < m; ++i) {
+      A sum = A(0);
+      for (int64_t j = 0; j < k; ++j) {
+        const I c = idx[i * k + j];
+        const A we = static_cast<A>(w[homo ? 0 : i * k + j]);
+        sum += ej::valid_column(c, n) ? ej::term<Binary>(we, x[c]) : A(0);
+      }
+      out[i] = static_cast<W>(sum);
+    }
+    return;
+  }
   std::vector<A> acc(static_cast<size_t>(cols));
   for (int64_t i = 0; i < m; ++i) {
     std::fill(acc.begin(), acc.end(), A(0));
