@@ -10,7 +10,6 @@ during the call, and every gradient must be 1. The C++ library is built once
 
 from __future__ import annotations
 
-import threading
 import time
 
 import jax
@@ -19,7 +18,8 @@ import numpy as np
 
 import eventjax as ej
 from eventjax.backends import native_build
-from stress.harness import Report, run_threads
+from stress.config_flip import flip_while_working
+from stress.harness import Report
 
 SOURCE = r'''
 #include "xla/ffi/api/ffi.h"
@@ -85,20 +85,5 @@ def run(seconds: float, flips: int = 200, threads: int = 8) -> Report:
             report.add(1, 1, None if ok else f'worker {i} ({label}): got {got}, flips {first}..{last} allow {allowed}',
                        wrong=not ok)
 
-    pool = threading.Thread(target=lambda: report.failures.extend(run_threads(threads, worker, seconds + 60)))
-    start = time.monotonic()
-    pool.start()
-    pause = max(seconds / (flips + 1), 0.001)
-    for k in range(1, flips + 1):
-        if time.monotonic() > deadline:
-            break
-        time.sleep(pause)
-        marks['started'] = k
-        ej.set_backend('cpu', BACKENDS[k % 2])
-        marks['committed'] = k
-    marks['stop'] = True
-    pool.join(seconds + 120)
-    report.seconds = time.monotonic() - start
-    report.extra['flips'] = marks['committed']
-    ej.clear_backends()
+    flip_while_working(report, worker, marks, BACKENDS, seconds=seconds, flips=flips, threads=threads)
     return report

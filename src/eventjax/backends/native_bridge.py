@@ -23,7 +23,6 @@ so an edited source never reuses an old target.
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -32,6 +31,7 @@ import numpy as np
 
 from eventjax.backends import bridge, native_build
 from eventjax.backends.bridge import BackendStatus, Bridge
+from eventjax.backends.targets import TargetRegistry
 from eventjax.errors import KernelSpecError
 
 __all__ = ['CPP_BRIDGE', 'CUDA_BRIDGE', 'NativeKernel', 'c_type', 'compile_kernel', 'cuda_arch', 'ffi_type',
@@ -173,29 +173,7 @@ class _Target:
     symbol: Any = attrs.field(eq=False)  # the ctypes function pointer XLA holds
 
 
-class _Registry:
-    """FFI targets by build key; written under a lock, read without one."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._targets: dict[tuple, _Target] = {}
-
-    def __len__(self) -> int:
-        return len(self._targets)
-
-    def get_or_create(self, key: tuple, create: Callable[[], _Target]) -> _Target:
-        target = self._targets.get(key)
-        if target is not None:
-            return target
-        with self._lock:
-            target = self._targets.get(key)
-            if target is None:
-                target = create()
-                self._targets = {**self._targets, key: target}  # replace: lock-free readers see old or new
-        return target
-
-
-_REGISTRY = _Registry()
+_REGISTRY: TargetRegistry[_Target] = TargetRegistry()
 
 
 def target_count() -> int:
@@ -237,7 +215,7 @@ def _target_for(kernel: NativeKernel, backend: str) -> _Target:
     key = native_build.build_key(tool, text, arch=arch, includes=includes, defines=kernel.defines, flags=kernel.flags,
                                  depends=kernel.depends_digest())
 
-    def create() -> _Target:
+    def create(index: int) -> _Target:
         path = compile_kernel(kernel, backend)
         symbol = native_build.load_symbol(path, kernel.entry, origin)
         name = f'eventjax_{backend}_{kernel.entry}_{key[:16]}'
