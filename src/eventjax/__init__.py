@@ -6,15 +6,24 @@ from eventjax.backends import XLACustomKernel, backends_available, numba_threads
 from eventjax.backends.native_bridge import NativeKernel
 from eventjax.backends.native_modules import load_cpp_inline, load_cuda_file, load_cuda_inline
 from eventjax.config import clear_backends, get_backend, set_backend
-from eventjax.connectivity import random_csr, random_fixed_num_conn
-from eventjax.containers import CSR, EventArray, FixedNumConn
-from eventjax.containers_csc import CSC, FixedNumPerPost, FixedNumPerPre, FixedPostNumConn, FixedPreNumConn
-from eventjax.jitc_matrix import JITCMatrix
+from eventjax.containers import (
+    CSC,
+    CSR,
+    EventArray,
+    FixedNumConn,
+    FixedNumPerPost,
+    FixedNumPerPre,
+    FixedPostNumConn,
+    FixedPreNumConn,
+    JITCMatrix,
+    random_csr,
+    random_fixed_num_conn,
+)
+from eventjax.containers.keyword_aliases import binary_csrmv, binary_fcnmm, fcnmm, fcnmv
 from eventjax.kernels.csr import binary_csrmm, csrmm, csrmv
 from eventjax.kernels.dense import binary_densemm, binary_densemv
 from eventjax.kernels.fixed_conn import binary_fcnmv
 from eventjax.kernels.jitc import binary_jitcmm, binary_jitcmv, jitcmm, jitcmv
-from eventjax.keyword_aliases import binary_csrmv, binary_fcnmm, fcnmm, fcnmv
 from eventjax.primitive import defjvp, general_batching_rule, primitives
 from eventjax.primitive.tags import get_all_primitive_names, get_primitives_by_tags, get_registry
 

@@ -135,6 +135,23 @@ class TestBuildCache:
         after = compile_kernel(kernel)
         assert before != after and native_build.load_symbol(after, 'eventjax_test_file', 'test')() == 6
 
+    def test_a_cache_cleared_during_a_build_builds_again(self, tmp_path, monkeypatch):
+        import shutil
+
+        monkeypatch.setenv('EVENTJAX_CACHE_DIR', str(tmp_path))
+        real_run, calls = subprocess.run, []
+
+        def clear_first(cmd, **kw):
+            calls.append(cmd)
+            if len(calls) == 1:
+                shutil.rmtree(tmp_path / 'native_kernels')  # what eventjax cache --clear does meanwhile
+            return real_run(cmd, **kw)
+
+        monkeypatch.setattr(native_build.subprocess, 'run', clear_first)
+        src = 'extern "C" int eventjax_test_cleared() { return 3; }\n'
+        path = compile_kernel(NativeKernel('eventjax_test_cleared', source=src))
+        assert len(calls) == 2 and native_build.load_symbol(path, 'eventjax_test_cleared', 'test')() == 3
+
     def test_two_processes_building_one_kernel_at_once_share_one_library(self, tmp_path):
         script = textwrap.dedent('''\
             from eventjax.backends.native_bridge import NativeKernel, compile_kernel

@@ -8,7 +8,8 @@ library lands in :func:`eventjax.config.cache.native_dir` as
 ``<key>.so``: an edited source has another key, so it is compiled
 again and the stale library is never loaded.
 
-Concurrent builders are safe without a lock: each compiles into a file name
+Concurrent builders are safe without a lock (and a build whose folder is
+cleared under it by ``eventjax cache --clear`` starts again): each compiles into a file name
 of its own and publishes it with ``os.replace``, which is atomic, so a
 reader sees either no library or a whole one, and two processes that build
 the same kernel at once both end up loading the same file.
@@ -196,6 +197,19 @@ def build_library(tool: Toolchain, text: str, *, origin: str, entry: str, arch: 
     final = os.path.join(folder, f'{key}.so')  # one build serves every entry of the source
     if os.path.exists(final):
         return final
+    for attempt in range(2):
+        try:
+            return _build(tool, text, key=key, folder=folder, final=final, origin=origin, entry=entry, arch=arch,
+                          includes=includes, defines=defines, flags=flags)
+        except (NativeBuildError, OSError):
+            # `eventjax cache --clear` from another process removed the folder mid-build: build again.
+            if attempt or os.path.isdir(folder):
+                raise
+    raise AssertionError('unreachable')
+
+
+def _build(tool: Toolchain, text: str, *, key: str, folder: str, final: str, origin: str, entry: str, arch: str,
+           includes: Sequence[str], defines: Mapping[str, str], flags: Sequence[str]) -> str:
     os.makedirs(folder, exist_ok=True)
     suffix = '.cu' if tool.language == 'cuda' else '.cc'
     source = os.path.join(folder, f'{key}{suffix}')

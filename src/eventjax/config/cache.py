@@ -14,6 +14,10 @@ source each was built from) in :func:`native_dir`:
 ``$EVENTJAX_CACHE_DIR/native_kernels`` when set, else
 ``$XDG_CACHE_HOME/eventjax/native_kernels``, else
 ``~/.cache/eventjax/native_kernels``.
+
+Clearing is safe while other processes compile: one whose handler file,
+folder or index vanishes under it compiles that handler again, or without
+the disk cache, so it pays a compile but never fails.
 """
 
 from __future__ import annotations

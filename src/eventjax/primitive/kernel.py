@@ -74,7 +74,8 @@ class KernelPrimitive(CallAndTags):
         self.register_general_batching()
         table = PrimitiveTable(name)
         if any(t.name == name for t in snapshot().primitives.values()):
-            warnings.warn(f'XLACustomKernel({name!r}): a primitive with this name exists already; both stay '
+            # "already registered" is the wording brainevent's users search their logs for.
+            warnings.warn(f'XLACustomKernel({name!r}): a primitive named {name!r} is already registered; both stay '
                           f'registered, eventjax.primitives() lists this one as {name!r} and the older one '
                           f'as {name!r}#<uid>. Give each primitive its own name.',
                           DuplicatePrimitiveWarning, stacklevel=2)

@@ -71,8 +71,11 @@ class Warmup:
 
     def add(self, name: str, fn: Callable[..., Any], *args: Any,
             backends: Iterable[str | None] = (None,)) -> None:
-        """Register ``fn(*args, backend=b)`` for every ``b`` in ``backends``."""
-        backends = tuple(backends)
+        """Register ``fn(*args, backend=b)`` for every ``b`` in ``backends`` (one name alone may be a string)."""
+        backends = (backends,) if isinstance(backends, str) else tuple(backends)
+        wrong = [b for b in backends if b is not None and not isinstance(b, str)]
+        if wrong:
+            raise TypeError(f'Warmup.add({name!r}): backends must be names or None, got {wrong[0]!r}.')
         if not backends:
             raise ValueError(f'Warmup.add({name!r}): backends is empty; pass at least one, e.g. [None].')
         with self._lock:
