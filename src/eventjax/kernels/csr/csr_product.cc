@@ -65,21 +65,31 @@ void scatter(const W* w, bool homo, const I* idx, const I* ptr, const X* x, W* o
              int64_t nnz) {
   using A = typename ej::Acc<W>::type;
   std::vector<A> acc(static_cast<size_t>(n * k), A(0));
+  std::vector<int64_t> events;
   int64_t lo = m > 0 ? bound(ptr[0], nnz) : 0;
   for (int64_t i = 0; i < m; ++i, lo = std::max(lo, bound(ptr[i], nnz))) {
     const int64_t hi = std::max(lo, bound(ptr[i + 1], nnz));  // the repaired indptr: cummax(clip(indptr))
     const X* xi = x + i * k;
-    if constexpr (Binary) {  // event-driven: only the rows with an event are visited
-      bool any = false;
-      for (int64_t j = 0; j < k && !any; ++j) any = ej::is_event(xi[j]);
-      if (!any) continue;
-    }
-    for (int64_t e = lo; e < hi; ++e) {
-      const I c = idx[e];
-      if (!ej::valid_column(c, n)) continue;
-      const A we = static_cast<A>(w[homo ? 0 : e]);
-      A* row = acc.data() + static_cast<int64_t>(c) * k;
-      for (int64_t j = 0; j < k; ++j) row[j] += ej::term<Binary>(we, xi[j]);
+    if constexpr (Binary) {  // event-driven: only the (row, column) pairs with an event are visited
+      events.clear();
+      for (int64_t j = 0; j < k; ++j)
+        if (ej::is_event(xi[j])) events.push_back(j);
+      if (events.empty()) continue;
+      for (int64_t e = lo; e < hi; ++e) {
+        const I c = idx[e];
+        if (!ej::valid_column(c, n)) continue;
+        const A we = static_cast<A>(w[homo ? 0 : e]);
+        A* row = acc.data() + static_cast<int64_t>(c) * k;
+        for (const int64_t j : events) row[j] += we;
+      }
+    } else {
+      for (int64_t e = lo; e < hi; ++e) {
+        const I c = idx[e];
+        if (!ej::valid_column(c, n)) continue;
+        const A we = static_cast<A>(w[homo ? 0 : e]);
+        A* row = acc.data() + static_cast<int64_t>(c) * k;
+        for (int64_t j = 0; j < k; ++j) row[j] += ej::term<Binary>(we, xi[j]);
+      }
     }
   }
   for (int64_t j = 0; j < n * k; ++j) out[j] = static_cast<W>(acc[j]);

@@ -44,19 +44,29 @@ template <bool Binary, typename W, typename I, typename X>
 void scatter(const W* w, bool homo, const I* idx, const X* x, W* out, int64_t m, int64_t n, int64_t k, int64_t cols) {
   using A = typename ej::Acc<W>::type;
   std::vector<A> acc(static_cast<size_t>(n * cols), A(0));
+  std::vector<int64_t> events;
   for (int64_t i = 0; i < m; ++i) {
     const X* xi = x + i * cols;
-    if constexpr (Binary) {  // event-driven: only the rows with an event are visited
-      bool any = false;
-      for (int64_t q = 0; q < cols && !any; ++q) any = ej::is_event(xi[q]);
-      if (!any) continue;
-    }
-    for (int64_t j = 0; j < k; ++j) {
-      const I c = idx[i * k + j];
-      if (!ej::valid_column(c, n)) continue;
-      const A we = static_cast<A>(w[homo ? 0 : i * k + j]);
-      A* row = acc.data() + static_cast<int64_t>(c) * cols;
-      for (int64_t q = 0; q < cols; ++q) row[q] += ej::term<Binary>(we, xi[q]);
+    if constexpr (Binary) {  // event-driven: only the (row, column) pairs with an event are visited
+      events.clear();
+      for (int64_t q = 0; q < cols; ++q)
+        if (ej::is_event(xi[q])) events.push_back(q);
+      if (events.empty()) continue;
+      for (int64_t j = 0; j < k; ++j) {
+        const I c = idx[i * k + j];
+        if (!ej::valid_column(c, n)) continue;
+        const A we = static_cast<A>(w[homo ? 0 : i * k + j]);
+        A* row = acc.data() + static_cast<int64_t>(c) * cols;
+        for (const int64_t q : events) row[q] += we;
+      }
+    } else {
+      for (int64_t j = 0; j < k; ++j) {
+        const I c = idx[i * k + j];
+        if (!ej::valid_column(c, n)) continue;
+        const A we = static_cast<A>(w[homo ? 0 : i * k + j]);
+        A* row = acc.data() + static_cast<int64_t>(c) * cols;
+        for (int64_t q = 0; q < cols; ++q) row[q] += ej::term<Binary>(we, xi[q]);
+      }
     }
   }
   for (int64_t q = 0; q < n * cols; ++q) out[q] = static_cast<W>(acc[q]);
