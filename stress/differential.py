@@ -18,6 +18,7 @@ import jax
 from hypothesis import given, seed
 from tests.differential import transforms
 from tests.differential.check import Outcome, check_problem
+from tests.differential.delay import check_delivery, deliveries, delivery_backends
 from tests.differential.profile import differential_settings
 from tests.differential.strategies import problems
 
@@ -36,6 +37,21 @@ def _round(name: str, draws: int, round_seed: int, deadline: float, outcome: Out
         if time.monotonic() > deadline or outcome.problems >= limit:
             return
         outcome.add(check_problem(problem, around=lambda what: watched(f'differential: {what}')))
+
+    draw()
+
+
+def _delivery_round(draws: int, round_seed: int, deadline: float, outcome: Outcome) -> None:
+    """Delayed delivery's own draws and oracle (tests/differential/delay.py); a mismatch raises, as a test would."""
+    @seed(round_seed)
+    @differential_settings(draws)
+    @given(deliveries())
+    def draw(problem):
+        if time.monotonic() > deadline:
+            return
+        with watched('differential: csr_delay_deliver'):
+            outcome.comparisons += check_delivery(problem, delivery_backends())
+        outcome.problems += 1
 
     draw()
 
@@ -60,6 +76,7 @@ def run(seconds: float, long: bool = False, examples: int | None = None) -> Repo
             with x64:
                 for i, name in enumerate(names):
                     _round(name, per_round, base + 1000 * r + i, deadline, outcome, limit)
+                _delivery_round(per_round, base + 1000 * r + len(names), deadline, outcome)
     finally:
         ej.config.set_pallas_cpu_interpret(interpret)
     report.seconds = time.monotonic() - start

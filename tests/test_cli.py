@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+import eventjax as ej
 from eventjax import cli
 
 ROOT = pathlib.Path(__file__).parent.parent
@@ -22,6 +23,11 @@ class TestInfo:
             assert f'\n{heading}' in '\n' + text
         for name in ('jax', 'jaxlib', 'numba', 'warp', 'numpy', 'python'):
             assert f'  {name} ' in text
+
+    def test_info_shows_how_many_configurations_are_cached(self, capsys):
+        cli.main(['info'])
+        stats = ej.config.configuration_stats()
+        assert f'configurations     {stats.cached} cached (limit {stats.limit}' in capsys.readouterr().out
 
     def test_info_says_why_a_backend_is_unavailable(self, capsys):
         cli.main(['info'])

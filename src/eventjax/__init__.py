@@ -7,20 +7,29 @@ from eventjax.backends.native_bridge import NativeKernel
 from eventjax.backends.native_modules import load_cpp_inline, load_cuda_file, load_cuda_inline
 from eventjax.config import clear_backends, get_backend, set_backend
 from eventjax.containers import (
+    COO,
     CSC,
     CSR,
+    DelayedCSR,
     EventArray,
     FixedNumConn,
     FixedNumPerPost,
     FixedNumPerPre,
     FixedPostNumConn,
     FixedPreNumConn,
+    GradedEvents,
     JITCMatrix,
+    coo2csr,
+    coo_to_csc_index,
+    csc_to_csr_index,
+    csr_to_coo_index,
+    csr_to_csc_index,
     random_csr,
     random_fixed_num_conn,
 )
 from eventjax.containers.keyword_aliases import binary_csrmv, binary_fcnmm, fcnmm, fcnmv
 from eventjax.kernels.csr import binary_csrmm, csrmm, csrmv
+from eventjax.kernels.delay import CSRDelayLayout, csr_delay_deliver, csr_delay_deliver_layout, fcn_delay_deliver
 from eventjax.kernels.dense import binary_densemm, binary_densemv
 from eventjax.kernels.fixed_conn import binary_fcnmv
 from eventjax.kernels.jitc import binary_jitcmm, binary_jitcmv, jitcmm, jitcmv
@@ -29,6 +38,8 @@ from eventjax.primitive.tags import get_all_primitive_names, get_primitives_by_t
 
 # brainevent's name for EventArray.
 BinaryArray = EventArray
+# brainevent's name for GradedEvents.
+WeightedArray = GradedEvents
 
 # The numba thread count belongs to the numba bridge (compiled handlers read
 # it at each launch); eventjax.config keeps its public names for it. The
@@ -40,17 +51,22 @@ config.set_numba_parallel = numba_threads.set_parallel
 config.get_numba_parallel = numba_threads.get_parallel
 
 __all__ = [
+    'COO',
     'CSC',
     'CSR',
+    'CSRDelayLayout',
     'BinaryArray',
+    'DelayedCSR',
     'EventArray',
     'FixedNumConn',
     'FixedNumPerPost',
     'FixedNumPerPre',
     'FixedPostNumConn',
     'FixedPreNumConn',
+    'GradedEvents',
     'JITCMatrix',
     'NativeKernel',
+    'WeightedArray',
     'XLACustomKernel',
     'backends_available',
     'binary_csrmm',
@@ -63,10 +79,18 @@ __all__ = [
     'binary_jitcmv',
     'clear_backends',
     'config',
+    'coo2csr',
+    'coo_to_csc_index',
+    'csc_to_csr_index',
+    'csr_delay_deliver',
+    'csr_delay_deliver_layout',
+    'csr_to_coo_index',
+    'csr_to_csc_index',
     'csrmm',
     'csrmv',
     'defjvp',
     'errors',
+    'fcn_delay_deliver',
     'fcnmm',
     'fcnmv',
     'general_batching_rule',
@@ -89,7 +113,6 @@ __all__ = [
 # brainevent names with no eventjax twin, and what to write instead.
 _INSTEAD = {
     'Dense': 'a plain weight array: eventjax.EventArray(spikes) @ W, or eventjax.binary_densemv(W, spikes)',
-    'COO': 'eventjax.CSR or eventjax.CSC (CSR.fromdense builds one); A.tocoo() lists the stored entries',
     'numba_cuda_kernel': ('a CUDA C++ kernel (XLACustomKernel.def_cuda_kernel with eventjax.NativeKernel), '
                           'or warp or pallas: eventjax has no numba_cuda backend yet'),
 }

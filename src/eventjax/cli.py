@@ -93,7 +93,10 @@ def info_lines() -> list[str]:
     out.append(f'numba threads\n  {_numba_threads()}')
     snap = ej.config.snapshot()
     out.append('configuration')
-    out.append(f'  version            {snap.version}')
+    out.append(f'  version            {snap.version} (the key of this configuration in JAX\'s caches)')
+    stats = ej.config.configuration_stats()
+    out.append(f'  configurations     {stats.cached} cached (limit {stats.limit}, '
+               f'set_max_configurations); {stats.keys_made} keys made over {stats.changes} changes')
     out.append('  global backends    ' + ', '.join(f'{p}={b}' for p, b in snap.backends.items()))
     active = ej.config.current_override()
     out.append(f'  override (thread)  {", ".join(f"{p}={b}" for p, b in active) if active else "none"}')
@@ -225,12 +228,12 @@ def _parser() -> argparse.ArgumentParser:
     cache.add_argument('--clear', action='store_true', help='delete them (the next run compiles again)')
     bench = sub.add_parser('bench', help='time the standard kernels against dense, the memory floor, brainevent '
                                          'and scipy')
-    bench.add_argument('--family', action='append', choices=('dense', 'csr', 'fcn', 'jitc'),
+    bench.add_argument('--family', action='append', choices=('dense', 'csr', 'fcn', 'jitc', 'delay'),
                        help='kernel family; repeat for several (default: all)')
     bench.add_argument('--backends', nargs='+', metavar='NAME', help='backends to time (default: all that run here)')
     bench.add_argument('--sizes', nargs='+', type=int, metavar='N',
                        help='neuron counts of the square networks (default 1000 4000 10000; the dense family '
-                            'stops at 20000)')
+                            'stops at 20000; --family delay alone: 4000 100000)')
     bench.add_argument('--rate', type=float, metavar='FRACTION',
                        help='fraction of neurons with an event (default 0.02; 0.05 for jitc)')
     bench.add_argument('--plot', metavar='FILE.png',

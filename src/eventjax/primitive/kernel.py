@@ -27,7 +27,7 @@ from jax.extend import core
 from jax.interpreters import ad, batching, mlir
 
 from eventjax.config import PLATFORM_ALIASES, PLATFORMS, PrimitiveTable, snapshot, update
-from eventjax.config.runtime import current_override
+from eventjax.config.runtime import bind_snapshot, current_override
 from eventjax.config.snapshot import check_backend_name, frozen_map, normalize_platform
 from eventjax.errors import (
     BackendNotFoundError,
@@ -195,7 +195,7 @@ class KernelPrimitive(CallAndTags):
             raise ValueError(f'{self.name}(): outs must be a jax.ShapeDtypeStruct or a pytree of them, got {outs!r}.')
         flat = tuple(_as_struct(self.name, o) for o in flat)
         _check_static(self.name, static_params)
-        snap = snapshot()
+        snap = bind_snapshot()
         chosen = resolve(snap, self._uid, current_override(), backend)
         results = self.primitive.bind(*args, outs=flat, backend=backend, kernels=chosen,
                                       config_version=snap.version, **static_params)
