@@ -310,6 +310,62 @@ class TestFixedNumConn:
         _close(ej.binary_fcnmv(self.W, self.IDX, spikes=jnp.ones(3, bool), shape=(2, 3)), dense.sum(1))
 
 
+HANDLER = r'''
+#include "xla/ffi/api/ffi.h"
+namespace ffi = xla::ffi;
+static ffi::Error Twice(ffi::Buffer<ffi::F32> x, ffi::ResultBuffer<ffi::F32> y) {
+  for (size_t i = 0; i < x.element_count(); ++i) y->typed_data()[i] = 2 * x.typed_data()[i];
+  return ffi::Error::Success();
+}
+XLA_FFI_DEFINE_HANDLER_SYMBOL(eventjax_names_twice, Twice,
+    ffi::Ffi::Bind().Arg<ffi::Buffer<ffi::F32>>().Ret<ffi::Buffer<ffi::F32>>());
+'''
+
+
+class TestNativeKernels:
+    def test_load_cpp_inline_registers_name_dot_function(self):
+        # be: load_cpp_inline
+        from eventjax.backends import native_build
+
+        if not native_build.cpp_toolchain().path:
+            pytest.skip('no C++ compiler')
+        mod = ej.load_cpp_inline('eventjax_names', HANDLER, ['eventjax_names_twice'])
+        assert mod.targets == {'eventjax_names_twice': 'eventjax_names.eventjax_names_twice'}
+        x = jnp.arange(3.0)
+        out = jax.ffi.ffi_call(mod.targets['eventjax_names_twice'], jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
+        _close(out, [0.0, 2.0, 4.0])
+        with pytest.raises(TypeError, match='argument specs'):
+            ej.load_cpp_inline('eventjax_names_spec', HANDLER, {'eventjax_names_twice': ['arg', 'ret']})
+
+    def test_load_cuda_inline_and_file_build_for_the_gpu(self, tmp_path):
+        # be: load_cuda_inline
+        # be: load_cuda_file
+        from eventjax.backends import native_build
+
+        if not native_build.cuda_toolchain().path:
+            pytest.skip('nvcc is not installed')
+        mod = ej.load_cuda_inline('eventjax_names_cuda', HANDLER, ['eventjax_names_twice'])
+        assert mod.targets['eventjax_names_twice'] == 'eventjax_names_cuda.eventjax_names_twice'
+        path = tmp_path / 'twice.cu'
+        path.write_text(HANDLER)
+        assert ej.load_cuda_file(path, ['eventjax_names_twice']).path == mod.path  # same content, same build
+
+    def test_def_cuda_raw_kernel_registers_the_gpu_cuda_kernel(self):
+        # be: XLACustomKernel.def_cuda_raw_kernel
+        p = ej.XLACustomKernel('names_cuda_raw')
+        p.def_cuda_raw_kernel(lambda outs: lambda x: (x,))
+        assert p.available_backends('gpu') == ('cuda',)
+
+    def test_numba_cuda_names_say_what_to_use_instead(self):
+        # be: XLACustomKernel.def_numba_cuda_kernel
+        # be: numba_cuda_kernel
+        p = ej.XLACustomKernel('names_numba_cuda')
+        with pytest.raises(NotImplementedError, match='def_cuda_kernel'):
+            p.def_numba_cuda_kernel(lambda outs: None)
+        with pytest.raises(AttributeError, match='def_cuda_kernel'):
+            ej.numba_cuda_kernel  # noqa: B018
+
+
 class TestDelaysAndGradedEvents:
     def test_csr_delay_deliver_and_its_layout(self):
         # be: csr_delay_deliver

@@ -3,6 +3,8 @@
 from eventjax import config, errors
 from eventjax._version import __version__ as __version__
 from eventjax.backends import XLACustomKernel, backends_available, numba_threads
+from eventjax.backends.native_bridge import NativeKernel
+from eventjax.backends.native_modules import load_cpp_inline, load_cuda_file, load_cuda_inline
 from eventjax.config import clear_backends, get_backend, set_backend
 from eventjax.containers import (
     COO,
@@ -77,6 +79,7 @@ __all__ = [
     'GradedEvents',
     'IndexedEvents',
     'JITCMatrix',
+    'NativeKernel',
     'WeightedArray',
     'XLACustomKernel',
     'backends_available',
@@ -117,6 +120,9 @@ __all__ = [
     'get_registry',
     'jitcmm',
     'jitcmv',
+    'load_cpp_inline',
+    'load_cuda_file',
+    'load_cuda_inline',
     'primitives',
     'random_csr',
     'random_fixed_num_conn',
@@ -127,6 +133,8 @@ __all__ = [
 # brainevent names with no eventjax twin, and what to write instead.
 _INSTEAD = {
     'Dense': 'a plain weight array: eventjax.EventArray(spikes) @ W, or eventjax.binary_densemv(W, spikes)',
+    'numba_cuda_kernel': ('a CUDA C++ kernel (XLACustomKernel.def_cuda_kernel with eventjax.NativeKernel), '
+                          'or warp or pallas: eventjax has no numba_cuda backend yet'),
 }
 
 

@@ -5,7 +5,7 @@ Examples:
     eventjax info                      # versions, devices, backends, configuration
     eventjax bench --family csr --plot csr.png
     python -m eventjax bench --quick --backends jax numba
-    eventjax cache --clear             # forget the compiled numba handlers
+    eventjax cache --clear             # forget the compiled kernels (numba, C++, CUDA)
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ _EPILOG = """examples:
   eventjax info                              versions, devices, backends, configuration
   eventjax bench --quick                     time the standard kernels (small sizes)
   eventjax bench --family csr --plot csr.png one family, with a plot (needs eventjax[plot])
-  eventjax cache --clear                     delete the compiled numba handlers
+  eventjax cache --clear                     delete the compiled kernels (numba, C++, CUDA)
 """
 
 _PACKAGES = (('eventjax', 'eventjax'), ('jax', 'jax'), ('jaxlib', 'jaxlib'), ('numba', 'numba'),
@@ -213,7 +213,8 @@ def _cache(args) -> int:
     for folder in folders:
         print(f'{folder.role}\n  {folder.path}\n  {verb} {folder.files} file(s), {_size(folder.size_bytes)}')
     if not args.clear:
-        print('(the folder follows NUMBA_CACHE_DIR, else XDG_CACHE_HOME; eventjax cache --clear deletes it)')
+        print('(numba handlers follow NUMBA_CACHE_DIR, C++/CUDA libraries EVENTJAX_CACHE_DIR, else both '
+              'XDG_CACHE_HOME; eventjax cache --clear deletes them)')
     return 0
 
 
@@ -223,7 +224,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument('--version', action='version', version=f'eventjax {__version__}')
     sub = parser.add_subparsers(dest='command', required=True)
     sub.add_parser('info', help='versions, devices, available backends and the configuration')
-    cache = sub.add_parser('cache', help='where the compiled numba handlers are kept, their size; --clear')
+    cache = sub.add_parser('cache', help='where the compiled kernels (numba, C++, CUDA) are kept, their size; --clear')
     cache.add_argument('--clear', action='store_true', help='delete them (the next run compiles again)')
     bench = sub.add_parser('bench', help='time the standard kernels against dense, the memory floor, brainevent '
                                          'and scipy')

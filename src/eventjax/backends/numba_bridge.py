@@ -18,8 +18,10 @@ one lock (XLA keeps raw pointers to them).
 Errors. A kernel may take one extra last argument, ``err``: a byte buffer it
 fills with :func:`report_error`; the handler turns it into an XLA FFI error
 and JAX raises an exception carrying the message. A kernel that raises
-instead gets a generic error (numba cannot carry an exception's message out
-of compiled code). Wrong dtypes, ranks or arity fail at trace time.
+fails the call with the exception's class and message
+(``ValueError: negative entry in x (raised in numba kernel k)``), which the
+handler reads from what numba kept, taking the GIL on that path only.
+Wrong dtypes, ranks or arity fail at trace time.
 
 Bounds checks. :func:`bounds_checked` (or ``numba_kernel_generator(kg,
 boundscheck=True)``, ``@numba.njit(boundscheck=True)``, ``NUMBA_BOUNDSCHECK=1``)
@@ -35,7 +37,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -47,6 +48,7 @@ import numpy as np
 from eventjax.backends import ffi_abi, numba_codegen, numba_keying
 from eventjax.backends.numba_intrinsics import report_error
 from eventjax.backends.numba_threads import get_num_threads, set_num_threads, threading_layer
+from eventjax.backends.targets import TargetRegistry
 from eventjax.errors import NumbaKernelError, UnsupportedDtypeError
 
 __all__ = [
@@ -76,30 +78,7 @@ class _Target:
     kernel: Any = attrs.field(eq=False)  # also keeps an identity key's id unique
 
 
-class _Registry:
-    """FFI targets by key; written under a lock, read without one."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._targets: dict[tuple, _Target] = {}
-
-    def __len__(self) -> int:
-        return len(self._targets)
-
-    def get_or_create(self, key: tuple, create: Callable[[str], _Target]) -> _Target:
-        target = self._targets.get(key)
-        if target is not None:
-            return target
-        with self._lock:
-            target = self._targets.get(key)
-            if target is None:
-                target = create(f'eventjax_numba_{len(self._targets)}')
-                # Replace, never mutate: a lock-free reader sees old or new.
-                self._targets = {**self._targets, key: target}
-        return target
-
-
-_REGISTRY = _Registry()
+_REGISTRY: TargetRegistry[_Target] = TargetRegistry()
 
 
 def target_count() -> int:
@@ -265,7 +244,7 @@ def _target_for(kernel: Any, arrays: Sequence[Any], outs: Sequence[Any]) -> _Tar
     kkey, fingerprint = _kernel_key(kernel)
     return _REGISTRY.get_or_create(
         (kkey, in_specs, out_specs),
-        lambda name: _create_target(name, kernel, fingerprint, in_specs, out_specs, who),
+        lambda index: _create_target(f'eventjax_numba_{index}', kernel, fingerprint, in_specs, out_specs, who),
     )
 
 
