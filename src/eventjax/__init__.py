@@ -12,12 +12,27 @@ from eventjax.kernels.csr import binary_csrmm, csrmm, csrmv
 from eventjax.kernels.dense import binary_densemm, binary_densemv
 from eventjax.kernels.fixed_conn import binary_fcnmv
 from eventjax.kernels.jitc import binary_jitcmm, binary_jitcmv, jitcmm, jitcmv
+from eventjax.kernels.plasticity import (
+    csr2csc_on_post,
+    csr_column_view,
+    csr_on_pre,
+    dense_on_post,
+    dense_on_pre,
+    fcn_on_pre,
+)
+from eventjax.kernels.plasticity.fcn_on_pre import update_fixed_pre_conn_on_binary_post
 from eventjax.keyword_aliases import binary_csrmv, binary_fcnmm, fcnmm, fcnmv
 from eventjax.primitive import defjvp, general_batching_rule, primitives
 from eventjax.primitive.tags import get_all_primitive_names, get_primitives_by_tags, get_registry
 
 # brainevent's name for EventArray.
 BinaryArray = EventArray
+# brainevent's names for the plasticity updates (same signatures).
+update_csr_on_binary_pre = csr_on_pre
+update_csr_on_binary_post = csr2csc_on_post
+update_dense_on_binary_pre = dense_on_pre
+update_dense_on_binary_post = dense_on_post
+update_fixed_post_conn_on_binary_pre = fcn_on_pre
 
 # The numba thread count belongs to the numba bridge (compiled handlers read
 # it at each launch); eventjax.config keeps its public names for it. The
@@ -29,9 +44,9 @@ config.set_numba_parallel = numba_threads.set_parallel
 config.get_numba_parallel = numba_threads.get_parallel
 
 __all__ = [
+    'BinaryArray',
     'CSC',
     'CSR',
-    'BinaryArray',
     'EventArray',
     'FixedNumConn',
     'FixedNumPerPost',
@@ -51,10 +66,16 @@ __all__ = [
     'binary_jitcmv',
     'clear_backends',
     'config',
+    'csr2csc_on_post',
+    'csr_column_view',
+    'csr_on_pre',
     'csrmm',
     'csrmv',
     'defjvp',
+    'dense_on_post',
+    'dense_on_pre',
     'errors',
+    'fcn_on_pre',
     'fcnmm',
     'fcnmv',
     'general_batching_rule',
@@ -68,6 +89,12 @@ __all__ = [
     'random_csr',
     'random_fixed_num_conn',
     'set_backend',
+    'update_csr_on_binary_post',
+    'update_csr_on_binary_pre',
+    'update_dense_on_binary_post',
+    'update_dense_on_binary_pre',
+    'update_fixed_post_conn_on_binary_pre',
+    'update_fixed_pre_conn_on_binary_post',
 ]
 
 
