@@ -1,8 +1,7 @@
 """Check that imports inside src/eventjax flow one way, for every module.
 
 Layers, highest first: __main__ -> cli -> benchmarks -> the package root
-(eventjax/__init__.py) -> keyword_aliases -> serving -> distributed ->
-connectivity -> jitc_matrix -> containers_csc -> containers -> container_ops -> kernels ->
+(eventjax/__init__.py) -> serving -> distributed -> containers -> kernels ->
 backends -> primitive -> config -> errors -> _version. A module may import from its own layer or a
 lower one, never a higher one; a module in no layer is itself a problem, so
 a new module must be placed here. Kernel families never import each other
@@ -17,8 +16,8 @@ import ast
 import pathlib
 import sys
 
-LAYERS = ['__main__', 'cli', 'benchmarks', '', 'keyword_aliases', 'serving', 'distributed', 'connectivity',
-          'jitc_matrix', 'containers_csc', 'containers', 'container_ops', 'kernels', 'backends', 'primitive', 'config',
+LAYERS = ['__main__', 'cli', 'benchmarks', '', 'serving', 'distributed', 'containers', 'kernels', 'backends',
+          'primitive', 'config',
           'errors', '_version']  # '' is the package root
 ROOT = pathlib.Path(__file__).resolve().parent.parent / 'src' / 'eventjax'
 

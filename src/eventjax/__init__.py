@@ -4,10 +4,20 @@ from eventjax import config, errors
 from eventjax._version import __version__ as __version__
 from eventjax.backends import XLACustomKernel, backends_available, numba_threads
 from eventjax.config import clear_backends, get_backend, set_backend
-from eventjax.connectivity import random_csr, random_fixed_num_conn
-from eventjax.containers import CSR, EventArray, FixedNumConn
-from eventjax.containers_csc import CSC, FixedNumPerPost, FixedNumPerPre, FixedPostNumConn, FixedPreNumConn
-from eventjax.jitc_matrix import JITCMatrix
+from eventjax.containers import (
+    CSC,
+    CSR,
+    EventArray,
+    FixedNumConn,
+    FixedNumPerPost,
+    FixedNumPerPre,
+    FixedPostNumConn,
+    FixedPreNumConn,
+    JITCMatrix,
+    random_csr,
+    random_fixed_num_conn,
+)
+from eventjax.containers.keyword_aliases import binary_csrmv, binary_fcnmm, fcnmm, fcnmv
 from eventjax.kernels.csr import binary_csrmm, csrmm, csrmv
 from eventjax.kernels.dense import binary_densemm, binary_densemv
 from eventjax.kernels.fixed_conn import binary_fcnmv
@@ -21,7 +31,6 @@ from eventjax.kernels.plasticity import (
     fcn_on_pre,
 )
 from eventjax.kernels.plasticity.fcn_on_pre import update_fixed_pre_conn_on_binary_post
-from eventjax.keyword_aliases import binary_csrmv, binary_fcnmm, fcnmm, fcnmv
 from eventjax.primitive import defjvp, general_batching_rule, primitives
 from eventjax.primitive.tags import get_all_primitive_names, get_primitives_by_tags, get_registry
 

@@ -14,7 +14,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from eventjax.containers import CSR, FixedNumConn
+from eventjax.containers.csr import CSR
+from eventjax.containers.fixed_conn import FixedNumConn
 
 __all__ = ['random_csr', 'random_fixed_num_conn']
 

@@ -1,0 +1,63 @@
+"""What every sparse container shares: its shape, ``.T`` and the ``@`` routing to the operators.
+
+``CSR @ EventArray`` / ``EventArray @ CSR`` route to the binary operator of
+the container's family (``transpose`` False / True), 2-D events to its
+``mm``; ``CSR @ array`` / ``array @ CSR`` to the float ones. Containers carry
+no backend: ``set_backend`` and ``config.override`` apply to ``@``; call the
+functions for a per-call ``backend=``.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from eventjax.containers.events import EventArray, is_plain_array
+from eventjax.containers.ops import WeightOps
+
+__all__ = ['SparseMatrix']
+
+
+class SparseMatrix(WeightOps):
+    """What every sparse container shares: a lazy ``.T`` and the ``@`` routing.
+
+    A subclass sets ``_ops = (mv, mm, binary_mv, binary_mm)`` and
+    ``_operands()`` (the arrays before ``x``); ``stored_shape`` and
+    ``transposed`` describe the stored matrix and the view.
+    """
+
+    _ops: tuple = ()
+    _eventjax_container = True
+    # NumPy arrays then defer ``ndarray @ container`` to ``__rmatmul__``.
+    __array_ufunc__ = None
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """The shape of the matrix this object stands for (after ``.T``)."""
+        m, n = self.stored_shape
+        return (n, m) if self.transposed else (m, n)
+
+    def _product(self, x, transpose: bool):
+        events = isinstance(x, EventArray)
+        value = x.value if events else x
+        mv, mm, binary_mv, binary_mm = self._ops
+        if jnp.ndim(value) == 1:
+            fn = binary_mv if events else mv
+        else:
+            fn = binary_mm if events else mm
+        # The structure was checked when the container was built (or comes
+        # traced or trusted); unchecked structure is dropped alike everywhere.
+        return fn(*self._operands(), value, shape=self.stored_shape, transpose=transpose, validate=False)
+
+    def __matmul__(self, other):
+        if not (isinstance(other, EventArray) or is_plain_array(other)):
+            return NotImplemented
+        return self._product(other, self.transposed)
+
+    def __rmatmul__(self, other):
+        if not (isinstance(other, EventArray) or is_plain_array(other)):
+            return NotImplemented
+        # x @ A == A.T @ x for vectors; X @ A == (A.T @ X.T).T for matrices.
+        if jnp.ndim(other.value if isinstance(other, EventArray) else other) == 1:
+            return self._product(other, not self.transposed)
+        flipped = EventArray(other.value.T) if isinstance(other, EventArray) else jnp.asarray(other).T
+        return self._product(flipped, not self.transposed).T

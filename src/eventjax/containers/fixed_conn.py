@@ -1,0 +1,226 @@
+""":class:`FixedNumConn`: ``k`` connections per row, and its pre/post-named forms.
+
+``FixedNumPerPre`` is brainevent's name for it; ``FixedNumPerPost`` (``k``
+presynaptic sources per postsynaptic neuron) is the ``.T`` view of a
+``FixedNumConn`` whose rows are the postsynaptic neurons, so it reuses every
+kernel. ``EventArray @ FixedNumConn`` is the event-driven scatter.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from eventjax.containers.base import SparseMatrix
+from eventjax.containers.csr import CSR
+from eventjax.containers.ops import WeightsAsData
+from eventjax.kernels.common.checks import is_concrete, validate_fcn_indices
+from eventjax.kernels.fixed_conn import binary_fcnmm, binary_fcnmv, fcnmm, fcnmv
+
+__all__ = ['FixedNumConn', 'FixedNumPerPost', 'FixedNumPerPre', 'FixedPostNumConn', 'FixedPreNumConn']
+
+
+@jax.tree_util.register_pytree_node_class
+class FixedNumConn(WeightsAsData, SparseMatrix):
+    """A sparse matrix with exactly ``k`` connections per row (a JAX pytree).
+
+    Row ``i`` holds weight ``weights[i, j]`` at column ``indices[i, j]``
+    (``indices`` is ``(m, k)``; duplicates add up); ``weights`` may be one
+    shared weight (a scalar or shape ``(1,)``). ``.T`` is a lazy view.
+    ``EventArray @ FixedNumConn`` is the event-driven scatter. Concrete
+    indices are checked when built; ``validate=False`` skips the check for
+    trusted structure. See :doc:`/semantics`.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> import eventjax as ej
+        >>> A = ej.FixedNumConn((0.5, jnp.array([[0, 2], [1, 2]])), shape=(2, 3))
+        >>> ej.EventArray(jnp.array([True, True])) @ A
+        Array([0.5, 0.5, 1. ], dtype=float32)
+        >>> A.todense()
+        Array([[0.5, 0. , 0.5],
+               [0. , 0.5, 0.5]], dtype=float32)
+    """
+
+    def __init__(self, args, *, shape, transposed: bool = False, validate: bool = True):
+        weights, indices = args
+        self.weights, self.indices = weights, indices
+        self.stored_shape = tuple(int(d) for d in shape)
+        self.transposed = bool(transposed)
+        if validate and is_concrete(weights, indices):
+            self._check('FixedNumConn()')
+
+    @property
+    def dtype(self):
+        return jnp.result_type(self.weights)
+
+    @property
+    def num_conn(self) -> int:
+        """``k``, the connections per row."""
+        return jnp.shape(self.indices)[1]
+
+    @property
+    def T(self) -> FixedNumConn:
+        return FixedNumConn((self.weights, self.indices), shape=self.stored_shape, transposed=not self.transposed,
+                            validate=False)
+
+    def __repr__(self) -> str:
+        view = ', transposed' if self.transposed else ''
+        return f'FixedNumConn(shape={self.shape}, k={self.num_conn}, dtype={self.dtype}{view})'
+
+    def tree_flatten(self):
+        return (self.weights, self.indices), (self.stored_shape, self.transposed)
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        shape, transposed = aux
+        return cls(tuple(children), shape=shape, transposed=transposed, validate=False)
+
+    # -- conversion ---------------------------------------------------------
+
+    def tocsr(self) -> CSR:
+        """The same matrix as a :class:`CSR` (traceable; a shared weight stays shared).
+
+        Example:
+            >>> import jax.numpy as jnp
+            >>> FixedNumConn((1.0, jnp.array([[1], [0]])), shape=(2, 2)).tocsr().indptr
+            Array([0, 1, 2], dtype=int32)
+        """
+        m, k = jnp.shape(self.indices)
+        weights = jnp.asarray(self.weights)
+        data = weights.reshape(1) if weights.size == 1 and m * k != 1 else weights.reshape(m * k)
+        indptr = jnp.arange(m + 1, dtype=jnp.result_type(self.indices)) * k
+        csr = CSR((data, jnp.reshape(self.indices, (m * k,)), indptr), shape=self.stored_shape, validate=False)
+        return csr.T if self.transposed else csr
+
+    @classmethod
+    def from_csr(cls, csr: CSR) -> FixedNumConn:
+        """The FCN form of a concrete :class:`CSR` whose rows all hold the same number of entries.
+
+        Raises:
+            ValueError: the rows hold different numbers of entries.
+        """
+        m, _ = csr.stored_shape
+        indptr = np.asarray(csr.indptr)
+        counts = np.diff(indptr)
+        if counts.size and np.any(counts != counts[0]):
+            raise ValueError(f'FixedNumConn.from_csr(): every row must hold the same number of entries, got '
+                             f'counts from {counts.min()} to {counts.max()}; keep it as a CSR.')
+        k = int(counts[0]) if counts.size else 0
+        start, stop = int(indptr[0]) if indptr.size else 0, int(indptr[0]) + m * k if indptr.size else 0
+        data = jnp.asarray(csr.data)
+        weights = data.reshape(1) if data.size == 1 and m * k != 1 else data[start:stop].reshape(m, k)
+        fcn = cls((weights, jnp.asarray(csr.indices)[start:stop].reshape(m, k)), shape=csr.stored_shape,
+                  validate=False)
+        return fcn.T if csr.transposed else fcn
+
+    def todense(self):
+        """The dense matrix, ``self.shape``; duplicate connections add up."""
+        m, n = self.stored_shape
+        indices = jnp.asarray(self.indices)
+        # One scatter of the m * k weights; out-of-range indices go past the end and drop.
+        cols = jnp.where((indices >= 0) & (indices < n), indices, n)
+        rows = jnp.broadcast_to(jnp.arange(m)[:, None], indices.shape)
+        weights = jnp.broadcast_to(jnp.asarray(self.weights, self.dtype).reshape(-1, 1) if jnp.size(self.weights) == 1
+                                   else self.weights, indices.shape)
+        dense = jnp.zeros((m, n), self.dtype).at[rows, cols].add(weights, mode='drop')
+        return dense.T if self.transposed else dense
+
+    def validate(self) -> FixedNumConn:
+        """Check the structure of concrete arrays; returns ``self``.
+
+        Construction already runs this check unless ``validate=False``.
+
+        Raises:
+            ValueError: ``indices`` is not ``(m, k)``, ``weights`` is neither
+                ``(m, k)`` nor one weight, or an index is outside ``[0, n)``.
+        """
+        self._check('FixedNumConn.validate()')
+        return self
+
+    def _check(self, who):
+        m, n = self.stored_shape
+        indices, wshape = np.asarray(self.indices), np.shape(self.weights)
+        if indices.ndim != 2 or indices.shape[0] != m:
+            raise ValueError(f'{who}: indices must have shape ({m}, k), got {indices.shape}.')
+        if int(np.prod(wshape)) != 1 and tuple(wshape) != indices.shape:
+            raise ValueError(f'{who}: weights must have shape {indices.shape} or be one weight, got {wshape}.')
+        validate_fcn_indices(who, indices, n)
+
+    # -- products -----------------------------------------------------------
+
+    _ops = (fcnmv, fcnmm, binary_fcnmv, binary_fcnmm)
+
+    def _operands(self):
+        return self.weights, self.indices
+
+
+def _pair(who: str, args) -> tuple:
+    # brainevent spells these both ((data, indices), shape=...) and (data, indices, shape=...).
+    if len(args) == 1 and isinstance(args[0], (tuple, list)) and len(args[0]) == 2:
+        return tuple(args[0])
+    if len(args) == 2:
+        return tuple(args)
+    raise TypeError(f'{who}: pass (data, indices) as one tuple or as two arguments, then shape=; '
+                    f'got {len(args)} positional argument(s).')
+
+
+@jax.tree_util.register_pytree_node_class
+class FixedNumPerPre(FixedNumConn):
+    """``k`` postsynaptic targets per presynaptic neuron: brainevent's name for :class:`~eventjax.FixedNumConn`.
+
+    ``indices`` is ``(num_pre, k)`` and ``shape`` is ``(num_pre, num_post)``;
+    ``data`` and ``indices`` may come as one tuple or as two arguments.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> import eventjax as ej
+        >>> ej.FixedNumPerPre(jnp.ones((2, 1)), jnp.array([[2], [0]]), shape=(2, 3)).todense()
+        Array([[0., 0., 1.],
+               [1., 0., 0.]], dtype=float32)
+    """
+
+    def __init__(self, *args, shape, transposed: bool = False, validate: bool = True):
+        super().__init__(_pair('FixedNumPerPre()', args), shape=shape, transposed=transposed, validate=validate)
+
+
+@jax.tree_util.register_pytree_node_class
+class FixedNumPerPost(FixedNumConn):
+    """``k`` presynaptic sources per postsynaptic neuron (a JAX pytree).
+
+    ``indices`` is ``(num_post, k)`` and ``shape`` is ``(num_pre, num_post)``:
+    the matrix has ``W[indices[j, c], j] = data[j, c]``. It is the ``.T``
+    view of a :class:`~eventjax.FixedNumConn` of shape ``(num_post,
+    num_pre)``, so ``events @ W`` gathers ``k`` inputs per target.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> import eventjax as ej
+        >>> W = ej.FixedNumPerPost(jnp.ones((3, 1)), jnp.array([[0], [1], [0]]), shape=(2, 3))
+        >>> ej.EventArray(jnp.array([True, False])) @ W
+        Array([1., 0., 1.], dtype=float32)
+    """
+
+    def __init__(self, *args, shape, transposed: bool = False, validate: bool = True):
+        num_pre, num_post = (int(d) for d in shape)
+        super().__init__(_pair('FixedNumPerPost()', args), shape=(num_post, num_pre), transposed=not transposed,
+                         validate=validate)
+
+    def __repr__(self) -> str:
+        view = ', transposed' if not self.transposed else ''
+        return f'FixedNumPerPost(shape={self.shape}, k={self.num_conn}, dtype={self.dtype}{view})'
+
+    def tree_flatten(self):
+        num_post, num_pre = self.stored_shape
+        return (self.weights, self.indices), ((num_pre, num_post), not self.transposed)
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        shape, transposed = aux
+        return cls(tuple(children), shape=shape, transposed=transposed, validate=False)
+
+
+# brainevent's names before 0.1.
+FixedPostNumConn = FixedNumPerPre
+FixedPreNumConn = FixedNumPerPost
