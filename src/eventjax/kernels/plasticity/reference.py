@@ -42,9 +42,11 @@ def entry_rows(indptr, nnz: int):
 
 
 def _take(values, idx):
-    """``values[idx]`` where ``idx`` is in range, and whether it was."""
+    """``values[idx]`` where ``idx`` is in range (zero elsewhere), and whether it was."""
     ok = (idx >= 0) & (idx < values.shape[0])
-    return jnp.where(ok, values[jnp.clip(idx, 0, max(values.shape[0] - 1, 0))] if values.shape[0] else 0, 0), ok
+    if not values.shape[0]:
+        return jnp.zeros(idx.shape, values.dtype), ok
+    return jnp.where(ok, values[jnp.clip(idx, 0, values.shape[0] - 1)], jnp.zeros((), values.dtype)), ok
 
 
 def csr_on_pre_delta(weight, indices, indptr, pre_spike, post_trace, **static):
@@ -52,7 +54,7 @@ def csr_on_pre_delta(weight, indices, indptr, pre_spike, post_trace, **static):
     rows = entry_rows(indptr, indices.shape[0])
     fired, in_row = _take(_is_event(pre_spike), rows)
     trace, ok = _take(post_trace, indices)
-    touched = fired.astype(bool) & in_row & ok
+    touched = fired & in_row & ok
     return jnp.where(touched, trace, jnp.zeros_like(weight)), touched
 
 
@@ -62,9 +64,9 @@ def csr2csc_on_post_delta(weight, indices, indptr, weight_indices, pre_trace, po
     fired, in_col = _take(_is_event(post_spike), cols)
     trace, ok = _take(pre_trace, indices)
     pos_ok = (weight_indices >= 0) & (weight_indices < weight.shape[0])
-    hit = fired.astype(bool) & in_col & ok & pos_ok
+    hit = fired & in_col & ok & pos_ok
     pos = jnp.where(hit, weight_indices, weight.shape[0])  # out of range: dropped by the scatter
-    increment = jnp.zeros_like(weight).at[pos].add(jnp.where(hit, trace, 0), mode='drop')
+    increment = jnp.zeros_like(weight).at[pos].add(jnp.where(hit, trace, jnp.zeros((), trace.dtype)), mode='drop')
     touched = jnp.zeros(weight.shape, bool).at[pos].set(True, mode='drop')
     return increment, touched
 
@@ -98,7 +100,21 @@ def _kernel(delta):
 
 
 csr_on_pre_kernel = _kernel(csr_on_pre_delta)
-csr2csc_on_post_kernel = _kernel(csr2csc_on_post_delta)
+
+
+def csr2csc_on_post_kernel(*, outs, w_min=None, w_max=None, **static):
+    # A gather of the touched weights and a scatter back: XLA updates a donated
+    # weight buffer in place (a where over a scattered increment would copy it).
+    def kernel(weight, indices, indptr, weight_indices, pre_trace, post_spike):
+        cols = entry_rows(indptr, indices.shape[0])
+        fired, in_col = _take(_is_event(post_spike), cols)
+        trace, ok = _take(pre_trace, indices)
+        hit = fired & in_col & ok & (weight_indices >= 0) & (weight_indices < weight.shape[0])
+        pos = jnp.where(hit, weight_indices, weight.shape[0])
+        old, _ = _take(weight, pos)
+        new = apply_bounds(old, trace, hit, w_min, w_max)
+        return (weight.at[pos].set(new, mode='drop'),)
+    return kernel
 dense_on_pre_kernel = _kernel(dense_on_pre_delta)
 dense_on_post_kernel = _kernel(dense_on_post_delta)
 fcn_on_pre_kernel = _kernel(fcn_on_pre_delta)
