@@ -304,3 +304,36 @@ class TestChecks:
         for a, b in zip((rows, ptr, pos), traced):
             np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
         assert np.asarray(pos).tolist() == [1, 0, 2]
+
+
+@pytest.mark.parametrize('rate', [0.01, 0.2, 0.9])
+def test_event_driven_jax_kernels_match_numpy_with_few_and_many_events(rate):
+    # 300 neurons: the compaction has capacities 9, 37 and 150, so the rates take the compacted and full paths.
+    m, n = 300, 40
+    rng = np.random.default_rng(11)
+    indices, indptr = _random_csr(rng, m, n)
+    w = rng.standard_normal(indices.shape[0]).astype(np.float32) * 0.2
+    pre, post = rng.random(m) < rate, rng.random(n) < rate
+    pre_trace, post_trace = rng.standard_normal(m).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    csr_pre = TestCsrOnPre()
+    want = csr_pre.reference((w, indices, indptr, pre, post_trace), {'shape': (m, n)}, LO, HI)
+    got = jax.jit(lambda w: ej.csr_on_pre(w, indices, indptr, pre, post_trace, LO, HI, shape=(m, n), backend='jax'),
+                  donate_argnums=0)(jnp.asarray(w))
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+    rows, col_ptr, pos = ej.csr_column_view(indices, indptr, shape=(m, n))
+    dense = np.zeros((m, n), np.float32)
+    dense[np.repeat(np.arange(m), np.diff(indptr)), indices] = w
+    got = ej.csr2csc_on_post(w, rows, col_ptr, pos, pre_trace, post, LO, HI, shape=(m, n), backend='jax')
+    stored = dense != 0
+    want = np.where(stored & post[None, :], np.clip(dense + pre_trace[:, None], LO, HI), dense)
+    np.testing.assert_allclose(np.asarray(got), want[np.repeat(np.arange(m), np.diff(indptr)), indices], rtol=1e-6)
+    W = rng.standard_normal((m, n)).astype(np.float32) * 0.2
+    np.testing.assert_allclose(np.asarray(ej.dense_on_pre(W, pre, post_trace, LO, HI, backend='jax')),
+                               np.where(pre[:, None], np.clip(W + post_trace, LO, HI), W), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(ej.dense_on_post(W, pre_trace, post, LO, HI, backend='jax')),
+                               np.where(post[None, :], np.clip(W + pre_trace[:, None], LO, HI), W), rtol=1e-6)
+    idx = rng.integers(0, n, (m, 4)).astype(np.int32)
+    Wf = rng.standard_normal((m, 4)).astype(np.float32) * 0.2
+    np.testing.assert_allclose(np.asarray(ej.fcn_on_pre(Wf, idx, pre, post_trace, LO, HI, shape=(m, n),
+                                                        backend='jax')),
+                               np.where(pre[:, None], np.clip(Wf + post_trace[idx], LO, HI), Wf), rtol=1e-6)

@@ -27,7 +27,7 @@ import jax.numpy as jnp
 from jax.interpreters import ad
 
 from eventjax.backends import XLACustomKernel
-from eventjax.kernels.common.operator import _impl, _register
+from eventjax.kernels.common.operator import _impl, _jax_module, _register
 from eventjax.primitive import split_params
 from eventjax.primitive.tags import operator_tags
 
@@ -55,7 +55,7 @@ class Update:
     Args:
         name: the primitive's name, also the stem of its kernels' names
             (``<family>.<backend>_impl.<name>_kernel``; the ``jax`` kernel is
-            ``<family>.reference.<name>_kernel``).
+            ``<family>.jax_impl.<name>_kernel``, or ``reference`` where the family has no ``jax_impl``).
         family: the family package (pass ``__package__``).
         operands: operand names in call order, the weights first.
         trace: the name of the trace operand (the one the update is linear in, besides the weights).
@@ -76,7 +76,7 @@ class Update:
         self.name, self.family, self.operands = name, family, tuple(operands)
         self._trace = self.operands.index(trace)
         self.primitive = XLACustomKernel(name)
-        self.primitive.def_jax_kernel(_impl(family, 'reference', name))
+        self.primitive.def_jax_kernel(_impl(family, _jax_module(family), name))
         for backend in kernels:
             if backend == 'pallas':
                 self.register_pallas()

@@ -22,7 +22,7 @@ from eventjax.kernels.common.checks import (
     validate_fcn_indices,
 )
 
-__all__ = ['check_bounds', 'check_csr_structure', 'check_dense_weight', 'check_fcn_structure',
+__all__ = ['longest_segment', 'check_bounds', 'check_csr_structure', 'check_dense_weight', 'check_fcn_structure',
            'check_plastic_weights', 'check_shape', 'check_spikes', 'check_trace']
 
 
@@ -117,3 +117,19 @@ def check_fcn_structure(who: str, indices, rows: int, cols: int, validate: bool)
     if validate and is_concrete(indices):
         validate_fcn_indices(who, indices, cols)
     return indices
+
+
+def longest_segment(who: str, ptr, given, keyword: str):
+    """The most entries one row (column) holds: ``given``, else read from concrete pointers, else None.
+
+    The event-driven ``jax`` kernels give each event that many slots; None
+    makes them fall back to visiting every stored entry.
+    """
+    if given is not None:
+        if not isinstance(given, int) or given < 0:
+            raise TypeError(f'{who}: {keyword} must be a non-negative Python int, got {given!r}.')
+        return given
+    if not is_concrete(ptr) or np.shape(ptr)[0] < 2:
+        return None
+    p = np.asarray(ptr)
+    return int(max(np.max(np.diff(p)), 0))

@@ -11,13 +11,14 @@ from eventjax.kernels.plasticity.arguments import (
     check_shape,
     check_spikes,
     check_trace,
+    longest_segment,
 )
 
 __all__ = ['csr2csc_on_post']
 
 
 def csr2csc_on_post(weight, indices, indptr, weight_indices, pre_trace, post_spike, w_min=None, w_max=None, *,
-                    shape, backend=None, validate=True):
+                    shape, backend=None, validate=True, max_col_length=None):
     """Update CSR weights on postsynaptic events: ``W[i, j] += pre_trace[i]`` for every stored ``i`` of column ``j``.
 
     ``weight`` is in CSR order; ``indices``, ``indptr`` and
@@ -35,6 +36,7 @@ def csr2csc_on_post(weight, indices, indptr, weight_indices, pre_trace, post_spi
         pre_trace: length ``m``, cast to the weights' dtype.
         post_spike: length ``n``; ``True`` or ``> 0`` is an event.
         w_min, w_max, shape, backend, validate: as in :func:`csr_on_pre`.
+        max_col_length: the most entries a column holds (read from a concrete ``indptr``).
 
     Returns:
         The updated ``weight``.
@@ -49,6 +51,7 @@ def csr2csc_on_post(weight, indices, indptr, weight_indices, pre_trace, post_spi
     """
     who = 'csr2csc_on_post()'
     m, n = check_shape(who, shape)
+    max_col = longest_segment(who, indptr, max_col_length, 'max_col_length')
     indices, indptr = check_csr_structure(who, indices, indptr, n, m, validate, what=('columns', 'rows'))
     weight_indices = check_index_array(who, 'weight_indices', weight_indices)
     check_length(who, 'weight_indices', weight_indices, indices.shape[0], 'one per entry of indices')
@@ -64,7 +67,7 @@ def csr2csc_on_post(weight, indices, indptr, weight_indices, pre_trace, post_spi
     post_spike = check_spikes(who, 'post_spike', post_spike, n, 'columns of shape')
     w_min, w_max = check_bounds(who, w_min, w_max)
     return _csr2csc_on_post.bind(weight, indices, indptr, weight_indices, pre_trace, post_spike, shape=(m, n),
-                                 w_min=w_min, w_max=w_max, backend=backend)
+                                 w_min=w_min, w_max=w_max, max_col=max_col, backend=backend)
 
 
 _csr2csc_on_post = Update('csr2csc_on_post', __package__,

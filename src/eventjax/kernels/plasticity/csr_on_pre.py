@@ -10,13 +10,14 @@ from eventjax.kernels.plasticity.arguments import (
     check_shape,
     check_spikes,
     check_trace,
+    longest_segment,
 )
 
 __all__ = ['csr_on_pre']
 
 
 def csr_on_pre(weight, indices, indptr, pre_spike, post_trace, w_min=None, w_max=None, *, shape, backend=None,
-               validate=True):
+               validate=True, max_row_length=None):
     """Update CSR weights on presynaptic events: ``W[i, j] += post_trace[j]`` for every stored ``j`` of row ``i``.
 
     Only the rows with an event are visited, and only their stored entries
@@ -38,6 +39,8 @@ def csr_on_pre(weight, indices, indptr, pre_spike, post_trace, w_min=None, w_max
         shape: ``(m, n)``.
         backend: ``'jax'``, ``'numba'``, ``'warp'`` (None: resolved as for every operator).
         validate: check concrete structure by value.
+        max_row_length: the most entries a row holds, for the event-driven
+            ``jax`` kernel when ``indptr`` is traced (read from it otherwise).
 
     Returns:
         The updated ``weight``.
@@ -51,13 +54,14 @@ def csr_on_pre(weight, indices, indptr, pre_spike, post_trace, w_min=None, w_max
     """
     who = 'csr_on_pre()'
     m, n = check_shape(who, shape)
+    max_row = longest_segment(who, indptr, max_row_length, 'max_row_length')
     indices, indptr = check_csr_structure(who, indices, indptr, m, n, validate)
     weight = check_plastic_weights(who, weight, (indices.shape[0],), 'one per entry of indices')
     pre_spike = check_spikes(who, 'pre_spike', pre_spike, m, 'rows of shape')
     post_trace = check_trace(who, 'post_trace', post_trace, n, 'columns of shape', weight.dtype)
     w_min, w_max = check_bounds(who, w_min, w_max)
     return _csr_on_pre.bind(weight, indices, indptr, pre_spike, post_trace, shape=(m, n), w_min=w_min, w_max=w_max,
-                            backend=backend)
+                            max_row=max_row, backend=backend)
 
 
 _csr_on_pre = Update('csr_on_pre', __package__, ('weight', 'indices', 'indptr', 'pre_spike', 'post_trace'),
