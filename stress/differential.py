@@ -16,7 +16,7 @@ import time
 
 import jax
 from hypothesis import given, seed
-from tests.differential import transforms
+from tests.differential import plasticity, transforms
 from tests.differential.check import Outcome, check_problem
 from tests.differential.profile import differential_settings
 from tests.differential.strategies import problems
@@ -40,6 +40,32 @@ def _round(name: str, draws: int, round_seed: int, deadline: float, outcome: Out
     draw()
 
 
+def _plasticity_round(name: str, draws: int, round_seed: int, deadline: float, outcome: Outcome, limit: int) -> None:
+    @seed(round_seed)
+    @differential_settings(draws)
+    @given(plasticity.plasticity_problems(name))
+    def draw(problem):
+        if time.monotonic() > deadline or outcome.problems >= limit:
+            return
+        with watched(f'differential: {name}'):
+            bad = plasticity.check(problem, plasticity.backends_of(name))
+        outcome.problems += 1
+        outcome.comparisons += 3 * len(plasticity.backends_of(name))
+        outcome.disagreements.extend((_Text(line), str(problem)) for line in bad)
+
+    draw()
+
+
+class _Text:
+    """A plasticity disagreement, shaped like the products' (``line()``)."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def line(self) -> str:
+        return self.text
+
+
 def run(seconds: float, long: bool = False, examples: int | None = None) -> Report:
     """Check up to ``examples`` drawn problems within ``seconds``; disagreements count as wrong results."""
     report = Report('differential')
@@ -60,6 +86,8 @@ def run(seconds: float, long: bool = False, examples: int | None = None) -> Repo
             with x64:
                 for i, name in enumerate(names):
                     _round(name, per_round, base + 1000 * r + i, deadline, outcome, limit)
+                for i, name in enumerate(plasticity.UPDATES):
+                    _plasticity_round(name, per_round, base + 1000 * r + 500 + i, deadline, outcome, limit)
     finally:
         ej.config.set_pallas_cpu_interpret(interpret)
     report.seconds = time.monotonic() - start

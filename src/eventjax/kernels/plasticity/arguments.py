@@ -22,8 +22,9 @@ from eventjax.kernels.common.checks import (
     validate_fcn_indices,
 )
 
-__all__ = ['longest_segment', 'check_bounds', 'check_csr_structure', 'check_dense_weight', 'check_fcn_structure',
-           'check_plastic_weights', 'check_shape', 'check_spikes', 'check_trace']
+__all__ = ['check_bounds', 'check_csr_structure', 'check_dense_weight', 'check_fcn_structure',
+           'check_plastic_weights', 'check_positions_weight', 'check_shape', 'check_spikes', 'check_trace',
+           'longest_segment']
 
 
 def check_plastic_weights(who: str, weight, shape: tuple[int, ...], what: str):
@@ -37,6 +38,16 @@ def check_plastic_weights(who: str, weight, shape: tuple[int, ...], what: str):
             f'jnp.full({tuple(shape)}, w).')
     if weight.shape != tuple(shape):
         raise ValueError(f'{who}: weight must have shape {tuple(shape)} ({what}), got {weight.shape}.')
+    return weight
+
+
+def check_positions_weight(who: str, weight, entries: int):
+    """CSR weights reached through ``weight_indices``: rank 1 (its length is the CSR's, not the view's)."""
+    if np.ndim(weight) == 0 or (np.size(weight) == 1 and entries > 1):
+        raise ValueError(f'{who}: weight is one homogeneous value, but a plasticity update changes each synapse '
+                         f'on its own, so it needs one weight per stored entry; materialise them first.')
+    weight = check_weights(who, 'weight', weight)
+    check_rank(who, 'weight', weight, (1,))
     return weight
 
 

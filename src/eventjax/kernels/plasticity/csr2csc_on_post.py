@@ -7,7 +7,7 @@ from eventjax.kernels.common.update import Update
 from eventjax.kernels.plasticity.arguments import (
     check_bounds,
     check_csr_structure,
-    check_plastic_weights,
+    check_positions_weight,
     check_shape,
     check_spikes,
     check_trace,
@@ -55,7 +55,7 @@ def csr2csc_on_post(weight, indices, indptr, weight_indices, pre_trace, post_spi
     indices, indptr = check_csr_structure(who, indices, indptr, n, m, validate, what=('columns', 'rows'))
     weight_indices = check_index_array(who, 'weight_indices', weight_indices)
     check_length(who, 'weight_indices', weight_indices, indices.shape[0], 'one per entry of indices')
-    weight = check_plastic_weights(who, weight, (indices.shape[0],), 'one per stored entry')
+    weight = check_positions_weight(who, weight, indices.shape[0])
     if validate and is_concrete(weight_indices) and weight_indices.shape[0]:
         bad = (weight_indices < 0) | (weight_indices >= weight.shape[0])
         if bool(bad.any()):
