@@ -59,8 +59,8 @@ def simulate(seconds: float, *, seed: int = 0, rate_hz: float = 10.0, a_plus: fl
         fired = v >= V_TH
         v = jnp.where(fired, V_RESET, v)
         # Traces in units of G_MAX: P rises by A+ at each presynaptic spike, M falls by A- at each output spike.
-        pre_trace = pre_trace * d_plus + a_plus * pre
-        post_trace = post_trace * d_minus - a_minus * fired
+        pre_trace = pre_trace * d_plus + a_plus * pre.astype(jnp.float32)
+        post_trace = post_trace * d_minus - a_minus * fired.astype(jnp.float32)
         w = ej.dense_on_pre(w, pre, G_MAX * post_trace[None], 0.0, G_MAX)     # depression, on input spikes
         w = ej.dense_on_post(w, G_MAX * pre_trace, fired[None], 0.0, G_MAX)   # potentiation, on output spikes
         return (w, v, g_ex, g_in, pre_trace, post_trace), fired
