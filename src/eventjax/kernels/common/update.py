@@ -72,7 +72,7 @@ class Update:
     """
 
     def __init__(self, name: str, family: str, operands: tuple[str, ...], *, trace: str,
-                 kernels: tuple[str, ...] = ('numba', 'warp', 'pallas')):
+                 kernels: tuple[str, ...] = ('numba', 'warp')):
         self.name, self.family, self.operands = name, family, tuple(operands)
         self._trace = self.operands.index(trace)
         self.primitive = XLACustomKernel(name)
