@@ -9,6 +9,11 @@ events than the largest capacity, every row gets its slots (the same code
 over all rows). CSR updates whose longest row is unknown (traced structure
 without ``max_row_length``) fall back to the O(stored entries) kernels of
 ``reference``. Bad structure is dropped as in ``reference``.
+
+Known cost: the scatters sit in the branches of the event-count switch, and
+XLA:CPU passes a branch its operand by copy, so this backend copies the
+weights on every update even when they are donated (the numba and warp
+kernels do not); ``eventjax bench --family plasticity`` reports the copies.
 """
 
 from __future__ import annotations
