@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import importlib
 
-SECTIONS = ['config_switch', 'numba_bridge', 'backends_toy', 'kernels_dense_csr', 'kernels_fcn', 'kernels_jitc',
-            'numba_threads']
+SECTIONS = ['config_switch', 'config_cycle', 'numba_bridge', 'backends_toy', 'kernels_dense_csr', 'kernels_fcn',
+            'kernels_jitc', 'numba_threads']
 
 
 def main(argv=None) -> None:

@@ -20,6 +20,8 @@ SCENARIOS = {
     'prange': 0.08,
     'resources': 0.15,
     'differential': 0.10,
+    'dynamic_batcher': 0.06,
+    'config_cycle': 0.08,
 }
 DEFAULT_SECONDS = {'short': 45.0, 'long': 180.0}
 # One call (compilation included, on a loaded 2-core machine) may take this long.

@@ -17,6 +17,18 @@ Workers: plain eager and jitted calls; calls inside ``override(cpu='c')``
 per-call ``backend='b'`` (always 2); and standard operators without
 ``backend=``, whose backend follows the flips ('warp' is a backend they have),
 checked against NumPy.
+
+The first ``PERIOD`` changes (every distinct state once) are cold: workers
+trace and compile while the flipper changes the configuration, the race
+that keys by content must survive. After them the flipper works like an
+operator of a serving process: it drafts the next state
+(``config.drafting``), compiles every worker's call for it in its own thread
+(``config.warming``), then applies it; workers call the instrument only
+(the standard operators, slow to compile, take part in the cold pass). From
+the third pass on, every state has been seen before, and the scenario
+reports what those changes cost:
+``rss_per_change_kib`` and ``compiles_seen_before`` (JAX's monitoring
+events), both near 0.
 """
 
 from __future__ import annotations
@@ -30,12 +42,15 @@ import numpy as np
 
 import eventjax as ej
 from stress import operators as ops
-from stress.harness import Report, run_threads, watched
+from stress.harness import CompileCount, Report, run_threads, watched
 
 VALUES = {'a': 1.0, 'b': 2.0, 'c': 3.0}
 GLOBALS = (None, 'a', 'b', 'warp')
 DEFAULTS = ('a', 'b', 'c')
 KINDS = ('eager', 'jit', 'override_c', 'override_skipped', 'per_call', 'operator')
+# The states repeat every PERIOD changes: the global backend cycles over 4 values on odd
+# changes, the default over 3 on even ones.
+PERIOD = 24
 
 
 def make_primitive() -> ej.XLACustomKernel:
@@ -81,7 +96,8 @@ def _rss_mib() -> float | None:
 def run(seconds: float, flips: int | None = None, threads: int = 8, long: bool = False) -> Report:
     report = Report('config_load')
     prim = make_primitive()
-    flips = flips or (2000 if long else 120)
+    # At least four passes: cold, warmed, and two over states seen before to measure.
+    flips = max(flips or (2000 if long else 120), 4 * PERIOD)
     table = states(flips)
     x = jnp.zeros(4, jnp.float32)
     out = jax.ShapeDtypeStruct(x.shape, x.dtype)
@@ -107,17 +123,29 @@ def run(seconds: float, flips: int | None = None, threads: int = 8, long: bool =
                 return float(prim(x, outs=out)[0]), None
         return float(prim(x, outs=out, backend='b')[0]), {2.0}
 
+    cold_calls = threading.Condition()  # .n: operator calls of the cold pass still running
+    cold_calls.n = 0
+
     def worker(i):
         local = np.random.default_rng(i)
-        while not stop.is_set() and time.monotonic() < deadline:
+        while not stop.is_set() and time.monotonic() < deadline + 600:
             kind = KINDS[i % len(KINDS)] if local.random() < 0.7 else KINDS[int(local.integers(len(KINDS)))]
+            if kind == 'operator' and marks['committed'] > PERIOD:
+                kind = KINDS[i % (len(KINDS) - 1)]  # the warmed passes time the instrument only
             first = marks['committed']
             what = f'worker {i}: {kind}'
             try:
                 with watched(what):
                     if kind == 'operator':
                         case = pool[int(local.integers(len(pool)))]
-                        problem = case.check(case.call(jit=bool(local.integers(2))))
+                        with cold_calls:
+                            cold_calls.n += 1
+                        try:
+                            problem = case.check(case.call(jit=bool(local.integers(2))))
+                        finally:
+                            with cold_calls:
+                                cold_calls.n -= 1
+                                cold_calls.notify_all()
                         report.add(1, 1, failure=problem and f'{what}: {problem}', wrong=problem is not None)
                         continue
                     value, allowed = instrument(kind)
@@ -131,28 +159,49 @@ def run(seconds: float, flips: int | None = None, threads: int = 8, long: bool =
             report.add(1, 1, wrong=bad, failure=bad and (
                 f'{what}: got {value}, changes {first}..{last} allow {sorted(allowed)}'))
 
-    rss_before = _rss_mib()
+    def warm_all():
+        # Every call a worker makes after the cold pass, once, so no worker compiles after the switch.
+        for kind in KINDS[:-1]:
+            instrument(kind)
+
     pool_thread = threading.Thread(
         target=lambda: report.failures.extend(run_threads(threads, worker, seconds + 300)))
     start = time.monotonic()
     pool_thread.start()
     pause = max(seconds / (flips + 1), 0.002)
     done = 0
+    measured_from = 3 * PERIOD
+    rss_mark = None
+    count = CompileCount()
     for k in range(1, flips + 1):
-        if time.monotonic() > deadline:
+        if time.monotonic() > deadline and k > measured_from + PERIOD:
             break
         time.sleep(pause)
+        if k > PERIOD:
+            with ej.config.drafting() as draft:
+                apply(prim, table[k])
+            with ej.config.warming(draft.snapshot):
+                warm_all()
+        if k == measured_from + 1:
+            with cold_calls:  # compiles still running from the cold pass are not this window's
+                cold_calls.wait_for(lambda: cold_calls.n == 0, timeout=600)
+            rss_mark = _rss_mib()
+            count.__enter__()
         marks['started'] = k
         apply(prim, table[k])
         marks['committed'] = k
         done = k
     stop.set()
     pool_thread.join(seconds + 400)
+    if rss_mark is not None:
+        count.__exit__(None, None, None)
     report.seconds = time.monotonic() - start
     report.extra['changes'] = done
-    if rss_before is not None and done:
-        # Informational: every change recompiles every call site, and JAX's caches keep
-        # the old versions' executables until their LRU limits evict them.
-        report.extra['rss_per_change_kib'] = round(1024 * (_rss_mib() - rss_before) / done)
+    stats = ej.config.configuration_stats()
+    report.extra['keys_made'] = stats.keys_made
+    if rss_mark is not None and done > measured_from:
+        # Changes to states seen before, each warmed before the switch: no new memory, no compile.
+        report.extra['rss_per_change_kib'] = round(1024 * (_rss_mib() - rss_mark) / (done - measured_from))
+        report.extra['compiles_seen_before'] = count.compiles
     ej.clear_backends()
     return report

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Iterator
 
 import attrs
+import jax.monitoring
 
 
 @attrs.define
@@ -45,6 +46,44 @@ class Report:
         extra = ''.join(f', {k}={v}' for k, v in self.extra.items())
         return (f'{self.name}: {status}: {self.calls} calls, {self.checks} checks, '
                 f'{self.wrong} wrong, {self.seconds:.1f} s, {rate:.0f} calls/s{extra}')
+
+
+# JAX records one of these duration events per XLA compilation and per traced
+# jaxpr (jax/_src/dispatch.py); counting them needs no timer.
+COMPILE_EVENT = '/jax/core/compile/backend_compile_duration'
+TRACE_EVENT = '/jax/core/compile/jaxpr_trace_duration'
+
+
+class CompileCount:
+    """Counts XLA compilations and jaxpr traces in the process while active, from JAX's monitoring events.
+
+    Example:
+        >>> import jax, jax.numpy as jnp
+        >>> with CompileCount() as count:
+        ...     _ = jax.jit(lambda x: x * 3)(jnp.ones(2))
+        >>> count.compiles >= 1
+        True
+    """
+
+    def __init__(self) -> None:
+        self.compiles = 0
+        self.traces = 0
+        self._lock = threading.Lock()
+
+    def _listen(self, event: str, duration: float, **kwargs) -> None:
+        if event in (COMPILE_EVENT, TRACE_EVENT):
+            with self._lock:
+                if event == COMPILE_EVENT:
+                    self.compiles += 1
+                else:
+                    self.traces += 1
+
+    def __enter__(self) -> CompileCount:
+        jax.monitoring.register_event_duration_secs_listener(self._listen)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        jax.monitoring.unregister_event_duration_listener(self._listen)
 
 
 def run_threads(n: int, target: Callable[[int], None], timeout: float) -> list[str]:

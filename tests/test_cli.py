@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+import eventjax as ej
 from eventjax import cli
 
 ROOT = pathlib.Path(__file__).parent.parent
@@ -22,6 +23,11 @@ class TestInfo:
             assert f'\n{heading}' in '\n' + text
         for name in ('jax', 'jaxlib', 'numba', 'warp', 'numpy', 'python'):
             assert f'  {name} ' in text
+
+    def test_info_shows_how_many_configurations_are_cached(self, capsys):
+        cli.main(['info'])
+        stats = ej.config.configuration_stats()
+        assert f'configurations     {stats.cached} cached (limit {stats.limit}' in capsys.readouterr().out
 
     def test_info_says_why_a_backend_is_unavailable(self, capsys):
         cli.main(['info'])
@@ -127,6 +133,64 @@ class TestBench:
     def test_bench_rejects_an_unknown_family(self, capsys):
         with pytest.raises(SystemExit):
             cli.main(['bench', '--family', 'coo'])
+
+
+class TestBenchOutputsCheckedFirst:
+    """A --json or --plot that cannot be written stops the bench with code 2 before anything is timed."""
+
+    @pytest.fixture(autouse=True)
+    def nothing_may_run(self, monkeypatch):
+        from eventjax import benchmarks
+
+        def must_not_run(*args, **kwargs):
+            raise AssertionError('the benchmark started before its outputs were checked')
+
+        monkeypatch.setattr(benchmarks, 'measure_machine', must_not_run)
+        monkeypatch.setattr(benchmarks, 'run', must_not_run)
+
+    def bench(self, capsys, *options):
+        code = cli.main(['bench', '--family', 'dense', '--backends', 'jax', '--no-progress', *options])
+        return code, capsys.readouterr()
+
+    @pytest.mark.parametrize('name, says', [
+        ('nonexistent/dir/x.json', 'does not exist'),
+        ('.', 'is a folder'),
+    ])
+    def test_a_json_path_that_cannot_be_written(self, capsys, tmp_path, name, says):
+        code, out = self.bench(capsys, '--json', str(tmp_path / name))
+        assert code == 2
+        assert 'eventjax bench: error: --json' in out.err and says in out.err
+        assert 'Traceback' not in out.err
+
+    @pytest.mark.parametrize('name, says', [
+        ('p_{family}_{foo}.png', 'unknown field {foo}'),
+        ('p_{0}.png', 'unknown field {0}'),
+        ('p_{}.png', 'unknown field {}'),
+        ('p_{family}}.png', 'is not a valid name template'),
+        ('p_{family.png', 'is not a valid name template'),
+        ('nodir/p.png', 'does not exist'),
+        ('nodir/p_{family}.png', 'does not exist'),
+        ('p.xyz', 'the extension .xyz'),
+        ('p', 'no extension'),
+        ('.', 'is a folder'),
+    ])
+    def test_a_plot_template_that_cannot_be_saved(self, capsys, tmp_path, name, says):
+        pytest.importorskip('matplotlib', reason='plots need the plot extra: pip install eventjax[plot]')
+        code, out = self.bench(capsys, '--plot', str(tmp_path / name))
+        assert code == 2
+        assert 'eventjax bench: error: --plot' in out.err and says in out.err
+        assert 'Traceback' not in out.err
+
+    def test_a_file_where_a_folder_should_be(self, capsys, tmp_path):
+        (tmp_path / 'file').write_text('')
+        code, out = self.bench(capsys, '--json', str(tmp_path / 'file' / 'x.json'))
+        assert code == 2 and 'is not a folder' in out.err
+
+    def test_good_outputs_pass_the_check(self, tmp_path):
+        pytest.importorskip('matplotlib', reason='plots need the plot extra: pip install eventjax[plot]')
+        args = cli._parser().parse_args(['bench', '--json', str(tmp_path / 'r.json'),
+                                         '--plot', str(tmp_path / 'p_{family}.svg')])
+        assert cli._output_problem(args) is None
 
 
 class TestCache:

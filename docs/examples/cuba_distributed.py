@@ -299,7 +299,29 @@ def parse(argv):
     parser.add_argument('--init-timeout', type=int, default=60, help='seconds to wait for all processes')
     parser.add_argument('--heartbeat-timeout', type=int, default=10, help='seconds before a silent process is dead')
     parser.add_argument('--timeout', type=float, default=900.0, help='with --processes: kill everything after this')
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    problem = bad_sizes(args)
+    if problem:
+        parser.error(problem)  # exit code 2, before any process starts or any JAX call
+    return args
+
+
+def bad_sizes(args):
+    """What makes these arguments unusable, in words; None if nothing."""
+    if args.processes < 1:
+        return f'--processes must be at least 1, got {args.processes}.'
+    if args.neurons < IN_DEGREE:
+        return (f'--neurons must be at least {IN_DEGREE}, got {args.neurons}: each neuron draws {IN_DEGREE} '
+                f'inputs ({"with probability 80 / neurons" if args.conn == "csr" else "exactly"}), so a smaller '
+                f'network cannot hold them.')
+    if not (np.isfinite(args.duration) and round(args.duration / DT) >= 1):
+        return f'--duration must be at least one step ({DT} ms) of model time, got {args.duration} ms.'
+    for name in ('init_timeout', 'heartbeat_timeout'):
+        if getattr(args, name) < 1:
+            return f'--{name.replace("_", "-")} must be at least 1 second, got {getattr(args, name)}.'
+    if not (np.isfinite(args.timeout) and args.timeout > 0):
+        return f'--timeout must be a positive number of seconds, got {args.timeout}.'
+    return None
 
 
 def main(argv=None):

@@ -94,7 +94,10 @@ def info_lines() -> list[str]:
     out.append(f'numba threads\n  {_numba_threads()}')
     snap = ej.config.snapshot()
     out.append('configuration')
-    out.append(f'  version            {snap.version}')
+    out.append(f'  version            {snap.version} (the key of this configuration in JAX\'s caches)')
+    stats = ej.config.configuration_stats()
+    out.append(f'  configurations     {stats.cached} cached (limit {stats.limit}, '
+               f'set_max_configurations); {stats.keys_made} keys made over {stats.changes} changes')
     out.append('  global backends    ' + ', '.join(f'{p}={b}' for p, b in snap.backends.items()))
     active = ej.config.current_override()
     out.append(f'  override (thread)  {", ".join(f"{p}={b}" for p, b in active) if active else "none"}')
@@ -111,6 +114,9 @@ def _bench_problem(args) -> str | None:
     if args.plot and importlib.util.find_spec('matplotlib') is None:
         return ('--plot needs matplotlib, which is not installed. Install it with '
                 "pip install 'eventjax[plot]' (or pip install matplotlib), or leave out --plot.")
+    problem = _output_problem(args)
+    if problem:
+        return problem
     if args.rate is not None and not 0 < args.rate <= 1:
         return (f'--rate: the fraction of neurons with an event must lie in (0, 1], got {args.rate}; '
                 'for example --rate 0.005 for 0.5%.')
@@ -126,6 +132,22 @@ def _bench_problem(args) -> str | None:
             hints = [m for b in unknown for m in difflib.get_close_matches(b, known, n=1)]
             return (f'--backends: unknown backend {", ".join(map(repr, unknown))}; known backends are '
                     f'{", ".join(known)}' + (f' (did you mean {", ".join(map(repr, hints))}?)' if hints else '.'))
+    return None
+
+
+def _output_problem(args) -> str | None:
+    """What keeps --json or --plot from being written, found before the run; None if nothing."""
+    from eventjax.benchmarks import FAMILIES, outputs
+
+    if args.json:
+        problem = outputs.writable_file_problem('--json', args.json)
+        if problem:
+            return problem
+    if args.plot:
+        from matplotlib.backend_bases import FigureCanvasBase
+
+        return outputs.plot_template_problem(args.plot, args.family or FAMILIES,
+                                             FigureCanvasBase.get_supported_filetypes())
     return None
 
 
@@ -164,17 +186,22 @@ def _bench(args) -> int:
     print(f'\n{benchmarks.LEGEND}')
     for note in notes:
         print(f'note: {note}')
-    if args.json:
-        benchmarks.write_json(args.json, results, machine, notes)
-        print(f'results written to {args.json}')
-    if args.plot and '{family}' in args.plot:
-        for family in dict.fromkeys(r.family for r in results):
-            path = args.plot.format(family=family)
-            benchmarks.plot([r for r in results if r.family == family], path, title=f'eventjax bench: {family}')
-            print(f'plot saved to {path}')
-    elif args.plot:
-        benchmarks.plot(results, args.plot, title=f'eventjax bench: {", ".join(args.family or ["all"])}')
-        print(f'plot saved to {args.plot}')
+    try:
+        if args.json:
+            benchmarks.write_json(args.json, results, machine, notes)
+            print(f'results written to {args.json}')
+        if args.plot and '{family}' in args.plot:
+            for family in dict.fromkeys(r.family for r in results):
+                path = args.plot.format(family=family)
+                benchmarks.plot([r for r in results if r.family == family], path, title=f'eventjax bench: {family}')
+                print(f'plot saved to {path}')
+        elif args.plot:
+            benchmarks.plot(results, args.plot, title=f'eventjax bench: {", ".join(args.family or ["all"])}')
+            print(f'plot saved to {args.plot}')
+    except OSError as err:  # checked at the start, but the disk may fill or a folder go meanwhile
+        print(f'eventjax bench: error: could not write the results ({err}); the tables above are all there is.',
+              file=sys.stderr)
+        return 1
     return 0
 
 

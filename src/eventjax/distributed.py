@@ -23,6 +23,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
@@ -49,6 +50,17 @@ def _env_int(name):
         return int(value)
     except ValueError:
         raise ValueError(f'eventjax.distributed: {name} must be an integer, got {value!r}.') from None
+
+
+def _check_place(num_processes, process_id):
+    """A process id outside ``[0, num_processes)`` is an argument error, not a coordinator that never answers."""
+    if num_processes is not None and num_processes < 1:
+        raise ValueError(f'initialize(): num_processes must be >= 1, got {num_processes} '
+                         f'(argument or {ENV_NUM_PROCESSES}).')
+    if process_id is not None and (process_id < 0 or (num_processes is not None and process_id >= num_processes)):
+        top = '' if num_processes is None else f' and < num_processes={num_processes}'
+        raise ValueError(f'initialize(): process_id={process_id} is out of range; it must be >= 0{top} '
+                         f'(argument or {ENV_PROCESS_ID}). Give each process a distinct id 0, 1, ...')
 
 
 def _wait_for_coordinator(address, timeout, who):
@@ -101,6 +113,11 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
     coordinator_address = coordinator_address or os.environ.get(ENV_COORDINATOR) or None
     num_processes = num_processes if num_processes is not None else _env_int(ENV_NUM_PROCESSES)
     process_id = process_id if process_id is not None else _env_int(ENV_PROCESS_ID)
+    _check_place(num_processes, process_id)
+    for name, value in (('init_timeout', init_timeout), ('heartbeat_timeout', heartbeat_timeout),
+                        ('shutdown_timeout', shutdown_timeout)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f'initialize(): {name} must be a whole number of seconds >= 1, got {value!r}.')
     who = f'eventjax.distributed (process {"?" if process_id is None else process_id} of {num_processes or "?"})'
     jax.config.update('jax_cpu_collectives_implementation', 'gloo')
     if not quiet:
@@ -154,7 +171,9 @@ def check_same_config(config: Mapping[str, object], *, max_bytes: int = 4096) ->
         size = int(np.frombuffer(row[:4].tobytes(), np.uint32)[0])
         configs.append(json.loads(row[4:4 + size].tobytes().decode()))
     keys = sorted(set().union(*configs))
-    differ = [k for k in keys if any(c.get(k, '<missing>') != configs[0].get(k, '<missing>') for c in configs)]
+    # Compared as JSON text, so a NaN equals itself (as Python values, nan != nan).
+    text = [{k: json.dumps(c.get(k, '<missing>'), sort_keys=True) for k in keys} for c in configs]
+    differ = [k for k in keys if any(t[k] != text[0][k] for t in text)]
     if differ:
         lines = '; '.join(f'{k}: ' + ', '.join(f'process {i} has {c.get(k, "<missing>")!r}'
                                               for i, c in enumerate(configs)) for k in differ)
@@ -260,15 +279,69 @@ class ProcessResult(NamedTuple):
     output: str
 
 
+class _EndOnSignal:
+    """SIGTERM and SIGHUP to this process first kill the job's processes, then act as they would have.
+
+    The processes run in sessions of their own (so a terminal's Ctrl-C or hang-up
+    reaches only the launcher, which stops them in order); without this, a
+    launcher ended by ``kill`` or ``timeout`` would leave them running, re-parented
+    to PID 1. The handler only kills and records; the launcher's loop sees its
+    processes gone, cleans up, and on leaving the signal is sent again under the
+    handler that was there before. Handlers can only be set in the main thread;
+    elsewhere nothing changes.
+    """
+
+    NAMES = ('SIGTERM', 'SIGHUP')
+
+    def __init__(self, procs: list) -> None:
+        self.procs = procs
+        self.signum: int | None = None
+        self._old: dict = {}
+
+    def _handler(self, signum, frame) -> None:
+        self.signum = self.signum or signum
+        for p in self.procs:
+            if p.returncode is None:  # no poll() here: the interrupted code may hold Popen's lock
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(p.pid, signal.SIGKILL)
+
+    def __enter__(self) -> _EndOnSignal:
+        if threading.current_thread() is threading.main_thread():
+            for name in self.NAMES:
+                # A signal the caller ignores (SIGHUP under nohup) stays ignored.
+                if hasattr(signal, name) and signal.getsignal(getattr(signal, name)) is not signal.SIG_IGN:
+                    self._old[name] = signal.signal(getattr(signal, name), self._handler)
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        for name, old in self._old.items():
+            signal.signal(getattr(signal, name), old)
+        if self.signum is not None:
+            os.kill(os.getpid(), self.signum)  # the default action ends this process here
+        return False
+
+
+def _stop(procs) -> None:
+    """Kill every process group still running and reap it."""
+    for p in procs:
+        if p.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(p.pid, signal.SIGKILL)
+    for p in procs:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            p.wait(30)
+
+
 def spawn(commands: Sequence[Sequence[str]], *, timeout: float = 600.0, grace: float = 30.0,
           env: Mapping[str, str] | None = None, cwd: str | None = None) -> list[ProcessResult]:
     """Run one command per process on localhost as one JAX job; every process ends by ``timeout``.
 
     Process ``i`` runs ``commands[i]`` with ``JAX_COORDINATOR_ADDRESS`` (a free
     port on 127.0.0.1), ``EVENTJAX_NUM_PROCESSES`` and ``EVENTJAX_PROCESS_ID``
-    set, in a process group of its own. Once one process fails, the others get
+    set, in a process group of its own. Once any process fails, the others get
     ``grace`` seconds to end with their own error, then are killed, as is
-    anything still running at ``timeout`` or when the caller is interrupted.
+    anything still running at ``timeout``, when the caller is interrupted, or
+    when the calling process gets SIGTERM or SIGHUP (called from the main thread).
 
     Example:
         >>> import sys
@@ -277,31 +350,35 @@ def spawn(commands: Sequence[Sequence[str]], *, timeout: float = 600.0, grace: f
         >>> [r.output.strip() for r in distributed.spawn([[sys.executable, '-c', code]] * 2, timeout=60)]
         ['0', '1']
     """
+    for name, value in (('timeout', timeout), ('grace', grace)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float('inf'):
+            raise ValueError(f'spawn(): {name} must be a finite number of seconds >= 0, got {value!r}.')
     base = dict(os.environ if env is None else env)
     base[ENV_COORDINATOR] = f'127.0.0.1:{free_port()}'
     base[ENV_NUM_PROCESSES] = str(len(commands))
     procs, logs, killed = [], [], set()
-    with tempfile.TemporaryDirectory(prefix='eventjax-spawn-') as tmp:
+    with _EndOnSignal(procs) as signalled, tempfile.TemporaryDirectory(prefix='eventjax-spawn-') as tmp:
         try:
             for i, cmd in enumerate(commands):
+                if signalled.signum:
+                    break
                 logs.append(open(os.path.join(tmp, f'{i}.log'), 'w+'))  # noqa: SIM115 - closed below
                 procs.append(subprocess.Popen(list(cmd), stdout=logs[-1], stderr=subprocess.STDOUT, cwd=cwd,
                                               env={**base, ENV_PROCESS_ID: str(i)}, start_new_session=True))
             deadline, failed = time.monotonic() + timeout, False
-            while any(p.poll() is None for p in procs):
+            while not signalled.signum:
+                codes = [p.poll() for p in procs]  # every process, each round: any one of them may fail first
+                if all(c is not None for c in codes):
+                    break
                 now = time.monotonic()
-                if not failed and any(p.returncode not in (None, 0) for p in procs):
+                if not failed and any(c not in (None, 0) for c in codes):
                     deadline, failed = min(deadline, now + grace), True
                 if now >= deadline:
-                    killed |= {i for i, p in enumerate(procs) if p.poll() is None}
+                    killed |= {i for i, c in enumerate(codes) if c is None}
                     break
                 time.sleep(0.1)
         finally:
-            for p in procs:
-                if p.poll() is None:
-                    with contextlib.suppress(ProcessLookupError):
-                        os.killpg(p.pid, signal.SIGKILL)
-                    p.wait()
+            _stop(procs)
             outputs = []
             for log in logs:
                 log.seek(0)

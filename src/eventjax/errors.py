@@ -15,6 +15,7 @@ __all__ = [
     'ConfigMismatchError',
     'CoordinatorUnreachableError',
     'DuplicatePrimitiveWarning',
+    'JVPRuleCountError',
     'KernelCompilationError',
     'KernelOutputError',
     'KernelSpecError',
@@ -47,8 +48,15 @@ class BackendUnavailableError(RuntimeError):
     """A backend cannot run here: its package is missing or its device is absent."""
 
 
-class UnsupportedDtypeError(TypeError):
-    """A backend cannot handle an array's dtype; raised at trace time, naming the supported ones."""
+class UnsupportedDtypeError(TypeError, ValueError):
+    """A backend cannot handle an array's dtype; raised at trace time, naming the supported ones.
+
+    Also a ``ValueError``, which is what brainevent raises for it.
+    """
+
+
+class JVPRuleCountError(TypeError, ValueError):
+    """``defjvp`` got a number of JVP rules other than one per operand (brainevent raises ``ValueError``)."""
 
 
 class KernelSpecError(TypeError):

@@ -1,8 +1,14 @@
 """Where the numba handler cache lives: NUMBA_CACHE_DIR, then XDG_CACHE_HOME, then ~/.cache."""
 
 import os
+import pathlib
+import subprocess
+import sys
+import textwrap
 
 from eventjax.config import cache
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 class TestHandlerDir:
@@ -38,3 +44,88 @@ class TestClear:
         assert (folders[0].files, folders[0].size_bytes) == (1, 3)
         assert not handlers.exists()
 
+
+
+COMPILE = textwrap.dedent('''
+    import sys
+    import jax, numpy as np, numba
+    from eventjax.backends import numba_bridge as nb
+    out = (jax.ShapeDtypeStruct((3,), np.float32),)
+    for s in range(2, 2 + int(sys.argv[1])):
+        def kg(outs, s=np.float32(s)):
+            @numba.njit
+            def scale(x, y):
+                y[...] = x * s
+            return scale
+        got = np.asarray(nb.numba_kernel_generator(kg)(outs=out)(np.ones(3, np.float32))[0]).tolist()
+        assert got == [float(s)] * 3, got
+    print('all compiled and right', flush=True)
+''')
+
+CLEAR = textwrap.dedent('''
+    import time
+    from eventjax.config.cache import clear_cache
+    while True:  # as `eventjax cache --clear` in a loop, until the test stops it
+        clear_cache()
+        time.sleep(0.001)
+''')
+
+
+def _run_scale(s):
+    import numpy as np
+
+    from tests.backends.test_numba_cache import run, scale_kg
+
+    return np.asarray(run(scale_kg(np.float32(s))))
+
+
+class TestClearWhileCompiling:
+    """A cache cleared under a compiling process costs that process a recompile, never an error."""
+
+    def test_a_clear_between_writing_and_caching_the_handler_is_retried(self, monkeypatch, tmp_path):
+        import numba
+
+        from eventjax.backends import numba_codegen
+
+        monkeypatch.setattr(numba.config, 'CACHE_DIR', str(tmp_path))
+        real, calls = numba_codegen._cached_module, []
+
+        def cleared_after_import(fingerprint, source):
+            module = real(fingerprint, source)
+            calls.append(1)
+            if len(calls) == 1:
+                cache.clear_cache(str(tmp_path))  # another process's `eventjax cache --clear`
+            return module
+
+        monkeypatch.setattr(numba_codegen, '_cached_module', cleared_after_import)
+        assert _run_scale(11.0).tolist() == [11.0] * 3
+        assert len(calls) == 2
+        assert cache.cache_folders(str(tmp_path))[0].files >= 1, 'the retry should cache the handler again'
+
+    def test_a_cache_that_keeps_vanishing_falls_back_to_compiling_without_it(self, monkeypatch, tmp_path):
+        import numba
+
+        from eventjax.backends import numba_codegen
+
+        monkeypatch.setattr(numba.config, 'CACHE_DIR', str(tmp_path))
+
+        def vanished(fingerprint, source):
+            raise FileNotFoundError(2, 'No such file or directory', str(tmp_path / 'numba_handlers'))
+
+        monkeypatch.setattr(numba_codegen, '_cached_module', vanished)
+        assert _run_scale(13.0).tolist() == [13.0] * 3
+
+    def test_clearing_in_a_loop_while_another_process_compiles_does_not_fail_it(self, tmp_path):
+        env = {**os.environ, 'NUMBA_CACHE_DIR': str(tmp_path),
+               'PYTHONPATH': os.pathsep.join([str(ROOT / 'src'), os.environ.get('PYTHONPATH', '')])}
+        clearer = subprocess.Popen([sys.executable, '-c', CLEAR], env=env, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.PIPE, text=True)
+        try:
+            proc = subprocess.run([sys.executable, '-c', COMPILE, '1'], env=env, capture_output=True, text=True,
+                                  timeout=600)
+            assert clearer.poll() is None, f'the clearing process stopped: {clearer.stderr.read()}'
+        finally:
+            clearer.kill()
+            clearer.wait(30)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert 'all compiled and right' in proc.stdout

@@ -5,8 +5,12 @@ Every process these tests start runs under ``distributed.spawn`` or
 outlives the test.
 """
 
+import contextlib
+import importlib.util
+import math
 import os
 import pathlib
+import signal
 import subprocess
 import sys
 import textwrap
@@ -63,6 +67,52 @@ class TestPartition:
     def test_check_same_config_passes_in_one_process(self):
         distributed.check_same_config({'seed': 0, 'backend': 'numba'})
 
+    def test_check_same_config_with_a_nan_passes_in_one_process(self):
+        distributed.check_same_config({'rate': math.nan, 'nested': [math.nan, 1.0], 'seed': 0})
+
+
+class TestInitializeArguments:
+    """Bad arguments to initialize() are named before anything waits for a coordinator."""
+
+    def test_a_process_id_out_of_range_is_named(self):
+        address = f'127.0.0.1:{distributed.free_port()}'
+        with pytest.raises(ValueError, match=r'process_id=5 is out of range.*< num_processes=2'):
+            distributed.initialize(address, num_processes=2, process_id=5, init_timeout=1, quiet=True)
+
+    def test_a_negative_process_id_and_zero_processes_are_named(self):
+        address = f'127.0.0.1:{distributed.free_port()}'
+        with pytest.raises(ValueError, match='process_id=-1'):
+            distributed.initialize(address, num_processes=2, process_id=-1, init_timeout=1, quiet=True)
+        with pytest.raises(ValueError, match='num_processes must be >= 1'):
+            distributed.initialize(address, num_processes=0, process_id=0, init_timeout=1, quiet=True)
+
+    @pytest.mark.parametrize('name', ['init_timeout', 'heartbeat_timeout', 'shutdown_timeout'])
+    def test_a_timeout_below_one_second_is_named(self, name):
+        address = f'127.0.0.1:{distributed.free_port()}'
+        with pytest.raises(ValueError, match=f'{name} must be a whole number of seconds >= 1'):
+            distributed.initialize(address, num_processes=2, process_id=1, quiet=True,
+                                   **{'init_timeout': 1, name: 0})
+
+
+LAUNCHER = textwrap.dedent('''
+    import os, sys
+    from eventjax import distributed
+    code = ("import os, pathlib, time; d = pathlib.Path(os.environ['PID_DIR']); "
+            "(d / (os.environ['EVENTJAX_PROCESS_ID'] + '.tmp')).write_text(str(os.getpid())); "
+            "(d / (os.environ['EVENTJAX_PROCESS_ID'] + '.tmp')).rename(d / os.environ['EVENTJAX_PROCESS_ID']); "
+            "time.sleep(120)")
+    distributed.spawn([[sys.executable, '-c', code]] * 2, timeout=300)
+    print('spawn returned')
+''')
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
 
 class TestSpawn:
     def test_a_process_past_the_deadline_is_killed_and_reported(self):
@@ -70,6 +120,91 @@ class TestSpawn:
         results = distributed.spawn([[sys.executable, '-c', 'import time; time.sleep(120)']], timeout=2)
         assert time.monotonic() - start < 30
         assert results[0].returncode is None
+
+    def test_a_failing_process_after_a_running_one_is_noticed(self):
+        start = time.monotonic()
+        results = distributed.spawn([[sys.executable, '-c', 'import time; time.sleep(120)'],
+                                     [sys.executable, '-c', 'raise SystemExit(3)']], timeout=150, grace=2)
+        assert time.monotonic() - start < 60, describe(results)
+        assert results[1].returncode == 3, describe(results)
+        assert results[0].returncode is None, describe(results)
+
+    @pytest.mark.parametrize('timeout, grace', [(-1, 1), (math.inf, 1), (10, math.nan)])
+    def test_bad_timeouts_are_refused(self, timeout, grace):
+        with pytest.raises(ValueError, match='spawn'):
+            distributed.spawn([[sys.executable, '-c', 'pass']], timeout=timeout, grace=grace)
+
+    @pytest.mark.parametrize('signum', [signal.SIGTERM, signal.SIGHUP], ids=['SIGTERM', 'SIGHUP'])
+    def test_a_signal_to_the_launcher_ends_its_processes(self, tmp_path, signum):
+        env = dict(ENV, PID_DIR=str(tmp_path))
+        launcher = subprocess.Popen([sys.executable, '-c', LAUNCHER], env=env, start_new_session=True,
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        pids = []
+        try:
+            deadline = time.monotonic() + 120
+            while len(pids) < 2:
+                assert launcher.poll() is None, launcher.communicate()[0]
+                assert time.monotonic() < deadline, 'the processes did not start'
+                time.sleep(0.1)
+                pids = [int((tmp_path / str(i)).read_text()) for i in range(2) if (tmp_path / str(i)).exists()]
+            launcher.send_signal(signum)
+            out = launcher.communicate(timeout=60)[0]
+            assert launcher.returncode == -signum, out
+            assert 'spawn returned' not in out
+            deadline = time.monotonic() + 20
+            while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert not any(_alive(p) for p in pids), f'processes {pids} outlived their launcher'
+        finally:
+            for pid in [*pids, launcher.pid]:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                launcher.communicate(timeout=30)
+
+
+def _example():
+    spec = importlib.util.spec_from_file_location('cuba_distributed_example', EXAMPLE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class TestExampleArguments:
+    """cuba_distributed.py names a bad size or count and exits with code 2 before starting anything."""
+
+    @pytest.mark.parametrize('argv, says', [
+        (['--neurons', '0'], '--neurons must be at least 80'),
+        (['--neurons', '-5'], '--neurons must be at least 80'),
+        (['--neurons', '50'], '--neurons must be at least 80'),
+        (['--conn', 'fcn', '--neurons', '79'], '--neurons must be at least 80'),
+        (['--duration', '0'], '--duration must be at least one step'),
+        (['--duration', 'nan'], '--duration must be at least one step'),
+        (['--processes', '0'], '--processes must be at least 1'),
+        (['--processes', '-1'], '--processes must be at least 1'),
+        (['--processes', '2', '--init-timeout', '0'], '--init-timeout must be at least 1'),
+        (['--heartbeat-timeout', '0'], '--heartbeat-timeout must be at least 1'),
+        (['--timeout', '0'], '--timeout must be a positive number'),
+    ])
+    def test_a_bad_size_is_named_with_exit_code_2(self, argv, says, capsys):
+        with pytest.raises(SystemExit) as info:
+            _example().parse(argv)
+        assert info.value.code == 2
+        assert says in capsys.readouterr().err
+
+    def test_the_smallest_networks_are_accepted(self):
+        example = _example()
+        for conn in ('csr', 'fcn'):
+            example.parse(['--conn', conn, '--neurons', '80', '--duration', '0.1'])
+            blocks = example.local_block(0, 80, conn, range(80), 80)
+            assert len(blocks) == 2
+
+    def test_the_script_exits_with_code_2_and_a_message(self):
+        proc = subprocess.run([sys.executable, EXAMPLE, '--neurons', '0'], env=ENV, capture_output=True,
+                              text=True, timeout=120)
+        assert proc.returncode == 2, proc.stderr
+        assert 'error: --neurons must be at least 80' in proc.stderr
+        assert 'Traceback' not in proc.stderr
 
 
 class TestAcrossProcesses:

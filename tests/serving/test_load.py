@@ -2,13 +2,15 @@
 
 import asyncio
 import pathlib
+import random
 import sys
 import time
 
+import numpy as np
 import pytest
 
 pytest.importorskip('fastapi', reason="the 'serve' extra is not installed (make setup installs it)")
-pytest.importorskip('httpx', reason="the 'loadtest' extra is not installed (make setup installs it)")
+httpx = pytest.importorskip('httpx', reason="the 'loadtest' extra is not installed (make setup installs it)")
 
 sys.path.insert(0, str(pathlib.Path(__file__).parents[2] / 'docs' / 'examples' / 'serving'))
 import loadgen  # noqa: E402
@@ -21,7 +23,16 @@ def load_result(tmp_path_factory):
     log = (tmp_path_factory.mktemp('server') / 'server.log').open('w')
     start = time.monotonic()
     with loadgen.running_server('--neurons', '200', '--backends', 'numba', '--max-batch', '8', log=log) as (url, _):
-        result = asyncio.run(loadgen.run_load(url, CLIENTS, seconds=1.0, backends=[None, 'numba'], flips=2))
+        result = asyncio.run(loadgen.run_load(url, CLIENTS, seconds=1.0, backends=[None, 'numba'], flips=2,
+                                              droppers=2))
+        # After clients vanished mid-request, the batcher must still answer, and right.
+        with httpx.Client(base_url=url, timeout=60) as client:
+            net = {k: (np.asarray(v) if isinstance(v, list) else v) for k, v in client.get('/network').json().items()}
+            checker = loadgen.Checker(net)
+            path, body = checker.good_request(random.Random(1), '/product/batched', None)
+            r = client.post(path, json=body)
+            result['after'] = r.status_code == 200 and checker.correct(path, body, r.json())
+            result['health'] = client.get('/health').json()
     result['seconds'] = time.monotonic() - start
     return result
 
@@ -49,3 +60,36 @@ class TestShortLoad:
     def test_the_global_backend_was_flipped_while_serving(self, load_result):
         assert load_result['bad']['flips'] == 2
         assert load_result['bad']['flip_errors'] == 0
+
+    def test_clients_that_disconnect_mid_request_leave_no_wrong_or_hung_answer(self, load_result):
+        rows, bad = load_result['rows'], load_result['bad']
+        assert bad['dropped'] > 0, bad  # requests really were abandoned mid-flight
+        assert bad['drop_wrong'] == 0, bad
+        assert sum(r['hung'] for r in rows) == 0, loadgen.table(rows)
+        assert sum(r['wrong'] for r in rows) == 0, loadgen.table(rows)
+        assert load_result['after'], 'the batched endpoint did not answer right after the disconnects'
+        assert load_result['health']['status'] == 'ok'
+
+
+class TestDisconnects:
+    def test_a_client_that_disconnects_cancels_its_batched_request_and_the_batcher_serves_on(self, tmp_path):
+        # A 2 s batching wait keeps each lone request queued long enough for its client to leave first.
+        log = (tmp_path / 'server.log').open('w')
+        with loadgen.running_server('--neurons', '200', '--backends', 'jax', '--max-batch', '2',
+                                    '--max-wait-us', '2000000', '--no-warmup', log=log) as (url, _):
+            async def leave_early():
+                async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+                    for _ in range(3):
+                        with pytest.raises(TimeoutError):
+                            await asyncio.wait_for(client.post('/product/batched', json={'spikes': [1, 2]}), 0.3)
+
+            asyncio.run(leave_early())
+            with httpx.Client(base_url=url, timeout=60) as client:
+                net = {k: (np.asarray(v) if isinstance(v, list) else v)
+                       for k, v in client.get('/network').json().items()}
+                checker = loadgen.Checker(net)
+                path, body = checker.good_request(random.Random(2), '/product/batched', None)
+                r = client.post(path, json=body)
+                assert r.status_code == 200, r.text
+                assert checker.correct(path, body, r.json())
+                assert client.get('/health').json()['cancelled'] == 3

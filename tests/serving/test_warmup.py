@@ -60,3 +60,18 @@ class TestWarmup:
     def test_an_empty_backend_list_raises(self):
         with pytest.raises(ValueError, match='backends is empty'):
             Warmup().add('f', lambda: None, backends=[])
+
+
+class TestBackendsArgument:
+    def test_one_backend_name_may_be_given_as_a_string(self):
+        calls = []
+        warm = Warmup()
+        warm.add('f', lambda x, backend=None: calls.append(backend) or x,
+                 jax.ShapeDtypeStruct((2,), jnp.float32), backends='numba')
+        assert warm.entries[0].backends == ('numba',)
+        assert sorted(warm.run()) == ['f[numba]']
+        assert calls == ['numba']
+
+    def test_a_backend_that_is_not_a_name_is_a_type_error(self):
+        with pytest.raises(TypeError, match='backends must be names or None, got 3'):
+            Warmup().add('f', lambda x: x, jax.ShapeDtypeStruct((2,), jnp.float32), backends=[None, 3])

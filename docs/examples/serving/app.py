@@ -8,27 +8,32 @@ At start-up it sets the process-wide backend, builds the network, and
 compiles every served call for every served backend (and every batch size
 of the dynamic batcher) before it accepts a request. Endpoints:
 
-- ``GET /health``: the global backend, the served backends, warm-up seconds.
+- ``GET /health``: the global backend, the served backends, warm-up seconds, and how
+  many batched requests were cancelled because their client went away.
 - ``GET /network``: the connectivity, so a client can compute NumPy answers.
 - ``POST /product``: ``{"spikes": [indices], "backend": opt}`` -> ``{"y": [...]}``,
   the synaptic input of every neuron; ``POST /product/batched`` is the same
-  through a :class:`eventjax.serving.DynamicBatcher`.
+  through a :class:`eventjax.serving.DynamicBatcher` (a client that disconnects
+  cancels its request in the batcher).
 - ``POST /step``: ``{"spikes": [...], "v": [...], "ge": [...], "gi": [...]}``
   (``v`` defaults to the initial potentials, ``ge``/``gi`` to zeros) ->
   the state after one 0.1 ms step and the indices of the neurons that fired.
 - ``POST /admin/backend``: ``{"backend": name or null}`` -> ``set_backend('cpu', ...)``
   followed by a fresh warm-up, so the requests after it pay no compile.
 
-Bad requests (a wrong length, an index out of range, an unknown backend)
-get a 4xx answer whose ``detail`` is the error text. Endpoints are plain
-``def`` functions, so they run in the server's thread pool: JAX calls never
-block the event loop, and each request's ``backend=`` is passed per call
+Bad requests (a wrong length, an index out of range, an unknown backend, a
+state value that is not a finite float32) get a 4xx answer whose ``detail``
+is the error text. Endpoints that call JAX are plain ``def`` functions, so
+they run in the server's thread pool (the batched one awaits the batcher's
+worker): JAX calls never block the event loop, and each request's
+``backend=`` is passed per call
 (``config.override`` is refused inside coroutine tasks).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import json
 import pathlib
@@ -37,8 +42,10 @@ import time
 
 import jax.numpy as jnp
 import numpy as np
-from fastapi import FastAPI, HTTPException, Response
-from pydantic import BaseModel
+from fastapi import FastAPI, HTTPException, Request, Response
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel, ConfigDict
 
 import eventjax as ej
 from eventjax.serving import DynamicBatcher, Warmup
@@ -53,6 +60,8 @@ class ProductRequest(BaseModel):
 
 
 class StepRequest(BaseModel):
+    model_config = ConfigDict(allow_inf_nan=False)  # a literal NaN or Infinity (or 1e400) gets a 422
+
     spikes: list[int]
     v: list[float] | None = None
     ge: list[float] | None = None
@@ -64,9 +73,24 @@ class BackendRequest(BaseModel):
     backend: str | None
 
 
-def reply(obj) -> Response:
-    """A JSON response built with ``json.dumps``: FastAPI's default encoder walks every float in Python."""
-    return Response(json.dumps(obj), media_type='application/json')
+F32_MAX = float(np.finfo(np.float32).max)
+
+
+def reply(obj, status: int = 200) -> Response:
+    """A JSON response built with ``json.dumps``: FastAPI's default encoder walks every float in Python.
+
+    Strict JSON (``allow_nan=False``): a NaN would be an answer many parsers reject.
+    """
+    return Response(json.dumps(obj, allow_nan=False), status_code=status, media_type='application/json')
+
+
+def strict(value):
+    """``value`` if strict JSON can hold it, else its ``repr`` (``nan``, ``inf``)."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        return repr(value)
+    return value
 
 
 def available_backends() -> list[str]:
@@ -91,6 +115,7 @@ class Service:
         self.warm.add('step', self.fns['step'], zeros_f, zeros_f, zeros_f, zeros_b, backends=served)
         self.warm.add('batched', lambda backend=None: self.batcher.warmup(zeros_b, [backend]), backends=served)
         self.warmup_s: dict[str, float] = {}
+        self.cancelled = 0  # batched requests whose client went away before the answer
 
     def backend(self, name: str | None) -> str | None:
         if name is not None and name not in self.backends:
@@ -112,7 +137,12 @@ class Service:
             return default
         if len(values) != self.n:
             raise HTTPException(422, f'{name}: expected {self.n} values (one per neuron), got {len(values)}.')
-        return np.asarray(values, np.float32)
+        wide = np.asarray(values, np.float64)
+        bad = np.flatnonzero(~(np.abs(wide) <= F32_MAX))  # NaN fails the test too
+        if bad.size:
+            raise HTTPException(422, f'{name}: every value must be a finite float32 (|x| <= {F32_MAX:.3g}); '
+                                     f'entry {bad[0]} is {values[bad[0]]!r}.')
+        return wide.astype(np.float32)
 
 
 def create_app(n: int = 4000, backend: str | None = None, backends: list[str] | None = None,
@@ -134,10 +164,16 @@ def create_app(n: int = 4000, backend: str | None = None, backends: list[str] | 
     app = FastAPI(title='eventjax serving example', lifespan=lifespan)
     app.state.service = service
 
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError):
+        # FastAPI echoes each bad input back; a NaN or Infinity there would make the answer invalid JSON.
+        return reply({'detail': [{**e, 'input': strict(e.get('input'))} for e in jsonable_encoder(exc.errors())]},
+                     422)
+
     @app.get('/health')
     def health():
         return {'status': 'ok', 'backend': ej.get_backend('cpu'), 'backends': service.backends,
-                'n': service.n, 'warmup_s': service.warmup_s}
+                'n': service.n, 'warmup_s': service.warmup_s, 'cancelled': service.cancelled}
 
     @app.get('/network')
     def get_network():
@@ -149,9 +185,21 @@ def create_app(n: int = 4000, backend: str | None = None, backends: list[str] | 
         return reply({'y': np.asarray(service.fns['product'](jnp.asarray(s), backend=b)).tolist()})
 
     @app.post('/product/batched')
-    def product_batched(req: ProductRequest):
+    async def product_batched(req: ProductRequest, request: Request):
+        # A coroutine: the batcher's worker does the JAX call, the loop only awaits it, and a client that
+        # goes away cancels its request, which the batcher then skips if it has not run yet.
         b, s = service.backend(req.backend), service.spikes(req.spikes)
-        return reply({'y': service.batcher(s, backend=b, timeout=60).tolist()})
+        answer = asyncio.ensure_future(service.batcher.call_async(s, backend=b))
+        deadline = time.monotonic() + 60
+        while not answer.done():
+            await asyncio.wait({answer}, timeout=0.05)
+            if answer.done():
+                break
+            if await request.is_disconnected() or time.monotonic() > deadline:
+                answer.cancel()
+                service.cancelled += 1
+                raise HTTPException(503, 'the request was cancelled: the client went away or it took over 60 s.')
+        return reply({'y': answer.result().tolist()})
 
     @app.post('/step')
     def step(req: StepRequest):
@@ -159,9 +207,11 @@ def create_app(n: int = 4000, backend: str | None = None, backends: list[str] | 
         zeros = np.zeros(service.n, np.float32)
         v = service.vector('v', req.v, service.net['v0'])
         ge, gi = service.vector('ge', req.ge, zeros), service.vector('gi', req.gi, zeros)
-        v, ge, gi, fired = service.fns['step'](v, ge, gi, s, backend=b)
-        return reply({'v': np.asarray(v).tolist(), 'ge': np.asarray(ge).tolist(), 'gi': np.asarray(gi).tolist(),
-                      'spikes': np.flatnonzero(np.asarray(fired)).tolist()})
+        v, ge, gi, fired = (np.asarray(x) for x in service.fns['step'](v, ge, gi, s, backend=b))
+        if not all(np.isfinite(x).all() for x in (v, ge, gi)):
+            raise HTTPException(422, 'the posted state leaves the float32 range within one step; send potentials '
+                                     'in mV and conductances of the size the network produces.')
+        return reply({'v': v.tolist(), 'ge': ge.tolist(), 'gi': gi.tolist(), 'spikes': np.flatnonzero(fired).tolist()})
 
     @app.post('/admin/backend')
     def set_backend(req: BackendRequest):

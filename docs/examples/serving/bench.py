@@ -6,7 +6,8 @@ It starts the example server as a subprocess and measures, over HTTP on
 1. first-request latency without and with the start-up warm-up;
 2. throughput, p50 and p99 per endpoint and backend at 1, 2, 4, 8 and 32
    clients, every answer checked against NumPy, while the global backend is
-   flipped and bad requests are sent (the load generator of ``loadgen.py``);
+   flipped, bad requests are sent and a few clients disconnect mid-request
+   (the load generator of ``loadgen.py``);
 3. ``/product`` against ``/product/batched`` (the dynamic batcher) at 8 and
    32 clients, and the same comparison in-process with threads, where the
    per-call dispatch cost is not hidden behind HTTP;
@@ -149,6 +150,8 @@ def main(argv=None) -> int:
     parser.add_argument('--seconds', type=float, default=10.0, help='per concurrency level')
     parser.add_argument('--clients', type=int, nargs='+', default=[1, 2, 4, 8, 32])
     parser.add_argument('--backends', nargs='+', default=['numba'], help='per-request backends served')
+    parser.add_argument('--droppers', type=int, default=2,
+                        help='clients that disconnect mid-request during the latency levels')
     parser.add_argument('--rss-requests', type=int, default=100_000, help='requests between the RSS samples')
     parser.add_argument('--no-first-request', dest='first_request', action='store_false',
                         help='skip the first-request measurement (two extra server start-ups)')
@@ -168,7 +171,8 @@ def main(argv=None) -> int:
     with loadgen.running_server(*server_args) as (url, proc):
         report['rss_after_warmup_mb'] = rss_mb(proc)
         backends = [None, *args.backends]
-        load = asyncio.run(loadgen.run_load(url, args.clients, args.seconds, backends=backends))
+        load = asyncio.run(loadgen.run_load(url, args.clients, args.seconds, backends=backends,
+                                            droppers=args.droppers))
         report['rows'], report['bad'] = load['rows'], load['bad']
         print(loadgen.table(load['rows']), '\n', load['bad'], flush=True)
         # Backend flips recompile everything, so they get their own level, out of the latency figures.
@@ -203,8 +207,9 @@ def main(argv=None) -> int:
     (out / 'serve_bench.txt').write_text('\n'.join(lines) + '\n')
     plot(report['rows'], out / 'serve_bench.png')
     print('\n'.join(lines))
-    bad = [r for r in report['rows'] + report['flip_rows'] if r['wrong'] or r['server_errors']]
-    return 1 if bad or report['bad']['not_clean'] or report['flip_bad']['not_clean'] else 0
+    bad = [r for r in report['rows'] + report['flip_rows'] if r['wrong'] or r['server_errors'] or r['hung']]
+    return 1 if bad or report['bad']['not_clean'] or report['flip_bad']['not_clean'] or report['bad']['drop_wrong'] \
+        else 0
 
 
 if __name__ == '__main__':

@@ -3,10 +3,14 @@
 ``run_load(url, clients=[1, 2, 4, 8, 32], seconds=5)`` drives a running
 server over the network with ``httpx`` (async, one connection per client).
 Each good request picks an endpoint and a backend, posts random spikes and
-checks the answer against :mod:`network`'s NumPy model. Meanwhile one
-client flips the server's global backend through ``/admin/backend`` and
-another sends bad requests (a wrong length, an index out of range, an
-unknown backend), which must get a 4xx answer with the error text.
+checks the answer against :mod:`network`'s NumPy model; one that takes
+longer than ``HANG_S`` counts as hung. Meanwhile one client flips the
+server's global backend through ``/admin/backend``, another sends bad
+requests (a wrong length, an index out of range, an unknown backend, a
+non-finite state), which must get a 4xx answer with the error text, and
+``droppers`` clients post good requests and disconnect after a few
+milliseconds, before most answers come (what an impatient client or a
+proxy timeout does); the answers that do reach them must be right too.
 
 ``running_server(...)`` starts the server as a subprocess on a free port and
 always kills it, also on failure. From the command line::
@@ -43,7 +47,9 @@ BAD_REQUESTS = [
     ('/step', {'spikes': [0], 'v': [0.0, 1.0]}),  # wrong length
     ('/product', {'spikes': [1], 'backend': 'no-such-backend'}),
     ('/step', {'spikes': 'not a list'}),
+    ('/step', {'spikes': [0], 'ge': [float('nan')]}),  # sent as a literal NaN
 ]
+HANG_S = 60.0  # a good request not answered within this is hung
 
 
 def free_port() -> int:
@@ -116,6 +122,15 @@ class Checker:
                     and np.allclose(answer['ge'], ge, atol=1e-3) and np.allclose(answer['gi'], gi, atol=1e-3))
 
 
+def _no_constant(name: str):
+    raise ValueError(f'the answer holds {name}, which strict JSON parsers reject')
+
+
+def strict_json(r: httpx.Response):
+    """The body of ``r`` as JSON, refusing the NaN and Infinity that Python's parser would let through."""
+    return json.loads(r.text, parse_constant=_no_constant)
+
+
 def _summary(latencies: list[float], wall: float) -> dict:
     lat = np.asarray(latencies) * 1e3
     return {'requests': int(lat.size), 'throughput': lat.size / wall if wall else 0.0,
@@ -123,7 +138,14 @@ def _summary(latencies: list[float], wall: float) -> dict:
             'p99_ms': float(np.percentile(lat, 99)) if lat.size else float('nan')}
 
 
-async def _level(client, checker, n_clients, seconds, endpoints, backends, flips, bad, seed):
+def _answer_ok(checker, path: str, body: dict, r: httpx.Response) -> bool:
+    try:
+        return checker.correct(path, body, strict_json(r))
+    except ValueError:  # not strict JSON
+        return False
+
+
+async def _level(client, checker, n_clients, seconds, endpoints, backends, flips, bad, seed, droppers):
     stats = {}  # (endpoint, backend) -> dict
     deadline = time.perf_counter() + seconds
 
@@ -136,10 +158,13 @@ async def _level(client, checker, n_clients, seconds, endpoints, backends, flips
             endpoint, backend = next(choices)
             path, body = checker.good_request(rng, endpoint, backend)
             row = stats.setdefault((endpoint, backend or 'default'),
-                                   {'lat': [], 'errors': 0, 'server_errors': 0, 'wrong': 0})
+                                   {'lat': [], 'errors': 0, 'server_errors': 0, 'wrong': 0, 'hung': 0})
             start = time.perf_counter()
             try:
-                r = await client.post(path, json=body)
+                r = await asyncio.wait_for(client.post(path, json=body), HANG_S)
+            except TimeoutError:
+                row['hung'] += 1
+                continue
             except httpx.HTTPError:
                 row['errors'] += 1
                 continue
@@ -148,7 +173,7 @@ async def _level(client, checker, n_clients, seconds, endpoints, backends, flips
                 row['server_errors'] += 1
             if r.status_code != 200:
                 row['errors'] += 1
-            elif not checker.correct(path, body, r.json()):
+            elif not _answer_ok(checker, path, body, r):
                 row['wrong'] += 1
 
     async def flipper():
@@ -164,46 +189,73 @@ async def _level(client, checker, n_clients, seconds, endpoints, backends, flips
             if time.perf_counter() >= deadline:
                 return
             path, body = BAD_REQUESTS[k % len(BAD_REQUESTS)]
-            r = await client.post(path, json=body)
-            clean = 400 <= r.status_code < 500 and bool(r.json().get('detail'))
+            # json.dumps writes a NaN as the literal NaN (httpx's json= would refuse to send it).
+            r = await client.post(path, content=json.dumps(body), headers={'content-type': 'application/json'})
+            try:
+                clean = 400 <= r.status_code < 500 and bool(strict_json(r).get('detail'))
+            except ValueError:
+                clean = False
             bad['clean_4xx' if clean else 'not_clean'] += 1
             await asyncio.sleep(0.2)  # a trickle: they test the answers, not the throughput
 
+    async def dropper(i):
+        rng = random.Random(seed * 7919 + i)
+        # A client of its own: a request abandoned mid-flight closes its connection, which the server sees.
+        async with httpx.AsyncClient(base_url=client.base_url, timeout=HANG_S) as own:
+            while time.perf_counter() < deadline:
+                path, body = checker.good_request(rng, rng.choice(endpoints), rng.choice(backends))
+                try:
+                    r = await asyncio.wait_for(own.post(path, json=body), 10 ** rng.uniform(-3, -0.3))  # 1-500 ms
+                except TimeoutError:
+                    bad['dropped'] += 1
+                    continue
+                except httpx.HTTPError:
+                    bad['drop_errors'] += 1
+                    continue
+                bad['drop_answered'] += 1
+                bad['drop_wrong'] += r.status_code != 200 or not _answer_ok(checker, path, body, r)
+
     start = time.perf_counter()
-    await asyncio.gather(*(good(i) for i in range(n_clients)), flipper(), bad_client())
+    await asyncio.gather(*(good(i) for i in range(n_clients)), *(dropper(i) for i in range(droppers)),
+                         flipper(), bad_client())
     wall = time.perf_counter() - start
     out = []
     for (endpoint, backend), row in sorted(stats.items()):
         out.append({'clients': n_clients, 'endpoint': endpoint, 'backend': backend, **_summary(row['lat'], wall),
-                    'errors': row['errors'], 'server_errors': row['server_errors'], 'wrong': row['wrong']})
+                    'errors': row['errors'], 'server_errors': row['server_errors'], 'wrong': row['wrong'],
+                    'hung': row['hung']})
     return out
 
 
 async def run_load(url: str, clients=(1, 2, 4, 8, 32), seconds: float = 5.0,
                    endpoints=('/product', '/product/batched', '/step'), backends=(None,),
-                   flips: int = 0, seed: int = 0) -> dict:
-    """Drive the server at each concurrency for ``seconds``; return the rows and the bad-request counts."""
+                   flips: int = 0, seed: int = 0, droppers: int = 0) -> dict:
+    """Drive the server at each concurrency for ``seconds``; return the rows and the bad-request counts.
+
+    ``droppers`` more clients at every level post good requests and disconnect before most answers come.
+    """
     limits = httpx.Limits(max_connections=max(clients) + 4, max_keepalive_connections=max(clients) + 4)
     async with httpx.AsyncClient(base_url=url, timeout=120, limits=limits) as client:
         net = (await client.get('/network')).json()
         checker = Checker({k: (np.asarray(v) if isinstance(v, list) else v) for k, v in net.items()})
-        bad = {'clean_4xx': 0, 'not_clean': 0, 'flips': 0, 'flip_errors': 0}
+        bad = {'clean_4xx': 0, 'not_clean': 0, 'flips': 0, 'flip_errors': 0,
+               'dropped': 0, 'drop_answered': 0, 'drop_wrong': 0, 'drop_errors': 0}
         rows = []
         for level, n in enumerate(clients):
             rows += await _level(client, checker, n, seconds, endpoints, list(backends),
-                                 flips if level == len(clients) - 1 else 0, bad, seed + level)
+                                 flips if level == len(clients) - 1 else 0, bad, seed + level, droppers)
     return {'rows': rows, 'bad': bad}
 
 
 def table(rows: list[dict]) -> str:
     """The rows as a fixed-width text table."""
     head = f'{"clients":>7} {"endpoint":<17} {"backend":<8} {"req":>6} {"req/s":>8} {"p50 ms":>8} {"p99 ms":>8} ' \
-           f'{"err":>4} {"5xx":>4} {"wrong":>5}'
+           f'{"err":>4} {"5xx":>4} {"wrong":>5} {"hung":>4}'
     lines = [head]
     for r in rows:
         lines.append(f'{r["clients"]:>7} {r["endpoint"]:<17} {r["backend"]:<8} {r["requests"]:>6} '
                      f'{r["throughput"]:>8.1f} {r["p50_ms"]:>8.2f} {r["p99_ms"]:>8.2f} {r["errors"]:>4} '
-                     f'{r["server_errors"]:>4} {r["wrong"]:>5}')
+                     f'{r["server_errors"]:>4} {r["wrong"]:>5} {r.get("hung", 0):>4}')
     return '\n'.join(lines)
 
 
@@ -214,16 +266,19 @@ def main(argv=None) -> int:
     parser.add_argument('--seconds', type=float, default=5.0, help='per concurrency level')
     parser.add_argument('--backends', nargs='+', default=['default'], help="'default' sends no backend")
     parser.add_argument('--flips', type=int, default=3, help='global backend changes during the last level')
+    parser.add_argument('--droppers', type=int, default=2,
+                        help='clients that disconnect mid-request, at every level')
     parser.add_argument('--json', help='also write the results here')
     args = parser.parse_args(argv)
     backends = [None if b == 'default' else b for b in args.backends]
-    result = asyncio.run(run_load(args.url, args.clients, args.seconds, backends=backends, flips=args.flips))
+    result = asyncio.run(run_load(args.url, args.clients, args.seconds, backends=backends, flips=args.flips,
+                                  droppers=args.droppers))
     print(table(result['rows']))
     print('bad requests:', result['bad'])
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(result, indent=1))
-    bad_rows = [r for r in result['rows'] if r['wrong'] or r['server_errors']]
-    return 1 if bad_rows or result['bad']['not_clean'] else 0
+    bad_rows = [r for r in result['rows'] if r['wrong'] or r['server_errors'] or r['hung']]
+    return 1 if bad_rows or result['bad']['not_clean'] or result['bad']['drop_wrong'] else 0
 
 
 if __name__ == '__main__':

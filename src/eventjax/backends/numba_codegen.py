@@ -186,6 +186,7 @@ def handler_source(
 # --- Compilation ------------------------------------------------------------
 
 _import_lock = threading.Lock()
+_CACHE_ATTEMPTS = 2  # compiles through the disk cache before compiling without it
 _private_names = itertools.count()
 _HANDLER_SIG = types.voidptr(types.voidptr)
 _BRIDGE_FILES = ('numba_codegen.py', 'numba_intrinsics.py', 'ffi_abi.py', 'numba_keying.py', 'numba_threads.py')
@@ -263,10 +264,22 @@ def compile_handler(kernel: Any, fingerprint: tuple | None, source: str) -> Any:
     Example:
         >>> handler = compile_handler(kernel, kernel_fingerprint(kernel), source)  # doctest: +SKIP
     """
-    if fingerprint is None:
-        module, cacheable = _private_module(source), False
-    else:
-        module, cacheable = _cached_module(fingerprint, source)
+    if fingerprint is not None:
+        for _ in range(_CACHE_ATTEMPTS):
+            try:
+                module, cacheable = _cached_module(fingerprint, source)
+                return _bind_and_compile(module, kernel, cacheable)
+            except numba.core.errors.NumbaError:
+                raise  # the kernel does not compile: the disk cache has nothing to do with it
+            except (OSError, RuntimeError):
+                # Another process cleared the disk cache (``eventjax cache --clear``) while this one
+                # wrote, imported or cached the handler: the file, its folder or numba's index vanished
+                # (FileNotFoundError; numba's "no locator available"). Try again, then do without the cache.
+                continue
+    return _bind_and_compile(_private_module(source), kernel, False)
+
+
+def _bind_and_compile(module: pytypes.ModuleType, kernel: Any, cacheable: bool) -> Any:
     module.kernel = kernel
     # A fresh module per target: its globals are what numba freezes.
     sys.modules.setdefault(module.__name__, module)

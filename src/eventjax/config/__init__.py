@@ -1,16 +1,26 @@
 """The thread-safe configuration runtime (see :mod:`eventjax.config.runtime`)."""
 
 from eventjax.config.runtime import (
+    ConfigurationStats,
+    Draft,
+    bind_snapshot,
     clear_backends,
+    configuration_stats,
     current_override,
+    drafting,
     get_backend,
+    get_max_configurations,
     get_pallas_cpu_interpret,
     override,
+    prepare,
+    prepare_backend,
     register_backend_catalog,
     set_backend,
+    set_max_configurations,
     set_pallas_cpu_interpret,
     snapshot,
     update,
+    warming,
 )
 from eventjax.config.snapshot import (
     PLATFORM_ALIASES,
@@ -22,12 +32,22 @@ from eventjax.config.snapshot import (
 )
 
 __all__ = [
+    'ConfigurationStats',
+    'Draft',
+    'bind_snapshot',
+    'configuration_stats',
+    'get_max_configurations',
+    'prepare',
+    'prepare_backend',
+    'set_max_configurations',
+    'warming',
     'PLATFORMS',
     'PLATFORM_ALIASES',
     'ConfigSnapshot',
     'PrimitiveTable',
     'clear_backends',
     'current_override',
+    'drafting',
     'get_backend',
     'get_pallas_cpu_interpret',
     'normalize_backend',

@@ -8,6 +8,10 @@ else ``$XDG_CACHE_HOME/eventjax/numba_handlers``, else
 ``~/.cache/eventjax/numba_handlers``. Numba keeps its index and machine
 code beside the sources (``__pycache__``) or, with ``NUMBA_CACHE_DIR``, in a
 folder of its own under that directory, named after the sources' folder.
+
+Clearing is safe while other processes compile: one whose handler file,
+folder or index vanishes under it compiles that handler again, or without
+the disk cache, so it pays a compile but never fails.
 """
 
 from __future__ import annotations

@@ -137,17 +137,24 @@ class PrimitiveTable:
             defaults[platform] = backend
         return attrs.evolve(self, defaults=frozen_map(defaults))
 
+    def content(self) -> tuple:
+        """What resolution reads from this table, as a hashable value (kernels by identity)."""
+        return (self.name, tuple((p, tuple(self.kernels[p].items())) for p in PLATFORMS),
+                tuple(sorted(self.defaults.items())))
+
 
 @attrs.frozen(eq=False)
 class ConfigSnapshot:
     """One immutable state of the whole configuration.
 
-    Snapshots compare and hash by identity: two snapshots are the same
-    configuration only if they are the same object, which makes them cheap
-    cache keys. ``version`` only grows.
+    Snapshots compare and hash by identity, which makes them cheap cache
+    keys; the runtime publishes the same object again when a configuration
+    comes back, so equal contents are usually one object.
 
     Attributes:
-        version: bumped by every change that can alter a call's backend.
+        version: the key of this configuration's content in JAX's caches (a
+            content that was current before gets its key back; see
+            :mod:`eventjax.config.runtime`).
         backends: the global backend per platform (``None``: unset).
         primitives: every registered primitive's kernel table, by its uid.
         pallas_cpu_interpret: register pallas kernels for the cpu in interpret mode.
@@ -160,6 +167,12 @@ class ConfigSnapshot:
     )
     primitives: Mapping[int, PrimitiveTable] = attrs.field(factory=frozen_map)
     pallas_cpu_interpret: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
+
+    def content(self) -> tuple:
+        """Everything but the key, as a hashable value: equal for configurations that resolve alike."""
+        return (tuple(self.backends.items()),
+                tuple((uid, table.content()) for uid, table in self.primitives.items()),
+                self.pallas_cpu_interpret)
 
     def known_backends(self, platform: str) -> tuple[str, ...]:
         """Every backend name some registered primitive has for ``platform``."""

@@ -33,6 +33,8 @@ class CSC(CSR):
         Array([2., 3.], dtype=float32)
     """
 
+    _indptr_counts = 'columns'
+
     def __init__(self, args, *, shape, transposed: bool = False, validate: bool = True):
         m, n = (int(d) for d in shape)
         super().__init__(args, shape=(n, m), transposed=not transposed, validate=validate)

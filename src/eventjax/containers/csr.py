@@ -13,6 +13,7 @@ import numpy as np
 
 from eventjax.containers.base import SparseMatrix
 from eventjax.kernels.common.checks import is_concrete, validate_csr_structure
+from eventjax.kernels.common.units import attach, mantissa, split
 from eventjax.kernels.csr import binary_csrmm, binary_csrmv, csrmm, csrmv
 from eventjax.kernels.csr.reference import entry_rows
 from eventjax.kernels.plasticity import csr2csc_on_post, csr_column_view, csr_on_pre
@@ -49,11 +50,11 @@ class CSR(SparseMatrix):
         # (rows, column pointers, positions in data) of the stored matrix, once built; see column_view().
         self._column_view = None
         if validate and is_concrete(indices, indptr):
-            self._check('CSR()')
+            self._check(f'{type(self).__name__}()')
 
     @property
     def dtype(self):
-        return jnp.result_type(self.data)
+        return jnp.result_type(mantissa(self.data))
 
     @property
     def T(self) -> CSR:
@@ -105,14 +106,15 @@ class CSR(SparseMatrix):
     def todense(self):
         """The dense matrix, ``self.shape``; duplicate entries add up (differentiable in ``data``)."""
         m, n = self.stored_shape
-        data = jnp.asarray(self.data)
+        data, unit = split(self.data)
+        data = jnp.asarray(data)
         nnz = jnp.shape(self.indices)[0]
         rows = entry_rows(jnp.asarray(self.indptr), nnz)
         # Entries outside the rows' ranges go past the end, where the scatter drops them.
         rows = jnp.where((rows >= 0) & (rows < m), rows, m)
         values = jnp.broadcast_to(data.reshape(-1) if data.size == 1 else data, (nnz,))
         dense = jnp.zeros((m, n), data.dtype).at[rows, self.indices].add(values, mode='drop')
-        return dense.T if self.transposed else dense
+        return attach(dense.T if self.transposed else dense, unit)
 
     def validate(self) -> CSR:
         """Check the structure of concrete arrays; returns ``self``.
@@ -131,7 +133,8 @@ class CSR(SparseMatrix):
         m, n = self.stored_shape
         indptr = np.asarray(self.indptr)
         if indptr.shape != (m + 1,):
-            raise ValueError(f'{who}: indptr must have length {m + 1} (rows + 1), got shape {indptr.shape}.')
+            raise ValueError(f'{who}: indptr must have length {m + 1} ({self._indptr_counts} + 1), got shape '
+                             f'{indptr.shape}.')
         validate_csr_structure(who, np.asarray(self.indices), indptr, n)
 
     # -- plasticity -----------------------------------------------------------
@@ -211,6 +214,7 @@ class CSR(SparseMatrix):
     # -- products -----------------------------------------------------------
 
     _ops = (csrmv, csrmm, binary_csrmv, binary_csrmm)
+    _indptr_counts = 'rows'  # what indptr has one entry per (plus one)
 
     def _operands(self):
         return self.data, self.indices, self.indptr

@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from eventjax.kernels.common.units import is_quantity
 from eventjax.kernels.dense import binary_densemm, binary_densemv
 
 __all__ = ['EventArray', 'is_plain_array']
@@ -39,7 +40,8 @@ class EventArray:
     _eventjax_container = True
 
     def __init__(self, value):
-        self.value = value if isinstance(value, jax.Array) else jnp.asarray(value)
+        # A brainunit Quantity keeps its unit; the operators split it off.
+        self.value = value if isinstance(value, jax.Array) or is_quantity(value) else jnp.asarray(value)
 
     shape = property(lambda self: self.value.shape)
     dtype = property(lambda self: self.value.dtype)

@@ -16,6 +16,7 @@ from eventjax.containers.base import SparseMatrix
 from eventjax.containers.csr import CSR
 from eventjax.containers.ops import WeightsAsData
 from eventjax.kernels.common.checks import is_concrete, validate_fcn_indices
+from eventjax.kernels.common.units import attach, mantissa, split
 from eventjax.kernels.fixed_conn import binary_fcnmm, binary_fcnmv, fcnmm, fcnmv
 from eventjax.kernels.plasticity import csr2csc_on_post, csr_column_view, fcn_on_pre
 
@@ -55,7 +56,7 @@ class FixedNumConn(WeightsAsData, SparseMatrix):
 
     @property
     def dtype(self):
-        return jnp.result_type(self.weights)
+        return jnp.result_type(mantissa(self.weights))
 
     @property
     def num_conn(self) -> int:
@@ -94,10 +95,12 @@ class FixedNumConn(WeightsAsData, SparseMatrix):
             Array([0, 1, 2], dtype=int32)
         """
         m, k = jnp.shape(self.indices)
-        weights = jnp.asarray(self.weights)
+        weights, unit = split(self.weights)
+        weights = jnp.asarray(weights)
         data = weights.reshape(1) if weights.size == 1 and m * k != 1 else weights.reshape(m * k)
         indptr = jnp.arange(m + 1, dtype=jnp.result_type(self.indices)) * k
-        csr = CSR((data, jnp.reshape(self.indices, (m * k,)), indptr), shape=self.stored_shape, validate=False)
+        csr = CSR((attach(data, unit), jnp.reshape(self.indices, (m * k,)), indptr), shape=self.stored_shape,
+                  validate=False)
         return csr.T if self.transposed else csr
 
     @classmethod
@@ -115,9 +118,10 @@ class FixedNumConn(WeightsAsData, SparseMatrix):
                              f'counts from {counts.min()} to {counts.max()}; keep it as a CSR.')
         k = int(counts[0]) if counts.size else 0
         start, stop = int(indptr[0]) if indptr.size else 0, int(indptr[0]) + m * k if indptr.size else 0
-        data = jnp.asarray(csr.data)
+        data, unit = split(csr.data)
+        data = jnp.asarray(data)
         weights = data.reshape(1) if data.size == 1 and m * k != 1 else data[start:stop].reshape(m, k)
-        fcn = cls((weights, jnp.asarray(csr.indices)[start:stop].reshape(m, k)), shape=csr.stored_shape,
+        fcn = cls((attach(weights, unit), jnp.asarray(csr.indices)[start:stop].reshape(m, k)), shape=csr.stored_shape,
                   validate=False)
         return fcn.T if csr.transposed else fcn
 
@@ -128,10 +132,11 @@ class FixedNumConn(WeightsAsData, SparseMatrix):
         # One scatter of the m * k weights; out-of-range indices go past the end and drop.
         cols = jnp.where((indices >= 0) & (indices < n), indices, n)
         rows = jnp.broadcast_to(jnp.arange(m)[:, None], indices.shape)
-        weights = jnp.broadcast_to(jnp.asarray(self.weights, self.dtype).reshape(-1, 1) if jnp.size(self.weights) == 1
-                                   else self.weights, indices.shape)
+        weights, unit = split(self.weights)
+        weights = jnp.asarray(weights, self.dtype)
+        weights = jnp.broadcast_to(weights.reshape(-1, 1) if weights.size == 1 else weights, indices.shape)
         dense = jnp.zeros((m, n), self.dtype).at[rows, cols].add(weights, mode='drop')
-        return dense.T if self.transposed else dense
+        return attach(dense.T if self.transposed else dense, unit)
 
     def validate(self) -> FixedNumConn:
         """Check the structure of concrete arrays; returns ``self``.

@@ -16,6 +16,7 @@ import numpy as np
 from eventjax.containers.base import SparseMatrix
 from eventjax.containers.csr import CSR
 from eventjax.containers.events import EventArray
+from eventjax.kernels.common.units import attach, same_unit_pair, split
 from eventjax.kernels.jitc import binary_jitcmm, binary_jitcmv, jitcmm, jitcmv
 from eventjax.kernels.jitc import generator as gen
 from eventjax.kernels.jitc.arguments import check_law, check_params, check_prob, check_seed, expected_nnz
@@ -48,6 +49,8 @@ class JITCMatrix(SparseMatrix):
         who = 'JITCMatrix()'
         self.law = check_law(who, law)
         self.prob = check_prob(who, prob)
+        # The weights are stored without their unit (static data), which every product puts back.
+        weights, self.unit = same_unit_pair(weights) if isinstance(weights, (tuple, list)) else split(weights)
         self.weights = check_params(who, self.law, weights)
         check_seed(who, seed)
         self.seed = seed
@@ -77,13 +80,14 @@ class JITCMatrix(SparseMatrix):
                 f'dtype={self.dtype}, transposed={self.transposed})')
 
     def tree_flatten(self):
-        return (self.weights, self.seed), (self.law, self.prob, self.stored_shape, self.transposed, self.backend)
+        return (self.weights, self.seed), (self.law, self.prob, self.stored_shape, self.transposed, self.backend,
+                                           self.unit)
 
     @classmethod
     def tree_unflatten(cls, aux, children):
         obj = object.__new__(cls)
         obj.weights, obj.seed = children
-        obj.law, obj.prob, obj.stored_shape, obj.transposed, obj.backend = aux
+        obj.law, obj.prob, obj.stored_shape, obj.transposed, obj.backend, obj.unit = aux
         return obj
 
     def _product(self, x, transpose: bool):
@@ -94,6 +98,7 @@ class JITCMatrix(SparseMatrix):
         else:
             fn = binary_jitcmm if events else jitcmm
         weights = self.weights if self.law == 'homo' else (self.weights[0], self.weights[1])
+        weights = attach(weights, self.unit) if self.law == 'homo' else tuple(attach(w, self.unit) for w in weights)
         return fn(weights, value, seed=self.seed, prob=self.prob, shape=self.stored_shape, law=self.law,
                   transpose=transpose, backend=self.backend)
 
@@ -142,6 +147,6 @@ class JITCMatrix(SparseMatrix):
         cols = np.concatenate(cols_all)[order] if cols_all else np.zeros(0, np.int64)
         data = np.concatenate(vals_all)[order] if vals_all else np.zeros(0, self.dtype)
         indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=m))])
-        csr = CSR((jnp.asarray(data), jnp.asarray(cols, jnp.int32), jnp.asarray(indptr, jnp.int32)),
+        csr = CSR((attach(jnp.asarray(data), self.unit), jnp.asarray(cols, jnp.int32), jnp.asarray(indptr, jnp.int32)),
                   shape=self.stored_shape)
         return csr.T if self.transposed else csr

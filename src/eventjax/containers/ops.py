@@ -15,6 +15,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from eventjax.kernels.common.units import attach, is_quantity, split
+
 __all__ = ['COO', 'WeightOps']
 
 
@@ -55,8 +57,9 @@ class WeightOps:
         return type(self).tree_unflatten(aux, (data, *children[1:]))
 
     def _map(self, who: str, other, fn):
-        children, _ = self.tree_flatten()
-        return self.with_data(fn(jnp.asarray(children[0]), _scalar(who, other)))
+        weights = self.tree_flatten()[0][0]
+        # A Quantity keeps its unit through the arithmetic (brainunit checks it).
+        return self.with_data(fn(weights if is_quantity(weights) else jnp.asarray(weights), _scalar(who, other)))
 
     def __mul__(self, other):
         return self._map(f'{type(self).__name__} * x', other, lambda w, s: w * s)
@@ -68,7 +71,8 @@ class WeightOps:
         return self._map(f'{type(self).__name__} / x', other, lambda w, s: w / s)
 
     def __neg__(self):
-        return self.with_data(-jnp.asarray(self.tree_flatten()[0][0]))
+        weights = self.tree_flatten()[0][0]
+        return self.with_data(-(weights if is_quantity(weights) else jnp.asarray(weights)))
 
     def transpose(self, axes=None):
         """The transposed matrix, a view like ``.T`` (``axes`` only as ``None`` or ``(1, 0)``)."""
@@ -87,11 +91,12 @@ class WeightOps:
             Array([1, 0], dtype=int32)
         """
         csr = self.tocsr() if hasattr(self, 'tocsr') else self
-        data, indices, indptr = csr.data, jnp.asarray(csr.indices), jnp.asarray(csr.indptr)
+        (data, unit), indices, indptr = split(csr.data), jnp.asarray(csr.indices), jnp.asarray(csr.indptr)
         nnz = jnp.shape(indices)[0]
         rows = jnp.repeat(jnp.arange(csr.stored_shape[0], dtype=indices.dtype), jnp.diff(indptr),
                           total_repeat_length=nnz)
         data = jnp.broadcast_to(jnp.asarray(data).reshape(-1), (nnz,)) if jnp.size(data) == 1 else jnp.asarray(data)
+        data = attach(data, unit)
         if csr.transposed:
             return COO(data, indices, rows, csr.shape)
         return COO(data, rows, indices, csr.shape)

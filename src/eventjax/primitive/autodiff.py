@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 
 from jax.interpreters import ad
 
+from eventjax.errors import JVPRuleCountError
 from eventjax.primitive.compat import zero_tangent_like
 
 __all__ = ['defjvp', 'defjvp_by_name']
@@ -61,7 +62,7 @@ def defjvp_by_name(prim, operand_names: Sequence[str], **rules: Callable) -> Non
 
 def _jvp(prim, rules, primals, tangents, **params):
     if len(rules) != len(primals):
-        raise TypeError(f'{prim.name}: {len(rules)} JVP rules for {len(primals)} operands; '
+        raise JVPRuleCountError(f'{prim.name}: {len(rules)} JVP rules for {len(primals)} operands; '
                         f'give one rule (or None) per operand.')
     single = not prim.multiple_results
     outs = prim.bind(*primals, **params)

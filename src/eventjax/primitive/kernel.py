@@ -39,7 +39,7 @@ from jax.extend import core
 from jax.interpreters import ad, batching, mlir
 
 from eventjax.config import PLATFORM_ALIASES, PLATFORMS, PrimitiveTable, snapshot, update
-from eventjax.config.runtime import current_override
+from eventjax.config.runtime import bind_snapshot, current_override
 from eventjax.config.snapshot import check_backend_name, frozen_map, normalize_platform
 from eventjax.errors import (
     BackendNotFoundError,
@@ -86,7 +86,8 @@ class KernelPrimitive(CallAndTags):
         self.register_general_batching()
         table = PrimitiveTable(name)
         if any(t.name == name for t in snapshot().primitives.values()):
-            warnings.warn(f'XLACustomKernel({name!r}): a primitive with this name exists already; both stay '
+            # "already registered" is the wording brainevent's users search their logs for.
+            warnings.warn(f'XLACustomKernel({name!r}): a primitive named {name!r} is already registered; both stay '
                           f'registered, eventjax.primitives() lists this one as {name!r} and the older one '
                           f'as {name!r}#<uid>. Give each primitive its own name.',
                           DuplicatePrimitiveWarning, stacklevel=2)
@@ -215,7 +216,7 @@ class KernelPrimitive(CallAndTags):
         aliases = _check_aliases(self.name, input_output_aliases, args, flat)
         if aliases:
             static_params = {**static_params, 'input_output_aliases': aliases}
-        snap = snapshot()
+        snap = bind_snapshot()
         chosen = resolve(snap, self._uid, current_override(), backend)
         results = self.primitive.bind(*args, outs=flat, backend=backend, kernels=chosen,
                                       config_version=snap.version, **static_params)

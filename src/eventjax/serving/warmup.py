@@ -1,17 +1,20 @@
-"""Compile served functions ahead of the first request, and again after a backend change.
+"""Compile served functions ahead of the first request, and for the next configuration before switching.
 
 ``jax.jit(f).lower(*args).compile()`` fills JAX's caches for the *current*
-configuration only: eventjax puts its configuration version into the jit
-cache key, so every :func:`eventjax.set_backend` turns every served shape
-into a cache miss, and the next request pays the whole compile. A
-:class:`Warmup` remembers what was served (function, example arguments,
-backends) and compiles it all again inside :meth:`Warmup.set_backend`, so a
-backend change made by an operator is paid for by the operator's call, not
-by the requests that follow it.
+configuration only: eventjax puts its configuration's key into the jit
+cache key, so a :func:`eventjax.set_backend` to a configuration never
+compiled turns every served shape into a cache miss, and the next request
+pays the whole compile. A :class:`Warmup` remembers what was served
+(function, example arguments, backends) and compiles it all for the next
+configuration *before* switching to it (:meth:`Warmup.prepare`, in the
+background if wanted; :meth:`Warmup.set_backend` does both steps), so a
+backend change made by an operator costs the requests that follow it no
+compile. Going back to a configuration compiled before compiles nothing.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -71,8 +74,11 @@ class Warmup:
 
     def add(self, name: str, fn: Callable[..., Any], *args: Any,
             backends: Iterable[str | None] = (None,)) -> None:
-        """Register ``fn(*args, backend=b)`` for every ``b`` in ``backends``."""
-        backends = tuple(backends)
+        """Register ``fn(*args, backend=b)`` for every ``b`` in ``backends`` (one name alone may be a string)."""
+        backends = (backends,) if isinstance(backends, str) else tuple(backends)
+        wrong = [b for b in backends if b is not None and not isinstance(b, str)]
+        if wrong:
+            raise TypeError(f'Warmup.add({name!r}): backends must be names or None, got {wrong[0]!r}.')
         if not backends:
             raise ValueError(f'Warmup.add({name!r}): backends is empty; pass at least one, e.g. [None].')
         with self._lock:
@@ -90,16 +96,60 @@ class Warmup:
                 timings[f'{entry.name}[{backend or "default"}]'] = time.perf_counter() - start
         return timings
 
-    def set_backend(self, platform: str, backend: str | None) -> dict[str, float]:
-        """:func:`eventjax.set_backend`, then compile every entry again; returns :meth:`run`'s timings.
+    def prepare(self, platform: str, backend: str | None, *,
+                background: bool = False) -> dict[str, float] | concurrent.futures.Future:
+        """Compile every entry for the configuration ``set_backend(platform, backend)`` would make, without switching.
 
-        Changes are serialized, so two operators flipping at once each get a
-        warm cache for the configuration they leave behind. Setting the
-        current backend again compiles nothing (the version stays).
+        The calling thread (or, with ``background=True``, a new daemon
+        thread) compiles under that configuration while every other thread
+        keeps serving the current one; a later :func:`eventjax.set_backend`
+        to it then finds everything compiled. Returns :meth:`run`'s timings,
+        or a ``concurrent.futures.Future`` of them with ``background=True``.
+
+        Example:
+            >>> import jax, jax.numpy as jnp
+            >>> import eventjax as ej
+            >>> from eventjax.serving import Warmup
+            >>> warm = Warmup()
+            >>> warm.add('double', jax.jit(lambda x: 2 * x), jax.ShapeDtypeStruct((4,), jnp.float32))
+            >>> done = warm.prepare('cpu', 'jax', background=True)
+            >>> sorted(done.result(timeout=60))
+            ['double[default]']
+            >>> ej.set_backend('cpu', 'jax')  # compiles nothing now
+            >>> ej.set_backend('cpu', None)
+        """
+        snap = config.prepare_backend(platform, backend)
+
+        def work() -> dict[str, float]:
+            with config.warming(snap):
+                return self.run()
+
+        if not background:
+            return work()
+        future: concurrent.futures.Future = concurrent.futures.Future()
+
+        def target() -> None:
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(work())
+                except BaseException as exc:  # handed to whoever waits on the future
+                    future.set_exception(exc)
+
+        threading.Thread(target=target, name=f'eventjax-warmup-{platform}-{backend}', daemon=True).start()
+        return future
+
+    def set_backend(self, platform: str, backend: str | None) -> dict[str, float]:
+        """Compile every entry for ``set_backend(platform, backend)`` (:meth:`prepare`), then switch to it.
+
+        Requests served meanwhile keep running the current configuration,
+        and none pays a compile after the switch. Changes are serialized, so
+        two operators flipping at once each leave a warm cache. Setting the
+        current backend again compiles nothing and returns ``{}``; going
+        back to a configuration compiled before returns fast timings.
         """
         with self._lock:
-            before = config.snapshot().version
-            config.set_backend(platform, backend)
-            if config.snapshot().version == before:
+            if config.prepare_backend(platform, backend) is config.snapshot():
                 return {}
-            return self.run()
+            timings = self.prepare(platform, backend)
+            config.set_backend(platform, backend)
+            return timings

@@ -16,6 +16,7 @@ from eventjax.kernels.common.checks import (
     repair_indptr,
     validate_csr_structure,
 )
+from eventjax.kernels.common.units import attach, split_product
 
 __all__ = ['PREPARE', 'check_csr_call', 'checked_call', 'repair_structure']
 
@@ -69,10 +70,11 @@ def repair_structure(data, indices, indptr, x):
 
 def checked_call(op, data, indices, indptr, x, *, shape, transpose, backend, validate):
     """Check a CSR product's operands for the declared operator ``op``, then bind it."""
+    data, x, unit = split_product(data, x)
     data, indices, indptr, x, shape = check_csr_call(
         f'{op.name}()', data, indices, indptr, x, shape=shape, transpose=transpose, matrix=op.matrix,
         events=op.events, validate=validate)
-    return op.bind(data, indices, indptr, x, shape=shape, transpose=transpose, backend=backend)
+    return attach(op.bind(data, indices, indptr, x, shape=shape, transpose=transpose, backend=backend), unit)
 
 
 # What every CSR Operator declares: the repair runs in JAX except for numba, whose kernels repair inside.

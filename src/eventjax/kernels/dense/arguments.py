@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from eventjax.kernels.common import check_events, check_length, check_rank, check_weights
+from eventjax.kernels.common.units import attach, split_product
 
 __all__ = ['check_dense_call', 'checked_call']
 
@@ -27,6 +28,7 @@ def check_dense_call(who, weights, spikes, *, transpose, matrix, validate=True):
 
 def checked_call(op, weights, spikes, *, transpose, backend, validate):
     """Check a dense event product's operands for the declared operator ``op``, then bind it."""
+    weights, spikes, unit = split_product(weights, spikes)
     weights, spikes = check_dense_call(f'{op.name}()', weights, spikes, transpose=transpose, matrix=op.matrix,
                                        validate=validate)
-    return op.bind(weights, spikes, transpose=transpose, backend=backend)
+    return attach(op.bind(weights, spikes, transpose=transpose, backend=backend), unit)

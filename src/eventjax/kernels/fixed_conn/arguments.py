@@ -15,6 +15,7 @@ from eventjax.kernels.common.checks import (
     is_concrete,
     validate_fcn_indices,
 )
+from eventjax.kernels.common.units import attach, split_product
 
 __all__ = ['check_fcn_call', 'checked_call']
 
@@ -60,7 +61,8 @@ def check_fcn_call(who, weights, indices, x, *, shape, transpose, matrix, events
 
 def checked_call(op, weights, indices, x, *, shape, transpose, backend, validate):
     """Check an FCN product's operands for the declared operator ``op``, then bind it."""
+    weights, x, unit = split_product(weights, x)
     weights, indices, x, shape = check_fcn_call(
         f'{op.name}()', weights, indices, x, shape=shape, transpose=transpose, matrix=op.matrix,
         events=op.events, validate=validate)
-    return op.bind(weights, indices, x, shape=shape, transpose=transpose, backend=backend)
+    return attach(op.bind(weights, indices, x, shape=shape, transpose=transpose, backend=backend), unit)

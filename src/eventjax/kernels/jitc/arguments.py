@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from eventjax.kernels.common import check_events, check_length, check_rank, check_shape, check_weights, dtype_of
+from eventjax.kernels.common.units import attach, product_unit, same_unit_pair, split
 from eventjax.kernels.jitc import generator as gen
 
 __all__ = ['check_jitc_call', 'check_law', 'check_params', 'check_prob', 'check_seed', 'checked_call', 'expected_nnz',
@@ -134,7 +135,10 @@ def expected_nnz(shape, prob: float) -> float:
 
 def checked_call(op, weights, x, *, seed, prob, shape, law, transpose, backend):
     """Check a JITC product's operands for the declared operator ``op``, then bind it."""
+    weights, unit_w = same_unit_pair(weights) if isinstance(weights, (tuple, list)) else split(weights)
+    x, unit_x = split(x)
     weights, stream, x, shape = check_jitc_call(
         f'{op.name}()', weights, x, seed=seed, prob=prob, shape=shape, law=law, transpose=transpose,
         matrix=op.matrix, events=op.events)
-    return op.bind(weights, stream, x, shape=shape, transpose=transpose, law=law, backend=backend)
+    out = op.bind(weights, stream, x, shape=shape, transpose=transpose, law=law, backend=backend)
+    return attach(out, product_unit(unit_w, unit_x))

@@ -1,0 +1,130 @@
+"""Scenario 9: flip between two configurations seen before; nothing compiles, memory stays flat.
+
+Two jitted functions over a 2,000 x 2,000 CSR matrix (5% stored): events
+into ``binary_csrmv(..., transpose=True)`` and ``2 * csrmv(...)``. Both are
+warmed under ``set_backend('cpu', 'numba')`` and under ``'jax'``; then the
+main thread flips between the two configurations (1,000 times in the long
+mode) with one call of each function after every flip, checked against
+NumPy, while two worker threads call them too. Compilations and traces are
+counted from JAX's own monitoring events during the flips; both must be 0,
+and RSS may grow by less than ``RSS_LIMIT_MIB``. Before content keys every
+flip recompiled both functions and kept about 14 MB.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import eventjax as ej
+from stress.harness import CompileCount, Report
+
+SIZE = 2_000
+DENSITY = 0.05
+BACKENDS = ('numba', 'jax')
+RSS_LIMIT_MIB = 50.0
+
+
+def _rss_mib() -> float | None:
+    try:
+        import psutil  # noqa: PLC0415  (the test extra)
+    except ImportError:
+        return None
+    return psutil.Process().memory_info().rss / 2**20
+
+
+def problem(seed: int = 0):
+    """The CSR arrays, the events and the vector, the two jitted functions and their NumPy answers."""
+    rng = np.random.default_rng(seed)
+    dense = np.where(rng.random((SIZE, SIZE)) < DENSITY, rng.standard_normal((SIZE, SIZE)), 0.0).astype(np.float32)
+    rows, cols = np.nonzero(dense)
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=SIZE))]).astype(np.int32)
+    data, indices = jnp.asarray(dense[rows, cols]), jnp.asarray(cols.astype(np.int32))
+    indptr = jnp.asarray(indptr)
+    spikes = rng.random(SIZE) < 0.1
+    v = rng.standard_normal(SIZE).astype(np.float32)
+    shape = (SIZE, SIZE)
+    events = jax.jit(lambda s: ej.binary_csrmv(data, indices, indptr, s, shape=shape, transpose=True))
+    doubled = jax.jit(lambda v: 2 * ej.csrmv(data, indices, indptr, v, shape=shape))
+    calls = ((events, jnp.asarray(spikes), spikes.astype(np.float64) @ dense),
+             (doubled, jnp.asarray(v), 2 * (dense.astype(np.float64) @ v)))
+    return calls
+
+
+def _check(calls) -> str | None:
+    for fn, arg, want in calls:
+        got = np.asarray(fn(arg), np.float64)
+        if not np.allclose(got, want, rtol=1e-4, atol=1e-3):
+            return f'max error {np.max(np.abs(got - want)):.3g}'
+    return None
+
+
+def flip_cycle(flips: int, seconds: float, workers: int = 2) -> dict:
+    """Warm both configurations, then flip ``flips`` times (at most ``seconds``); return the figures."""
+    calls = problem()
+    errors: list[str] = []
+    start = time.monotonic()
+    for backend in BACKENDS:
+        ej.set_backend('cpu', backend)
+        if bad := _check(calls):
+            errors.append(f'warm-up under {backend}: {bad}')
+    warm_seconds = time.monotonic() - start
+    stop = threading.Event()
+    worker_calls = [0] * workers
+
+    def worker(i: int) -> None:
+        while not stop.is_set():
+            if bad := _check(calls):
+                errors.append(f'worker {i}: {bad}')
+            worker_calls[i] += 1
+
+    rss_before = _rss_mib()
+    done = 0
+    deadline = time.monotonic() + seconds
+    threads = [threading.Thread(target=worker, args=(i,), daemon=True) for i in range(workers)]
+    with CompileCount() as count:
+        for t in threads:
+            t.start()
+        for k in range(flips):
+            if time.monotonic() > deadline:
+                break
+            ej.set_backend('cpu', BACKENDS[(k + 1) % 2])
+            if bad := _check(calls):
+                errors.append(f'flip {k + 1} to {ej.get_backend("cpu")}: {bad}')
+            done += 1
+        stop.set()
+        for t in threads:
+            t.join(600)
+    rss_after = _rss_mib()
+    ej.clear_backends()
+    return {
+        'flips': done,
+        'calls': 2 * done + 2 * sum(worker_calls),
+        'compiles': count.compiles,
+        'traces': count.traces,
+        'rss_growth_mib': None if rss_before is None else round(rss_after - rss_before, 1),
+        'warm_seconds': round(warm_seconds, 1),
+        'errors': errors,
+    }
+
+
+def run(seconds: float, long: bool = False) -> Report:
+    report = Report('config_cycle')
+    start = time.monotonic()
+    figures = flip_cycle(1000 if long else 200, seconds)
+    report.seconds = time.monotonic() - start
+    report.add(figures['calls'], figures['calls'], wrong=bool(figures['errors']))
+    for error in figures['errors'][:20]:
+        report.add(failure=error)
+    if figures['compiles'] or figures['traces']:
+        report.add(failure=f'{figures["compiles"]} compiles and {figures["traces"]} traces while flipping '
+                           f'between two warm configurations (want 0)')
+    growth = figures['rss_growth_mib']
+    if growth is not None and growth >= RSS_LIMIT_MIB:
+        report.add(failure=f'RSS grew {growth} MiB over {figures["flips"]} flips (limit {RSS_LIMIT_MIB})')
+    report.extra.update({k: figures[k] for k in ('flips', 'compiles', 'traces', 'rss_growth_mib')})
+    return report
