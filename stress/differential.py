@@ -18,6 +18,7 @@ import jax
 from hypothesis import given, seed
 from tests.differential import plasticity, transforms
 from tests.differential.check import Outcome, check_problem
+from tests.differential.delay import check_delivery, deliveries, delivery_backends
 from tests.differential.profile import differential_settings
 from tests.differential.strategies import problems
 
@@ -56,6 +57,21 @@ def _plasticity_round(name: str, draws: int, round_seed: int, deadline: float, o
     draw()
 
 
+def _delivery_round(draws: int, round_seed: int, deadline: float, outcome: Outcome) -> None:
+    """Delayed delivery's own draws and oracle (tests/differential/delay.py); a mismatch raises, as a test would."""
+    @seed(round_seed)
+    @differential_settings(draws)
+    @given(deliveries())
+    def draw(problem):
+        if time.monotonic() > deadline:
+            return
+        with watched('differential: csr_delay_deliver'):
+            outcome.comparisons += check_delivery(problem, delivery_backends())
+        outcome.problems += 1
+
+    draw()
+
+
 class _Text:
     """A plasticity disagreement, shaped like the products' (``line()``)."""
 
@@ -88,6 +104,7 @@ def run(seconds: float, long: bool = False, examples: int | None = None) -> Repo
                     _round(name, per_round, base + 1000 * r + i, deadline, outcome, limit)
                 for i, name in enumerate(plasticity.UPDATES):
                     _plasticity_round(name, per_round, base + 1000 * r + 500 + i, deadline, outcome, limit)
+                _delivery_round(per_round, base + 1000 * r + len(names), deadline, outcome)
     finally:
         ej.config.set_pallas_cpu_interpret(interpret)
     report.seconds = time.monotonic() - start

@@ -210,10 +210,34 @@ class TestDense:
         with pytest.raises(AttributeError, match=r'EventArray\(spikes\) @ W'):
             ej.Dense  # noqa: B018
 
-    def test_coo_is_a_csr_here(self):
+    def test_coo_builds_a_matrix_and_converts_to_csr(self):
         # be: COO
-        with pytest.raises(AttributeError, match='eventjax.CSR'):
-            ej.COO  # noqa: B018
+        # be: CSR.fromcoo
+        coo = ej.CSR.fromdense(DENSE).tocoo()
+        A = ej.COO((coo.data, coo.row, coo.col), shape=(2, 3))
+        _close(A.todense(), DENSE)
+        _close(A.T.todense(), DENSE.T)
+        _close(ej.CSR.fromcoo(A).todense(), DENSE)
+        _close(A @ jnp.array([1., 2., 3.]), DENSE @ [1, 2, 3])
+
+    def test_index_conversions_have_brainevents_names_and_results(self):
+        # be: coo2csr
+        # be: csr_to_coo_index
+        # be: coo_to_csc_index
+        # be: csr_to_csc_index
+        # be: csc_to_csr_index
+        rows, cols = np.array([0, 2, 1, 0, 2]), np.array([0, 3, 1, 2, 0])
+        indptr, indices, order = ej.coo2csr(rows, cols, shape=(3, 4))
+        np.testing.assert_array_equal(indptr, [0, 2, 3, 5])
+        np.testing.assert_array_equal(indices, [0, 2, 1, 3, 0])
+        np.testing.assert_array_equal(ej.csr_to_coo_index(indptr, indices)[0], [0, 0, 1, 2, 2])
+        cptr, crows, corder = ej.csr_to_csc_index(indptr, indices, shape=(3, 4))
+        np.testing.assert_array_equal(cptr, [0, 2, 3, 4, 5])
+        np.testing.assert_array_equal(crows, [0, 2, 1, 0, 2])
+        np.testing.assert_array_equal(ej.coo_to_csc_index(rows, cols, shape=(3, 4))[0], cptr)
+        back_ptr, back_cols, _ = ej.csc_to_csr_index(cptr, crows, shape=(3, 4))
+        np.testing.assert_array_equal(back_ptr, indptr)
+        np.testing.assert_array_equal(back_cols, [0, 2, 1, 0, 3])  # by way of the columns: sorted in each row
 
 
 class TestFixedNumConn:
@@ -316,3 +340,23 @@ class TestPlasticity:
         F = ej.FixedNumPerPre(jnp.full((2, 2), 0.5, jnp.float32), jnp.array([[0, 2], [1, 2]]), shape=(2, 3))
         _close(F.update_on_pre(jnp.array([True, False]), self.POST_TRACE, 0.0, 0.7).data, [[.6, .7], [.5, .5]])
         _close(F.update_on_post(self.PRE_TRACE, jnp.array([False, False, True])).data, [[.5, .8], [.5, .1]])
+
+
+class TestDelaysAndGradedEvents:
+    def test_csr_delay_deliver_and_its_layout(self):
+        # be: csr_delay_deliver
+        # be: CSRDelayLayout
+        # be: csr_delay_deliver_layout
+        A = ej.CSR.fromdense(DENSE)
+        delays = np.array([1, 2, 1], np.int32)
+        ring = jnp.zeros((3, 3))
+        spikes = jnp.array([True, True])
+        out = ej.csr_delay_deliver(ring, spikes, A.data, A.indices, A.indptr, delays, 0, shape=(2, 3))
+        _close(out, [[0, 0, 0], [0, 2, 4], [3, 0, 0]])
+        layout = ej.CSRDelayLayout.build(A.data, A.indices, A.indptr, delays, shape=(2, 3))
+        _close(ej.csr_delay_deliver_layout(ring, spikes, layout, 0), out)
+
+    def test_weighted_array_is_graded_events(self):
+        # be: WeightedArray
+        x = ej.WeightedArray(jnp.array([0., 2.]))
+        _close(x @ ej.CSR.fromdense(DENSE), 2 * DENSE[1])

@@ -5,20 +5,29 @@ from eventjax._version import __version__ as __version__
 from eventjax.backends import XLACustomKernel, backends_available, numba_threads
 from eventjax.config import clear_backends, get_backend, set_backend
 from eventjax.containers import (
+    COO,
     CSC,
     CSR,
+    DelayedCSR,
     EventArray,
     FixedNumConn,
     FixedNumPerPost,
     FixedNumPerPre,
     FixedPostNumConn,
     FixedPreNumConn,
+    GradedEvents,
     JITCMatrix,
+    coo2csr,
+    coo_to_csc_index,
+    csc_to_csr_index,
+    csr_to_coo_index,
+    csr_to_csc_index,
     random_csr,
     random_fixed_num_conn,
 )
 from eventjax.containers.keyword_aliases import binary_csrmv, binary_fcnmm, fcnmm, fcnmv
 from eventjax.kernels.csr import binary_csrmm, csrmm, csrmv
+from eventjax.kernels.delay import CSRDelayLayout, csr_delay_deliver, csr_delay_deliver_layout, fcn_delay_deliver
 from eventjax.kernels.dense import binary_densemm, binary_densemv
 from eventjax.kernels.fixed_conn import binary_fcnmv
 from eventjax.kernels.jitc import binary_jitcmm, binary_jitcmv, jitcmm, jitcmv
@@ -47,6 +56,8 @@ update_csr_on_binary_post = csr2csc_on_post
 update_dense_on_binary_pre = dense_on_pre
 update_dense_on_binary_post = dense_on_post
 update_fixed_post_conn_on_binary_pre = fcn_on_pre
+# brainevent's name for GradedEvents.
+WeightedArray = GradedEvents
 
 # The numba thread count belongs to the numba bridge (compiled handlers read
 # it at each launch); eventjax.config keeps its public names for it. The
@@ -59,15 +70,20 @@ config.get_numba_parallel = numba_threads.get_parallel
 
 __all__ = [
     'BinaryArray',
+    'COO',
     'CSC',
     'CSR',
+    'CSRDelayLayout',
+    'DelayedCSR',
     'EventArray',
     'FixedNumConn',
     'FixedNumPerPost',
     'FixedNumPerPre',
     'FixedPostNumConn',
     'FixedPreNumConn',
+    'GradedEvents',
     'JITCMatrix',
+    'WeightedArray',
     'XLACustomKernel',
     'backends_available',
     'binary_csrmm',
@@ -80,11 +96,18 @@ __all__ = [
     'binary_jitcmv',
     'clear_backends',
     'config',
+    'coo2csr',
+    'coo_to_csc_index',
+    'csc_to_csr_index',
     'csr2csc_on_post',
     'csr_apply_on_post',
     'csr_apply_on_pre',
     'csr_column_view',
+    'csr_delay_deliver',
+    'csr_delay_deliver_layout',
     'csr_on_pre',
+    'csr_to_coo_index',
+    'csr_to_csc_index',
     'csrmm',
     'csrmv',
     'defjvp',
@@ -94,6 +117,7 @@ __all__ = [
     'dense_on_pre',
     'errors',
     'fcn_apply_on_pre',
+    'fcn_delay_deliver',
     'fcn_on_pre',
     'fcnmm',
     'fcnmv',
@@ -120,7 +144,6 @@ __all__ = [
 # brainevent names with no eventjax twin, and what to write instead.
 _INSTEAD = {
     'Dense': 'a plain weight array: eventjax.EventArray(spikes) @ W, or eventjax.binary_densemv(W, spikes)',
-    'COO': 'eventjax.CSR or eventjax.CSC (CSR.fromdense builds one); A.tocoo() lists the stored entries',
 }
 
 

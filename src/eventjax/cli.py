@@ -238,12 +238,12 @@ def _parser() -> argparse.ArgumentParser:
     cache.add_argument('--clear', action='store_true', help='delete them (the next run compiles again)')
     bench = sub.add_parser('bench', help='time the standard kernels against dense, the memory floor, brainevent '
                                          'and scipy')
-    bench.add_argument('--family', action='append', choices=('dense', 'csr', 'fcn', 'jitc', 'plasticity'),
+    bench.add_argument('--family', action='append', choices=('dense', 'csr', 'fcn', 'jitc', 'delay', 'plasticity'),
                        help='kernel family; repeat for several (default: all products; plasticity only when named)')
     bench.add_argument('--backends', nargs='+', metavar='NAME', help='backends to time (default: all that run here)')
     bench.add_argument('--sizes', nargs='+', type=int, metavar='N',
                        help='neuron counts of the square networks (default 1000 4000 10000; the dense family '
-                            'stops at 20000)')
+                            'stops at 20000; --family delay alone: 4000 100000)')
     bench.add_argument('--rate', type=float, metavar='FRACTION',
                        help='fraction of neurons with an event (default 0.02; 0.05 for jitc)')
     bench.add_argument('--plot', metavar='FILE.png',

@@ -21,6 +21,11 @@ def test_every_exported_case_builds_a_problem_whose_call_matches_its_dense_basel
             continue
         problem = case.build(60, np.random.default_rng(0))
         got = problem.call(*problem.args, backend='jax')
+        if problem.baseline == 'binary_csrmv T':
+            # A delivery from a zero ring, summed over the ring's steps, is the undelayed event product.
+            want = problem.dense(*problem.dense_args, backend='jax')
+            np.testing.assert_allclose(got.sum(axis=0), want, rtol=1e-5, atol=1e-5, err_msg=case.operator)
+            continue
         if problem.baseline == 'CSR':
             # Not the same matrix: a stored one of the same statistics, in the operator's shape and dtype.
             want = problem.dense(*problem.dense_args, backend='jax')

@@ -20,10 +20,12 @@ import numpy as np
 
 import eventjax as ej
 from eventjax.benchmarks.anchors import BraineventCall, ScipyCall
+from eventjax.benchmarks.delay_arrays import delay_problem
 from eventjax.benchmarks.floor import dense_bytes, sparse_bytes
 
-__all__ = ['BATCH', 'CASES', 'CONN_PER_ROW', 'CSR_BASELINE_MAX_N', 'DENSE_MAX_N', 'EVENT_RATE', 'FAMILIES',
-           'JITC_CONN', 'JITC_EVENT_RATE', 'JITC_SIZES', 'Case', 'Problem', 'cases_for', 'default_sizes']
+__all__ = ['BATCH', 'CASES', 'CONN_PER_ROW', 'CSR_BASELINE_MAX_N', 'DELAY_SIZES', 'DELAY_STEPS', 'DELAY_T',
+           'DENSE_MAX_N', 'EVENT_RATE', 'FAMILIES', 'JITC_CONN', 'JITC_EVENT_RATE', 'JITC_SIZES', 'Case', 'Problem',
+           'cases_for', 'default_sizes']
 
 CONN_PER_ROW = 100  # connections per row (all of them below n = 100)
 EVENT_RATE = 0.02   # fraction of neurons that fire in one step
@@ -37,6 +39,11 @@ JITC_CONN = 100
 JITC_EVENT_RATE = 0.05
 JITC_SIZES = (10_000, 100_000, 1_000_000)
 CSR_BASELINE_MAX_N = 1_000_000  # 10**8 stored connections, about 0.8 GB
+# The delay family: delays uniform in these steps (the ring holds the last + 1), one step at t = DELAY_T,
+# compared with the undelayed event product (binary_csrmv T) on the same backend.
+DELAY_STEPS = (1, 20)
+DELAY_T = 7
+DELAY_SIZES = (4_000, 100_000)
 
 
 @attrs.frozen
@@ -67,7 +74,7 @@ class Case:
     """An operator of a family, and how to build an instance of size ``n``.
 
     Attributes:
-        family: ``'dense'``, ``'csr'``, ``'fcn'`` or ``'jitc'``.
+        family: ``'dense'``, ``'csr'``, ``'fcn'``, ``'jitc'`` or ``'delay'``.
         operator: label in the table, e.g. ``'binary_csrmv T'``.
         function: the public function's name in ``eventjax``.
         build: ``build(n, rng, rate=...) -> Problem``; ``rate``, the fraction
@@ -217,9 +224,22 @@ def _jitc_case(fn, transpose, events=True):
     return build
 
 
+def _delay_case(n, rng, rate=EVENT_RATE):
+    """One step of ``csr_delay_deliver``; baseline: the undelayed event product on the same backend."""
+    arrays = tuple(jnp.asarray(a) for a in delay_problem(n, rng, rate, k=min(n, CONN_PER_ROW), steps=DELAY_STEPS))
+    ring, spikes, data, indices, indptr, delays = arrays
+    call = lambda r, s, d, i, p, dl, backend: ej.csr_delay_deliver(r, s, d, i, p, dl, DELAY_T, shape=(n, n),
+                                                                   backend=backend)
+    base = lambda d, i, p, s, backend: ej.binary_csrmv(d, i, p, s, shape=(n, n), transpose=True, backend=backend)
+    return Problem(arrays, call, (data, indices, indptr, spikes), base, min(n, CONN_PER_ROW),
+                   baseline='binary_csrmv T')
+
+
 def default_sizes(families, sizes):
-    """``JITC_SIZES`` when only the JITC family runs, else ``sizes``."""
-    return JITC_SIZES if set(families) == {'jitc'} else sizes
+    """``JITC_SIZES`` when only the JITC family runs, ``DELAY_SIZES`` for delays alone, else ``sizes``."""
+    if set(families) == {'jitc'}:
+        return JITC_SIZES
+    return DELAY_SIZES if set(families) == {'delay'} else sizes
 
 
 CASES = (
@@ -237,9 +257,10 @@ CASES = (
     Case('jitc', 'binary_jitcmv T', 'binary_jitcmv', _jitc_case('binary_jitcmv', True)),
     Case('jitc', 'binary_jitcmv', 'binary_jitcmv', _jitc_case('binary_jitcmv', False)),
     Case('jitc', 'jitcmv', 'jitcmv', _jitc_case('jitcmv', False, events=False)),
+    Case('delay', f'csr_delay_deliver (d {DELAY_STEPS[0]}-{DELAY_STEPS[1]})', 'csr_delay_deliver', _delay_case),
 )
 
-FAMILIES = ('dense', 'csr', 'fcn', 'jitc')
+FAMILIES = ('dense', 'csr', 'fcn', 'jitc', 'delay')
 
 
 def cases_for(families) -> list[Case]:

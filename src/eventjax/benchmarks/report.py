@@ -91,7 +91,7 @@ def format_table(results) -> str:
 
 
 def _format_against_a_stored_baseline(results) -> str:
-    """The JITC family's table: its CSR baseline per backend, and the memory each call holds."""
+    """The table of the JITC and delay families: a baseline per backend, and the memory each call holds."""
     header = ('operator', 'backend', 'n', 'conn/row', 'median us', 'baseline', 'base us', 'vs base', 'MB',
               'base MB')
     rows = [(r.operator, r.backend, str(r.n), str(r.conn_per_row), f'{r.median_us:.1f}', r.baseline,

@@ -85,10 +85,10 @@ def run(families=FAMILIES, backends=None, sizes=None, *, quick=False, seed=0, pr
     """Measure every available case of ``families`` at each size on each backend.
 
     Args:
-        families: any of ``'dense'``, ``'csr'``, ``'fcn'``, ``'jitc'``.
+        families: any of ``'dense'``, ``'csr'``, ``'fcn'``, ``'jitc'``, ``'delay'``.
         backends: backend names to keep (None: every backend that can run here).
         sizes: neuron counts ``n`` of the square networks (None: ``SIZES``, or
-            ``JITC_SIZES`` for the JITC family alone).
+            ``JITC_SIZES`` for the JITC family alone, ``DELAY_SIZES`` for delays alone).
         quick: fewer timed calls per point.
         seed: seed of the random networks and events.
         progress: stream for the progress bar, or None.

@@ -33,7 +33,7 @@ def top_level() -> bool:
 
     Example:
         >>> import jax
-        >>> top_level(), jax.jit(lambda x: x + top_level())(0)
-        (True, Array(0, dtype=int32, weak_type=True))
+        >>> top_level(), jax.jit(lambda x: x & top_level())(True)
+        (True, Array(False, dtype=bool))
     """
     return find_top_trace(()) is _EVAL_TRACE

@@ -1,8 +1,11 @@
 """The containers users multiply with ``@``, one module each, and what they share.
 
-- :mod:`~eventjax.containers.events`: :class:`EventArray` (and ``@`` with a dense weight matrix);
-- :mod:`~eventjax.containers.csr`, :mod:`~eventjax.containers.csc`: :class:`CSR`, :class:`CSC`;
+- :mod:`~eventjax.containers.events`: :class:`EventArray` (and ``@`` with a dense weight matrix),
+  :class:`GradedEvents` (events with values; products in :mod:`~eventjax.containers.graded`);
+- :mod:`~eventjax.containers.csr`, :mod:`~eventjax.containers.csc`: :class:`CSR` (and :class:`COO`,
+  its list of entries), :class:`CSC`; :mod:`~eventjax.containers.indices`: index conversions;
 - :mod:`~eventjax.containers.fixed_conn`: :class:`FixedNumConn` and its pre/post-named forms;
+- :mod:`~eventjax.containers.delayed`: :class:`DelayedCSR`, a matrix with synaptic delays;
 - :mod:`~eventjax.containers.jitc`: :class:`JITCMatrix`, generated just in time;
 - :mod:`~eventjax.containers.base` and :mod:`~eventjax.containers.ops`: the ``@`` routing and
   the weight operations every sparse container shares;
@@ -15,8 +18,9 @@ through this file, so the package has no import cycle.
 
 from eventjax.containers.connectivity import random_csr, random_fixed_num_conn
 from eventjax.containers.csc import CSC
-from eventjax.containers.csr import CSR
-from eventjax.containers.events import EventArray
+from eventjax.containers.csr import COO, CSR
+from eventjax.containers.delayed import DelayedCSR
+from eventjax.containers.events import EventArray, GradedEvents
 from eventjax.containers.fixed_conn import (
            FixedNumConn,
            FixedNumPerPost,
@@ -24,8 +28,10 @@ from eventjax.containers.fixed_conn import (
            FixedPostNumConn,
            FixedPreNumConn,
 )
+from eventjax.containers.indices import coo2csr, coo_to_csc_index, csc_to_csr_index, csr_to_coo_index, csr_to_csc_index
 from eventjax.containers.jitc import JITCMatrix
-from eventjax.containers.ops import COO
 
-__all__ = ['COO', 'CSC', 'CSR', 'EventArray', 'FixedNumConn', 'FixedNumPerPost', 'FixedNumPerPre',
-           'FixedPostNumConn', 'FixedPreNumConn', 'JITCMatrix', 'random_csr', 'random_fixed_num_conn']
+__all__ = ['COO', 'CSC', 'CSR', 'DelayedCSR', 'EventArray', 'FixedNumConn', 'FixedNumPerPost', 'FixedNumPerPre',
+           'GradedEvents',
+           'FixedPostNumConn', 'FixedPreNumConn', 'JITCMatrix', 'coo2csr', 'coo_to_csc_index', 'csc_to_csr_index',
+           'csr_to_coo_index', 'csr_to_csc_index', 'random_csr', 'random_fixed_num_conn']

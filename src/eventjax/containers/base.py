@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from eventjax.containers.events import EventArray, is_plain_array
+from eventjax.containers.events import EventArray, GradedEvents, is_plain_array
+from eventjax.containers.graded import graded_csr_product
 from eventjax.containers.ops import WeightOps
 
 __all__ = ['SparseMatrix']
@@ -36,7 +37,13 @@ class SparseMatrix(WeightOps):
         m, n = self.stored_shape
         return (n, m) if self.transposed else (m, n)
 
+    def _stored_csr(self):
+        """``(data, indices, indptr)`` of the stored matrix, for products with :class:`GradedEvents`."""
+        raise NotImplementedError
+
     def _product(self, x, transpose: bool):
+        if isinstance(x, GradedEvents):
+            return graded_csr_product(*self._stored_csr(), x.value, shape=self.stored_shape, transpose=transpose)
         events = isinstance(x, EventArray)
         value = x.value if events else x
         mv, mm, binary_mv, binary_mm = self._ops
@@ -59,5 +66,5 @@ class SparseMatrix(WeightOps):
         # x @ A == A.T @ x for vectors; X @ A == (A.T @ X.T).T for matrices.
         if jnp.ndim(other.value if isinstance(other, EventArray) else other) == 1:
             return self._product(other, not self.transposed)
-        flipped = EventArray(other.value.T) if isinstance(other, EventArray) else jnp.asarray(other).T
+        flipped = type(other)(other.value.T) if isinstance(other, EventArray) else jnp.asarray(other).T
         return self._product(flipped, not self.transposed).T

@@ -1,4 +1,4 @@
-""":class:`CSR`: a sparse matrix in compressed sparse row form.
+""":class:`CSR`: a sparse matrix in compressed sparse row form, and :class:`COO`, its list of entries.
 
 Concrete structure is checked once, when a container is built (``CSR(...,
 validate=False)`` skips it for trusted structure); its products then skip the
@@ -12,13 +12,16 @@ import jax.numpy as jnp
 import numpy as np
 
 from eventjax.containers.base import SparseMatrix
+from eventjax.containers.delayed import DelayedCSR
+from eventjax.containers.indices import coo2csr
+from eventjax.containers.ops import WeightOps
 from eventjax.kernels.common.checks import is_concrete, validate_csr_structure
 from eventjax.kernels.common.units import attach, mantissa, split
 from eventjax.kernels.csr import binary_csrmm, binary_csrmv, csrmm, csrmv
 from eventjax.kernels.csr.reference import entry_rows
 from eventjax.kernels.plasticity import csr2csc_on_post, csr_column_view, csr_on_pre
 
-__all__ = ['CSR']
+__all__ = ['COO', 'CSR']
 
 
 @jax.tree_util.register_pytree_node_class
@@ -97,6 +100,84 @@ class CSR(SparseMatrix):
         np.cumsum(np.bincount(rows, minlength=dense.shape[0]), out=indptr[1:])
         return cls((jnp.asarray(dense[rows, cols]), jnp.asarray(cols, index_dtype),
                     jnp.asarray(indptr, index_dtype)), shape=dense.shape, validate=False)
+
+    @classmethod
+    def fromcoo(cls, data, row=None, col=None, *, shape=None) -> CSR:
+        """The CSR form of entries given by coordinates (or of a :class:`COO`).
+
+        Entries keep their order within a row; duplicates stay stored (and
+        add up in products). ``data`` may be one shared weight. Traceable.
+
+        Example:
+            >>> import numpy as np
+            >>> A = CSR.fromcoo(np.array([1., 2.], np.float32), np.array([1, 0]), np.array([0, 1]), shape=(2, 2))
+            >>> A.todense()
+            Array([[0., 2.],
+                   [1., 0.]], dtype=float32)
+        """
+        if isinstance(data, COO):
+            data, row, col, shape = data.data, data.row, data.col, data.shape
+        if row is None or col is None or shape is None:
+            raise TypeError('CSR.fromcoo(): pass a COO, or data, row, col and shape=(m, n).')
+        indptr, indices, order = coo2csr(row, col, shape=shape)
+        data = jnp.asarray(data)
+        data = data.reshape(1) if data.size == 1 and np.shape(order)[0] != 1 else data.reshape(-1)[order]
+        return cls((data, jnp.asarray(indices), jnp.asarray(indptr)), shape=shape, validate=False)
+
+    @classmethod
+    def from_scipy(cls, matrix, *, index_dtype=jnp.int32) -> CSR:
+        """The CSR form of any ``scipy.sparse`` matrix or array (its stored entries, explicit zeros included).
+
+        Example:
+            >>> import scipy.sparse as sp
+            >>> CSR.from_scipy(sp.eye(2, dtype='float32', format='coo')).indices
+            Array([0, 1], dtype=int32)
+        """
+        if not hasattr(matrix, 'tocsr'):
+            raise TypeError(f'CSR.from_scipy(): expected a scipy.sparse matrix or array, got {type(matrix).__name__}.')
+        m = matrix.tocsr()
+        return cls((jnp.asarray(m.data), jnp.asarray(m.indices, index_dtype), jnp.asarray(m.indptr, index_dtype)),
+                   shape=m.shape)
+
+    def to_scipy(self):
+        """The matrix this object stands for as a ``scipy.sparse.csr_array`` (concrete arrays; needs scipy).
+
+        Example:
+            >>> CSR.fromdense(np.eye(2, dtype=np.float32)).T.to_scipy().toarray()
+            array([[1., 0.],
+                   [0., 1.]], dtype=float32)
+        """
+        try:
+            import scipy.sparse as sp
+        except ImportError as err:  # scipy comes with jax, but is not eventjax's own dependency
+            raise ImportError('CSR.to_scipy() needs scipy: pip install scipy') from err
+        m, n = self.stored_shape
+        nnz = np.shape(self.indices)[0]
+        data = np.broadcast_to(np.asarray(self.data).reshape(-1), (nnz,)) if np.size(self.data) == 1 \
+            else np.asarray(self.data)
+        out = sp.csr_array((np.array(data), np.asarray(self.indices), np.asarray(self.indptr)), shape=(m, n))
+        return out.T.tocsr() if self.transposed else out
+
+    def tocoo(self) -> COO:
+        """The stored entries as a :class:`COO` of the matrix this object stands for.
+
+        Example:
+            >>> CSR.fromdense(np.array([[0., 2.], [3., 0.]], np.float32)).tocoo().col
+            Array([1, 0], dtype=int32)
+        """
+        entries = WeightOps.tocoo(self)
+        return COO((entries.data, entries.row, entries.col), shape=tuple(entries.shape), validate=False)
+
+    def with_delays(self, delays) -> DelayedCSR:
+        """This matrix with one delay (integer steps) per stored entry, or one shared: see :class:`DelayedCSR`.
+
+        Rows are presynaptic: a transposed view (or a :class:`CSC`) must be
+        converted first (``csc_to_csr_index``), since its events would index columns.
+        """
+        if self.transposed:
+            raise ValueError('CSR.with_delays(): rows must be the presynaptic neurons, but this is a transposed view '
+                             '(or a CSC); build the CSR of the matrix itself, e.g. with eventjax.csc_to_csr_index.')
+        return DelayedCSR.from_csr_arrays(self.data, self.indices, self.indptr, delays, shape=self.stored_shape)
 
     @classmethod
     def from_fixed_num_conn(cls, fcn) -> CSR:
@@ -218,3 +299,87 @@ class CSR(SparseMatrix):
 
     def _operands(self):
         return self.data, self.indices, self.indptr
+
+    def _stored_csr(self):
+        return self.data, self.indices, self.indptr
+
+
+@jax.tree_util.register_pytree_node_class
+class COO(SparseMatrix):
+    """A sparse matrix as a list of entries: ``dense[row[i], col[i]] += data[i]`` (a JAX pytree).
+
+    The form users build matrices in (edge lists, NetworkX, ``scipy.sparse``):
+    ``todense``, ``.T`` (swaps ``row`` and ``col``), ``tocsr``; its products
+    (``@``) go through :meth:`tocsr`, which sorts the entries by row. ``data``
+    may be one shared weight. Concrete coordinates are checked when built.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> import eventjax as ej
+        >>> A = ej.COO((jnp.array([1., 2.]), jnp.array([1, 0]), jnp.array([0, 1])), shape=(2, 3))
+        >>> A.T.todense()
+        Array([[0., 1.],
+               [2., 0.],
+               [0., 0.]], dtype=float32)
+        >>> A @ ej.EventArray(jnp.array([True, True, False]))
+        Array([2., 1.], dtype=float32)
+    """
+
+    transposed = False
+
+    def __init__(self, args, *, shape, validate: bool = True):
+        data, row, col = args
+        self.data, self.row, self.col = data, row, col
+        self.stored_shape = tuple(int(d) for d in shape)
+        if validate and is_concrete(row, col):
+            m, n = self.stored_shape
+            for name, coords, bound in (('row', row, m), ('col', col, n)):
+                c = np.asarray(coords)
+                bad = np.flatnonzero((c < 0) | (c >= bound))
+                if bad.size:
+                    raise ValueError(f'COO(): {name}[{bad[0]}] = {c[bad[0]]} is outside [0, {bound}); '
+                                     f'drop that entry or enlarge shape.')
+            if np.shape(row) != np.shape(col) or np.size(data) not in (1, np.shape(row)[0]):
+                raise ValueError(f'COO(): row and col must have the same length and data that length or 1, got '
+                                 f'{np.shape(row)}, {np.shape(col)} and {np.shape(data)}.')
+
+    @property
+    def dtype(self):
+        return jnp.result_type(self.data)
+
+    @property
+    def nnz(self) -> int:
+        return np.shape(self.row)[0]
+
+    @property
+    def T(self) -> COO:
+        m, n = self.stored_shape
+        return COO((self.data, self.col, self.row), shape=(n, m), validate=False)
+
+    def __repr__(self) -> str:
+        return f'COO(shape={self.shape}, nnz={self.nnz}, dtype={self.dtype})'
+
+    def tree_flatten(self):
+        return (self.data, self.row, self.col), self.stored_shape
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(tuple(children), shape=aux, validate=False)
+
+    def todense(self):
+        """The dense matrix; duplicate entries add up (differentiable in ``data``)."""
+        m, n = self.stored_shape
+        data = jnp.asarray(self.data)
+        values = jnp.broadcast_to(data.reshape(-1), (self.nnz,)) if data.size == 1 else data
+        row = jnp.where((jnp.asarray(self.row) >= 0) & (jnp.asarray(self.row) < m), self.row, m)
+        return jnp.zeros((m, n), data.dtype).at[row, self.col].add(values, mode='drop')
+
+    def tocsr(self) -> CSR:
+        """The same matrix as a :class:`CSR` (entries keep their order within a row; traceable)."""
+        return CSR.fromcoo(self)
+
+    def tocoo(self) -> COO:
+        return self
+
+    def _product(self, x, transpose: bool):
+        return self.tocsr()._product(x, transpose)

@@ -13,10 +13,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from eventjax.containers.graded import graded_dense_product
 from eventjax.kernels.common.units import is_quantity
 from eventjax.kernels.dense import binary_densemm, binary_densemv
 
-__all__ = ['EventArray', 'is_plain_array']
+__all__ = ['EventArray', 'GradedEvents', 'is_plain_array']
 
 
 def is_plain_array(x) -> bool:
@@ -73,3 +74,40 @@ class EventArray:
         if self.ndim == 1:
             return binary_densemv(other, self.value, transpose=False)
         return binary_densemm(other, self.value, transpose=False)
+
+
+@jax.tree_util.register_pytree_node_class
+class GradedEvents(EventArray):
+    """Events that carry a value (spike counts, graded potentials): zeros are not events.
+
+    Accepted wherever :class:`EventArray` is. A product multiplies like the
+    float array ``value``, except that zero entries are skipped, never
+    multiplied: the event direction (``x @ W``) visits only the rows of the
+    non-zero entries, and a NaN or infinite weight meets no zero. Derivatives
+    are exact (the linear map's). See :doc:`/semantics` and
+    :mod:`eventjax.containers.graded`. brainevent calls it ``WeightedArray``.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> import eventjax as ej
+        >>> x = ej.GradedEvents(jnp.array([0., 2.]))
+        >>> x @ jnp.array([[jnp.nan, 1.], [3., 4.]])
+        Array([6., 8.], dtype=float32)
+    """
+
+    _eventjax_graded = True
+
+    def __repr__(self) -> str:
+        return f'GradedEvents({self.value!r})'
+
+    def __matmul__(self, other):
+        if not is_plain_array(other):
+            return NotImplemented
+        if self.ndim == 1:
+            return graded_dense_product(other, self.value, transpose=True)
+        return graded_dense_product(other, self.value.T, transpose=True).T
+
+    def __rmatmul__(self, other):
+        if not is_plain_array(other):
+            return NotImplemented
+        return graded_dense_product(other, self.value, transpose=False)

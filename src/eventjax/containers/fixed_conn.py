@@ -104,6 +104,33 @@ class FixedNumConn(WeightsAsData, SparseMatrix):
         return csr.T if self.transposed else csr
 
     @classmethod
+    def from_edges(cls, pre, post, weights=1.0, *, shape) -> FixedNumConn:
+        """The FCN form of an edge list ``pre[e] -> post[e]`` in which every presynaptic neuron has ``k`` edges.
+
+        Edges keep their order within a row. ``weights`` is one per edge or
+        one shared weight. Concrete input only.
+
+        Raises:
+            ValueError: the rows hold different numbers of edges (keep it as
+                ``CSR.fromcoo``), or an edge is outside ``shape``.
+
+        Example:
+            >>> import numpy as np
+            >>> FixedNumConn.from_edges(np.array([1, 0, 1, 0]), np.array([0, 2, 1, 1]), shape=(2, 3)).indices
+            Array([[2, 1],
+                   [0, 1]], dtype=int32)
+        """
+        return cls.from_csr(CSR.fromcoo(weights, np.asarray(pre), np.asarray(post), shape=shape))
+
+    def with_delays(self, delays):
+        """This matrix with delays (``(m, k)`` integer steps, or one shared): a :class:`~eventjax.DelayedCSR`."""
+        return self.tocsr().with_delays(jnp.reshape(jnp.asarray(delays), -1))
+
+    def tocoo(self):
+        """The stored connections as a :class:`~eventjax.COO` of the matrix this object stands for."""
+        return self.tocsr().tocoo()
+
+    @classmethod
     def from_csr(cls, csr: CSR) -> FixedNumConn:
         """The FCN form of a concrete :class:`CSR` whose rows all hold the same number of entries.
 
@@ -233,6 +260,10 @@ class FixedNumConn(WeightsAsData, SparseMatrix):
 
     def _operands(self):
         return self.weights, self.indices
+
+    def _stored_csr(self):
+        stored = self.tocsr()
+        return stored.data, stored.indices, stored.indptr
 
 
 def _pair(who: str, args) -> tuple:

@@ -15,7 +15,7 @@ import numpy as np
 
 from eventjax.containers.base import SparseMatrix
 from eventjax.containers.csr import CSR
-from eventjax.containers.events import EventArray
+from eventjax.containers.events import EventArray, GradedEvents
 from eventjax.kernels.common.units import attach, same_unit_pair, split
 from eventjax.kernels.jitc import binary_jitcmm, binary_jitcmv, jitcmm, jitcmv
 from eventjax.kernels.jitc import generator as gen
@@ -91,6 +91,10 @@ class JITCMatrix(SparseMatrix):
         return obj
 
     def _product(self, x, transpose: bool):
+        if isinstance(x, GradedEvents):
+            # The generated weights are finite (for finite law parameters), so
+            # skipping zeros changes only the cost: the float product's.
+            x = x.value
         events = isinstance(x, EventArray)
         value = x.value if events else x
         if jnp.ndim(value) == 1:

@@ -18,6 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 __all__ = [
+    'check_csr_operands',
     'check_events',
     'check_float_operand',
     'check_index_array',
@@ -256,3 +257,23 @@ def repair_indptr(indptr, nnz: int):
     valid = (indptr[0] >= 0) & (indptr[-1] <= nnz) & jnp.all(indptr[1:] >= indptr[:-1])
     repair = lambda p: jax.lax.cummax(jnp.clip(p, 0, nnz), axis=0)
     return jax.lax.cond(valid, lambda p: p, repair, indptr)
+
+
+def check_csr_operands(who: str, data, indices, indptr, shape):
+    """``(data, indices, indptr)`` of a CSR matrix of ``shape`` checked by shape and dtype (not by value).
+
+    ``data`` is float, one weight per entry or one shared (a scalar becomes
+    shape ``(1,)``); ``indptr`` takes the dtype of ``indices``.
+    """
+    m, n = shape
+    data = check_weights(who, 'data', data)
+    check_rank(who, 'data', data, (1,))
+    indices = check_index_array(who, 'indices', indices)
+    indptr = check_index_array(who, 'indptr', indptr).astype(indices.dtype)
+    check_index_capacity(who, (m, n), indices.dtype)
+    check_length(who, 'indptr', indptr, m + 1, 'rows + 1')
+    nnz = indices.shape[0]
+    if data.shape[0] not in (1, nnz):
+        raise ValueError(f'{who}: data must have length {nnz} (one weight per entry of indices) '
+                         f'or 1 (one homogeneous weight), got {data.shape[0]}.')
+    return data, indices, indptr

@@ -29,7 +29,7 @@ from eventjax.backends.numba_threads import threading_layer
 
 __all__ = ['FASTMATH', 'PARALLEL_MIN_WORK', 'PREFETCH_MIN_ENTRIES', 'ROWS_AHEAD', 'binary_row_sum', 'by_direction',
            'by_work', 'event_columns', 'event_flags', 'event_indices', 'float_row_sum', 'prefetch_entries',
-           'row_has_event', 'stored_entries']
+           'row_has_event', 'stored_entries', 'trusted_indptr']
 
 # Reassociation (and fused multiply-add) only: NaN and Inf keep their IEEE meaning.
 FASTMATH = {'reassoc', 'contract'}
@@ -234,3 +234,24 @@ def event_columns(B, i, active):
             active[count] = col
             count += 1
     return count
+
+
+@numba.njit(cache=True)
+def trusted_indptr(indptr, nnz):
+    """``indptr`` itself when it is valid, else its repair ``cummax(clip(indptr, 0, nnz))`` (a copy).
+
+    The other backends get the same repair in JAX before their kernel
+    (``checks.repair_indptr``); here it costs one pass over ``indptr`` and
+    no XLA op before the custom call.
+    """
+    valid = indptr.shape[0] == 0 or (indptr[0] >= 0 and indptr[indptr.shape[0] - 1] <= nnz)
+    for i in range(indptr.shape[0] - 1):
+        valid &= indptr[i] <= indptr[i + 1]
+    if valid:
+        return indptr
+    fixed = np.empty_like(indptr)
+    hi = 0
+    for i in range(indptr.shape[0]):
+        hi = max(hi, min(max(np.int64(indptr[i]), 0), nnz))
+        fixed[i] = hi
+    return fixed

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from eventjax.kernels.common.checks import (
+    check_csr_operands,
     check_events,
     check_float_operand,
-    check_index_array,
-    check_index_capacity,
     check_length,
     check_rank,
     check_shape,
-    check_weights,
     float_result_dtype,
     is_concrete,
     repair_indptr,
@@ -36,16 +34,7 @@ def check_csr_call(who, data, indices, indptr, x, *, shape, transpose, matrix, e
     if not isinstance(transpose, bool):
         raise TypeError(f'{who}: transpose must be a bool, got {transpose!r}.')
     given = data
-    data = check_weights(who, 'data', data)
-    check_rank(who, 'data', data, (1,))
-    indices = check_index_array(who, 'indices', indices)
-    indptr = check_index_array(who, 'indptr', indptr).astype(indices.dtype)
-    check_index_capacity(who, (m, n), indices.dtype)
-    check_length(who, 'indptr', indptr, m + 1, 'rows + 1')
-    nnz = indices.shape[0]
-    if data.shape[0] not in (1, nnz):
-        raise ValueError(f'{who}: data must have length {nnz} (one weight per entry of indices) '
-                         f'or 1 (one homogeneous weight), got {data.shape[0]}.')
+    data, indices, indptr = check_csr_operands(who, data, indices, indptr, (m, n))
     name = 'B' if matrix else ('spikes' if events else 'v')
     if events:
         x = check_events(who, name, x)

@@ -41,32 +41,12 @@ from eventjax.kernels.common.numba_events import (
     float_row_sum,
     prefetch_entries,
     row_has_event,
+    trusted_indptr,
 )
 
 __all__ = ['binary_csrmm_kernel', 'binary_csrmv_kernel', 'csrmm_kernel', 'csrmv_kernel', 'trusted_indptr']
 
 _U = np.uint64
-
-
-@numba.njit(cache=True)
-def trusted_indptr(indptr, nnz):
-    """``indptr`` itself when it is valid, else its repair ``cummax(clip(indptr, 0, nnz))`` (a copy).
-
-    The other backends get the same repair in JAX before their kernel
-    (``checks.repair_indptr``); here it costs one pass over ``indptr`` and
-    no XLA op before the custom call.
-    """
-    valid = indptr.shape[0] == 0 or (indptr[0] >= 0 and indptr[indptr.shape[0] - 1] <= nnz)
-    for i in range(indptr.shape[0] - 1):
-        valid &= indptr[i] <= indptr[i + 1]
-    if valid:
-        return indptr
-    fixed = np.empty_like(indptr)
-    hi = 0
-    for i in range(indptr.shape[0]):
-        hi = max(hi, min(max(np.int64(indptr[i]), 0), nnz))
-        fixed[i] = hi
-    return fixed
 
 
 @numba.njit(cache=True, inline='always')

@@ -1,0 +1,90 @@
+""":class:`DelayedCSR`: a CSR matrix with one delay per synapse, delivering into a ring buffer.
+
+``W = CSR(...).with_delays(delays)`` (or ``FixedNumConn.with_delays``);
+then a model reads ``ring = W.deliver(ring, spikes, t)``. The container holds
+the structure sorted by delay within each row (:class:`~eventjax.CSRDelayLayout`),
+checked once when built.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from eventjax.kernels.delay import CSRDelayLayout, csr_delay_deliver_layout
+
+__all__ = ['DelayedCSR']
+
+
+@jax.tree_util.register_pytree_node_class
+class DelayedCSR:
+    """A sparse matrix with integer delays (in steps), rows presynaptic (a JAX pytree).
+
+    Each step: ``current = ring[t % L]`` is this step's input; clear that row
+    (``ring = ring.at[t % L].set(0)``); then ``ring = W.deliver(ring, spikes, t)``
+    adds every synapse of the spiking rows ``delay`` steps ahead. Size the
+    ring with :meth:`init_ring` (``max delay + 1`` steps, or more).
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> import numpy as np
+        >>> import eventjax as ej
+        >>> W = ej.CSR.fromdense(np.array([[0., 2.], [3., 0.]], np.float32)).with_delays(np.array([1, 2]))
+        >>> ring = W.deliver(W.init_ring(), jnp.array([True, True]), 0)
+        >>> ring
+        Array([[0., 0.],
+               [0., 2.],
+               [3., 0.]], dtype=float32)
+        >>> float(W.read(ring, 1)[1])
+        2.0
+    """
+
+    def __init__(self, layout: CSRDelayLayout):
+        self.layout = layout
+
+    @classmethod
+    def from_csr_arrays(cls, data, indices, indptr, delays, *, shape) -> DelayedCSR:
+        """Build from CSR arrays and one delay per stored entry (or one shared delay)."""
+        return cls(CSRDelayLayout.build(data, indices, indptr, delays, shape=shape))
+
+    shape = property(lambda self: self.layout.shape)
+    data = property(lambda self: self.layout.data)
+    indices = property(lambda self: self.layout.indices)
+    indptr = property(lambda self: self.layout.indptr)
+    delays = property(lambda self: self.layout.delays)
+    dtype = property(lambda self: jnp.result_type(self.layout.data))
+
+    @property
+    def ring_length(self) -> int | None:
+        """``max(delays) + 1``: the fewest steps a ring must hold (None when built from traced delays)."""
+        return self.layout.ring_length
+
+    def __repr__(self) -> str:
+        return f'DelayedCSR(shape={self.shape}, ring_length={self.ring_length}, dtype={self.dtype})'
+
+    def tree_flatten(self):
+        return (self.layout,), None
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(children[0])
+
+    def init_ring(self, length: int | None = None, dtype=None):
+        """A zero ring of ``length`` steps (default :attr:`ring_length`) by the matrix's columns."""
+        length = self.ring_length if length is None else int(length)
+        if length is None:
+            raise ValueError('DelayedCSR.init_ring(): the delays were traced; pass the ring length.')
+        return jnp.zeros((length, self.shape[1]), self.dtype if dtype is None else dtype)
+
+    @staticmethod
+    def read(ring, t):
+        """The input due at step ``t``: ``ring[t % L]``."""
+        return ring[jnp.mod(t, ring.shape[0])]
+
+    def deliver(self, ring, events, t, *, weighted=None, backend=None):
+        """Add the synapses of the rows with events into ``ring``, ``delay`` steps after ``t``.
+
+        See :func:`~eventjax.csr_delay_deliver` for the semantics of
+        ``events``, ``weighted`` and ``backend``.
+        """
+        return csr_delay_deliver_layout(ring, events, self.layout, t, weighted=weighted, backend=backend)

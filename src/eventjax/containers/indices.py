@@ -1,0 +1,170 @@
+"""Index conversions between the coordinate (COO), row (CSR) and column (CSC) forms.
+
+These are how connectivity gets in from ``scipy.sparse``, NetworkX or an
+edge list. Each takes and returns index arrays only; a permutation comes
+back with them so the caller reorders its weights the same way
+(``data[order]``). NumPy input gives NumPy output (nothing is traced, so a
+model's set-up does not compile anything); JAX input gives JAX output and
+the conversions trace under ``jit`` (sizes depend only on shapes).
+
+Entries keep their relative order within a row (CSR) or column (CSC): the
+sorts are stable. A coordinate outside the shape raises ``ValueError`` on
+concrete input; traced, its entry is moved past the last row (column),
+where every product drops it (see :doc:`/semantics`).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from eventjax.kernels.common.checks import is_concrete
+
+__all__ = ['coo2csr', 'coo_to_csc_index', 'csc_to_csr_index', 'csr_to_coo_index', 'csr_to_csc_index']
+
+
+def _module(*arrays):
+    return np if all(isinstance(a, np.ndarray) for a in arrays) else jnp
+
+
+def _index_dtype(xp, size: int):
+    """int32 while every offset fits, else int64 (JAX needs ``jax_enable_x64`` for that)."""
+    if size < np.iinfo(np.int32).max:
+        return np.int32
+    if xp is jnp and not jax.config.jax_enable_x64:
+        raise ValueError(f'{size} stored entries need int64 offsets; enable them with '
+                         "jax.config.update('jax_enable_x64', True), or pass NumPy arrays.")
+    return np.int64
+
+
+def _check_coords(who, name, coords, bound, what):
+    if is_concrete(coords):
+        c = np.asarray(coords)
+        bad = np.flatnonzero((c < 0) | (c >= bound))
+        if bad.size:
+            raise ValueError(f'{who}: {name}[{bad[0]}] = {c[bad[0]]} is outside [0, {bound}) ({what} of shape); '
+                             f'drop that entry or enlarge shape.')
+
+
+def _group(who, xp, major, minor, n_major: int, names):
+    """Sort the entries by ``major`` (stably): ``(indptr, minor in that order, order)``."""
+    major, minor = xp.asarray(major).reshape(-1), xp.asarray(minor).reshape(-1)
+    if major.shape != minor.shape:
+        raise ValueError(f'{who}: {names[0]} and {names[1]} must have the same length, got {major.shape[0]} '
+                         f'and {minor.shape[0]}.')
+    for arr, name in zip((major, minor), names):
+        if not np.issubdtype(arr.dtype, np.integer):
+            raise TypeError(f'{who}: {name} must hold integers, got dtype {arr.dtype}.')
+    _check_coords(who, names[0], major, n_major, 'rows' if names[0] == 'row_ids' else 'the leading axis')
+    dtype = _index_dtype(xp, major.shape[0])
+    # An out-of-range coordinate (traced input) sorts past the end, owned by no row.
+    key = xp.where((major >= 0) & (major < n_major), major, n_major)
+    if xp is np:
+        order = np.argsort(key, kind='stable').astype(dtype)
+        counts = np.bincount(key, minlength=n_major + 1)[:n_major]
+    else:
+        order = jnp.argsort(key, stable=True).astype(dtype)
+        counts = jnp.bincount(key, length=n_major + 1)[:n_major]
+    indptr = xp.concatenate([xp.zeros(1, dtype), xp.cumsum(counts).astype(dtype)])
+    return indptr, minor[order].astype(np.int32), order
+
+
+def coo2csr(row_ids, col_ids, *, shape):
+    """The CSR structure of entries given by coordinates.
+
+    Args:
+        row_ids, col_ids: the row and column of each entry (same length).
+        shape: ``(m, n)``.
+
+    Returns:
+        ``(indptr, indices, order)``: ``indptr`` of length ``m + 1``, the
+        column indices grouped by row, and the permutation that puts the
+        entries in that order (the weights in CSR order are ``data[order]``).
+
+    Example:
+        >>> import numpy as np
+        >>> import eventjax as ej
+        >>> indptr, indices, order = ej.coo2csr(np.array([1, 0, 1]), np.array([2, 0, 1]), shape=(2, 3))
+        >>> indptr, indices, order
+        (array([0, 1, 3], dtype=int32), array([0, 2, 1], dtype=int32), array([1, 0, 2], dtype=int32))
+    """
+    m, n = (int(d) for d in shape)
+    xp = _module(row_ids, col_ids)
+    _check_coords('coo2csr()', 'col_ids', col_ids, n, 'columns')
+    return _group('coo2csr()', xp, row_ids, col_ids, m, ('row_ids', 'col_ids'))
+
+
+def csr_to_coo_index(indptr, indices):
+    """The row and column of every stored entry of a CSR structure.
+
+    Returns:
+        ``(row_ids, col_ids)``; ``col_ids`` is ``indices`` itself. Entries
+        past ``indptr[-1]`` belong to no row and get row ``m`` (past the end).
+
+    Example:
+        >>> import numpy as np
+        >>> import eventjax as ej
+        >>> ej.csr_to_coo_index(np.array([0, 2, 3]), np.array([0, 2, 1]))
+        (array([0, 0, 1], dtype=int32), array([0, 2, 1]))
+    """
+    xp = _module(indptr, indices)
+    indptr = xp.asarray(indptr)
+    nnz = xp.asarray(indices).shape[0]
+    dtype = indptr.dtype if np.issubdtype(indptr.dtype, np.integer) else np.int32
+    rows = xp.searchsorted(indptr[1:], xp.arange(nnz, dtype=dtype), side='right')
+    return rows.astype(np.int32 if nnz < np.iinfo(np.int32).max else dtype), indices
+
+
+def coo_to_csc_index(pre_ids, indices, *, shape):
+    """The CSC structure of entries given by coordinates (``pre_ids`` rows, ``indices`` columns).
+
+    Returns:
+        ``(indptr, row_indices, order)``: ``indptr`` of length ``n + 1``,
+        the rows grouped by column, and the permutation to CSC order.
+
+    Example:
+        >>> import numpy as np
+        >>> import eventjax as ej
+        >>> ej.coo_to_csc_index(np.array([0, 0, 1]), np.array([1, 0, 1]), shape=(2, 2))[0]
+        array([0, 1, 3], dtype=int32)
+    """
+    m, n = (int(d) for d in shape)
+    xp = _module(pre_ids, indices)
+    _check_coords('coo_to_csc_index()', 'pre_ids', pre_ids, m, 'rows')
+    return _group('coo_to_csc_index()', xp, indices, pre_ids, n, ('indices', 'pre_ids'))
+
+
+def csr_to_csc_index(csr_indptr, csr_indices, *, shape):
+    """The CSC structure of the same matrix as a CSR structure.
+
+    Returns:
+        ``(csc_indptr, csc_indices, order)``: the weights in CSC order are
+        ``data[order]``.
+
+    Example:
+        >>> import numpy as np
+        >>> import eventjax as ej
+        >>> indptr, rows, order = ej.csr_to_csc_index(np.array([0, 2, 3]), np.array([0, 1, 0]), shape=(2, 2))
+        >>> indptr, rows, order
+        (array([0, 2, 3], dtype=int32), array([0, 1, 0], dtype=int32), array([0, 2, 1], dtype=int32))
+    """
+    rows, cols = csr_to_coo_index(csr_indptr, csr_indices)
+    return coo_to_csc_index(rows, cols, shape=shape)
+
+
+def csc_to_csr_index(csc_indptr, csc_indices, *, shape):
+    """The CSR structure of the same matrix as a CSC structure (``shape`` is the matrix's ``(m, n)``).
+
+    Returns:
+        ``(csr_indptr, csr_indices, order)``: the weights in CSR order are ``data[order]``.
+
+    Example:
+        >>> import numpy as np
+        >>> import eventjax as ej
+        >>> ej.csc_to_csr_index(np.array([0, 2, 3]), np.array([0, 1, 0]), shape=(2, 2))[0]
+        array([0, 2, 3], dtype=int32)
+    """
+    m, n = (int(d) for d in shape)
+    # A CSC structure of (m, n) is the CSR structure of the (n, m) transpose.
+    return csr_to_csc_index(csc_indptr, csc_indices, shape=(n, m))

@@ -1,0 +1,100 @@
+"""Argument checks of the delivery operators: shapes and dtypes, and concrete structure and delays by value."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+
+from eventjax.kernels.common.checks import (
+    check_csr_operands,
+    check_events,
+    check_length,
+    check_rank,
+    check_shape,
+    is_concrete,
+    repair_indptr,
+    validate_csr_structure,
+)
+
+__all__ = ['check_delay_call', 'repair_structure', 'unwrap_events', 'validate_delays']
+
+
+def unwrap_events(who: str, events, weighted):
+    """``(events array, weighted)``: an ``EventArray`` is unwrapped; ``weighted=None`` is True for ``GradedEvents``.
+
+    The containers mark graded events with ``_eventjax_graded`` (the kernels
+    layer does not import them).
+    """
+    graded = bool(getattr(events, '_eventjax_graded', False))
+    if hasattr(events, 'value') and getattr(events, '_eventjax_container', False):
+        events = events.value
+    if weighted is None:
+        return events, graded
+    if not isinstance(weighted, bool):
+        raise TypeError(f'{who}: weighted must be True, False or None (weighted for GradedEvents), got {weighted!r}.')
+    return events, weighted
+
+
+def validate_delays(who: str, delays, length: int) -> None:
+    """A concrete delay outside ``[1, L)`` is a ``ValueError`` naming the first one and the fix."""
+    d = np.asarray(delays).reshape(-1)
+    bad = np.flatnonzero((d < 1) | (d >= length))
+    if bad.size and d[bad[0]] < 1:
+        raise ValueError(f'{who}: delays[{bad[0]}] = {d[bad[0]]}, but a delay is at least 1 step (a delay of 0 '
+                         'would land in the slot the model reads this step). Under jit (or validate=False) such '
+                         'synapses are dropped.')
+    if bad.size:
+        raise ValueError(f'{who}: delays[{bad[0]}] = {d[bad[0]]} is outside [1, {length}) (the ring holds '
+                         f'{length} steps); make the ring at least max(delays) + 1 = {int(d.max()) + 1} steps long. '
+                         'Under jit (or validate=False) such synapses are dropped.')
+
+
+def check_delay_call(who, ring, events, data, indices, indptr, delays, t, *, shape, weighted, validate=True):
+    """Validate a CSR delivery's operands; returns them checked, with ``shape`` and ``weighted`` resolved.
+
+    ``ring`` is ``(L, n)`` float; ``data`` is cast to the ring's dtype
+    (outside the primitive, so gradients come back in ``data``'s dtype);
+    ``delays`` is one integer per stored entry or one shared delay, in
+    ``[1, L)``; ``t``
+    becomes an int32 array of shape ``(1,)``.
+    """
+    m, n = check_shape(who, shape)
+    ring = jnp.asarray(ring)
+    if ring.ndim != 2 or not jnp.issubdtype(ring.dtype, jnp.floating):
+        raise ValueError(f'{who}: ring must be a float array of shape (L, {n}) (L steps of {n} targets), got '
+                         f'{ring.dtype} of shape {ring.shape}.')
+    length = ring.shape[0]
+    if ring.shape[1] != n:
+        raise ValueError(f'{who}: ring must have {n} columns (the columns of shape), got shape {ring.shape}.')
+    if length * n >= 2 ** 31:
+        raise ValueError(f'{who}: a ring of {length} x {n} entries is past 2**31; shorten the ring or split the '
+                         'targets.')
+    data, indices, indptr = check_csr_operands(who, data, indices, indptr, (m, n))
+    nnz = indices.shape[0]
+    delays = jnp.asarray(delays)
+    if not jnp.issubdtype(delays.dtype, jnp.integer):
+        raise TypeError(f'{who}: delays must be integers (steps), got {delays.dtype}; round a delay in time '
+                        'with jnp.round(delay / dt).astype(int).')
+    delays = delays.reshape(1) if delays.ndim == 0 else delays
+    if delays.ndim != 1 or delays.shape[0] not in (1, nnz):
+        raise ValueError(f'{who}: delays must have length {nnz} (one per entry of indices) or be one shared delay, '
+                         f'got shape {delays.shape}.')
+    delays = delays.astype(jnp.int32)
+    t = jnp.asarray(t)
+    if not jnp.issubdtype(t.dtype, jnp.integer) or t.size != 1:
+        raise TypeError(f'{who}: t must be one integer (the current step), got {t.dtype} of shape {t.shape}.')
+    t = t.reshape(1).astype(jnp.int32)
+    events, weighted = unwrap_events(who, events, weighted)
+    events = check_events(who, 'events', events)
+    check_rank(who, 'events', events, (1,))
+    check_length(who, 'events', events, m, 'rows of shape')
+    if validate and is_concrete(indices, indptr):
+        validate_csr_structure(who, indices, indptr, n)
+    if validate and is_concrete(delays):
+        validate_delays(who, delays, length)
+    return ring, events, data.astype(ring.dtype), indices, indptr, delays, t, (m, n), weighted
+
+
+def repair_structure(ring, events, data, indices, indptr, delays, t):
+    """The ``prepare`` step: ``indptr`` repaired so every backend drops the same entries (numba repairs inside)."""
+    return ring, events, data, indices, repair_indptr(indptr, indices.shape[0]), delays, t

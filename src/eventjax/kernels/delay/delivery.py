@@ -1,0 +1,157 @@
+"""Declare a delivery operator once: ``ring' = deliver(ring, events, weights, *structure, delays, t)``.
+
+A delivery adds each active synapse's weight (times the event's value when
+weighted) into a ring buffer of ``L`` future steps, ``L`` the ring's first
+axis. It is linear in the ring (the identity), in the weights and, weighted,
+in the event values, so its rules are:
+
+- JVP: the ring's tangent passes through; the weights' tangent is delivered
+  into a zero ring; the events' tangent is delivered weighted (binary events
+  differentiate as weighted ones, as binary products differentiate as float
+  products);
+- transpose: the ring's cotangent is the cotangent itself; the weights' and
+  the events' are gathers from the cotangent (``reference``);
+- batching: :func:`~eventjax.general_batching_rule` (one delivery per batch element).
+
+:class:`Delivery` registers the kernels the way
+:class:`~eventjax.kernels.common.Operator` does (``<family>.<backend>_impl.<name>_kernel``),
+with two steps around the kernels of some backends: ``prepare`` repairs
+unvalidated structure in JAX (numba repairs inside), and a backend whose
+kernel returns only the delivered increments (warp: its outputs start at
+zero) gets the ring added back in JAX.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+from jax.interpreters import ad
+
+from eventjax.backends import XLACustomKernel
+from eventjax.kernels.common.operator import _impl, _jax_module, _register
+from eventjax.primitive import defjvp_by_name, general_batching_rule, split_params
+
+__all__ = ['Delivery']
+
+
+class _DeliveryKernel(XLACustomKernel):
+    def __init__(self, name: str, prepare: Callable, prepared_in_kernel, increments_only):
+        self._prepare, self._in_kernel = prepare, frozenset(prepared_in_kernel)
+        self._increments = frozenset(increments_only)
+        super().__init__(name)
+
+    def def_kernel(self, backend: str, platform: str, kernel_generator: Callable, asdefault: bool = False) -> None:
+        prepare = None if backend in self._in_kernel else self._prepare
+        super().def_kernel(backend, platform, _wrapped(kernel_generator, prepare, backend in self._increments),
+                           asdefault)
+
+
+def _wrapped(kernel_generator: Callable, prepare, increments: bool) -> Callable:
+    if prepare is None and not increments:
+        return kernel_generator
+
+    def generator(**params):
+        fn = kernel_generator(**params)
+        if not callable(fn):
+            return fn  # the lowering reports it
+
+        def call(*operands):
+            operands = operands if prepare is None else prepare(*operands)
+            out = fn(*operands)
+            return (operands[0] + out[0],) if increments else out
+        return call
+    return generator
+
+
+class Delivery:
+    """One delivery operator: the declaration its module ends with.
+
+    Args:
+        name: the primitive's name and the stem of its kernels' names.
+        family: the family package (``__package__``).
+        operands: names in call order: ``ring``, ``events``, the weights,
+            the structure, ``delays``, ``t``.
+        data_cotangent: ``(ct, events, *structure, delays, t, **static)``, one cotangent per stored weight.
+        events_cotangent: ``(ct, weights, *structure, delays, t, **static)``, the event values' cotangent.
+        kernels: the backends besides ``jax``.
+        prepare, prepared_in_kernel: as for :class:`~eventjax.kernels.common.Operator`.
+        increments_only: backends whose kernel returns ``deliver(zeros, ...)``.
+    """
+
+    def __init__(self, name: str, family: str, operands: tuple[str, ...], *, data_cotangent: Callable,
+                 events_cotangent: Callable, kernels=('numba', 'warp', 'pallas'), prepare: Callable,
+                 prepared_in_kernel=('numba',), increments_only=('warp',)):
+        self.name, self.family, self.operands = name, family, tuple(operands)
+        self.data_cotangent, self.events_cotangent = data_cotangent, events_cotangent
+        self.primitive = _DeliveryKernel(name, prepare, prepared_in_kernel, increments_only)
+        self.primitive.def_jax_kernel(_impl(family, _jax_module(family), name))
+        for backend in kernels:
+            if backend == 'pallas':
+                self.register_pallas()
+            else:
+                _register(self.primitive, backend, lambda b=backend: _impl(family, f'{b}_impl', name))
+        _register_rules(self)
+
+    def __repr__(self) -> str:
+        return f'Delivery({self.name!r})'
+
+    def register_pallas(self) -> None:
+        """Register the pallas kernel for the gpu (and the cpu, interpreted, when interpret mode is on)."""
+        self.primitive.def_pallas_kernel('gpu', _impl(self.family, 'pallas_impl', self.name))
+
+    def bind(self, ring, *operands, backend: str | None = None, **static):
+        out = jax.ShapeDtypeStruct(ring.shape, ring.dtype)
+        return self.primitive(ring, *operands, outs=(out,), backend=backend, **static)[0]
+
+
+def _register_rules(op: Delivery) -> None:
+    prim = op.primitive
+    prim.def_tags(op.family.rsplit('.', 1)[-1], 'delivery')
+    ring, events, weights = op.operands[:3]
+    defjvp_by_name(prim, op.operands, **{
+        ring: lambda dr, *args, **params: [dr],
+        weights: lambda dw, r, x, w, *rest, **params: [_deliver_into_zeros(op, r, x, dw, rest, params, None)],
+        events: lambda dx, r, x, w, *rest, **params: [
+            _deliver_into_zeros(op, r, dx.astype(r.dtype), w, rest, params, True)],
+    })
+    prim.def_transpose_rule(lambda cts, *args, **params: _transpose(op, cts, *args, **params))
+    prim.def_batching_rule(lambda args, axes, **params: general_batching_rule(prim, args, axes, **params))
+
+
+def _deliver_into_zeros(op, ring, events, weights, rest, params, weighted):
+    backend, static = split_params(params)
+    if weighted is not None:
+        static = {**static, 'weighted': weighted}
+    zeros = jnp.zeros(ring.aval.shape if ad.is_undefined_primal(ring) else ring.shape, _dtype(ring))
+    return op.bind(zeros, events, weights, *rest, backend=backend, **static)
+
+
+def _dtype(x):
+    return x.aval.dtype if ad.is_undefined_primal(x) else x.dtype
+
+
+def _transpose(op, cts, ring, events, weights, *rest, **params):
+    (ct,) = cts
+    result = [None] * (3 + len(rest))
+    if type(ct) is ad.Zero:
+        return result
+    _, static = split_params(params)
+    structure = rest
+    if ad.is_undefined_primal(weights) and ad.is_undefined_primal(events):
+        raise ValueError(f'{op.name}: the delivery is not linear in {op.operands[2]} and {op.operands[1]} together; '
+                         'differentiate with respect to one at a time.')
+    if ad.is_undefined_primal(ring):
+        result[0] = ct
+    if ad.is_undefined_primal(events):
+        if not static['weighted']:
+            raise ValueError(f'{op.name}: binary delivery is not linear in its events; its derivative goes through '
+                             'weighted delivery.')
+        result[1] = op.events_cotangent(ct, weights, *structure, **static).astype(events.aval.dtype)
+    if ad.is_undefined_primal(weights):
+        ct_w = op.data_cotangent(ct, events, *structure, **static)
+        if ct_w.shape != weights.aval.shape:
+            ct_w = ct_w.sum().reshape(weights.aval.shape)
+        result[2] = ct_w.astype(weights.aval.dtype)
+    return result

@@ -1,0 +1,85 @@
+"""Pallas kernel (gpu, Triton lowering) for delayed delivery.
+
+One program per block of presynaptic rows; a row without an event adds
+nothing, otherwise each kept synapse is added with ``atomic_add`` into the
+ring, which is passed in flattened to ``(L * n, 1)`` and aliased as the
+output (so the ring itself is the starting value). Dropped as on every
+backend: columns outside ``[0, n)``, delays outside ``[1, L)``; row ranges
+come from the repaired ``indptr``. There is no TPU kernel: Mosaic has no
+atomics (``backend='jax'`` on tpu).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+
+from eventjax.kernels.common.events import accumulation_dtype
+from eventjax.kernels.common.pallas_rows import triton_params
+
+__all__ = ['csr_delay_deliver_kernel']
+
+_ROWS_PER_PROGRAM = 8
+
+
+def _body(m, n, length, homogeneous_w, homogeneous_d, acc):
+    from jax.experimental.pallas import triton as plgpu
+
+    def body(data_ref, indices_ref, indptr_ref, delays_ref, t_ref, v_ref, _ring_ref, y_ref):
+        base = pl.program_id(0) * _ROWS_PER_PROGRAM
+        now = lax.rem(lax.rem(t_ref[0], length) + length, length)
+        nnz = indices_ref.shape[0]
+
+        def row(r, carry):
+            i = base + r
+            vi = v_ref[jnp.minimum(i, m - 1), :]
+
+            @pl.when((i < m) & (jnp.max(jnp.abs(vi)) != 0))
+            def _():
+                start = jnp.clip(indptr_ref[i], 0, nnz)
+                end = jnp.clip(indptr_ref[i + 1], 0, nnz)
+
+                def entry(k, carry):
+                    j = indices_ref[k]
+                    d = delays_ref[0 if homogeneous_d else k]
+                    w = data_ref[0 if homogeneous_w else k].astype(acc)
+                    slot = now + d
+                    slot = jnp.where(slot >= length, slot - length, slot)
+
+                    @pl.when((j >= 0) & (j < n) & (d >= 1) & (d < length))
+                    def _():
+                        plgpu.atomic_add(y_ref, (slot * n + j, slice(None)), w * vi)
+                    return carry
+
+                lax.fori_loop(start, end, entry, 0)
+            return carry
+
+        lax.fori_loop(0, _ROWS_PER_PROGRAM, row, 0)
+    return body
+
+
+def csr_delay_deliver_kernel(*, shape, weighted, outs):
+    """``call(ring, events, data, indices, indptr, delays, t, *, interpret)`` for the pallas bridge."""
+    m, n = shape
+    out = outs[0]
+    acc = accumulation_dtype(out.dtype)
+
+    def call(ring, events, data, indices, indptr, delays, t, *, interpret):
+        length = ring.shape[0]
+        if m == 0 or n == 0 or length == 0 or indices.shape[0] == 0:
+            return ring
+        if weighted and events.dtype != jnp.bool_:
+            # NaN stays NaN (an event: NaN != 0); zeros are skipped.
+            v = events.astype(acc)
+        else:
+            v = (events if events.dtype == jnp.bool_ else events > 0).astype(acc)
+        body = _body(m, n, length, data.shape[0] == 1, delays.shape[0] == 1, acc)
+        y = pl.pallas_call(
+            body, out_shape=jax.ShapeDtypeStruct((length * n, 1), acc), grid=(pl.cdiv(m, _ROWS_PER_PROGRAM),),
+            input_output_aliases={6: 0}, interpret=interpret, compiler_params=triton_params(),
+        )(data, indices, indptr, delays, t, v[:, None], ring.astype(acc).reshape(length * n, 1))
+        return y.reshape(length, n).astype(out.dtype)
+
+    return call

@@ -1,0 +1,92 @@
+"""Warp kernels (cpu and gpu) for delayed delivery.
+
+One thread per presynaptic row: a row without an event returns at once,
+otherwise each kept synapse is added with ``atomic_add`` into ``out[slot,
+column]``. ``out`` starts at zero (``zero_outputs``) and holds only the
+increments; the operator adds the ring back in JAX (``increments_only``),
+because a warp launch has no ordered "copy, then add" across threads.
+Dropped as on every backend: rows with an invalid ``indptr`` range, columns
+outside ``[0, n)``, delays outside ``[1, L)``.
+"""
+
+# No `from __future__ import annotations`: warp evaluates kernel annotations
+# against the factory's local variables, which string annotations cannot see.
+
+import functools
+
+from eventjax.backends.warp_bridge import WarpKernelSpec, import_warp
+from eventjax.kernels.common.warp_typing import accumulator_type, event_test, warp_types
+
+__all__ = ['csr_delay_deliver_kernel']
+
+
+@functools.cache
+def _event_value(et, at, weighted):
+    """A ``wp.func``: the value an event delivers, 0 for no event (weighted: the entry itself, zeros skipped)."""
+    wp = import_warp()
+    is_event = event_test(et)
+    if weighted and et is not wp.bool:
+        @wp.func
+        def value(x: et) -> at:
+            return at(x)
+
+        @wp.func
+        def active(x: et) -> bool:
+            return x != et(0)
+    else:
+        @wp.func
+        def value(x: et) -> at:
+            return at(1.0)
+
+        @wp.func
+        def active(x: et) -> bool:
+            return is_event(x)
+    return value, active
+
+
+@functools.cache
+def _deliver(rt, et, wt, it, weighted):
+    wp = import_warp()
+    at = accumulator_type(rt)
+    value, active = _event_value(et, at, weighted)
+
+    @wp.kernel(module='unique', enable_backward=False)
+    def deliver(ring: wp.array2d(dtype=rt), events: wp.array(dtype=et), data: wp.array(dtype=wt),
+                indices: wp.array(dtype=it), indptr: wp.array(dtype=it), delays: wp.array(dtype=wp.int32),
+                t: wp.array(dtype=wp.int32), out: wp.array2d(dtype=rt)):
+        i = wp.tid()
+        x = events[i]
+        if not active(x):
+            return
+        v = value(x)
+        length = out.shape[0]
+        n = out.shape[1]
+        nnz = indices.shape[0]
+        wstep = 1
+        if data.shape[0] == 1:
+            wstep = 0
+        dstep = 1
+        if delays.shape[0] == 1:
+            dstep = 0
+        now = t[0] % length
+        if now < 0:
+            now += length
+        start, end = int(indptr[i]), int(indptr[i + 1])
+        if start < 0 or end < start or end > nnz:
+            return
+        for k in range(start, end):
+            j = int(indices[k])
+            d = int(delays[k * dstep])
+            if j >= 0 and j < n and d >= 1 and d < length:
+                slot = now + d
+                if slot >= length:
+                    slot -= length
+                wp.atomic_add(out, slot, j, rt(at(data[k * wstep]) * v))
+
+    return deliver
+
+
+def csr_delay_deliver_kernel(dtypes, *, shape, weighted, outs):
+    """The warp spec for ``csr_delay_deliver`` with inputs of ``dtypes``: the increments, from zeros."""
+    rt, et, wt, it, _, _, _ = warp_types(dtypes)
+    return WarpKernelSpec(_deliver(rt, et, wt, it, weighted), dim=lambda *shapes: shapes[1], zero_outputs=True)

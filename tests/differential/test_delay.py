@@ -1,0 +1,13 @@
+"""The differential test of delayed delivery: drawn problems on every backend and transformation."""
+
+from hypothesis import given
+
+from tests.differential.delay import check_delivery, deliveries, delivery_backends
+from tests.differential.profile import differential_settings, reproducible
+
+
+@reproducible('csr_delay_deliver')
+@differential_settings()
+@given(deliveries())
+def test_csr_delay_deliver_agrees_with_the_oracle_on_every_backend(problem):
+    assert check_delivery(problem, delivery_backends()) > 0
