@@ -22,6 +22,7 @@ SCENARIOS = {
     'differential': 0.10,
     'dynamic_batcher': 0.06,
     'config_cycle': 0.08,
+    'eager_vmap': 0.05,
 }
 DEFAULT_SECONDS = {'short': 45.0, 'long': 180.0}
 # One call (compilation included, on a loaded 2-core machine) may take this long.

@@ -4,7 +4,8 @@ The problems, the oracle and the comparisons are those of
 ``tests/differential`` (see its README). Operators take turns in rounds of
 a few draws each, so every operator is covered however early the budget
 ends; in the long mode every other round runs with ``jax_enable_x64`` on,
-which adds float64 weights and operands. Bounded by ``examples`` problems
+which adds float64 weights and operands. The index-list operators
+(``tests/differential/indexed.py``) take their turn in every round. Bounded by ``examples`` problems
 and ``seconds``. Prints ``differential: P problems, C comparisons, D
 disagreements`` and the seed that reproduces the run.
 """
@@ -16,7 +17,7 @@ import time
 
 import jax
 from hypothesis import given, seed
-from tests.differential import plasticity, transforms
+from tests.differential import indexed, plasticity, transforms
 from tests.differential.check import Outcome, check_problem
 from tests.differential.delay import check_delivery, deliveries, delivery_backends
 from tests.differential.profile import differential_settings
@@ -68,6 +69,16 @@ def _delivery_round(draws: int, round_seed: int, deadline: float, outcome: Outco
         with watched('differential: csr_delay_deliver'):
             outcome.comparisons += check_delivery(problem, delivery_backends())
         outcome.problems += 1
+def _indexed_round(name: str, draws: int, round_seed: int, deadline: float, found: list) -> None:
+    """The index-list operators' draws (their own problems and oracle): disagreements go to ``found``."""
+    @seed(round_seed)
+    @differential_settings(draws)
+    @given(indexed.problems(name))
+    def draw(problem):
+        if time.monotonic() > deadline:
+            return
+        found.append(len(found))
+        found.extend(f'{line} (seed {round_seed})' for line in indexed.check(problem))
 
     draw()
 
@@ -92,6 +103,7 @@ def run(seconds: float, long: bool = False, examples: int | None = None) -> Repo
     per_round = max(1, min(ROUND, limit // len(names)))
     start = time.monotonic()
     deadline = start + seconds
+    indexed_found: list = []  # a draw's number, then its disagreements (strings)
     interpret = ej.config.get_pallas_cpu_interpret()
     ej.config.set_pallas_cpu_interpret(True)  # a pallas kernel on the cpu runs in interpret mode
     try:
@@ -105,15 +117,20 @@ def run(seconds: float, long: bool = False, examples: int | None = None) -> Repo
                 for i, name in enumerate(plasticity.UPDATES):
                     _plasticity_round(name, per_round, base + 1000 * r + 500 + i, deadline, outcome, limit)
                 _delivery_round(per_round, base + 1000 * r + len(names), deadline, outcome)
+                for i, name in enumerate(indexed.OPERATORS):
+                    _indexed_round(name, per_round, base + 1000 * r + 500 + i, deadline, indexed_found)
     finally:
         ej.config.set_pallas_cpu_interpret(interpret)
     report.seconds = time.monotonic() - start
     report.calls = outcome.calls
     report.checks = outcome.comparisons
-    report.wrong = len(outcome.disagreements)
+    indexed_bad = [f for f in indexed_found if isinstance(f, str)]
+    report.wrong = len(outcome.disagreements) + len(indexed_bad)
     for d, problem in outcome.disagreements[:50]:
         report.failures.append(f'{d.line()} on {problem}')
-    report.extra.update(seed=base, problems=outcome.problems)
+    report.failures.extend(indexed_bad[:50])
+    report.extra.update(seed=base, problems=outcome.problems,
+                        indexed_problems=len(indexed_found) - len(indexed_bad))
     print(f'differential: {outcome.problems} problems, {outcome.comparisons} comparisons, '
           f'{len(outcome.disagreements)} disagreements (seed {base}; {report.seconds:.0f} s)', flush=True)
     return report

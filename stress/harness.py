@@ -38,11 +38,12 @@ class Report:
 
     @property
     def ok(self) -> bool:
-        return not self.failures
+        # A scenario that checked nothing proved nothing: it fails, not passes.
+        return not self.failures and self.checks > 0
 
     def line(self) -> str:
         rate = self.calls / self.seconds if self.seconds else 0.0
-        status = 'ok' if self.ok else f'FAILED ({len(self.failures)})'
+        status = 'ok' if self.ok else f'FAILED ({len(self.failures)})' if self.failures else 'FAILED (0 checks)'
         extra = ''.join(f', {k}={v}' for k, v in self.extra.items())
         return (f'{self.name}: {status}: {self.calls} calls, {self.checks} checks, '
                 f'{self.wrong} wrong, {self.seconds:.1f} s, {rate:.0f} calls/s{extra}')

@@ -22,7 +22,7 @@ RSS_BOUND_MIB = 64.0
 TARGET_GROWTH_BOUND = 0
 
 
-def _rss_mib() -> float:
+def rss_mib() -> float:
     import psutil  # noqa: PLC0415  (the test extra)
 
     return psutil.Process().memory_info().rss / 2**20
@@ -45,7 +45,7 @@ def run(seconds: float, threads: int = 4, long: bool = False) -> Report:
     start = time.monotonic()
     mixed.warm(report, pool)
     mixed.warm(report, pool)  # a second pass: anything lazily built on the first call is built now
-    targets_before, rss_before = _target_count(), _rss_mib()
+    targets_before, rss_before = _target_count(), rss_mib()
     budget = max(seconds, 30.0 if long else 15.0)
     deadline = time.monotonic() + budget
     done, rounds, worst = 0, 0, (0, 0.0)
@@ -61,7 +61,7 @@ def run(seconds: float, threads: int = 4, long: bool = False) -> Report:
         report.failures.extend(run_threads(threads, worker, budget + 300))
         done += sum(counts)
         rounds += 1
-        targets, rss = _target_count(), _rss_mib()
+        targets, rss = _target_count(), rss_mib()
         growth = (0 if targets is None else targets - targets_before, rss - rss_before)
         worst = max(worst, growth)
         if growth[0] > TARGET_GROWTH_BOUND:
@@ -76,7 +76,7 @@ def run(seconds: float, threads: int = 4, long: bool = False) -> Report:
     report.extra['repeat_calls'] = done
     report.extra['rounds'] = rounds
     report.extra['targets'] = f'{targets_before}->{_target_count()}'
-    report.extra['rss_mib'] = f'{rss_before:.0f}->{_rss_mib():.0f} (bound +{RSS_BOUND_MIB:.0f})'
+    report.extra['rss_mib'] = f'{rss_before:.0f}->{rss_mib():.0f} (bound +{RSS_BOUND_MIB:.0f})'
     if done < CALLS:
         report.extra['note'] = f'time ran out after {done} of {CALLS} calls'
     return report

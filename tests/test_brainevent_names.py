@@ -128,6 +128,32 @@ class TestEvents:
         assert ej.BinaryArray is ej.EventArray
         _close(ej.BinaryArray(jnp.array([True, False])) @ jnp.asarray(DENSE), DENSE[0])
 
+    def test_binary_csrmv_indexed_reads_weights_through_perm(self):
+        # be: binary_csrmv_indexed(data, indices, indptr, perm, v, shape=..., workspace=..., transpose=...)
+        A = ej.CSR.fromdense(DENSE)
+        perm = jnp.array([2, 1, 0], jnp.int32)
+        out = ej.binary_csrmv_indexed(A.data[::-1], A.indices, A.indptr, perm, jnp.array([True, True]),
+                                      shape=(2, 3), transpose=True)
+        _close(out, DENSE.sum(0))
+
+    def test_csr_slice_rows(self):
+        # be: csr_slice_rows(data, indices, indptr, row_indices, shape=...)
+        A = ej.CSR.fromdense(DENSE)
+        _close(ej.csr_slice_rows(A.data, A.indices, A.indptr, jnp.array([1, 0]), shape=(2, 3)), DENSE[::-1])
+
+    def test_bitpack_and_bit_packed_binary(self):
+        # be: bitpack(x, axis)
+        # be: BitPackedBinary
+        words = ej.bitpack(jnp.array([True, False, True]), 0)
+        assert words.tolist() == [5] and ej.BitPackedBinary is ej.BitPackedEvents
+        _close(ej.BitPackedBinary(words, 2) @ jnp.asarray(DENSE), DENSE[0])
+
+    def test_compact_binary_is_an_index_list(self):
+        # be: CompactBinary.from_array(x)
+        ev = ej.EventArray(jnp.array([False, True])).compact(1)
+        assert ev.ids.tolist() == [1] and int(ev.count) == 1
+        _close(ev @ ej.CSR.fromdense(DENSE), DENSE[1])
+
 
 class TestCSR:
     def test_csr_from_a_tuple_and_a_shape(self):

@@ -8,6 +8,7 @@ from eventjax.containers import (
     COO,
     CSC,
     CSR,
+    BitPackedEvents,
     DelayedCSR,
     EventArray,
     FixedNumConn,
@@ -16,6 +17,7 @@ from eventjax.containers import (
     FixedPostNumConn,
     FixedPreNumConn,
     GradedEvents,
+    IndexedEvents,
     JITCMatrix,
     coo2csr,
     coo_to_csc_index,
@@ -30,6 +32,14 @@ from eventjax.kernels.csr import binary_csrmm, csrmm, csrmv
 from eventjax.kernels.delay import CSRDelayLayout, csr_delay_deliver, csr_delay_deliver_layout, fcn_delay_deliver
 from eventjax.kernels.dense import binary_densemm, binary_densemv
 from eventjax.kernels.fixed_conn import binary_fcnmv
+from eventjax.kernels.indexed import (
+    binary_csrmv_indexed,
+    bitpack,
+    bitunpack,
+    compact_events,
+    csr_slice_rows,
+    expand_events,
+)
 from eventjax.kernels.jitc import binary_jitcmm, binary_jitcmv, jitcmm, jitcmv
 from eventjax.kernels.plasticity import (
     csr2csc_on_post,
@@ -48,7 +58,7 @@ from eventjax.kernels.plasticity.fcn_on_pre import update_fixed_pre_conn_on_bina
 from eventjax.primitive import defjvp, general_batching_rule, primitives
 from eventjax.primitive.tags import get_all_primitive_names, get_primitives_by_tags, get_registry
 
-# brainevent's name for EventArray.
+# brainevent's names for EventArray and the bit-packed form.
 BinaryArray = EventArray
 # brainevent's names for the plasticity updates (same signatures).
 update_csr_on_binary_pre = csr_on_pre
@@ -58,6 +68,7 @@ update_dense_on_binary_post = dense_on_post
 update_fixed_post_conn_on_binary_pre = fcn_on_pre
 # brainevent's name for GradedEvents.
 WeightedArray = GradedEvents
+BitPackedBinary = BitPackedEvents
 
 # The numba thread count belongs to the numba bridge (compiled handlers read
 # it at each launch); eventjax.config keeps its public names for it. The
@@ -71,10 +82,12 @@ config.get_numba_parallel = numba_threads.get_parallel
 __all__ = [
     'BinaryArray',
     'COO',
+    'BitPackedEvents',
     'CSC',
     'CSR',
     'CSRDelayLayout',
     'DelayedCSR',
+    'BitPackedBinary',
     'EventArray',
     'FixedNumConn',
     'FixedNumPerPost',
@@ -82,19 +95,24 @@ __all__ = [
     'FixedPostNumConn',
     'FixedPreNumConn',
     'GradedEvents',
+    'IndexedEvents',
     'JITCMatrix',
     'WeightedArray',
     'XLACustomKernel',
     'backends_available',
     'binary_csrmm',
     'binary_csrmv',
+    'binary_csrmv_indexed',
     'binary_densemm',
     'binary_densemv',
     'binary_fcnmm',
     'binary_fcnmv',
     'binary_jitcmm',
     'binary_jitcmv',
+    'bitpack',
+    'bitunpack',
     'clear_backends',
+    'compact_events',
     'config',
     'coo2csr',
     'coo_to_csc_index',
@@ -109,6 +127,7 @@ __all__ = [
     'csr_to_coo_index',
     'csr_to_csc_index',
     'csrmm',
+    'csr_slice_rows',
     'csrmv',
     'defjvp',
     'dense_apply_on_post',
@@ -116,6 +135,7 @@ __all__ = [
     'dense_on_post',
     'dense_on_pre',
     'errors',
+    'expand_events',
     'fcn_apply_on_pre',
     'fcn_delay_deliver',
     'fcn_on_pre',

@@ -238,7 +238,8 @@ def _parser() -> argparse.ArgumentParser:
     cache.add_argument('--clear', action='store_true', help='delete them (the next run compiles again)')
     bench = sub.add_parser('bench', help='time the standard kernels against dense, the memory floor, brainevent '
                                          'and scipy')
-    bench.add_argument('--family', action='append', choices=('dense', 'csr', 'fcn', 'jitc', 'delay', 'plasticity'),
+    bench.add_argument('--family', action='append',
+                       choices=('dense', 'csr', 'fcn', 'jitc', 'delay', 'events', 'plasticity'),
                        help='kernel family; repeat for several (default: all products; plasticity only when named)')
     bench.add_argument('--backends', nargs='+', metavar='NAME', help='backends to time (default: all that run here)')
     bench.add_argument('--sizes', nargs='+', type=int, metavar='N',

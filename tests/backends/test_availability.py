@@ -58,10 +58,23 @@ class TestReport:
         assert backend_status('warp', 'cpu').available
         assert not backend_status('warp', 'tpu')
 
-    def test_warp_on_gpu_without_a_cuda_device_says_so(self):
-        status = backend_status('warp', 'gpu')
-        if not status.available:
-            assert 'GPU' in status.reason or 'not installed' in status.reason
+    # What warp and JAX see is stubbed, so each case is checked on any machine, with or without a GPU.
+    @pytest.mark.parametrize(('cuda', 'jax_gpu', 'reason'), [
+        (False, False, 'No CUDA GPU visible to warp'),
+        (False, True, 'No CUDA GPU visible to warp'),
+        (True, False, 'warp sees a CUDA GPU but JAX does not'),
+        (True, True, None),
+    ])
+    def test_warp_on_gpu_says_which_of_warp_and_jax_lacks_the_device(self, monkeypatch, cuda, jax_gpu, reason):
+        from eventjax.backends import warp_bridge
+
+        monkeypatch.setattr(bridge, 'package_missing', lambda module: False)
+        monkeypatch.setattr(bridge, 'jax_has_platform', lambda platform: jax_gpu)
+        monkeypatch.setattr(warp_bridge, '_warp_devices', lambda: (True, cuda, ''))
+        status = warp_bridge.status('gpu')
+        assert status.available == (reason is None)
+        if reason is not None:
+            assert reason in status.reason and status.fix
 
 
 class TestMissingPackages:

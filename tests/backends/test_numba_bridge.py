@@ -186,11 +186,23 @@ class TestTargetCache:
         assert (float(a[0]), float(b[0])) == (5.0, 7.0)
 
     def test_a_new_dtype_gets_a_new_target(self):
+        offset = 11  # a closure value no other test uses: no target of this kernel exists yet
+
+        def kg(outs):
+            @numba.njit
+            def add(x, out):
+                for i in range(x.size):
+                    out[i] = x[i] + offset
+
+            return add
+
         before = nb.target_count()
-        call(identity, [np.ones(2, np.int16)], sds((2,), np.int16))
-        call(identity, [np.ones(3, np.int16)], sds((3,), np.int16))
-        call(identity, [np.ones(2, np.uint16)], sds((2,), np.uint16))
-        assert nb.target_count() - before <= 2
+        call(kg, [np.ones(2, np.int16)], sds((2,), np.int16))
+        call(kg, [np.ones(3, np.int16)], sds((3,), np.int16))  # another shape: the same target
+        assert nb.target_count() - before == 1
+        (y,) = call(kg, [np.ones(2, np.uint16)], sds((2,), np.uint16))
+        assert nb.target_count() - before == 2
+        assert y.dtype == np.uint16 and y.tolist() == [12, 12]
 
 
 class TestKernelErrors:
@@ -278,7 +290,14 @@ class TestThreads:
         nb.set_num_threads(None)
 
     def test_the_threading_layer_is_thread_safe_or_serialised(self):
-        assert nb.threading_layer() in ('omp', 'tbb', 'workqueue')
+        from eventjax.backends import numba_threads
+
+        layer = nb.threading_layer()
+        assert layer == numba.threading_layer()  # the layer numba actually launched
+        # The launch hooks serialise parallel runs exactly when the layer is not thread-safe.
+        begin = numba_threads._LAUNCHER._hooks[0]._pyfunc
+        serial = dict(zip(begin.__code__.co_freevars, (c.cell_contents for c in begin.__closure__)))['serial']
+        assert serial == (layer == 'workqueue')
 
     @pytest.mark.skipif(sys.platform != 'linux', reason='the library name checked is the Linux one')
     def test_the_environments_tbb_is_preferred_to_openmp(self):

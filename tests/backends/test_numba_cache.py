@@ -51,6 +51,23 @@ class TestInProcess:
         glb['G'] = np.array(6.0, np.float32)
         assert run(lambda outs: numba.njit(glb['k'])) == [6.0] * 3
 
+    @pytest.mark.parametrize('boundscheck', [False, True])
+    def test_kernels_differing_only_in_locals_give_their_own_results(self, boundscheck):
+        def total(x, out):
+            acc = 0
+            for v in x:
+                acc += v
+            out[0] = acc
+
+        def run_with(acc_type):
+            kernel = numba.njit(locals={'acc': acc_type})(total)
+            kg = nb.numba_kernel_generator(lambda outs: kernel, boundscheck=boundscheck)
+            return np.asarray(kg(outs=(jax.ShapeDtypeStruct((1,), np.float32),))(np.full(4, 0.5, np.float32))[0])
+
+        # numba alone: the int64 accumulator truncates every step, the float one does not.
+        assert run_with(numba.int64).tolist() == [0.0]
+        assert run_with(numba.float64).tolist() == [2.0]
+
     def test_a_kernel_without_fingerprint_is_compiled_but_never_cached_on_disk(self, tmp_path, monkeypatch):
         monkeypatch.setattr(numba.config, 'CACHE_DIR', str(tmp_path))
         monkeypatch.setattr(numba_keying, 'describe_kernel', lambda kernel: (None, False))
@@ -110,6 +127,72 @@ class TestAcrossProcesses:
         first, second = (r.stdout.split()[-4:] for r in runs)
         assert first == ['2.0', '11.0', '2.0', '0']
         assert second == ['5.0', '41.0', '2.0', '1']
+
+
+# Run twice with one NUMBA_CACHE_DIR; between the runs the test edits a
+# @numba.vectorize helper's file and a module attribute a kernel reads through
+# a closure cell, and the accumulator type a kernel declares in locals=.
+_EDITED = textwrap.dedent("""
+    import sys
+    import jax, numba, numpy as np
+    from eventjax.backends import numba_bridge as nb
+
+    ACC = {'int64': numba.int64, 'float64': numba.float64}[sys.argv[1]]
+
+    def helper_kg(outs):
+        from ej_helpermod import helper
+
+        @numba.njit
+        def calls_helper(x, out):
+            out[...] = helper(x)
+
+        return calls_helper
+
+    def cell_kg(outs):
+        import ej_cfgmod as m
+
+        @numba.njit
+        def reads_cell(x, out):
+            out[...] = x * m.K
+
+        return reads_cell
+
+    def total(x, out):
+        acc = 0
+        for v in x:
+            acc += v
+        out[...] = acc
+
+    total = numba.njit(locals={'acc': ACC})(total)
+
+    x = np.full(2, 0.5, np.float32)
+    out = (jax.ShapeDtypeStruct((2,), np.float32),)
+    got = [float(nb.numba_kernel_generator(kg)(outs=out)(x)[0][0])
+           for kg in (helper_kg, cell_kg, lambda outs: total)]
+    print(*got)
+""")
+
+
+class TestEditsAcrossProcesses:
+    def test_edited_helpers_module_attributes_and_locals_are_compiled_afresh(self, tmp_path):
+        env = dict(
+            os.environ,
+            NUMBA_CACHE_DIR=str(tmp_path / 'cache'),
+            PYTHONPATH=os.pathsep.join([str(tmp_path), *sys.path]),
+            PYTHONDONTWRITEBYTECODE='1',  # the edited modules have the same size: no stale .pyc
+        )
+        script = tmp_path / 'script.py'
+        script.write_text(_EDITED)
+        got = []
+        for add, k, acc in (('1.0', '3.0', 'int64'), ('100.0', '5.0', 'float64')):
+            helper = f'import numba\n\n@numba.vectorize\ndef helper(x):\n    return x + {add}\n'
+            (tmp_path / 'ej_helpermod.py').write_text(helper)
+            (tmp_path / 'ej_cfgmod.py').write_text(f'K = {k}\n')
+            r = subprocess.run([sys.executable, str(script), acc], env=env, capture_output=True, text=True, timeout=300)
+            assert r.returncode == 0, r.stderr[-2000:]
+            got.append(r.stdout.split()[-3:])
+        assert got[0] == ['1.5', '1.5', '0.0']
+        assert got[1] == ['100.5', '2.5', '1.0']
 
 
 class TestDiskNames:

@@ -77,8 +77,51 @@ class TestGlobals:
 
         assert kernel_fingerprint(kernel_reading(np.ones(2))) != kernel_fingerprint(kernel_reading(np.zeros(2)))
 
+    def test_an_attribute_of_a_user_module_held_in_a_closure_cell_counts_by_value(self):
+        mod = types.ModuleType('eventjax_test_cell_module')
+
+        def kernel_reading(k):
+            mod.K = k
+            m = mod
+
+            @numba.njit
+            def kern(x, out):
+                out[...] = x * m.K
+
+            return kern
+
+        assert kernel_fingerprint(kernel_reading(2.0)) != kernel_fingerprint(kernel_reading(3.0))
+        assert kernel_fingerprint(kernel_reading(2.0)) == kernel_fingerprint(kernel_reading(2.0))
+
     def test_a_recursive_kernel_is_fingerprinted_without_looping(self):
         assert kernel_fingerprint(countdown) is not None
+
+
+class TestUfuncHelpers:
+    @staticmethod
+    def caller_of(body, kind='vectorize'):
+        """A kernel calling a ``@numba.vectorize`` (or guvectorize) helper defined by ``body`` in a user module."""
+        mod = types.ModuleType('eventjax_test_ufunc_helpers')
+        exec(f'import numba\n{body}\n', mod.__dict__)
+        glb = {'mod': mod, 'helper': mod.helper}
+        exec('def k(x, out):\n    out[...] = helper(x)\n', glb)
+        return numba.njit(glb['k'])
+
+    def test_a_vectorize_helper_counts_by_its_code_not_its_name(self):
+        body = '@numba.vectorize\ndef helper(x):\n    return x + {}'
+        one, hundred = self.caller_of(body.format(1.0)), self.caller_of(body.format(100.0))
+        assert kernel_fingerprint(one) != kernel_fingerprint(hundred)
+        assert kernel_fingerprint(one) == kernel_fingerprint(self.caller_of(body.format(1.0)))
+
+    def test_a_vectorize_helper_counts_by_its_options(self):
+        plain = self.caller_of('@numba.vectorize\ndef helper(x):\n    return x + 1.0')
+        fast = self.caller_of('@numba.vectorize(fastmath=True)\ndef helper(x):\n    return x + 1.0')
+        assert kernel_fingerprint(plain) != kernel_fingerprint(fast)
+
+    def test_a_guvectorize_helper_counts_by_its_code(self):
+        body = '@numba.guvectorize("(n)->(n)")\ndef helper(x, o):\n    o[:] = x + {}'
+        one, two = self.caller_of(body.format(1.0)), self.caller_of(body.format(2.0))
+        assert kernel_fingerprint(one) != kernel_fingerprint(two)
 
 
 class TestStability:
@@ -90,6 +133,18 @@ class TestStability:
         k = scale_by(2.0)
         checked = numba.njit(boundscheck=True)(k.py_func)
         assert kernel_fingerprint(k) != kernel_fingerprint(checked)
+
+    def test_locals_declarations_count(self):
+        def total(x, out):
+            acc = 0
+            for v in x:
+                acc += v
+            out[0] = acc
+
+        as_int = numba.njit(locals={'acc': numba.int64})(total)
+        as_float = numba.njit(locals={'acc': numba.float64})(total)
+        assert kernel_fingerprint(as_int) != kernel_fingerprint(as_float)
+        assert kernel_fingerprint(as_int) == kernel_fingerprint(numba.njit(locals={'acc': numba.int64})(total))
 
     def test_fastmath_flags_count_and_keep_the_kernel_cacheable(self):
         k = scale_by(2.0)

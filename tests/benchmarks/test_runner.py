@@ -63,6 +63,8 @@ def test_the_sparse_problem_follows_the_issue_100_connections_per_row_and_2_perc
 
 def test_a_chosen_event_rate_reaches_every_event_case_and_is_noted():
     for case in benchmarks.CASES:
+        if case.family == 'events':
+            continue  # each of its cases has its own rate, in its label: the family compares rates
         problem = case.build(2000, np.random.default_rng(0), rate=0.005)
         x = np.asarray(problem.args[-1])
         if x.dtype == np.bool_:

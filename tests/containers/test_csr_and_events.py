@@ -132,3 +132,64 @@ class TestTodense:
     def test_empty_matrices(self):
         assert ej.CSR.fromdense(np.zeros((0, 3), np.float32)).todense().shape == (0, 3)
         np.testing.assert_array_equal(ej.CSR.fromdense(np.zeros((2, 3), np.float32)).todense(), np.zeros((2, 3)))
+
+
+def coo_dense(coo):
+    """Densify a COO by its definition, ``dense[row[i], col[i]] += data[i]``."""
+    dense = np.zeros(coo.shape, np.float64)
+    np.add.at(dense, (np.asarray(coo.row), np.asarray(coo.col)), np.asarray(coo.data, np.float64))
+    return dense
+
+
+# Unchecked structure, each with what the products make of it (their dense matrix, A @ eye).
+UNCHECKED = {
+    'padding past indptr[-1]': ((jnp.array([1.0, 2.0, 5.0]), jnp.array([0, 1, 2]), jnp.array([0, 1, 2])),
+                                [[1, 0, 0], [0, 2, 0]]),
+    'column -1': ((jnp.array([1.0, 2.0, 5.0]), jnp.array([0, -1, 2]), jnp.array([0, 1, 3])),
+                  [[1, 0, 0], [0, 0, 5]]),
+    'column n': ((jnp.array([1.0, 2.0, 5.0]), jnp.array([0, 3, 2]), jnp.array([0, 1, 3])),
+                 [[1, 0, 0], [0, 0, 5]]),
+    'decreasing indptr': ((jnp.array([1.0, 2.0, 5.0]), jnp.array([0, 1, 2]), jnp.array([0, 3, 1])),
+                          [[1, 2, 5], [0, 0, 0]]),
+}
+
+
+class TestConversionsMatchTheProducts:
+    """todense and tocoo drop and repair unchecked structure exactly as the products do."""
+
+    @pytest.mark.parametrize('case', list(UNCHECKED))
+    def test_todense_is_the_product_with_the_identity(self, case):
+        args, expected = UNCHECKED[case]
+        M = ej.CSR(args, shape=(2, 3), validate=False)
+        np.testing.assert_array_equal(M @ jnp.eye(3), expected)
+        np.testing.assert_array_equal(M.todense(), expected)
+        np.testing.assert_array_equal(jax.jit(lambda M: M.todense())(M), expected)
+        np.testing.assert_array_equal(M.T.todense(), np.transpose(expected))
+
+    @pytest.mark.parametrize('case', list(UNCHECKED))
+    def test_tocoo_lists_only_the_entries_the_products_keep(self, case):
+        args, expected = UNCHECKED[case]
+        M = ej.CSR(args, shape=(2, 3), validate=False)
+        coo = M.tocoo()
+        np.testing.assert_array_equal(coo_dense(coo), expected)
+        assert coo.data.shape[0] == np.count_nonzero(expected)
+        np.testing.assert_array_equal(coo_dense(M.T.tocoo()), np.transpose(expected))
+
+    @pytest.mark.parametrize('case', list(UNCHECKED))
+    def test_traced_tocoo_keeps_the_count_with_dropped_entries_weighing_nothing(self, case):
+        args, expected = UNCHECKED[case]
+        coo = jax.jit(lambda M: M.tocoo())(ej.CSR(args, shape=(2, 3), validate=False))
+        assert coo.data.shape[0] == 3
+        np.testing.assert_array_equal(coo_dense(coo), expected)
+
+    def test_a_vector_product_of_todense_is_the_product(self):
+        args, _ = UNCHECKED['column -1']
+        M = ej.CSR(args, shape=(2, 3), validate=False)
+        v = jnp.array([1.0, 10.0, 100.0])
+        np.testing.assert_array_equal(M.todense() @ v, M @ v)
+
+    def test_fixed_num_conn_tocoo_drops_bad_columns_like_its_todense(self):
+        F = ej.FixedNumConn((jnp.array([[1.0, 2.0], [3.0, 4.0]]), jnp.array([[0, -1], [3, 1]])), shape=(2, 3),
+                            validate=False)
+        np.testing.assert_array_equal(coo_dense(F.tocoo()), F.todense())
+        np.testing.assert_array_equal(F.todense(), [[1, 0, 0], [0, 4, 0]])

@@ -55,3 +55,33 @@ class TestJITCMatrix:
         for backend in ('jax', 'numba'):
             jaxpr = str(jax.make_jaxpr(lambda v, b=backend: matrix(backend=b) @ v)(jnp.ones(9)))
             assert f"backend='{backend}'" in jaxpr or f'backend={backend}' in jaxpr
+
+
+class TestNegation:
+    """-A and A * s (s < 0) on uniform and normal laws: the product is exactly minus A's, eager and jit alike."""
+
+    @staticmethod
+    def laws():
+        return [matrix(), matrix(law='normal', weights=(0.5, 0.25))]
+
+    def test_minus_a_times_a_vector_is_minus_the_product(self):
+        v = jnp.linspace(-1.0, 1.0, 9)
+        for A in self.laws():
+            for negated in (-A, A * -1.0, -1.0 * A):
+                eager = negated @ v
+                np.testing.assert_array_equal(eager, -(A @ v))
+                np.testing.assert_array_equal(eager, jax.jit(lambda M: M @ v)(negated))
+
+    def test_events_matrices_and_transposes_of_minus_a(self):
+        spikes = ej.EventArray(jnp.arange(12) % 3 == 0)
+        X = jnp.ones((9, 2))
+        for A in self.laws():
+            np.testing.assert_array_equal(spikes @ -A, -(spikes @ A))
+            np.testing.assert_array_equal((-A) @ X, -(A @ X))
+            np.testing.assert_array_equal((-A).T.todense(), -A.T.todense())
+
+    def test_a_gradient_through_minus_a_is_minus_the_gradient(self):
+        v = jnp.ones(9)
+        for A in self.laws():
+            g = jax.grad(lambda w, A=A: jnp.sum(-(A.with_data(w)) @ v))(A.weights)
+            np.testing.assert_allclose(g, -jax.grad(lambda w, A=A: jnp.sum(A.with_data(w) @ v))(A.weights), rtol=1e-6)

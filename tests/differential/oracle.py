@@ -18,7 +18,8 @@ import numpy as np
 from tests.differential.strategies import Problem
 
 # Contract tolerances: |got - want| <= atol + rtol * (sum of |terms|).
-TOLERANCE = {np.dtype('float16'): 1e-2, np.dtype('float32'): 1e-5, np.dtype('float64'): 1e-12}
+TOLERANCE = {np.dtype(jnp.bfloat16): 2e-2, np.dtype('float16'): 1e-2, np.dtype('float32'): 1e-5,
+             np.dtype('float64'): 1e-12}
 
 
 @attrs.frozen(eq=False)

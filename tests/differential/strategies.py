@@ -131,7 +131,7 @@ def _events(rng, shape, dtype, density: float, special: float) -> np.ndarray:
     if special:
         on = np.where(rng.random(shape) < special, np.inf, on)
         off = np.where(rng.random(shape) < special, rng.choice([np.nan, -np.inf], size=shape), off)
-    return np.where(hit, on, off).astype(dtype)
+    return np.where(hit, on, off).astype(np.dtype(getattr(jax.numpy, dtype)))
 
 
 def _floats(rng, shape, dtype, special: float, big: float) -> np.ndarray:
@@ -214,7 +214,9 @@ def _knobs(draw, name: str) -> dict:
         if INVALID_KINDS[fam] else 'none',
     }
     if name.startswith('binary_'):
-        knobs['x_dtype'] = draw(st.sampled_from(('bool', 'float32', 'int32', 'float16', 'int8', *floats[2:])))
+        # bfloat16: no kernel language has it; events of it are widened before the kernel.
+        knobs['x_dtype'] = draw(st.sampled_from(('bool', 'float32', 'int32', 'float16', 'int8', 'bfloat16',
+                                                 *floats[2:])))
     else:
         knobs['x_dtype'] = draw(st.sampled_from((*floats, 'int32', 'bool')))
     return knobs

@@ -3,6 +3,7 @@
 A handful of random draws per operator may miss them; these run every time.
 """
 
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -11,6 +12,7 @@ from tests.differential.strategies import Problem
 
 NAN, INF = np.nan, np.inf
 I32, F16, F32 = np.int32, np.float16, np.float32
+BF16 = np.dtype(jnp.bfloat16)
 
 
 def make(name, structure, x, shape, *, transpose=False, promotion='standard'):
@@ -46,6 +48,9 @@ CASES = {
     'rows_come_from_the_repaired_indptr': make(
         'binary_csrmv', (np.array([1.0, 2.0, 4.0], F32), np.zeros(3, I32), np.array([0, 5, -1, 2], I32)),
         np.array([True]), (3, 1)),
+    'bfloat16_events_give_one_result_on_every_backend_eager_or_jitted': make(
+        'binary_csrmv', (np.array([1.0, 2.0, 4.0], F32), np.array([0, 1, 1], I32), np.array([0, 2, 3], I32)),
+        np.array([0.5, -1.0], BF16), (2, 2), transpose=True),
 }
 
 

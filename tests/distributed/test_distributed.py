@@ -10,6 +10,7 @@ import importlib.util
 import math
 import os
 import pathlib
+import re
 import signal
 import subprocess
 import sys
@@ -213,6 +214,9 @@ class TestAcrossProcesses:
         assert all(r.returncode == 0 for r in results), describe(results)
         assert 'on 2 process(es)' in results[0].output, describe(results)
         assert 'identical to the one-process run: True' in results[0].output, describe(results)
+        # A silent network (no spike anywhere) would be identical too: the raster must have spikes.
+        rate = re.search(r'rate ([0-9.]+) Hz', results[0].output)
+        assert rate and float(rate.group(1)) > 0, describe(results)
 
     def test_different_seeds_and_backends_stop_every_process_at_start(self):
         commands = [[sys.executable, EXAMPLE, *SMALL, '--seed', '0', '--backend', 'numba'],

@@ -110,6 +110,27 @@ class TestCalling:
         np.testing.assert_allclose(a, [1, 2])
         np.testing.assert_allclose(b, [1, 0])
 
+    @pytest.mark.parametrize('dtype', [np.float64, np.int64], ids=['float64', 'int64'])
+    @pytest.mark.parametrize('backend', ['jax', 'numba'])
+    def test_64_bit_outs_without_x64_mean_their_32_bit_twin_as_in_jax(self, backend, dtype):
+        if backend == 'numba':
+            numba = pytest.importorskip('numba')
+        p = ej.XLACustomKernel(f'doubles_{backend}_{np.dtype(dtype).name}')
+        p.def_jax_kernel(lambda outs: lambda x: (x * 2,))
+        if backend == 'numba':
+            @numba.njit
+            def double(x, out):
+                for i in range(x.size):
+                    out[i] = x[i] * 2
+
+            p.def_numba_kernel(lambda outs: double)
+        x = jnp.arange(3, dtype=jax.dtypes.canonicalize_dtype(dtype))
+        outs = jax.ShapeDtypeStruct((3,), dtype)
+        for f in (lambda x: p(x, outs=outs, backend=backend), jax.jit(lambda x: p(x, outs=outs, backend=backend))):
+            y = f(x)
+            assert y.dtype == jax.dtypes.canonicalize_dtype(dtype)  # what jnp makes of the same request
+            np.testing.assert_array_equal(y, [0, 2, 4])
+
     def test_jit_and_eager_agree(self, two_valued):
         x = jnp.arange(4.0)
         np.testing.assert_allclose(two_valued(x, outs=out_like(x)),

@@ -51,3 +51,20 @@ class TestCallWatch:
         proc = _run(QUICK)
         assert proc.returncode == 0, proc.stderr
         assert 'longest True' in proc.stdout
+
+
+class TestReport:
+    def test_a_scenario_that_made_no_checks_fails(self):
+        from stress.harness import Report
+
+        report = Report('idle')
+        report.add(calls=5)
+        assert not report.ok
+        assert 'FAILED (0 checks)' in report.line()
+
+    def test_a_scenario_with_checks_and_no_failures_passes(self):
+        from stress.harness import Report
+
+        report = Report('busy')
+        report.add(calls=1, checks=1)
+        assert report.ok and ': ok:' in report.line()

@@ -134,7 +134,8 @@ def _kernel_key(kernel: Any) -> tuple[tuple, tuple | None]:
 def _rejit(kernel: Any, **options: Any) -> Any:
     """The same kernel compiled with ``options`` changed."""
     kept = {k: v for k, v in kernel.targetoptions.items() if k != 'nopython'}
-    return numba.njit(**{**kept, **options})(kernel.py_func)
+    # locals= is held apart from the other options, and changes the result as much.
+    return numba.njit(**{'locals': dict(kernel.locals), **kept, **options})(kernel.py_func)
 
 
 def _checks_bounds(kernel: Any) -> bool:

@@ -5,8 +5,10 @@ kernel reads from its closure and its globals (arrays included) into the
 machine code as constants. So a handler may serve, in memory or from numba's
 disk cache, only a kernel with the same fingerprint: the same bytecode, numba
 options and defaults, and the same value of every closure cell and global it
-reads, followed through the njit and plain Python functions it calls and the
-attributes it reads from the user's modules. Arrays count by dtype, shape,
+reads, followed through the njit functions, ``@numba.vectorize`` and
+``@numba.guvectorize`` functions and plain Python functions it calls, and the
+attributes it reads from the user's modules (held in a global or a closure
+cell). Options count in full, ``locals=`` type declarations included. Arrays count by dtype, shape,
 layout and bytes, so two closures over different arrays never share a
 handler, and neither do two processes whose module-level arrays differ.
 
@@ -38,6 +40,7 @@ __all__ = ['describe_kernel', 'kernel_fingerprint']
 _LIBRARIES = frozenset({'numpy', 'numba', 'llvmlite', 'scipy'}) | frozenset(sys.stdlib_module_names)
 _SCALARS = (type(None), bool, int, float, complex, str, bytes, type(Ellipsis))
 _READS = frozenset({'LOAD_ATTR', 'LOAD_METHOD'})
+_LOADS = {'LOAD_GLOBAL': 'global', 'LOAD_NAME': 'global', 'LOAD_DEREF': 'cell', 'LOAD_CLASSDEREF': 'cell'}
 
 
 class _Unfingerprintable(Exception):
@@ -99,19 +102,19 @@ def _is_library(obj: Any) -> bool:
 
 
 @functools.lru_cache(maxsize=4096)
-def _global_reads(code: types.CodeType) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """Each global ``code`` loads, with the attribute names read from it right after."""
+def _reads(code: types.CodeType) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    """Each global or closure cell ``code`` loads (kind, name), with the attribute names read from it right after."""
     reads = []
     chain: list[str] | None = None
     for ins in dis.get_instructions(code):
-        if ins.opname in ('LOAD_GLOBAL', 'LOAD_NAME'):
+        if ins.opname in _LOADS:
             chain = []
-            reads.append((ins.argval, chain))
+            reads.append((_LOADS[ins.opname], ins.argval, chain))
         elif ins.opname in _READS and chain is not None:
             chain.append(ins.argval)
         else:
             chain = None
-    return tuple((name, tuple(attrs)) for name, attrs in reads)
+    return tuple((kind, name, tuple(attrs)) for kind, name, attrs in reads)
 
 
 class _Walk:
@@ -138,7 +141,11 @@ class _Walk:
         if isinstance(v, enum.Enum):
             return ('enum', type(v).__module__, type(v).__qualname__, v.name, self.value(v.value))
         if hasattr(v, 'py_func') and hasattr(v, 'targetoptions'):
-            return self._once(v, lambda: ('njit', self.value(v.targetoptions), self.value(v.py_func)))
+            return self._once(v, lambda: self._dispatcher('njit', v))
+        if hasattr(v, '_dispatcher') and hasattr(v, 'ufunc') and hasattr(v._dispatcher, 'py_func'):
+            # A DUFunc or GUFunc: numba compiles its Python function into
+            # the caller, like an njit callee; its name says nothing of that code.
+            return self._once(v, lambda: self._ufunc(v))
         if type(v).__name__ == '_Intrinsic' and hasattr(v, '_defn'):
             return ('intrinsic', self.value(v._defn))
         if isinstance(v, types.ModuleType):
@@ -160,6 +167,19 @@ class _Walk:
         self._keep.append(obj)
         self._done[key] = found = describe()
         return found
+
+    def _dispatcher(self, kind: str, d: Any) -> tuple:
+        return (kind, self.value(d.targetoptions), self.value(dict(getattr(d, 'locals', None) or {})),
+                self.value(d.py_func))
+
+    def _ufunc(self, u: Any) -> tuple:
+        return (
+            'ufunc',
+            type(u).__qualname__,
+            self.value(getattr(u, 'identity', None)),
+            self.value(getattr(u, 'signature', None) if type(u).__name__ == 'GUFunc' else None),
+            self._dispatcher('kernel', u._dispatcher),
+        )
 
     def _array(self, a: np.ndarray) -> tuple:
         if a.dtype.hasobject:
@@ -183,41 +203,52 @@ class _Walk:
             # name): numba re-imports a cached function's module when it loads
             # it in another process, which would fail there.
             self.portable = False
-        cells = []
-        for cell in f.__closure__ or ():
+        cells, bound = [], {}
+        for name, cell in zip(f.__code__.co_freevars, f.__closure__ or ()):
             try:
-                cells.append(self.value(cell.cell_contents))
+                bound[name] = cell.cell_contents
             except ValueError:  # an empty cell: the closure's variable is not bound yet
                 cells.append(('empty cell',))
+            else:
+                cells.append(self.value(bound[name]))
         return (
             'function',
             f.__module__,
             f.__qualname__,
-            self._code(f.__code__, f.__globals__),
+            self._code(f.__code__, f.__globals__, bound),
             tuple(cells),
             self.value(f.__defaults__),
             self.value(f.__kwdefaults__),
         )
 
-    def _code(self, code: types.CodeType, glb: dict) -> tuple:
+    def _code(self, code: types.CodeType, glb: dict, cells: dict) -> tuple:
         consts = []
         for c in code.co_consts:
             if isinstance(c, types.CodeType):
-                consts.append(self._code(c, glb))
+                consts.append(self._code(c, glb, cells))
             elif isinstance(c, frozenset):
                 consts.append(('frozenset', tuple(sorted(repr(x) for x in c))))
             else:
                 consts.append(self.value(c))
-        reads = tuple((name, attrs, self._global(glb, name, attrs)) for name, attrs in _global_reads(code))
+        reads = tuple(
+            (kind, name, attrs, self._global(glb, name, attrs) if kind == 'global' else self._cell(cells, name, attrs))
+            for kind, name, attrs in _reads(code)
+        )
         return ('code', code.co_code, tuple(consts), code.co_names, code.co_varnames, code.co_freevars, reads)
 
     def _global(self, glb: dict, name: str, attrs: tuple[str, ...]) -> tuple:
         if name in glb:
-            v = glb[name]
-        elif hasattr(builtins, name):
+            return self._follow(glb[name], attrs)
+        if hasattr(builtins, name):
             return ('builtin', name)
-        else:
-            return ('missing', name)
+        return ('missing', name)
+
+    def _cell(self, cells: dict, name: str, attrs: tuple[str, ...]) -> tuple:
+        # The cell's value itself is in the function's description; only the
+        # attributes read from a module held in it need following here.
+        return self._follow(cells[name], attrs) if attrs and name in cells else ()
+
+    def _follow(self, v: Any, attrs: tuple[str, ...]) -> tuple:
         # numba freezes mod.x as the value of x: follow reads on the user's
         # modules; a library module is known by its name and version.
         path = []

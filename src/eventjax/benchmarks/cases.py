@@ -24,8 +24,8 @@ from eventjax.benchmarks.delay_arrays import delay_problem
 from eventjax.benchmarks.floor import dense_bytes, sparse_bytes
 
 __all__ = ['BATCH', 'CASES', 'CONN_PER_ROW', 'CSR_BASELINE_MAX_N', 'DELAY_SIZES', 'DELAY_STEPS', 'DELAY_T',
-           'DENSE_MAX_N', 'EVENT_RATE', 'FAMILIES', 'JITC_CONN', 'JITC_EVENT_RATE', 'JITC_SIZES', 'Case', 'Problem',
-           'cases_for', 'default_sizes']
+           'DENSE_MAX_N', 'EVENTS_RATES', 'EVENTS_SIZES', 'EVENT_RATE', 'FAMILIES', 'JITC_CONN', 'JITC_EVENT_RATE',
+           'JITC_SIZES', 'Case', 'Problem', 'cases_for', 'default_sizes']
 
 CONN_PER_ROW = 100  # connections per row (all of them below n = 100)
 EVENT_RATE = 0.02   # fraction of neurons that fire in one step
@@ -44,6 +44,9 @@ CSR_BASELINE_MAX_N = 1_000_000  # 10**8 stored connections, about 0.8 GB
 DELAY_STEPS = (1, 20)
 DELAY_T = 7
 DELAY_SIZES = (4_000, 100_000)
+# The events family: one spike vector in several forms, at a high and a cortex-like low rate.
+EVENTS_SIZES = (4_000, 100_000)
+EVENTS_RATES = (0.02, 0.001)
 
 
 @attrs.frozen
@@ -74,7 +77,7 @@ class Case:
     """An operator of a family, and how to build an instance of size ``n``.
 
     Attributes:
-        family: ``'dense'``, ``'csr'``, ``'fcn'``, ``'jitc'`` or ``'delay'``.
+        family: ``'dense'``, ``'csr'``, ``'fcn'``, ``'jitc'``, ``'delay'`` or ``'events'``.
         operator: label in the table, e.g. ``'binary_csrmv T'``.
         function: the public function's name in ``eventjax``.
         build: ``build(n, rng, rate=...) -> Problem``; ``rate``, the fraction
@@ -235,11 +238,43 @@ def _delay_case(n, rng, rate=EVENT_RATE):
                    baseline='binary_csrmv T')
 
 
+def _events_case(indexed: bool, rate: float):
+    """``events @ A`` at a fixed event ``rate`` (the case's own: the family compares rates), CSR with 100 per row.
+
+    The bool form is ``binary_csrmv``; the index-list form ``binary_csrmv_indexed``
+    on a list compacted beforehand, with twice the expected events as its capacity.
+    Baseline: the dense product for the bool form, the bool product on the same backend for the list.
+    """
+    def build(n, rng, rate_given=None, **_):
+        idx, w, dense = _fixed_conn(rng, n)
+        k = idx.shape[1]
+        indptr = jnp.arange(0, n * k + 1, k, dtype=jnp.int32)
+        spikes = _events(rng, n, rate=rate)
+        structure = (jnp.asarray(w.ravel()), jnp.asarray(idx.ravel()), indptr)
+        bool_call = lambda d, i, p, x, backend: ej.binary_csrmv(d, i, p, x, shape=(n, n), transpose=True,
+                                                                backend=backend, validate=False)
+        be = BraineventCall('binary_csrmv', (*structure, jnp.asarray(spikes)), {'shape': (n, n), 'transpose': True},
+                            workspace=True)
+        if not indexed:
+            return Problem((*structure, jnp.asarray(spikes)), bool_call,
+                           *_dense_baseline(dense, jnp.asarray(spikes), True), k, brainevent=be,
+                           floor_bytes=sparse_bytes(idx, spikes, transpose=True, event=True),
+                           scipy=_scipy(idx, w, spikes, True))
+        ids, count = ej.compact_events(spikes, max(8, int(2 * rate * n)))
+        call = lambda d, i, p, ids, count, backend: ej.binary_csrmv_indexed(
+            d, i, p, None, (ids, count), shape=(n, n), transpose=True, backend=backend, validate=False)
+        return Problem((*structure, ids, count), call, (*structure, jnp.asarray(spikes)), bool_call, k,
+                       baseline='CSR')
+    return build
+
+
 def default_sizes(families, sizes):
-    """``JITC_SIZES`` when only the JITC family runs, ``DELAY_SIZES`` for delays alone, else ``sizes``."""
-    if set(families) == {'jitc'}:
-        return JITC_SIZES
-    return DELAY_SIZES if set(families) == {'delay'} else sizes
+    """The family's own sizes when one family with its own runs alone (JITC, delay, events), else ``sizes``."""
+    own = {'jitc': JITC_SIZES, 'delay': DELAY_SIZES, 'events': EVENTS_SIZES}
+    families = set(families)
+    if len(families) == 1 and (family := next(iter(families))) in own:
+        return own[family]
+    return sizes
 
 
 CASES = (
@@ -258,9 +293,13 @@ CASES = (
     Case('jitc', 'binary_jitcmv', 'binary_jitcmv', _jitc_case('binary_jitcmv', False)),
     Case('jitc', 'jitcmv', 'jitcmv', _jitc_case('jitcmv', False, events=False)),
     Case('delay', f'csr_delay_deliver (d {DELAY_STEPS[0]}-{DELAY_STEPS[1]})', 'csr_delay_deliver', _delay_case),
+    *(Case('events', f'{label} T {rate:.1%}', fn, _events_case(indexed, rate))
+      for rate in EVENTS_RATES
+      for label, fn, indexed in (('bool binary_csrmv', 'binary_csrmv', False),
+                                 ('index-list binary_csrmv_indexed', 'binary_csrmv_indexed', True))),
 )
 
-FAMILIES = ('dense', 'csr', 'fcn', 'jitc', 'delay')
+FAMILIES = ('dense', 'csr', 'fcn', 'jitc', 'delay', 'events')
 
 
 def cases_for(families) -> list[Case]:

@@ -85,7 +85,7 @@ def run(families=FAMILIES, backends=None, sizes=None, *, quick=False, seed=0, pr
     """Measure every available case of ``families`` at each size on each backend.
 
     Args:
-        families: any of ``'dense'``, ``'csr'``, ``'fcn'``, ``'jitc'``, ``'delay'``.
+        families: any of ``'dense'``, ``'csr'``, ``'fcn'``, ``'jitc'``, ``'delay'``, ``'events'``.
         backends: backend names to keep (None: every backend that can run here).
         sizes: neuron counts ``n`` of the square networks (None: ``SIZES``, or
             ``JITC_SIZES`` for the JITC family alone, ``DELAY_SIZES`` for delays alone).
@@ -114,6 +114,8 @@ def run(families=FAMILIES, backends=None, sizes=None, *, quick=False, seed=0, pr
     notes = [] if notes is None else notes
     if rate is not None:
         notes.append(f'events: {rate:.2%} of the neurons per product (not the default rate).')
+        if 'events' in families:
+            notes.append('the events family keeps the rate in each of its labels: the rate above does not apply.')
     plan = []
     for case in cases_for(families):
         if not case.available():

@@ -18,7 +18,7 @@ from eventjax.containers.ops import WeightOps
 from eventjax.kernels.common.checks import is_concrete, validate_csr_structure
 from eventjax.kernels.common.units import attach, mantissa, split
 from eventjax.kernels.csr import binary_csrmm, binary_csrmv, csrmm, csrmv
-from eventjax.kernels.csr.reference import entry_rows
+from eventjax.kernels.csr.reference import kept_entries
 from eventjax.kernels.plasticity import csr2csc_on_post, csr_column_view, csr_on_pre
 
 __all__ = ['COO', 'CSR']
@@ -185,16 +185,22 @@ class CSR(SparseMatrix):
         return fcn.tocsr()
 
     def todense(self):
-        """The dense matrix, ``self.shape``; duplicate entries add up (differentiable in ``data``)."""
+        """The dense matrix, ``self.shape``; duplicate entries add up (differentiable in ``data``).
+
+        Unchecked structure (``validate=False``, or traced) follows the products' rules: ``A.todense() @ v``
+        equals ``A @ v``, entries with a column outside ``[0, n)`` or with no row are dropped.
+        """
         m, n = self.stored_shape
         data, unit = split(self.data)
         data = jnp.asarray(data)
-        nnz = jnp.shape(self.indices)[0]
-        rows = entry_rows(jnp.asarray(self.indptr), nnz)
-        # Entries outside the rows' ranges go past the end, where the scatter drops them.
-        rows = jnp.where((rows >= 0) & (rows < m), rows, m)
+        indices = jnp.asarray(self.indices)
+        nnz = jnp.shape(indices)[0]
+        rows, kept = kept_entries(indices, jnp.asarray(self.indptr), (m, n))
+        # Dropped entries (as the products drop them) go past the end, where the scatter drops them;
+        # a negative column would otherwise wrap to the last one.
+        rows = jnp.where(kept, rows, m)
         values = jnp.broadcast_to(data.reshape(-1) if data.size == 1 else data, (nnz,))
-        dense = jnp.zeros((m, n), data.dtype).at[rows, self.indices].add(values, mode='drop')
+        dense = jnp.zeros((m, n), data.dtype).at[rows, indices].add(values, mode='drop')
         return attach(dense.T if self.transposed else dense, unit)
 
     def validate(self) -> CSR:

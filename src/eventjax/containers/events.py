@@ -5,6 +5,14 @@ matrix route to ``binary_densemv`` / ``binary_densemm``. ``EventArray``
 defers to any operand that is not a plain array, so a sparse container
 handles events in its own ``__matmul__``/``__rmatmul__`` and a new container
 type plugs in without touching this class.
+
+:class:`IndexedEvents` is the same events as an index list
+(``EventArray.compact(capacity)``, ``.to_event_array()`` back). With a
+``CSR`` (or ``CSC``) whose stored rows are the event side (``events @ A``
+for a ``CSR``, ``A @ events`` for a ``CSC``) ``@`` is
+``binary_csrmv_indexed`` over the listed rows only; any other pairing
+multiplies the expanded spike vector (reading every neuron, as the bool
+form does).
 """
 
 from __future__ import annotations
@@ -16,8 +24,9 @@ import numpy as np
 from eventjax.containers.graded import graded_dense_product
 from eventjax.kernels.common.units import is_quantity
 from eventjax.kernels.dense import binary_densemm, binary_densemv
+from eventjax.kernels.indexed import binary_csrmv_indexed, bitpack, bitunpack, compact_events, expand_events
 
-__all__ = ['EventArray', 'GradedEvents', 'is_plain_array']
+__all__ = ['BitPackedEvents', 'EventArray', 'GradedEvents', 'IndexedEvents', 'is_plain_array']
 
 
 def is_plain_array(x) -> bool:
@@ -59,6 +68,28 @@ class EventArray:
         obj = object.__new__(cls)
         obj.value = children[0]
         return obj
+
+    def compact(self, capacity: int | None = None):
+        """These events as an index list of static length ``capacity`` (:class:`~eventjax.IndexedEvents`).
+
+        Example:
+            >>> import jax.numpy as jnp
+            >>> import eventjax as ej
+            >>> ej.EventArray(jnp.array([0., 1., 1.])).compact(2).to_event_array()
+            EventArray(Array([False,  True,  True], dtype=bool))
+        """
+        return IndexedEvents.from_array(self.value, capacity)
+
+    def bitpack(self) -> BitPackedEvents:
+        """These events packed 32 neurons per uint32 word along the neuron axis (:class:`BitPackedEvents`).
+
+        Example:
+            >>> import jax.numpy as jnp
+            >>> import eventjax as ej
+            >>> ej.EventArray(jnp.array([True, False, True])).bitpack().words
+            Array([5], dtype=uint32)
+        """
+        return BitPackedEvents(bitpack(self.value, axis=0), self.shape[0])
 
     def __matmul__(self, other):
         if not is_plain_array(other):
@@ -111,3 +142,143 @@ class GradedEvents(EventArray):
         if not is_plain_array(other):
             return NotImplemented
         return graded_dense_product(other, self.value, transpose=False)
+
+
+def _is_csr(x) -> bool:
+    """A CSR or CSC container (known by its arrays: the csr module imports this one)."""
+    return all(hasattr(x, a) for a in ('data', 'indices', 'indptr', 'stored_shape', 'transposed'))
+
+
+@jax.tree_util.register_pytree_node_class
+class IndexedEvents:
+    """Events of ``size`` neurons as an index list: ``ids`` (the static capacity) and the true ``count``.
+
+    Slots past ``count`` are ignored. Under ``jit`` more events than the
+    capacity holds leave ``overflowed`` True and make every product NaN
+    (see :func:`~eventjax.compact_events`); eagerly they raise.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> import eventjax as ej
+        >>> ev = ej.EventArray(jnp.array([False, True, True])).compact(2)
+        >>> ev.ids, ev.count
+        (Array([1, 2], dtype=int32), Array(2, dtype=int32))
+        >>> ev @ ej.CSR.fromdense(jnp.array([[1., 0.], [0., 2.], [3., 0.]]))
+        Array([3., 2.], dtype=float32)
+    """
+
+    _eventjax_container = True
+    __array_ufunc__ = None  # NumPy arrays defer ``ndarray @ events`` to __rmatmul__
+
+    def __init__(self, ids, count, size: int):
+        self.ids, self.count, self.size = jnp.asarray(ids), jnp.asarray(count), int(size)
+
+    @classmethod
+    def from_array(cls, spikes, capacity: int | None = None) -> IndexedEvents:
+        """The index list of a spike vector (see :func:`~eventjax.compact_events`)."""
+        ids, count = compact_events(spikes, capacity)
+        return cls(ids, count, jnp.shape(spikes)[0])
+
+    shape = property(lambda self: (self.size,))
+    ndim = 1
+    capacity = property(lambda self: self.ids.shape[0])
+    overflowed = property(lambda self: self.count > self.capacity)
+
+    def __repr__(self) -> str:
+        return f'IndexedEvents(size={self.size}, capacity={self.capacity}, count={self.count!r})'
+
+    def tree_flatten(self):
+        return (self.ids, self.count), self.size
+
+    @classmethod
+    def tree_unflatten(cls, size, children):
+        obj = object.__new__(cls)
+        obj.ids, obj.count = children
+        obj.size = size
+        return obj
+
+    def todense(self):
+        """The bool spike vector (see :func:`~eventjax.expand_events`)."""
+        return expand_events(self.ids, self.count, self.size)
+
+    def to_event_array(self) -> EventArray:
+        """The :class:`~eventjax.EventArray` of the bool spike vector."""
+        return EventArray(self.todense())
+
+    def _times(self, A, events_are_rows: bool):
+        """``A``'s product with these events, which index its stored rows (or its stored columns)."""
+        side = A.stored_shape[0 if events_are_rows else 1]
+        if side != self.size:
+            raise ValueError(f'IndexedEvents of {self.size} neurons cannot multiply a matrix of shape {A.shape} '
+                             f'on the side of {side}; check the operand order or the matrix.')
+        return binary_csrmv_indexed(A.data, A.indices, A.indptr, None, (self.ids, self.count),
+                                    shape=A.stored_shape, transpose=events_are_rows, validate=False)
+
+    def __matmul__(self, other):
+        # events @ A == A.T @ events: the events index A's rows, the stored rows unless A is a .T view.
+        if _is_csr(other):
+            return self._times(other, not other.transposed)
+        return self.to_event_array() @ other
+
+    def __rmatmul__(self, other):
+        # A @ events: the events index A's columns, the stored rows of a .T view (a CSC is one).
+        if _is_csr(other):
+            return self._times(other, other.transposed)
+        return other @ self.to_event_array()
+
+
+@jax.tree_util.register_pytree_node_class
+class BitPackedEvents:
+    """Events of ``size`` neurons packed 32 per uint32 word along the first axis (see :func:`~eventjax.bitpack`).
+
+    The compact form to store or send (the multi-process spike exchange sends
+    its events so); ``@`` multiplies the unpacked events, exactly as
+    :class:`EventArray` does.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> import eventjax as ej
+        >>> ev = ej.EventArray(jnp.array([False, True])).bitpack()
+        >>> ev @ jnp.array([[1., 2.], [3., 4.]])
+        Array([3., 4.], dtype=float32)
+    """
+
+    _eventjax_container = True
+    __array_ufunc__ = None  # NumPy arrays defer ``ndarray @ events`` to __rmatmul__
+
+    def __init__(self, words, size: int):
+        self.words, self.size = jnp.asarray(words), int(size)
+        if self.words.dtype != jnp.uint32 or self.words.ndim not in (1, 2) or \
+                self.words.shape[0] != -(-self.size // 32):
+            raise ValueError(f'BitPackedEvents(): words must be uint32 of shape (ceil(size / 32),) or '
+                             f'(ceil(size / 32), k), {-(-self.size // 32)} words for size {self.size}; got '
+                             f'{self.words.dtype.name}{list(self.words.shape)}.')
+
+    shape = property(lambda self: (self.size, *self.words.shape[1:]))
+    ndim = property(lambda self: self.words.ndim)
+
+    def __repr__(self) -> str:
+        return f'BitPackedEvents(size={self.size}, words={self.words!r})'
+
+    def tree_flatten(self):
+        return (self.words,), self.size
+
+    @classmethod
+    def tree_unflatten(cls, size, children):
+        obj = object.__new__(cls)
+        obj.words, obj.size = children[0], size
+        return obj
+
+    def todense(self):
+        """The bool events (see :func:`~eventjax.bitunpack`)."""
+        return bitunpack(self.words, self.size, axis=0)
+
+    def to_event_array(self) -> EventArray:
+        """The :class:`EventArray` of the unpacked events."""
+        return EventArray(self.todense())
+
+    def __matmul__(self, other):
+        return self.to_event_array() @ other
+
+    def __rmatmul__(self, other):
+        return other @ self.to_event_array()

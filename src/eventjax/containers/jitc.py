@@ -19,7 +19,14 @@ from eventjax.containers.events import EventArray, GradedEvents
 from eventjax.kernels.common.units import attach, same_unit_pair, split
 from eventjax.kernels.jitc import binary_jitcmm, binary_jitcmv, jitcmm, jitcmv
 from eventjax.kernels.jitc import generator as gen
-from eventjax.kernels.jitc.arguments import check_law, check_params, check_prob, check_seed, expected_nnz
+from eventjax.kernels.jitc.arguments import (
+    check_law,
+    check_params,
+    check_prob,
+    check_seed,
+    concrete_or_none,
+    expected_nnz,
+)
 
 __all__ = ['JITCMatrix']
 
@@ -101,10 +108,26 @@ class JITCMatrix(SparseMatrix):
             fn = binary_jitcmv if events else jitcmv
         else:
             fn = binary_jitcmm if events else jitcmm
-        weights = self.weights if self.law == 'homo' else (self.weights[0], self.weights[1])
+        weights, sign = self._checkable_weights()
+        weights = weights if self.law == 'homo' else (weights[0], weights[1])
         weights = attach(weights, self.unit) if self.law == 'homo' else tuple(attach(w, self.unit) for w in weights)
-        return fn(weights, value, seed=self.seed, prob=self.prob, shape=self.stored_shape, law=self.law,
-                  transpose=transpose, backend=self.backend)
+        out = fn(weights, value, seed=self.seed, prob=self.prob, shape=self.stored_shape, law=self.law,
+                 transpose=transpose, backend=self.backend)
+        return out if sign > 0 else -out
+
+    def _checkable_weights(self):
+        """``(weights, sign)`` with ``sign * product(weights)`` the product of this matrix.
+
+        ``-A`` and ``A * s`` (s < 0) map uniform ``(low, high)`` to ``low > high`` and normal
+        ``(loc, scale)`` to ``scale < 0``: the generator then gives exactly the negated weights,
+        which ``jit`` runs as they are, but an eager product checks ``low <= high`` and
+        ``scale >= 0``. Negating the parameters and the result gives the same numbers
+        (negation is exact), so eager and ``jit`` agree.
+        """
+        values = None if self.law == 'homo' else concrete_or_none(self.weights)
+        if values is not None and (values[0] > values[1] if self.law == 'uniform' else values[1] < 0):
+            return -self.weights, -1
+        return self.weights, 1
 
     def todense(self):
         """The dense matrix (``A @ I``), for small shapes only.

@@ -15,7 +15,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from eventjax.kernels.common.checks import is_concrete
 from eventjax.kernels.common.units import attach, is_quantity, split
+from eventjax.kernels.csr.reference import kept_entries
 
 __all__ = ['COO', 'WeightOps']
 
@@ -84,6 +86,10 @@ class WeightOps:
     def tocoo(self) -> COO:
         """The stored entries as ``(data, row, col, shape)`` of the matrix this object stands for.
 
+        Entries the products drop (a column outside ``[0, n)``, no row under the repaired
+        ``indptr``, padding past ``indptr[-1]``) are left out; traced, where the count is
+        fixed, they stay as weight-0 entries at ``(0, 0)``.
+
         Example:
             >>> import numpy as np
             >>> import eventjax as ej
@@ -93,9 +99,17 @@ class WeightOps:
         csr = self.tocsr() if hasattr(self, 'tocsr') else self
         (data, unit), indices, indptr = split(csr.data), jnp.asarray(csr.indices), jnp.asarray(csr.indptr)
         nnz = jnp.shape(indices)[0]
-        rows = jnp.repeat(jnp.arange(csr.stored_shape[0], dtype=indices.dtype), jnp.diff(indptr),
-                          total_repeat_length=nnz)
+        rows, kept = kept_entries(indices, indptr, csr.stored_shape)
+        rows = rows.astype(indices.dtype)
         data = jnp.broadcast_to(jnp.asarray(data).reshape(-1), (nnz,)) if jnp.size(data) == 1 else jnp.asarray(data)
+        if is_concrete(kept):
+            keep = np.flatnonzero(np.asarray(kept))
+            if keep.size < nnz:
+                data, rows, indices = data[keep], rows[keep], indices[keep]
+        else:
+            # Traced, the count is fixed: a dropped entry stays, with weight 0 at (0, 0).
+            data = jnp.where(kept, data, jnp.zeros((), data.dtype))
+            rows, indices = jnp.where(kept, rows, 0), jnp.where(kept, indices, 0)
         data = attach(data, unit)
         if csr.transposed:
             return COO(data, indices, rows, csr.shape)

@@ -1,4 +1,11 @@
-"""The general batching rule: vmap any primitive with a ``lax.scan`` over the batch."""
+"""The general batching rule: vmap any primitive with a ``lax.scan`` over the batch.
+
+The scan runs inside one ``jax.jit`` whose static key is the primitive, the
+batch axes and the parameters. An eager ``vmap`` calls the rule on every call;
+built afresh each time, the scan body would be a new function, which JAX
+traces and compiles again (and keeps, up to its cache limit): the jitted
+scan is traced once per key and shape and then reused.
+"""
 
 from __future__ import annotations
 
@@ -18,7 +25,10 @@ def general_batching_rule(prim, args: Sequence[Any], axes: Sequence[int | None],
     batch element with ``jax.lax.scan`` (the carry is unused, always 0).
     Unbatched operands are closed over. When no operand is batched it binds
     the primitive once on the original arguments and reports every output as
-    unbatched (None), since an empty scan would fail.
+    unbatched (None), since an empty scan would fail. The scan is compiled
+    once per primitive, parameters, batch axes and shapes: an eager
+    ``jax.vmap`` called again reuses it (parameters that cannot be hashed
+    scan without that reuse).
 
     Given an :class:`~eventjax.XLACustomKernel` and call-style keywords
     (``outs=`` any pytree of structs, ``backend=``, static parameters) it
@@ -54,6 +64,20 @@ def general_batching_rule(prim, args: Sequence[Any], axes: Sequence[int | None],
         outs = apply(*args, **kwargs)
         return outs, jax.tree.map(lambda _: None, outs)
 
+    key = (apply, tuple(axes), tuple(sorted(kwargs.items())))
+    try:
+        hash(key)
+    except TypeError:  # a parameter JAX could not key on either: scan without reuse
+        outs = _batch_scan(key, *args)
+    else:
+        outs = _cached_batch_scan(key, *args)
+    return outs, jax.tree.map(lambda _: 0, outs)
+
+
+def _batch_scan(key: tuple, *args: Any) -> Any:
+    """Apply ``key = (apply, axes, sorted parameter items)`` to each batch element of ``args``."""
+    apply, axes, items = key
+    kwargs = dict(items)
     batched = [i for i, axis in enumerate(axes) if axis is not None]
     xs = [jnp.moveaxis(args[i], axes[i], 0) for i in batched]
 
@@ -64,4 +88,7 @@ def general_batching_rule(prim, args: Sequence[Any], axes: Sequence[int | None],
         return carry, apply(*full, **kwargs)
 
     _, outs = jax.lax.scan(body, 0, xs)
-    return outs, jax.tree.map(lambda _: 0, outs)
+    return outs
+
+
+_cached_batch_scan = jax.jit(_batch_scan, static_argnums=0)

@@ -241,12 +241,15 @@ def primitives() -> dict[str, dict[str, tuple[str, ...]]]:
 
 
 def _as_struct(name: str, out: Any) -> jax.ShapeDtypeStruct:
-    if type(out) is jax.ShapeDtypeStruct and out.sharding is None and not out.weak_type:
-        return out  # already canonical: skip rebuilding it on every call
     if not (hasattr(out, 'shape') and hasattr(out, 'dtype')):
         raise TypeError(f'{name}(): every leaf of outs must be a jax.ShapeDtypeStruct '
                         f'(or have .shape and .dtype), got {out!r}.')
-    return jax.ShapeDtypeStruct(tuple(int(d) for d in out.shape), np.dtype(out.dtype))
+    # As JAX does for arrays: a 64-bit type means its 32-bit twin while
+    # jax_enable_x64 is off, so the kernel's x * 2 matches a float64 outs.
+    dtype = np.dtype(jax.dtypes.canonicalize_dtype(out.dtype))
+    if type(out) is jax.ShapeDtypeStruct and out.sharding is None and not out.weak_type and out.dtype == dtype:
+        return out  # already canonical: skip rebuilding it on every call
+    return jax.ShapeDtypeStruct(tuple(int(d) for d in out.shape), dtype)
 
 
 def _check_static(name: str, params: dict) -> None:

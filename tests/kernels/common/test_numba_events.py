@@ -136,6 +136,27 @@ class TestParallelResults:
         np.testing.assert_allclose(np.asarray(ej.binary_densemv(w, spikes, backend='numba')),
                                    w.astype(np.float64) @ spikes, rtol=1e-5, atol=1e-5)
 
+    # The parallel gathers the tests above leave out. Every row of the problem has in-range
+    # connections, the last one included, so a parallel loop that skips a row changes the result.
+    @pytest.mark.parametrize('op', ['csrmv', 'csrmm', 'binary_csrmm', 'fcnmm', 'binary_fcnmv', 'binary_densemm'])
+    def test_every_other_parallel_gather_matches_the_reference(self, op):
+        weights, indices, spikes, B2 = _problem(5)
+        weights[1, 0] = 0.5
+        rng = np.random.default_rng(6)
+        v = rng.normal(size=N).astype(np.float32)
+        V = rng.normal(size=(N, B)).astype(np.float32)
+        data, ind, indptr = _csr(weights, indices)
+        kw = dict(shape=(M, N), backend='numba', validate=False)
+        if op == 'binary_densemm':
+            w = rng.normal(size=(M, N)).astype(np.float32)
+            got, want = ej.binary_densemm(w, B2, backend='numba'), w.astype(np.float64) @ B2
+        else:
+            x = {'csrmv': v, 'csrmm': V, 'binary_csrmm': B2, 'fcnmm': V, 'binary_fcnmv': spikes}[op]
+            operands = (data, ind, indptr) if op.startswith(('csr', 'binary_csr')) else (weights, indices)
+            got, want = getattr(ej, op)(*operands, x, **kw), _expected(weights, indices, x, op.startswith('binary'))
+        assert np.all(want[-1] != 0), 'the last row must count'
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-5)
+
     def test_the_thread_count_changes_no_result(self):
         weights, indices, spikes, _ = _problem(4)
         data, ind, indptr = _csr(weights, indices)

@@ -33,7 +33,7 @@ def jitc_dense(params, *, seed, prob, shape, law, dtype=np.float32):
         for i in range(m):
             ks = _fmix(s + np.uint32(i) * np.uint32(gen.ROW_MUL))
             kw = _fmix(ks ^ np.uint32(gen.WEIGHT_XOR))
-            c = int(min(_draw(ks, 0)[0] % span, _draw(ks, 2**32 - 1)[0] % span))
+            c = int(min(_draw(ks, 0)[0] % span, _draw(ks, 2**32 - 1)[0] % (span + 1)))
             t = 0
             while c < n:
                 if law == 'homo':

@@ -64,6 +64,35 @@ class TestStatistics:
         # Every column, the first included, is connected about as often.
         assert np.all(np.abs(dense.mean(axis=0) - 0.1) < 0.025)
 
+    # Chi-square over the columns of a seeded large draw: each column's count over independent rows
+    # is Binomial(rows, 2 / (span + 1)); the statistic must stay below its 99.99% quantile for
+    # n_columns degrees of freedom (a fair generator fails 1 run in 10,000). Before the first draw
+    # was made stationary, column 0 alone added ~270 at prob 0.5.
+    @pytest.mark.parametrize(('prob', 'rows'), [(0.5, 20_000), (0.1, 20_000), (0.02, 50_000)])
+    def test_every_column_is_connected_with_the_documented_probability(self, prob, rows):
+        scipy_stats = pytest.importorskip('scipy.stats')
+        columns = 60
+        p = 2 / (gen.span_of(prob) + 1)
+        csr = ej.JITCMatrix(1.0, prob=prob, seed=3, shape=(rows, columns)).tocsr()
+        counts = np.bincount(np.asarray(csr.indices), minlength=columns)
+        z2 = (counts - rows * p) ** 2 / (rows * p * (1 - p))
+        assert z2.sum() < scipy_stats.chi2.ppf(0.9999, columns), z2.round(1)
+
+    # The first column alone against its exact law P(k) = 2 (span - k) / (span (span + 1)), over
+    # 10**6 rows: sensitive where the column counts are not (the old min of two draws over span
+    # values was off by half in the last bin).
+    @pytest.mark.parametrize('prob', [0.5, 0.1, 0.02])
+    def test_the_first_column_has_the_stationary_law(self, prob):
+        scipy_stats = pytest.importorskip('scipy.stats')
+        span = gen.span_of(prob)
+        key_s, _ = gen.keys(jnp.uint32(3), jnp.arange(10**6, dtype=jnp.uint32))
+        first = np.asarray(gen.first_column(key_s, jnp.uint32(span)))
+        k = np.arange(span)
+        expected = 10**6 * 2 * (span - k) / (span * (span + 1))
+        observed = np.bincount(first, minlength=span)
+        assert observed.size == span
+        assert ((observed - expected) ** 2 / expected).sum() < scipy_stats.chi2.ppf(0.9999, span - 1)
+
     def test_uniform_and_normal_weights_have_their_moments(self):
         u = np.asarray(ej.JITCMatrix((2.0, 4.0), prob=0.2, seed=3, shape=(200, 500), law='uniform').todense())
         z = np.asarray(ej.JITCMatrix((1.0, 0.5), prob=0.2, seed=3, shape=(200, 500), law='normal').todense())

@@ -141,11 +141,24 @@ def check_index_capacity(who: str, shape: tuple[int, ...], index_dtype) -> None:
 
 
 def check_events(who: str, name: str, x):
-    """Events: a bool array or a numeric one (entries > 0 are events)."""
+    """Events: a bool array or a numeric one (entries > 0 are events).
+
+    Floats no kernel language has (bfloat16, the float8 types) are widened
+    to float32 here, outside the primitive: exact, so the events are the
+    same, every backend gets a dtype it can read, and a gradient with
+    respect to the events still comes back in their own dtype.
+
+    Example:
+        >>> check_events('f()', 'spikes', jnp.array([1.0, 0.0], jnp.bfloat16)).dtype
+        dtype('float32')
+    """
     dtype = dtype_of(x)
     if not (dtype == np.bool_ or jnp.issubdtype(dtype, jnp.floating) or jnp.issubdtype(dtype, jnp.integer)):
         raise TypeError(f'{who}: {name} must be a bool, integer or float array of events, got {dtype.name}.')
-    return jnp.asarray(x)
+    x = jnp.asarray(x)
+    if jnp.issubdtype(dtype, jnp.floating) and dtype.name not in WEIGHT_DTYPES:
+        x = x.astype(jnp.float32)
+    return x
 
 
 def float_result_dtype(who: str, name: str, weights, x) -> np.dtype:

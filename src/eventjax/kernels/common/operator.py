@@ -23,7 +23,7 @@ from eventjax.backends import XLACustomKernel
 from eventjax.backends.warp_bridge import ByInputDtypes
 from eventjax.kernels.common.rules import register_rules
 
-__all__ = ['Operator']
+__all__ = ['Operator', 'register_kernels']
 
 
 class Operator:
@@ -75,12 +75,7 @@ class Operator:
         self._float_op, self._mm_op = float_op, mm_op
         self.primitive = XLACustomKernel(name) if prepare is None else \
             _PreparedKernel(name, prepare, prepared_in_kernel)
-        self.primitive.def_jax_kernel(_impl(family, _jax_module(family), name))
-        for backend in kernels:
-            if backend == 'pallas':
-                self.register_pallas()
-            else:
-                _register(self.primitive, backend, functools.partial(_impl, family, f'{backend}_impl', name))
+        register_kernels(self.primitive, family, name, kernels)
         register_rules(self.primitive, self)
 
     def __repr__(self) -> str:
@@ -93,12 +88,7 @@ class Operator:
         interpret mode when ``eventjax.config.set_pallas_cpu_interpret(True)``
         was set before the call (tests do this).
         """
-        module = importlib.import_module(f'{self.family}.pallas_impl')
-        tpu = getattr(module, f'{self.name}_tpu_kernel', None)
-        if tpu is not None:
-            self.primitive.def_pallas_kernel('tpu', tpu)
-        # gpu last: with cpu interpret on, the cpu entry is the gpu (Triton) kernel.
-        self.primitive.def_pallas_kernel('gpu', getattr(module, f'{self.name}_kernel'))
+        _register_pallas(self.primitive, self.family, self.name)
 
     def bind(self, *operands, backend: str | None = None, **static):
         """Call the primitive on checked operands (what the public function and the rules call)."""
@@ -119,6 +109,29 @@ class Operator:
         """The matrix operator's :meth:`bind`, which a vmap over ``x`` folds into."""
         op = self if self._mm_op is None else _declared(self.family, self._mm_op)
         return op.bind(*operands, backend=backend, **static)
+
+
+def register_kernels(prim, family: str, name: str, kernels: tuple[str, ...]) -> None:
+    """Register the ``jax`` kernel and those of ``kernels`` of operator ``name`` of ``family`` on ``prim``.
+
+    The naming rules are :class:`Operator`'s; a primitive with rules of its
+    own (not the ``weights x events`` form) uses this without the rest.
+    """
+    prim.def_jax_kernel(_impl(family, _jax_module(family), name))
+    for backend in kernels:
+        if backend == 'pallas':
+            _register_pallas(prim, family, name)
+        else:
+            _register(prim, backend, functools.partial(_impl, family, f'{backend}_impl', name))
+
+
+def _register_pallas(prim, family: str, name: str) -> None:
+    module = importlib.import_module(f'{family}.pallas_impl')
+    tpu = getattr(module, f'{name}_tpu_kernel', None)
+    if tpu is not None:
+        prim.def_pallas_kernel('tpu', tpu)
+    # gpu last: with cpu interpret on, the cpu entry is the gpu (Triton) kernel.
+    prim.def_pallas_kernel('gpu', getattr(module, f'{name}_kernel'))
 
 
 class _PreparedKernel(XLACustomKernel):

@@ -18,7 +18,7 @@ from eventjax.kernels.common import accumulation_dtype
 from eventjax.kernels.common.checks import repair_indptr
 from eventjax.kernels.common.events import product_kernels
 
-__all__ = ['binary_csrmm_kernel', 'binary_csrmv_kernel', 'csrmm_kernel', 'csrmv_kernel', 'entry_rows']
+__all__ = ['binary_csrmm_kernel', 'binary_csrmv_kernel', 'csrmm_kernel', 'csrmv_kernel', 'entry_rows', 'kept_entries']
 
 
 def entry_rows(indptr, nnz: int):
@@ -32,6 +32,20 @@ def _entries(indices, indptr, shape):
     rows = entry_rows(indptr, indices.shape[0])
     kept = (rows >= 0) & (rows < m) & (indices >= 0) & (indices < n)
     return rows, kept
+
+
+def kept_entries(indices, indptr, shape):
+    """``(rows, kept)`` of unchecked structure, by the products' rules: the row of each entry
+    under the repaired ``indptr``, and whether the entry counts (has a row and a column in ``[0, n)``).
+
+    Conversions (``todense``, ``tocoo``) use it so that they drop what the products drop.
+
+    Example:
+        >>> rows, kept = kept_entries(jnp.array([0, -1, 1]), jnp.array([0, 2, 2]), (2, 2))
+        >>> kept.tolist()
+        [True, False, False]
+    """
+    return _entries(indices, repair_indptr(indptr, indices.shape[0]), shape)
 
 
 def _product(data, indices, indptr, x, *, shape, transpose, out_dtype, binary):
@@ -79,7 +93,7 @@ def entry_cotangent(ct, x, indices, indptr, *, shape, transpose):
     nnz = indices.shape[0]
     if nnz == 0 or m == 0 or n == 0:
         return jnp.zeros((nnz,), ct.dtype)
-    rows, valid = _entries(indices, repair_indptr(indptr, nnz), shape)
+    rows, valid = kept_entries(indices, indptr, shape)
     rows, cols = jnp.where(valid, rows, 0), jnp.where(valid, indices, 0)
     out_idx, in_idx = (cols, rows) if transpose else (rows, cols)
     prod = ct[out_idx] * x[in_idx]

@@ -12,8 +12,8 @@ from eventjax.kernels.common import check_events, check_length, check_rank, chec
 from eventjax.kernels.common.units import attach, product_unit, same_unit_pair, split
 from eventjax.kernels.jitc import generator as gen
 
-__all__ = ['check_jitc_call', 'check_law', 'check_params', 'check_prob', 'check_seed', 'checked_call', 'expected_nnz',
-           'make_stream']
+__all__ = ['check_jitc_call', 'check_law', 'check_params', 'check_prob', 'check_seed', 'checked_call',
+           'concrete_or_none', 'expected_nnz', 'make_stream']
 
 INDEX_LIMIT = 2**31
 
@@ -55,7 +55,8 @@ def check_seed(who: str, seed):
     return jnp.asarray(seed).astype(jnp.uint32)
 
 
-def _concrete(x):
+def concrete_or_none(x):
+    """``x`` as a NumPy array, or None when it is traced."""
     try:
         return np.asarray(x)
     except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError):
@@ -78,7 +79,7 @@ def check_params(who: str, law: str, params):
     params = check_weights(who, names, params)
     if params.shape != (want,):
         raise ValueError(f'{who}: law={law!r} takes params={names}, {want} value(s), got shape {params.shape}.')
-    values = _concrete(params)
+    values = concrete_or_none(params)
     if values is not None and law == 'uniform' and values[0] > values[1]:
         raise ValueError(f'{who}: uniform weights need low <= high, got low={values[0]}, high={values[1]}.')
     if values is not None and law == 'normal' and values[1] < 0:

@@ -5,10 +5,11 @@ law, params)``. Row ``i`` owns two streams of 32-bit words, both keyed by
 ``(seed, i)``:
 
 - the structure stream ``s_t = fmix32(key_s + t * GOLDEN)``: row ``i``'s
-  first column is ``min(s_0 % span, s_{-1} % span)`` (``s_{-1}`` is word
-  ``2**32 - 1``; the minimum of two uniforms approximates the stationary
-  offset of the skip process, so column ``0`` is not under-connected) and
-  connection ``t >= 1`` sits
+  first column is ``min(s_0 % span, s_{-1} % (span + 1))`` (``s_{-1}`` is
+  word ``2**32 - 1``). That minimum is exactly the stationary offset of the
+  skip process, ``P(first = k) = 2 (span - k) / (span (span + 1))``, so
+  every column, the first ones included, is connected with probability
+  ``2 / (span + 1)``; connection ``t >= 1`` sits
   ``1 + s_t % span`` columns after connection ``t - 1``; the row ends at the
   first column ``>= n``. Skips are uniform on ``{1, ..., span}`` (mean
   ``(span + 1) / 2``), so each entry is connected with probability about
@@ -98,9 +99,14 @@ def draw(key, t):
 
 
 def first_column(key_s, span):
-    """The first column of each row (int32); ``span`` must be >= 1."""
+    """The first column of each row (int32); ``span`` must be >= 1.
+
+    ``P(min(a, b) >= k) = (span - k) / span * (span + 1 - k) / (span + 1)``
+    for ``a`` uniform on ``[0, span)`` and ``b`` on ``[0, span]``: the
+    stationary law of a renewal process with skips uniform on ``{1..span}``.
+    """
     a = draw(key_s, 0) % span
-    b = draw(key_s, 0xFFFFFFFF) % span
+    b = draw(key_s, 0xFFFFFFFF) % (span + _u32(1))
     return jnp.minimum(a, b).astype(jnp.int32)
 
 

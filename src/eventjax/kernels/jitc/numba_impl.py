@@ -59,7 +59,8 @@ def _keys(seed, row):
 
 @numba.njit(inline='always')
 def _first(key_s, span):
-    return np.int64(min(_draw(key_s, 0) % span, _draw(key_s, 0xFFFFFFFF) % span))
+    # The generator's first_column: the second draw over span + 1 values makes it stationary.
+    return np.int64(min(_draw(key_s, 0) % span, _draw(key_s, 0xFFFFFFFF) % (span + np.uint64(1))))
 
 
 @numba.njit(inline='always')

@@ -62,7 +62,8 @@ def _hash():
 
     @wp.func
     def first(ks: wp.uint32, span: wp.uint32) -> int:
-        return int(wp.min(draw(ks, wp.uint32(0)) % span, draw(ks, last_word) % span))
+        # The generator's first_column: the second draw over span + 1 values makes it stationary.
+        return int(wp.min(draw(ks, wp.uint32(0)) % span, draw(ks, last_word) % (span + wp.uint32(1))))
 
     return draw, key_s, key_w, step, first
 

@@ -1,0 +1,17 @@
+"""Index-list events: spikes as the list of neurons that fired, and the CSR products that read it.
+
+``compaction.py`` turns a spike vector into ``(ids, count)`` with a static
+capacity, ``packing.py`` packs it 32 neurons per word;
+``binary_csrmv_indexed.py`` is the product over an index list (with
+brainevent's fused weight permutation), ``csr_slice_rows.py`` chosen rows
+as a dense block; ``arguments.py`` the checks;
+``reference.py`` the readable oracle; ``jax_impl.py``, ``numba_impl.py``,
+``warp_impl.py`` and ``pallas_impl.py`` the backends.
+"""
+
+from eventjax.kernels.indexed.binary_csrmv_indexed import binary_csrmv_indexed
+from eventjax.kernels.indexed.compaction import compact_events, expand_events
+from eventjax.kernels.indexed.csr_slice_rows import csr_slice_rows
+from eventjax.kernels.indexed.packing import bitpack, bitunpack
+
+__all__ = ['binary_csrmv_indexed', 'bitpack', 'bitunpack', 'compact_events', 'csr_slice_rows', 'expand_events']

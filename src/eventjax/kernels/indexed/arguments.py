@@ -1,0 +1,98 @@
+"""Argument checks of the index-list products: CSR structure, the weight permutation and the index list."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+
+from eventjax.kernels.common.checks import (
+    check_index_array,
+    check_index_capacity,
+    check_length,
+    check_rank,
+    check_shape,
+    check_weights,
+    is_concrete,
+    repair_indptr,
+    validate_csr_structure,
+)
+from eventjax.kernels.indexed.compaction import compact_events
+
+__all__ = ['check_indexed_call', 'check_structure']
+
+
+def _check_perm(who, perm, data, nnz, index_dtype, validate):
+    """``perm`` as an index array of length ``nnz``, or shape ``(0,)`` for no permutation."""
+    if perm is None:
+        return jnp.zeros((0,), index_dtype)
+    perm = check_index_array(who, 'perm', perm).astype(index_dtype)
+    check_length(who, 'perm', perm, nnz, 'one canonical weight position per entry of indices')
+    if validate and is_concrete(perm) and data.shape[0] != 1 and nnz:
+        p = np.asarray(perm)
+        bad = (p < 0) | (p >= data.shape[0])
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            raise ValueError(f'{who}: perm[{k}] = {p[k]} is outside [0, {data.shape[0]}) (the positions of data); '
+                             f'fix the permutation. validate=False skips this check and drops such entries.')
+    return perm
+
+
+def _check_index_list(who, events, size):
+    """``(ids, count)``: the events given as an index list, or compacted from a spike vector."""
+    if isinstance(events, tuple):
+        if len(events) != 2:
+            raise TypeError(f'{who}: an index list is a pair (ids, count), got a tuple of {len(events)}.')
+        ids, count = events
+        ids = check_index_array(who, 'ids', ids).astype(jnp.int32)
+        count = jnp.asarray(count)
+        if count.shape not in ((), (1,)) or not jnp.issubdtype(count.dtype, jnp.integer):
+            raise TypeError(f'{who}: count must be an integer scalar (the number of events), '
+                            f'got {count.dtype.name}{list(count.shape)}.')
+        count = count.reshape(()).astype(jnp.int32)
+        if is_concrete(count) and int(count) > ids.shape[0]:
+            raise ValueError(f'{who}: count = {int(count)} events do not fit in the {ids.shape[0]} slots of ids; '
+                             f'compact with a larger capacity.')
+        return ids, count
+    spikes = jnp.asarray(events)
+    check_rank(who, 'spikes', spikes, (1,))
+    check_length(who, 'spikes', spikes, size, 'the event side of shape')
+    return compact_events(spikes)
+
+
+def check_indexed_call(who, data, indices, indptr, perm, events, *, shape, transpose, validate):
+    """Validate an index-list product's operands; returns ``(data, indices, indptr, perm, ids, count, shape)``.
+
+    ``events`` is ``(ids, count)`` or a spike vector of length ``shape[0]``
+    (``transpose``) or ``shape[1]``; ``perm`` None means no permutation.
+    """
+    if not isinstance(transpose, bool):
+        raise TypeError(f'{who}: transpose must be a bool, got {transpose!r}.')
+    data, indices, indptr, (m, n) = check_structure(who, data, indices, indptr, shape=shape, validate=validate,
+                                                    any_data_length=perm is not None)
+    perm = _check_perm(who, perm, data, indices.shape[0], indices.dtype, validate)
+    ids, count = _check_index_list(who, events, m if transpose else n)
+    return data, indices, indptr, perm, ids, count, (m, n)
+
+
+def check_structure(who, data, indices, indptr, *, shape, validate, any_data_length=False):
+    """Check weights and CSR structure; returns ``(data, indices, indptr, shape)``.
+
+    Concrete structure is validated by value when ``validate``; traced
+    structure is then repaired (``repair_indptr``); ``validate=False`` trusts it.
+    """
+    m, n = check_shape(who, shape)
+    data = check_weights(who, 'data', data)
+    check_rank(who, 'data', data, (1,))
+    indices = check_index_array(who, 'indices', indices)
+    indptr = check_index_array(who, 'indptr', indptr).astype(indices.dtype)
+    check_index_capacity(who, (m, n), indices.dtype)
+    check_length(who, 'indptr', indptr, m + 1, 'rows + 1')
+    nnz = indices.shape[0]
+    if data.shape[0] not in (1, nnz) and not any_data_length:
+        raise ValueError(f'{who}: data must have length {nnz} (one weight per entry of indices) '
+                         f'or 1 (one homogeneous weight), got {data.shape[0]}.')
+    if validate and is_concrete(indices, indptr):
+        validate_csr_structure(who, indices, indptr, n)
+    elif validate:
+        indptr = repair_indptr(indptr, nnz)
+    return data, indices, indptr, (m, n)

@@ -1,0 +1,70 @@
+"""``csr_slice_rows``: chosen rows of a CSR matrix as a dense block, differentiable in the weights."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from eventjax.backends import XLACustomKernel
+from eventjax.kernels.common.checks import check_index_array
+from eventjax.kernels.common.operator import register_kernels
+from eventjax.kernels.indexed import reference
+from eventjax.kernels.indexed.arguments import check_structure
+from eventjax.kernels.indexed.rules import register_linear_in_data
+
+__all__ = ['csr_slice_rows']
+
+OPERANDS = ('data', 'indices', 'indptr', 'rows')
+
+
+def csr_slice_rows(data, indices, indptr, row_indices, *, shape, backend=None, validate=True):
+    """Rows ``row_indices`` of a CSR matrix ``A`` (``shape=(m, n)``) as a dense ``(len(row_indices), n)`` block.
+
+    Entries of one row that share a column add up; a row index outside
+    ``[0, m)`` gives a row of zeros; a scalar ``row_indices`` gives one row
+    of length ``n``. Only the chosen rows are read (the cost is their
+    entries plus the output). The derivative with respect to ``data`` is
+    the cotangent at each entry's position; ``vmap`` runs one call per element.
+
+    Args:
+        data, indices, indptr, shape, backend: as in :func:`csrmv`.
+        row_indices: int scalar or 1-D int array of rows.
+        validate: check concrete structure by value (False: trusted; rows are
+            then read within the stored entries whatever ``indptr`` holds).
+
+    Returns:
+        ``(len(row_indices), n)`` (or ``(n,)``) in ``data``'s dtype.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> import eventjax as ej
+        >>> data, indices, indptr = jnp.array([1., 2., 3.]), jnp.array([0, 1, 1]), jnp.array([0, 2, 3])
+        >>> ej.csr_slice_rows(data, indices, indptr, jnp.array([1, 0]), shape=(2, 2))
+        Array([[0., 3.],
+               [1., 2.]], dtype=float32)
+    """
+    who = 'csr_slice_rows()'
+    data, indices, indptr, (m, n) = check_structure(who, data, indices, indptr, shape=shape, validate=validate)
+    scalar = jnp.ndim(row_indices) == 0
+    rows = check_index_array(who, 'row_indices', jnp.reshape(jnp.asarray(row_indices), (-1,))).astype(jnp.int32)
+    if min(m, n, indices.shape[0], rows.shape[0]) == 0:
+        y = jnp.zeros((rows.shape[0], n), data.dtype)
+    else:
+        # float16 sums run in float32 on every backend.
+        wide = data.astype(jnp.float32) if data.dtype == jnp.float16 else data
+        y = _bind(wide, indices, indptr, rows, shape=(m, n), backend=backend).astype(data.dtype)
+    return y[0] if scalar else y
+
+
+def _bind(data, indices, indptr, rows, *, backend=None, shape):
+    out = jax.ShapeDtypeStruct((rows.shape[0], shape[1]), data.dtype)
+    return _prim(data, indices, indptr, rows, outs=(out,), backend=backend, shape=shape)[0]
+
+
+def _cotangent(ct, n_weights, indices, indptr, rows, *, shape):
+    return reference.slice_cotangent(ct, n_weights, indices, indptr, rows, shape=shape)
+
+
+_prim = XLACustomKernel('csr_slice_rows')
+register_kernels(_prim, __package__, 'csr_slice_rows', ('numba', 'warp', 'pallas'))
+register_linear_in_data(_prim, OPERANDS, _bind, _cotangent)

@@ -1,0 +1,131 @@
+"""Pallas kernel (gpu, Triton lowering) of the index-list product: one program per block of list slots.
+
+Each program takes 8 slots of ``ids``; a live slot loops over its row's
+entries and adds each weight into the output with ``atomic_add`` (Triton
+only), so the work is the events times their row lengths. There is no TPU
+kernel (see :data:`TPU_UNSUPPORTED`).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+
+from eventjax.kernels.common.events import accumulation_dtype
+from eventjax.kernels.common.pallas_rows import triton_params
+
+__all__ = ['TPU_UNSUPPORTED', 'binary_csrmv_indexed_kernel', 'csr_slice_rows_kernel']
+
+TPU_UNSUPPORTED = ('The index-list product adds into data-dependent outputs; Mosaic (TPU) has no atomics. '
+                   "Use backend='jax' on tpu.")
+_SLOTS_PER_PROGRAM = 8
+
+
+def _body(m, n, acc, permuted):
+    from jax.experimental.pallas import triton as plgpu
+
+    def body(data_ref, indices_ref, indptr_ref, perm_ref, ids_ref, count_ref, _zeros_ref, y_ref):
+        base = pl.program_id(0) * _SLOTS_PER_PROGRAM
+        nnz, nd = indices_ref.shape[0], data_ref.shape[0]
+        capacity = ids_ref.shape[0]
+
+        def slot(r, carry):
+            s = base + r
+            i = ids_ref[jnp.minimum(s, capacity - 1)]
+
+            @pl.when((s < capacity) & (s < count_ref[0]) & (i >= 0) & (i < m))
+            def _():
+                start = jnp.clip(indptr_ref[i], 0, nnz)
+                end = jnp.clip(indptr_ref[i + 1], start, nnz)
+
+                def entry(k, carry):
+                    j = indices_ref[k]
+                    if nd == 1:
+                        p, w = 0, data_ref[0]
+                    else:
+                        p = perm_ref[k] if permuted else k
+                        w = data_ref[jnp.clip(p, 0, nd - 1)]
+
+                    @pl.when((j >= 0) & (j < n) & (p >= 0) & (p < nd))
+                    def _():
+                        plgpu.atomic_add(y_ref, (j, slice(None)), jnp.full((1,), w, acc))
+                    return carry
+
+                lax.fori_loop(start, end, entry, 0)
+            return carry
+
+        lax.fori_loop(0, _SLOTS_PER_PROGRAM, slot, 0)
+    return body
+
+
+def binary_csrmv_indexed_kernel(*, shape, permuted, outs):
+    """``call(data, indices, indptr, perm, ids, count, *, interpret)`` for the pallas bridge."""
+    m, n = shape
+    out = outs[0]
+    acc = accumulation_dtype(out.dtype)
+
+    def call(data, indices, indptr, perm, ids, count, *, interpret):
+        if m == 0 or n == 0 or indices.shape[0] == 0 or ids.shape[0] == 0:
+            return jnp.zeros(out.shape, out.dtype)
+        body = _body(m, n, acc, permuted)
+        zeros = jnp.zeros((n, 1), acc)
+        y = pl.pallas_call(
+            body, out_shape=jax.ShapeDtypeStruct((n, 1), acc), grid=(pl.cdiv(ids.shape[0], _SLOTS_PER_PROGRAM),),
+            input_output_aliases={6: 0}, interpret=interpret, compiler_params=triton_params(),
+        )(data, indices, indptr, perm, ids, count, zeros)
+        # An overflowed list (count past its length): NaN everywhere, as on every backend.
+        return jnp.where(count[0] > ids.shape[0], jnp.array(jnp.nan, out.dtype), y[:, 0].astype(out.dtype))
+
+    return call
+
+
+def _slice_body(m, n, acc):
+    from jax.experimental.pallas import triton as plgpu
+
+    def body(data_ref, indices_ref, indptr_ref, rows_ref, _zeros_ref, y_ref):
+        base = pl.program_id(0) * _SLOTS_PER_PROGRAM
+        nnz, k, homogeneous = indices_ref.shape[0], rows_ref.shape[0], data_ref.shape[0] == 1
+
+        def slot(r, carry):
+            s = base + r
+            i = rows_ref[jnp.minimum(s, k - 1)]
+
+            @pl.when((s < k) & (i >= 0) & (i < m))
+            def _():
+                start = jnp.clip(indptr_ref[i], 0, nnz)
+                end = jnp.clip(indptr_ref[i + 1], start, nnz)
+
+                def entry(e, carry):
+                    j = indices_ref[e]
+                    w = data_ref[0 if homogeneous else e]
+
+                    @pl.when((j >= 0) & (j < n))
+                    def _():
+                        plgpu.atomic_add(y_ref, (s * n + j, slice(None)), jnp.full((1,), w, acc))
+                    return carry
+
+                lax.fori_loop(start, end, entry, 0)
+            return carry
+
+        lax.fori_loop(0, _SLOTS_PER_PROGRAM, slot, 0)
+    return body
+
+
+def csr_slice_rows_kernel(*, shape, outs):
+    """``call(data, indices, indptr, rows, *, interpret)``: a program per 8 chosen rows."""
+    m, n = shape
+    out = outs[0]
+    acc = accumulation_dtype(out.dtype)
+
+    def call(data, indices, indptr, rows, *, interpret):
+        k = rows.shape[0]
+        y = pl.pallas_call(
+            _slice_body(m, n, acc), out_shape=jax.ShapeDtypeStruct((k * n, 1), acc),
+            grid=(pl.cdiv(k, _SLOTS_PER_PROGRAM),), input_output_aliases={4: 0}, interpret=interpret,
+            compiler_params=triton_params(),
+        )(data, indices, indptr, rows, jnp.zeros((k * n, 1), acc))
+        return y.reshape(k, n).astype(out.dtype)
+
+    return call

@@ -1,0 +1,99 @@
+"""Warp kernels (cpu and gpu) of the index-list product: one thread per slot of the list.
+
+A thread whose slot is past ``count`` (or lists an index outside the rows)
+returns at once; the others add their row's weights into the output with
+``atomic_add``, so the work is the events times their row lengths. Row
+bounds are clipped to the stored entries; columns outside ``[0, n)`` and
+permutation entries outside ``data`` are dropped. An overflowed list
+(``count`` past its length) gives NaN everywhere.
+"""
+
+# No `from __future__ import annotations`: warp evaluates kernel annotations
+# against the factory's local variables, which string annotations cannot see.
+
+import functools
+
+from eventjax.backends.warp_bridge import WarpKernelSpec, import_warp
+from eventjax.kernels.common.warp_typing import accumulator_type, warp_types
+
+__all__ = ['binary_csrmv_indexed_kernel', 'csr_slice_rows_kernel']
+
+
+@functools.cache
+def _scatter(wt, it, permuted):
+    wp = import_warp()
+    at = accumulator_type(wt)
+
+    @wp.kernel(module='unique', enable_backward=False)
+    def scatter(data: wp.array(dtype=wt), indices: wp.array(dtype=it), indptr: wp.array(dtype=it),
+                perm: wp.array(dtype=it), ids: wp.array(dtype=wp.int32), count: wp.array(dtype=wp.int32),
+                out: wp.array(dtype=wt)):
+        s = wp.tid()
+        if count[0] > ids.shape[0]:
+            # An overflowed list: NaN everywhere (one thread writes them; overflow is the error case).
+            if s == 0:
+                for j in range(out.shape[0]):
+                    out[j] = wt(wp.nan)
+            return
+        if s >= count[0]:
+            return
+        i = int(ids[s])
+        m = indptr.shape[0] - 1
+        if i < 0 or i >= m:
+            return
+        nnz = indices.shape[0]
+        n = out.shape[0]
+        nd = data.shape[0]
+        start = wp.min(wp.max(int(indptr[i]), 0), nnz)
+        end = wp.min(wp.max(int(indptr[i + 1]), start), nnz)
+        for k in range(start, end):
+            j = int(indices[k])
+            if j >= 0 and j < n:
+                p = k
+                if nd == 1:
+                    p = 0
+                elif wp.static(permuted):
+                    p = int(perm[k])
+                if p >= 0 and p < nd:
+                    wp.atomic_add(out, j, wt(at(data[p])))
+
+    return scatter
+
+
+def binary_csrmv_indexed_kernel(dtypes, *, shape, permuted, outs):
+    """The warp spec for ``binary_csrmv_indexed`` with inputs of ``dtypes``: a thread per slot of ``ids``."""
+    wt, it = warp_types(dtypes)[:2]
+    return WarpKernelSpec(_scatter(wt, it, permuted), dim=lambda *shapes: shapes[4], zero_outputs=True)
+
+
+@functools.cache
+def _slice(wt, it):
+    wp = import_warp()
+    at = accumulator_type(wt)
+
+    @wp.kernel(module='unique', enable_backward=False)
+    def slice_rows(data: wp.array(dtype=wt), indices: wp.array(dtype=it), indptr: wp.array(dtype=it),
+                   rows: wp.array(dtype=wp.int32), out: wp.array2d(dtype=wt)):
+        s = wp.tid()  # one thread per chosen row: it alone writes out[s]
+        i = int(rows[s])
+        if i < 0 or i >= indptr.shape[0] - 1:
+            return
+        nnz = indices.shape[0]
+        n = out.shape[1]
+        start = wp.min(wp.max(int(indptr[i]), 0), nnz)
+        end = wp.min(wp.max(int(indptr[i + 1]), start), nnz)
+        for k in range(start, end):
+            j = int(indices[k])
+            if j >= 0 and j < n:
+                p = k
+                if data.shape[0] == 1:
+                    p = 0
+                out[s, j] = wt(at(out[s, j]) + at(data[p]))
+
+    return slice_rows
+
+
+def csr_slice_rows_kernel(dtypes, *, shape, outs):
+    """The warp spec for ``csr_slice_rows``: a thread per chosen row."""
+    wt, it = warp_types(dtypes)[:2]
+    return WarpKernelSpec(_slice(wt, it), dim=lambda *shapes: shapes[3], zero_outputs=True)
