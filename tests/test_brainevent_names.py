@@ -366,6 +366,64 @@ class TestNativeKernels:
             ej.numba_cuda_kernel  # noqa: B018
 
 
+class TestPlasticity:
+    # A CSR of shape (2, 3): row 0 stores columns 0 and 2, row 1 stores column 1. Weights start inside the bounds,
+    # where bounding the touched entries (eventjax) and clipping every weight (brainevent) agree.
+    W = jnp.array([0.5, 0.2, 0.9], jnp.float32)
+    IDX, PTR = jnp.array([0, 2, 1]), jnp.array([0, 2, 3])
+    PRE_TRACE, POST_TRACE = jnp.array([0.3, -0.4], jnp.float32), jnp.array([0.1, 0.2, 0.3], jnp.float32)
+
+    def test_csr_updates_take_brainevents_signatures(self):
+        # be: update_csr_on_binary_pre
+        # be: csr_on_pre
+        # be: update_csr_on_binary_post
+        # be: csr2csc_on_post
+        pre = jnp.array([True, False])
+        want = [0.6, 0.5, 0.9]
+        _close(ej.update_csr_on_binary_pre(self.W, self.IDX, self.PTR, pre, self.POST_TRACE, shape=(2, 3)), want)
+        _close(ej.csr_on_pre(self.W, self.IDX, self.PTR, pre, self.POST_TRACE, 0.0, 0.55, shape=(2, 3)),
+               [0.55, 0.5, 0.9])
+        rows, cols_ptr, pos = ej.csr_column_view(self.IDX, self.PTR, shape=(2, 3))
+        post = jnp.array([False, True, True])
+        _close(ej.update_csr_on_binary_post(self.W, rows, cols_ptr, pos, self.PRE_TRACE, post, shape=(2, 3)),
+               [0.5, 0.5, 0.5])
+        _close(ej.csr2csc_on_post(self.W, rows, cols_ptr, pos, self.PRE_TRACE, post, 0.45, 1.0, shape=(2, 3)),
+               [0.5, 0.5, 0.5])
+
+    def test_dense_updates_take_brainevents_signatures(self):
+        # be: update_dense_on_binary_pre
+        # be: dense_on_pre
+        # be: update_dense_on_binary_post
+        # be: dense_on_post
+        W = jnp.full((2, 3), 0.5, jnp.float32)
+        pre, post = jnp.array([False, True]), jnp.array([True, False, False])
+        _close(ej.update_dense_on_binary_pre(W, pre, self.POST_TRACE), [[.5, .5, .5], [.6, .7, .8]])
+        _close(ej.dense_on_pre(W, pre, self.POST_TRACE, None, 0.75), [[.5, .5, .5], [.6, .7, .75]])
+        _close(ej.update_dense_on_binary_post(W, self.PRE_TRACE, post), [[.8, .5, .5], [.1, .5, .5]])
+        _close(ej.dense_on_post(W, self.PRE_TRACE, post, 0.2), [[.8, .5, .5], [.2, .5, .5]])
+
+    def test_fixed_connection_updates_take_brainevents_signatures(self):
+        # be: update_fixed_post_conn_on_binary_pre
+        # be: update_fixed_pre_conn_on_binary_post
+        data, idx = jnp.full((2, 2), 0.5, jnp.float32), jnp.array([[0, 2], [1, 2]])
+        _close(ej.update_fixed_post_conn_on_binary_pre(data, idx, jnp.array([True, False]), self.POST_TRACE,
+                                                       shape=(2, 3)), [[.6, .8], [.5, .5]])
+        # Stored per postsynaptic neuron (2 of them) with presynaptic sources among 3.
+        _close(ej.update_fixed_pre_conn_on_binary_post(data, idx, jnp.array([0.1, 0.2, 0.3]), jnp.array([False, True]),
+                                                       None, 0.7, shape=(3, 2)), [[.5, .5], [.7, .7]])
+
+    def test_containers_update_on_pre_and_post(self):
+        # be: CSR.update_on_pre
+        # be: CSR.update_on_post
+        # be: FixedNumPerPre.update_on_pre
+        A = ej.CSR((self.W, self.IDX, self.PTR), shape=(2, 3))
+        _close(A.update_on_pre(jnp.array([True, False]), self.POST_TRACE).data, [0.6, 0.5, 0.9])
+        _close(A.update_on_post(self.PRE_TRACE, jnp.array([False, True, True])).data, [0.5, 0.5, 0.5])
+        F = ej.FixedNumPerPre(jnp.full((2, 2), 0.5, jnp.float32), jnp.array([[0, 2], [1, 2]]), shape=(2, 3))
+        _close(F.update_on_pre(jnp.array([True, False]), self.POST_TRACE, 0.0, 0.7).data, [[.6, .7], [.5, .5]])
+        _close(F.update_on_post(self.PRE_TRACE, jnp.array([False, False, True])).data, [[.5, .8], [.5, .1]])
+
+
 class TestDelaysAndGradedEvents:
     def test_csr_delay_deliver_and_its_layout(self):
         # be: csr_delay_deliver

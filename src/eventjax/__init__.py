@@ -43,11 +43,31 @@ from eventjax.kernels.indexed import (
     expand_events,
 )
 from eventjax.kernels.jitc import binary_jitcmm, binary_jitcmv, jitcmm, jitcmv
+from eventjax.kernels.plasticity import (
+    csr2csc_on_post,
+    csr_apply_on_post,
+    csr_apply_on_pre,
+    csr_column_view,
+    csr_on_pre,
+    dense_apply_on_post,
+    dense_apply_on_pre,
+    dense_on_post,
+    dense_on_pre,
+    fcn_apply_on_pre,
+    fcn_on_pre,
+)
+from eventjax.kernels.plasticity.fcn_on_pre import update_fixed_pre_conn_on_binary_post
 from eventjax.primitive import defjvp, general_batching_rule, primitives
 from eventjax.primitive.tags import get_all_primitive_names, get_primitives_by_tags, get_registry
 
 # brainevent's names for EventArray and the bit-packed form.
 BinaryArray = EventArray
+# brainevent's names for the plasticity updates (same signatures).
+update_csr_on_binary_pre = csr_on_pre
+update_csr_on_binary_post = csr2csc_on_post
+update_dense_on_binary_pre = dense_on_pre
+update_dense_on_binary_post = dense_on_post
+update_fixed_post_conn_on_binary_pre = fcn_on_pre
 # brainevent's name for GradedEvents.
 WeightedArray = GradedEvents
 BitPackedBinary = BitPackedEvents
@@ -62,12 +82,12 @@ config.set_numba_parallel = numba_threads.set_parallel
 config.get_numba_parallel = numba_threads.get_parallel
 
 __all__ = [
+    'BinaryArray',
     'COO',
     'BitPackedEvents',
     'CSC',
     'CSR',
     'CSRDelayLayout',
-    'BinaryArray',
     'DelayedCSR',
     'BitPackedBinary',
     'EventArray',
@@ -100,17 +120,28 @@ __all__ = [
     'coo2csr',
     'coo_to_csc_index',
     'csc_to_csr_index',
+    'csr2csc_on_post',
+    'csr_apply_on_post',
+    'csr_apply_on_pre',
+    'csr_column_view',
     'csr_delay_deliver',
     'csr_delay_deliver_layout',
+    'csr_on_pre',
     'csr_to_coo_index',
     'csr_to_csc_index',
     'csrmm',
     'csr_slice_rows',
     'csrmv',
     'defjvp',
+    'dense_apply_on_post',
+    'dense_apply_on_pre',
+    'dense_on_post',
+    'dense_on_pre',
     'errors',
-    'fcn_delay_deliver',
     'expand_events',
+    'fcn_apply_on_pre',
+    'fcn_delay_deliver',
+    'fcn_on_pre',
     'fcnmm',
     'fcnmv',
     'general_batching_rule',
@@ -127,6 +158,12 @@ __all__ = [
     'random_csr',
     'random_fixed_num_conn',
     'set_backend',
+    'update_csr_on_binary_post',
+    'update_csr_on_binary_pre',
+    'update_dense_on_binary_post',
+    'update_dense_on_binary_pre',
+    'update_fixed_post_conn_on_binary_pre',
+    'update_fixed_pre_conn_on_binary_post',
 ]
 
 

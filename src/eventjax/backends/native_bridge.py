@@ -14,6 +14,9 @@ only loads the library), loads it with ctypes, registers the handler as an
 XLA FFI target and calls it with ``jax.ffi.ffi_call``: typed buffers in,
 typed buffers out, no Python and no GIL on the call path. A handler that
 returns ``ffi::Error`` makes the call raise an exception carrying its message.
+An output the call aliases to an input (``input_output_aliases``) is that
+input's buffer: the handler finds the input's values in it and writes only
+what changes.
 
 Targets are kept, with the library handles, in a registry written under a
 lock and read without one; a target is named after the build's content key,
@@ -239,7 +242,7 @@ def native_kernel_generator(kg: Callable, backend: str = 'cpp') -> Callable:
         >>> kg2 = native_kernel_generator(lambda outs: NativeKernel('k', source=SRC))  # doctest: +SKIP
     """
 
-    def kg2(*, outs: Any, **static_params: Any) -> Callable:
+    def kg2(*, outs: Any, input_output_aliases: Any = None, **static_params: Any) -> Callable:
         import jax
 
         outs = tuple(outs) if isinstance(outs, (tuple, list)) else (outs,)
@@ -253,7 +256,9 @@ def native_kernel_generator(kg: Callable, backend: str = 'cpp') -> Callable:
 
         def call(*arrays: Any) -> tuple:
             target = _target_for(kernel, backend)
-            ffi = jax.ffi.ffi_call(target.name, outs, vmap_method=kernel.vmap_method)
+            # An aliased output shares its input's buffer, so the handler finds the input's values there.
+            ffi = jax.ffi.ffi_call(target.name, outs, vmap_method=kernel.vmap_method,
+                                   input_output_aliases=dict(input_output_aliases or {}))
             return tuple(ffi(*arrays, **kernel.attributes))
 
         return call

@@ -30,6 +30,12 @@ past an array, and the call fails with an error saying so. Such kernels run
 serially: a failed bounds check inside numba's parallel region is not safe in
 a handler.
 
+In-place outputs. When a call declares ``input_output_aliases``, the FFI
+call aliases those outputs to their inputs: the kernel finds the input's
+values already in the output array and updates only what it must (the input
+argument it also receives is the same memory; read the output). float16
+arrays are widened first, so they are updated in a float32 copy.
+
 Threads and disk cache: see ``numba_threads`` and ``numba_codegen``.
 """
 
@@ -258,7 +264,9 @@ def numba_kernel_generator(kg: Callable, *, boundscheck: bool = False) -> Callab
         kg: called as ``kg(**static_params, outs=outs)``, returns an
             ``@numba.njit`` ``kernel(*inputs, *outputs[, err])`` that fills
             its outputs in place; ``outs`` is a tuple of
-            ``jax.ShapeDtypeStruct``, one per output.
+            ``jax.ShapeDtypeStruct``, one per output. An output the call
+            aliases to an input (``input_output_aliases``) starts out holding
+            that input's values.
         boundscheck: compile the kernels with bounds checks, as :func:`bounds_checked` does.
 
     Returns:
@@ -278,8 +286,9 @@ def numba_kernel_generator(kg: Callable, *, boundscheck: bool = False) -> Callab
     if boundscheck:
         kg = bounds_checked(kg)
 
-    def kg2(*, outs: Any, **static_params: Any) -> Callable:
+    def kg2(*, outs: Any, input_output_aliases: Any = None, **static_params: Any) -> Callable:
         outs = tuple(outs) if isinstance(outs, (tuple, list)) else (outs,)
+        aliases = dict(input_output_aliases or {})
         # XLA sees canonical dtypes (no 64-bit types unless x64 is enabled).
         outs = tuple(jax.ShapeDtypeStruct(o.shape, jax.dtypes.canonicalize_dtype(o.dtype)) for o in outs)
         kernel = kg(**static_params, outs=outs)
@@ -289,7 +298,10 @@ def numba_kernel_generator(kg: Callable, *, boundscheck: bool = False) -> Callab
             arrays = tuple(_widen(jax.numpy.asarray(a)) for a in arrays)
             wide = tuple(jax.ShapeDtypeStruct(o.shape, _wide_dtype(o.dtype)) for o in outs)
             target = _target_for(kernel, arrays, wide)
-            result = jax.ffi.ffi_call(target.name, wide, vmap_method='sequential')(*arrays)
+            # An aliased output is the input's own buffer (XLA copies the input
+            # first unless it was donated): the kernel sees its values there.
+            result = jax.ffi.ffi_call(target.name, wide, vmap_method='sequential',
+                                      input_output_aliases=aliases)(*arrays)
             return tuple(r.astype(o.dtype) for r, o in zip(result, outs))
 
         return call
