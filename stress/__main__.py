@@ -20,6 +20,7 @@ SCENARIOS = {
     'prange': 0.08,
     'resources': 0.15,
     'differential': 0.10,
+    'cpp_kernel': 0.06,
     'dynamic_batcher': 0.06,
     'config_cycle': 0.08,
     'eager_vmap': 0.05,

@@ -10,6 +10,7 @@ backends allowed are those of flips ``committed..started``.
 
 from __future__ import annotations
 
+import threading
 import time
 
 import jax
@@ -52,7 +53,18 @@ def run(seconds: float, flips: int = 200, threads: int = 8) -> Report:
             else:
                 report.add(1, 1)
 
-    import threading
+    flip_while_working(report, worker, marks, BACKENDS, seconds=seconds, flips=flips, threads=threads)
+    return report
+
+
+def flip_while_working(report: Report, worker, marks: dict, backends: tuple[str, str], *, seconds: float,
+                       flips: int, threads: int) -> None:
+    """Run ``worker`` in ``threads`` threads while flip ``k`` sets ``backends[k % 2]`` on the cpu.
+
+    Before flip ``k`` ``marks['started']`` becomes ``k``, after it ``marks['committed']``;
+    ``marks['stop']`` ends the workers. Fills the report's time and flip count, clears the backends.
+    """
+    deadline = time.monotonic() + seconds
     pool = threading.Thread(target=lambda: report.failures.extend(run_threads(threads, worker, seconds + 60)))
     start = time.monotonic()
     pool.start()
@@ -62,11 +74,10 @@ def run(seconds: float, flips: int = 200, threads: int = 8) -> Report:
             break
         time.sleep(pause)
         marks['started'] = k
-        ej.set_backend('cpu', BACKENDS[k % 2])
+        ej.set_backend('cpu', backends[k % 2])
         marks['committed'] = k
     marks['stop'] = True
     pool.join(seconds + 120)
     report.seconds = time.monotonic() - start
     report.extra['flips'] = marks['committed']
     ej.clear_backends()
-    return report

@@ -17,7 +17,7 @@ import time
 
 import jax
 from hypothesis import given, seed
-from tests.differential import indexed, transforms
+from tests.differential import indexed, plasticity, transforms
 from tests.differential.check import Outcome, check_problem
 from tests.differential.delay import check_delivery, deliveries, delivery_backends
 from tests.differential.profile import differential_settings
@@ -38,6 +38,22 @@ def _round(name: str, draws: int, round_seed: int, deadline: float, outcome: Out
         if time.monotonic() > deadline or outcome.problems >= limit:
             return
         outcome.add(check_problem(problem, around=lambda what: watched(f'differential: {what}')))
+
+    draw()
+
+
+def _plasticity_round(name: str, draws: int, round_seed: int, deadline: float, outcome: Outcome, limit: int) -> None:
+    @seed(round_seed)
+    @differential_settings(draws)
+    @given(plasticity.plasticity_problems(name))
+    def draw(problem):
+        if time.monotonic() > deadline or outcome.problems >= limit:
+            return
+        with watched(f'differential: {name}'):
+            bad = plasticity.check(problem, plasticity.backends_of(name))
+        outcome.problems += 1
+        outcome.comparisons += 3 * len(plasticity.backends_of(name))
+        outcome.disagreements.extend((_Text(line), str(problem)) for line in bad)
 
     draw()
 
@@ -67,6 +83,16 @@ def _indexed_round(name: str, draws: int, round_seed: int, deadline: float, foun
     draw()
 
 
+class _Text:
+    """A plasticity disagreement, shaped like the products' (``line()``)."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def line(self) -> str:
+        return self.text
+
+
 def run(seconds: float, long: bool = False, examples: int | None = None) -> Report:
     """Check up to ``examples`` drawn problems within ``seconds``; disagreements count as wrong results."""
     report = Report('differential')
@@ -88,6 +114,8 @@ def run(seconds: float, long: bool = False, examples: int | None = None) -> Repo
             with x64:
                 for i, name in enumerate(names):
                     _round(name, per_round, base + 1000 * r + i, deadline, outcome, limit)
+                for i, name in enumerate(plasticity.UPDATES):
+                    _plasticity_round(name, per_round, base + 1000 * r + 500 + i, deadline, outcome, limit)
                 _delivery_round(per_round, base + 1000 * r + len(names), deadline, outcome)
                 for i, name in enumerate(indexed.OPERATORS):
                     _indexed_round(name, per_round, base + 1000 * r + 500 + i, deadline, indexed_found)

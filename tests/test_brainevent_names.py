@@ -310,6 +310,120 @@ class TestFixedNumConn:
         _close(ej.binary_fcnmv(self.W, self.IDX, spikes=jnp.ones(3, bool), shape=(2, 3)), dense.sum(1))
 
 
+HANDLER = r'''
+#include "xla/ffi/api/ffi.h"
+namespace ffi = xla::ffi;
+static ffi::Error Twice(ffi::Buffer<ffi::F32> x, ffi::ResultBuffer<ffi::F32> y) {
+  for (size_t i = 0; i < x.element_count(); ++i) y->typed_data()[i] = 2 * x.typed_data()[i];
+  return ffi::Error::Success();
+}
+XLA_FFI_DEFINE_HANDLER_SYMBOL(eventjax_names_twice, Twice,
+    ffi::Ffi::Bind().Arg<ffi::Buffer<ffi::F32>>().Ret<ffi::Buffer<ffi::F32>>());
+'''
+
+
+class TestNativeKernels:
+    def test_load_cpp_inline_registers_name_dot_function(self):
+        # be: load_cpp_inline
+        from eventjax.backends import native_build
+
+        if not native_build.cpp_toolchain().path:
+            pytest.skip('no C++ compiler')
+        mod = ej.load_cpp_inline('eventjax_names', HANDLER, ['eventjax_names_twice'])
+        assert mod.targets == {'eventjax_names_twice': 'eventjax_names.eventjax_names_twice'}
+        x = jnp.arange(3.0)
+        out = jax.ffi.ffi_call(mod.targets['eventjax_names_twice'], jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
+        _close(out, [0.0, 2.0, 4.0])
+        with pytest.raises(TypeError, match='argument specs'):
+            ej.load_cpp_inline('eventjax_names_spec', HANDLER, {'eventjax_names_twice': ['arg', 'ret']})
+
+    def test_load_cuda_inline_and_file_build_for_the_gpu(self, tmp_path):
+        # be: load_cuda_inline
+        # be: load_cuda_file
+        from eventjax.backends import native_build
+
+        if not native_build.cuda_toolchain().path:
+            pytest.skip('nvcc is not installed')
+        mod = ej.load_cuda_inline('eventjax_names_cuda', HANDLER, ['eventjax_names_twice'])
+        assert mod.targets['eventjax_names_twice'] == 'eventjax_names_cuda.eventjax_names_twice'
+        path = tmp_path / 'twice.cu'
+        path.write_text(HANDLER)
+        assert ej.load_cuda_file(path, ['eventjax_names_twice']).path == mod.path  # same content, same build
+
+    def test_def_cuda_raw_kernel_registers_the_gpu_cuda_kernel(self):
+        # be: XLACustomKernel.def_cuda_raw_kernel
+        p = ej.XLACustomKernel('names_cuda_raw')
+        p.def_cuda_raw_kernel(lambda outs: lambda x: (x,))
+        assert p.available_backends('gpu') == ('cuda',)
+
+    def test_numba_cuda_names_say_what_to_use_instead(self):
+        # be: XLACustomKernel.def_numba_cuda_kernel
+        # be: numba_cuda_kernel
+        p = ej.XLACustomKernel('names_numba_cuda')
+        with pytest.raises(NotImplementedError, match='def_cuda_kernel'):
+            p.def_numba_cuda_kernel(lambda outs: None)
+        with pytest.raises(AttributeError, match='def_cuda_kernel'):
+            ej.numba_cuda_kernel  # noqa: B018
+
+
+class TestPlasticity:
+    # A CSR of shape (2, 3): row 0 stores columns 0 and 2, row 1 stores column 1. Weights start inside the bounds,
+    # where bounding the touched entries (eventjax) and clipping every weight (brainevent) agree.
+    W = jnp.array([0.5, 0.2, 0.9], jnp.float32)
+    IDX, PTR = jnp.array([0, 2, 1]), jnp.array([0, 2, 3])
+    PRE_TRACE, POST_TRACE = jnp.array([0.3, -0.4], jnp.float32), jnp.array([0.1, 0.2, 0.3], jnp.float32)
+
+    def test_csr_updates_take_brainevents_signatures(self):
+        # be: update_csr_on_binary_pre
+        # be: csr_on_pre
+        # be: update_csr_on_binary_post
+        # be: csr2csc_on_post
+        pre = jnp.array([True, False])
+        want = [0.6, 0.5, 0.9]
+        _close(ej.update_csr_on_binary_pre(self.W, self.IDX, self.PTR, pre, self.POST_TRACE, shape=(2, 3)), want)
+        _close(ej.csr_on_pre(self.W, self.IDX, self.PTR, pre, self.POST_TRACE, 0.0, 0.55, shape=(2, 3)),
+               [0.55, 0.5, 0.9])
+        rows, cols_ptr, pos = ej.csr_column_view(self.IDX, self.PTR, shape=(2, 3))
+        post = jnp.array([False, True, True])
+        _close(ej.update_csr_on_binary_post(self.W, rows, cols_ptr, pos, self.PRE_TRACE, post, shape=(2, 3)),
+               [0.5, 0.5, 0.5])
+        _close(ej.csr2csc_on_post(self.W, rows, cols_ptr, pos, self.PRE_TRACE, post, 0.45, 1.0, shape=(2, 3)),
+               [0.5, 0.5, 0.5])
+
+    def test_dense_updates_take_brainevents_signatures(self):
+        # be: update_dense_on_binary_pre
+        # be: dense_on_pre
+        # be: update_dense_on_binary_post
+        # be: dense_on_post
+        W = jnp.full((2, 3), 0.5, jnp.float32)
+        pre, post = jnp.array([False, True]), jnp.array([True, False, False])
+        _close(ej.update_dense_on_binary_pre(W, pre, self.POST_TRACE), [[.5, .5, .5], [.6, .7, .8]])
+        _close(ej.dense_on_pre(W, pre, self.POST_TRACE, None, 0.75), [[.5, .5, .5], [.6, .7, .75]])
+        _close(ej.update_dense_on_binary_post(W, self.PRE_TRACE, post), [[.8, .5, .5], [.1, .5, .5]])
+        _close(ej.dense_on_post(W, self.PRE_TRACE, post, 0.2), [[.8, .5, .5], [.2, .5, .5]])
+
+    def test_fixed_connection_updates_take_brainevents_signatures(self):
+        # be: update_fixed_post_conn_on_binary_pre
+        # be: update_fixed_pre_conn_on_binary_post
+        data, idx = jnp.full((2, 2), 0.5, jnp.float32), jnp.array([[0, 2], [1, 2]])
+        _close(ej.update_fixed_post_conn_on_binary_pre(data, idx, jnp.array([True, False]), self.POST_TRACE,
+                                                       shape=(2, 3)), [[.6, .8], [.5, .5]])
+        # Stored per postsynaptic neuron (2 of them) with presynaptic sources among 3.
+        _close(ej.update_fixed_pre_conn_on_binary_post(data, idx, jnp.array([0.1, 0.2, 0.3]), jnp.array([False, True]),
+                                                       None, 0.7, shape=(3, 2)), [[.5, .5], [.7, .7]])
+
+    def test_containers_update_on_pre_and_post(self):
+        # be: CSR.update_on_pre
+        # be: CSR.update_on_post
+        # be: FixedNumPerPre.update_on_pre
+        A = ej.CSR((self.W, self.IDX, self.PTR), shape=(2, 3))
+        _close(A.update_on_pre(jnp.array([True, False]), self.POST_TRACE).data, [0.6, 0.5, 0.9])
+        _close(A.update_on_post(self.PRE_TRACE, jnp.array([False, True, True])).data, [0.5, 0.5, 0.5])
+        F = ej.FixedNumPerPre(jnp.full((2, 2), 0.5, jnp.float32), jnp.array([[0, 2], [1, 2]]), shape=(2, 3))
+        _close(F.update_on_pre(jnp.array([True, False]), self.POST_TRACE, 0.0, 0.7).data, [[.6, .7], [.5, .5]])
+        _close(F.update_on_post(self.PRE_TRACE, jnp.array([False, False, True])).data, [[.5, .8], [.5, .1]])
+
+
 class TestDelaysAndGradedEvents:
     def test_csr_delay_deliver_and_its_layout(self):
         # be: csr_delay_deliver

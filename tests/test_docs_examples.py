@@ -24,6 +24,7 @@ BLOCK = re.compile(r'^\.\. code-block:: (\w+)\n((?:[ ]{3,}:[\w-]+:.*\n)*)\n((?:[
 REQUIREMENTS = {
     'requires-gpu': lambda: jax.default_backend() == 'gpu',
     'requires-fcn': lambda: hasattr(ej, 'binary_fcnmv'),
+    'requires-cpp': lambda: ej.backends_available()['cpp']['cpu'].available,
     'requires-numba-bridge': lambda: hasattr(ej.XLACustomKernel, 'def_numba_kernel')
     and ej.backends_available()['numba']['cpu'].available,
 }

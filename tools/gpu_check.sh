@@ -2,7 +2,8 @@
 # The GPU checks, run on a machine with an NVIDIA GPU (the device tool's H200):
 #   warp lands from .gpu/ (a GPU-only warp-lang 1.19 split in two parts: the
 #   machine has no network), then the GPU tests of the bridges and of every
-#   kernel family run with JAX's default platform = gpu, then a short timing.
+#   kernel family run with JAX's default platform = gpu (the cuda backend's
+#   C++/CUDA kernels built with the toolkit's nvcc), then a short timing.
 set -u
 OUT=${OUT:-/tmp/gpu-out}
 mkdir -p "$OUT" /tmp/site
@@ -16,7 +17,8 @@ python3 -c "import jax, jaxlib, warp, numba, sys; print(sys.version.split()[0], 
 python3 -c "import eventjax as ej; s = ej.backends_available(); print({b: {p: bool(v) for p, v in d.items()} for b, d in s.items()})"
 python3 -m pytest -q -p no:cacheprovider -o addopts="" \
   "tests/backends/test_warp_bridge.py::TestGpu" "tests/backends/test_pallas_bridge.py::TestGpuCompiled" \
+  "tests/backends/test_native_bridge.py::TestCudaBuild" \
   2>&1 | tee "$OUT/bridges.log" | tail -15
-timeout 330 python3 -m pytest -q -p no:cacheprovider -o addopts="" -n 6 tests/kernels -k "warp or jax" \
+timeout 330 python3 -m pytest -q -p no:cacheprovider -o addopts="" -n 6 tests/kernels -k "warp or jax or cuda" \
   2>&1 | tee "$OUT/kernels.log" | tail -40
 timeout 60 python3 tools/gpu_timing.py 2>&1 | tee "$OUT/timing.log"

@@ -3,6 +3,8 @@
 from eventjax import config, errors
 from eventjax._version import __version__ as __version__
 from eventjax.backends import XLACustomKernel, backends_available, numba_threads
+from eventjax.backends.native_bridge import NativeKernel
+from eventjax.backends.native_modules import load_cpp_inline, load_cuda_file, load_cuda_inline
 from eventjax.config import clear_backends, get_backend, set_backend
 from eventjax.containers import (
     COO,
@@ -41,11 +43,31 @@ from eventjax.kernels.indexed import (
     expand_events,
 )
 from eventjax.kernels.jitc import binary_jitcmm, binary_jitcmv, jitcmm, jitcmv
+from eventjax.kernels.plasticity import (
+    csr2csc_on_post,
+    csr_apply_on_post,
+    csr_apply_on_pre,
+    csr_column_view,
+    csr_on_pre,
+    dense_apply_on_post,
+    dense_apply_on_pre,
+    dense_on_post,
+    dense_on_pre,
+    fcn_apply_on_pre,
+    fcn_on_pre,
+)
+from eventjax.kernels.plasticity.fcn_on_pre import update_fixed_pre_conn_on_binary_post
 from eventjax.primitive import defjvp, general_batching_rule, primitives
 from eventjax.primitive.tags import get_all_primitive_names, get_primitives_by_tags, get_registry
 
 # brainevent's names for EventArray and the bit-packed form.
 BinaryArray = EventArray
+# brainevent's names for the plasticity updates (same signatures).
+update_csr_on_binary_pre = csr_on_pre
+update_csr_on_binary_post = csr2csc_on_post
+update_dense_on_binary_pre = dense_on_pre
+update_dense_on_binary_post = dense_on_post
+update_fixed_post_conn_on_binary_pre = fcn_on_pre
 # brainevent's name for GradedEvents.
 WeightedArray = GradedEvents
 BitPackedBinary = BitPackedEvents
@@ -60,12 +82,12 @@ config.set_numba_parallel = numba_threads.set_parallel
 config.get_numba_parallel = numba_threads.get_parallel
 
 __all__ = [
+    'BinaryArray',
     'COO',
     'BitPackedEvents',
     'CSC',
     'CSR',
     'CSRDelayLayout',
-    'BinaryArray',
     'DelayedCSR',
     'BitPackedBinary',
     'EventArray',
@@ -77,6 +99,7 @@ __all__ = [
     'GradedEvents',
     'IndexedEvents',
     'JITCMatrix',
+    'NativeKernel',
     'WeightedArray',
     'XLACustomKernel',
     'backends_available',
@@ -97,17 +120,28 @@ __all__ = [
     'coo2csr',
     'coo_to_csc_index',
     'csc_to_csr_index',
+    'csr2csc_on_post',
+    'csr_apply_on_post',
+    'csr_apply_on_pre',
+    'csr_column_view',
     'csr_delay_deliver',
     'csr_delay_deliver_layout',
+    'csr_on_pre',
     'csr_to_coo_index',
     'csr_to_csc_index',
     'csrmm',
     'csr_slice_rows',
     'csrmv',
     'defjvp',
+    'dense_apply_on_post',
+    'dense_apply_on_pre',
+    'dense_on_post',
+    'dense_on_pre',
     'errors',
-    'fcn_delay_deliver',
     'expand_events',
+    'fcn_apply_on_pre',
+    'fcn_delay_deliver',
+    'fcn_on_pre',
     'fcnmm',
     'fcnmv',
     'general_batching_rule',
@@ -117,16 +151,27 @@ __all__ = [
     'get_registry',
     'jitcmm',
     'jitcmv',
+    'load_cpp_inline',
+    'load_cuda_file',
+    'load_cuda_inline',
     'primitives',
     'random_csr',
     'random_fixed_num_conn',
     'set_backend',
+    'update_csr_on_binary_post',
+    'update_csr_on_binary_pre',
+    'update_dense_on_binary_post',
+    'update_dense_on_binary_pre',
+    'update_fixed_post_conn_on_binary_pre',
+    'update_fixed_pre_conn_on_binary_post',
 ]
 
 
 # brainevent names with no eventjax twin, and what to write instead.
 _INSTEAD = {
     'Dense': 'a plain weight array: eventjax.EventArray(spikes) @ W, or eventjax.binary_densemv(W, spikes)',
+    'numba_cuda_kernel': ('a CUDA C++ kernel (XLACustomKernel.def_cuda_kernel with eventjax.NativeKernel), '
+                          'or warp or pallas: eventjax has no numba_cuda backend yet'),
 }
 
 

@@ -5,7 +5,7 @@ Examples:
     eventjax info                      # versions, devices, backends, configuration
     eventjax bench --family csr --plot csr.png
     python -m eventjax bench --quick --backends jax numba
-    eventjax cache --clear             # forget the compiled numba handlers
+    eventjax cache --clear             # forget the compiled kernels (numba, C++, CUDA)
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ _EPILOG = """examples:
   eventjax info                              versions, devices, backends, configuration
   eventjax bench --quick                     time the standard kernels (small sizes)
   eventjax bench --family csr --plot csr.png one family, with a plot (needs eventjax[plot])
-  eventjax cache --clear                     delete the compiled numba handlers
+  eventjax bench --family plasticity         in-place weight updates at 4,000, 10,000 and 100,000 neurons
+  eventjax cache --clear                     delete the compiled kernels (numba, C++, CUDA)
 """
 
 _PACKAGES = (('eventjax', 'eventjax'), ('jax', 'jax'), ('jaxlib', 'jaxlib'), ('numba', 'numba'),
@@ -161,6 +162,16 @@ def _bench(args) -> int:
     notes = []
     machine = benchmarks.measure_machine(args.quick)
     print(f'machine: {machine.describe()}')
+    if args.family and 'plasticity' in args.family:
+        # Updates in place, timed as a loop feeding the weights back: their own table.
+        rows = benchmarks.run_plasticity(args.sizes, [args.rate] if args.rate else None, args.backends,
+                                         compare=not args.no_compare, budget_s=0.1 if args.quick else 0.5,
+                                         seed=args.seed, progress=None if args.no_progress else sys.stderr)
+        print('\nplasticity: µs per update (W[i, :] += trace on the stored entries of the rows with an event)')
+        print(benchmarks.format_plasticity(rows))
+        args.family = [f for f in args.family if f != 'plasticity']
+        if not args.family:
+            return 0
     results = benchmarks.run(args.family or benchmarks.FAMILIES, args.backends, sizes, quick=args.quick,
                              seed=args.seed, notes=notes, progress=None if args.no_progress else sys.stderr,
                              machine=machine, compare=not args.no_compare, rate=args.rate)
@@ -213,7 +224,8 @@ def _cache(args) -> int:
     for folder in folders:
         print(f'{folder.role}\n  {folder.path}\n  {verb} {folder.files} file(s), {_size(folder.size_bytes)}')
     if not args.clear:
-        print('(the folder follows NUMBA_CACHE_DIR, else XDG_CACHE_HOME; eventjax cache --clear deletes it)')
+        print('(numba handlers follow NUMBA_CACHE_DIR, C++/CUDA libraries EVENTJAX_CACHE_DIR, else both '
+              'XDG_CACHE_HOME; eventjax cache --clear deletes them)')
     return 0
 
 
@@ -223,12 +235,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument('--version', action='version', version=f'eventjax {__version__}')
     sub = parser.add_subparsers(dest='command', required=True)
     sub.add_parser('info', help='versions, devices, available backends and the configuration')
-    cache = sub.add_parser('cache', help='where the compiled numba handlers are kept, their size; --clear')
+    cache = sub.add_parser('cache', help='where the compiled kernels (numba, C++, CUDA) are kept, their size; --clear')
     cache.add_argument('--clear', action='store_true', help='delete them (the next run compiles again)')
     bench = sub.add_parser('bench', help='time the standard kernels against dense, the memory floor, brainevent '
                                          'and scipy')
-    bench.add_argument('--family', action='append', choices=('dense', 'csr', 'fcn', 'jitc', 'delay', 'events'),
-                       help='kernel family; repeat for several (default: all)')
+    bench.add_argument('--family', action='append',
+                       choices=('dense', 'csr', 'fcn', 'jitc', 'delay', 'events', 'plasticity'),
+                       help='kernel family; repeat for several (default: all products; plasticity only when named)')
     bench.add_argument('--backends', nargs='+', metavar='NAME', help='backends to time (default: all that run here)')
     bench.add_argument('--sizes', nargs='+', type=int, metavar='N',
                        help='neuron counts of the square networks (default 1000 4000 10000; the dense family '

@@ -46,8 +46,25 @@ def _affine_pallas(*, outs):
     return _affine_pallas(outs)
 
 
+_AFFINE_SOURCE = r"""
+#include "xla/ffi/api/ffi.h"
+namespace ffi = xla::ffi;
+static ffi::Error Affine(ffi::Buffer<ffi::F32> x, ffi::ResultBuffer<ffi::F32> y) {
+  for (size_t i = 0; i < x.element_count(); ++i) y->typed_data()[i] = 2 * x.typed_data()[i] + 1;
+  return ffi::Error::Success();
+}
+XLA_FFI_DEFINE_HANDLER_SYMBOL(eventjax_contract_affine, Affine,
+    ffi::Ffi::Bind().Arg<ffi::Buffer<ffi::F32>>().Ret<ffi::Buffer<ffi::F32>>());
+"""
+
+
+def _affine_native(*, outs):
+    return ej.NativeKernel('eventjax_contract_affine', source=_AFFINE_SOURCE)
+
+
 # y = 2x + 1 in each bridge's own kernel format: a new bridge adds its entry here.
-AFFINE = {'jax': _affine_jax, 'numba': _affine_numba, 'warp': _affine_warp, 'pallas': _affine_pallas}
+AFFINE = {'jax': _affine_jax, 'numba': _affine_numba, 'warp': _affine_warp, 'pallas': _affine_pallas,
+          'cpp': _affine_native, 'cuda': _affine_native}
 
 
 @pytest.fixture(params=BRIDGES, ids=lambda b: b.name)

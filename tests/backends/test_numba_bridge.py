@@ -53,6 +53,22 @@ def raises(x, out):
     raise ValueError('never seen')
 
 
+@numba.njit
+def rejects_negative(x, out):
+    for i in range(x.size):
+        if x[i] < 0:
+            raise ValueError("negative entry in x")
+        out[i] = x[i]
+
+
+@numba.njit
+def raises_with_values(x, out):
+    for i in range(x.size):
+        if x[i] < 0:
+            raise IndexError('bad entry at', i)
+        out[i] = x[i]
+
+
 @numba.njit(parallel=True)
 def pdouble(x, out):
     for i in numba.prange(x.shape[0]):
@@ -230,6 +246,28 @@ class TestKernelErrors:
         with pytest.raises(Exception, match=r"x\[17\] is negative"):
             jax.block_until_ready(f(x))
         np.testing.assert_array_equal(f(np.ones(64, np.float32))[0], 1.0)
+
+
+class TestRaisedMessages:
+    def test_a_raised_exception_reaches_the_caller_as_class_and_message_eager_and_jitted(self):
+        import eventjax as ej
+
+        p = ej.XLACustomKernel('numba_rejects_negative')
+        p.def_numba_kernel(lambda outs: rejects_negative)
+
+        def f(x):
+            return p(x, outs=jax.ShapeDtypeStruct(x.shape, x.dtype))
+
+        x = jnp.arange(3.0, dtype=jnp.float32)
+        for g in (f, jax.jit(f)):
+            with pytest.raises(Exception, match='ValueError: negative entry in x') as info:
+                jax.block_until_ready(g(x - 1))
+            assert 'rejects_negative' in str(info.value)
+            np.testing.assert_array_equal(g(x), [0.0, 1.0, 2.0])  # later calls still work
+
+    def test_a_raise_with_runtime_values_carries_them(self):
+        with pytest.raises(Exception, match=r"IndexError: \('bad entry at', 1\)"):
+            jax.block_until_ready(call(raises_with_values, [np.array([1, -1], np.float32)], sds((2,), np.float32)))
 
 
 class TestTraceTimeErrors:

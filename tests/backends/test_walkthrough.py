@@ -56,6 +56,20 @@ assert toy_densemv(W, v, backend='toy').dtype == jnp.float32
 print('walkthrough ok')
 """
 
+# The backend README's C++ kernel, checked under jit, vmap and grad.
+CHECK_CPP = """
+from eventjax.backends import native_build
+if native_build.cpp_toolchain().path:
+    np.testing.assert_allclose(y, [0.0, 1.0, 4.0, 9.0])
+    sds = lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype)
+    f = jax.jit(lambda x: square(x, outs=sds(x), backend='cpp'))
+    np.testing.assert_allclose(f(x + 1), (x + 1) ** 2)
+    np.testing.assert_allclose(jax.vmap(lambda x: square(x, outs=sds(x), backend='cpp'))(jnp.stack([x, 2 * x])),
+                               np.stack([x ** 2, 4 * x ** 2]))
+    np.testing.assert_allclose(jax.grad(lambda x: square(x, outs=sds(x), backend='cpp').sum())(x), 2 * x)
+    print('cpp walkthrough ok')
+"""
+
 
 def _code_blocks(readme: pathlib.Path) -> dict[str, str]:
     """``{path inside the package: text}`` for every block whose first line is ``# eventjax/<path>``."""
@@ -74,13 +88,20 @@ def test_the_readme_walkthroughs_add_a_backend_and_an_operator_family(tmp_path):
     # Step 2 of the backend walk-through: import the bridge, add one line to BRIDGES.
     registry = copy / 'backends' / 'registry.py'
     text = registry.read_text()
-    text = text.replace('from eventjax.backends import numba_backend,',
-                        'from eventjax.backends import toy_bridge, numba_backend,')
+    text = re.sub(r'from eventjax\.backends import (.*numba_backend,)', r'from eventjax.backends import toy_bridge, \1',
+                  text, count=1)
     bridges = r'(BRIDGES: tuple\[Bridge, \.\.\.\] = \(\n(?:    .*\n)*?)\)'
     text, added = re.subn(bridges, r'\1    toy_bridge.BRIDGE,\n)', text)
     assert added == 1 and 'import toy_bridge' in text
     registry.write_text(text)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), *sys.path]))
-    run = subprocess.run([sys.executable, '-c', CHECK], env=env, capture_output=True, text=True, timeout=180)
+    readme_cpp = re.search(r'```python\n# walkthrough: cpp\n(.*?)```', (PACKAGE / 'backends' / 'README.md').read_text(),
+                           re.S)
+    assert readme_cpp, 'the backend README lost its cpp walk-through block'
+    script = CHECK + readme_cpp.group(1) + CHECK_CPP
+    run = subprocess.run([sys.executable, '-c', script], env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]
     assert 'walkthrough ok' in run.stdout
+    from eventjax.backends import native_build
+
+    assert 'cpp walkthrough ok' in run.stdout or not native_build.cpp_toolchain().path

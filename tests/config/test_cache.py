@@ -36,13 +36,30 @@ class TestHandlerDir:
 
 
 class TestClear:
-    def test_clear_reports_what_each_folder_held_and_removes_it(self, tmp_path):
+    def test_clear_reports_what_each_folder_held_and_removes_it(self, tmp_path, monkeypatch):
+        monkeypatch.setenv('EVENTJAX_CACHE_DIR', str(tmp_path))
         handlers = tmp_path / 'numba_handlers'
         handlers.mkdir()
         (handlers / 'a.py').write_text('abc')
+        native = tmp_path / 'native_kernels'
+        native.mkdir()
+        (native / 'k-0.so').write_bytes(b'12')
         folders = cache.clear_cache(str(tmp_path))
         assert (folders[0].files, folders[0].size_bytes) == (1, 3)
-        assert not handlers.exists()
+        assert (folders[-1].role, folders[-1].files, folders[-1].size_bytes) == ('C++ and CUDA kernel libraries', 1, 2)
+        assert not handlers.exists() and not native.exists()
+
+
+class TestNativeDir:
+    def test_eventjax_cache_dir_wins(self, monkeypatch):
+        monkeypatch.setenv('EVENTJAX_CACHE_DIR', '/ej')
+        monkeypatch.setenv('XDG_CACHE_HOME', '/xdg')
+        assert cache.native_dir() == '/ej/native_kernels'
+
+    def test_xdg_cache_home_is_used_without_it(self, monkeypatch):
+        monkeypatch.delenv('EVENTJAX_CACHE_DIR', raising=False)
+        monkeypatch.setenv('XDG_CACHE_HOME', '/xdg')
+        assert cache.native_dir() == '/xdg/eventjax/native_kernels'
 
 
 

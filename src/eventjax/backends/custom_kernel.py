@@ -67,6 +67,32 @@ class XLACustomKernel(KernelPrimitive):
                 self.def_kernel(backend, extra, bridge.wrap(kernel_generator, extra))
 
 
+    def def_cuda_raw_kernel(self, kernel_generator: Callable, asdefault: bool = False) -> None:
+        """brainevent's name: register a gpu kernel that calls an FFI target of :func:`eventjax.load_cuda_inline`.
+
+        ``kernel_generator(**static_params, outs=outs)`` returns a JAX-traceable
+        function of the input arrays that calls ``jax.ffi.ffi_call`` on a target
+        loaded with ``load_cuda_inline`` or ``load_cuda_file``; it becomes the
+        ``cuda`` kernel of the gpu. ``def_cuda_kernel`` takes a ``NativeKernel``
+        generator instead and builds the source itself.
+
+        Example:
+            >>> import eventjax as ej
+            >>> p = ej.XLACustomKernel('def_cuda_raw_kernel_example')
+            >>> p.def_cuda_raw_kernel(lambda outs: lambda x: (x,))
+            >>> p.available_backends('gpu')
+            ('cuda',)
+        """
+        self.def_kernel('cuda', 'gpu', kernel_generator, asdefault=asdefault)
+
+    def def_numba_cuda_kernel(self, *args, **kwargs) -> None:
+        """brainevent's numba CUDA kernels have no backend here yet: raises, naming what to use instead."""
+        raise NotImplementedError(
+            f'{self.name}.def_numba_cuda_kernel(): eventjax has no numba_cuda backend. Write the GPU kernel in '
+            'CUDA C++ (def_cuda_kernel with an eventjax.NativeKernel), warp (def_warp_kernel) or pallas '
+            '(def_pallas_kernel).')
+
+
 def _def_method(bridge: Bridge):
     name = bridge.name
     if bridge.platform_first:

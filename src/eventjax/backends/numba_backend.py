@@ -33,10 +33,11 @@ def status(platform: str) -> BackendStatus:
 def wrap(kernel_generator: Callable, platform: str) -> Callable:
     """Wrap an njit-kernel generator; numba is imported at the first lowering."""
 
-    def lazy_generator(**params):
+    def lazy_generator(*, input_output_aliases=None, **params):
         from eventjax.backends import numba_bridge  # noqa: PLC0415
 
-        return numba_bridge.numba_kernel_generator(kernel_generator)(**params)
+        return numba_bridge.numba_kernel_generator(kernel_generator)(input_output_aliases=input_output_aliases,
+                                                                     **params)
 
     return lazy_generator
 
@@ -46,5 +47,6 @@ BRIDGE = Bridge(
     hint="numba compiles for the CPU only; use def_warp_kernel or def_pallas_kernel on accelerators.",
     contract='``kernel_generator(**static_params, outs=outs)`` returns an ``@numba.njit`` '
              '``kernel(*inputs, *outputs[, err])`` that fills its outputs in place; it runs as a typed '
-             'XLA FFI handler, with no Python and no GIL on the call path. numba is imported only when '
-             'the kernel is first lowered.')
+             'XLA FFI handler, with no Python and no GIL on the call path. An output the call aliases to an '
+             'input (input_output_aliases) starts out holding that input\'s values. numba is imported only '
+             'when the kernel is first lowered.')

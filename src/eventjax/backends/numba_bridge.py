@@ -18,8 +18,10 @@ one lock (XLA keeps raw pointers to them).
 Errors. A kernel may take one extra last argument, ``err``: a byte buffer it
 fills with :func:`report_error`; the handler turns it into an XLA FFI error
 and JAX raises an exception carrying the message. A kernel that raises
-instead gets a generic error (numba cannot carry an exception's message out
-of compiled code). Wrong dtypes, ranks or arity fail at trace time.
+fails the call with the exception's class and message
+(``ValueError: negative entry in x (raised in numba kernel k)``), which the
+handler reads from what numba kept, taking the GIL on that path only.
+Wrong dtypes, ranks or arity fail at trace time.
 
 Bounds checks. :func:`bounds_checked` (or ``numba_kernel_generator(kg,
 boundscheck=True)``, ``@numba.njit(boundscheck=True)``, ``NUMBA_BOUNDSCHECK=1``)
@@ -28,6 +30,12 @@ past an array, and the call fails with an error saying so. Such kernels run
 serially: a failed bounds check inside numba's parallel region is not safe in
 a handler.
 
+In-place outputs. When a call declares ``input_output_aliases``, the FFI
+call aliases those outputs to their inputs: the kernel finds the input's
+values already in the output array and updates only what it must (the input
+argument it also receives is the same memory; read the output). float16
+arrays are widened first, so they are updated in a float32 copy.
+
 Threads and disk cache: see ``numba_threads`` and ``numba_codegen``.
 """
 
@@ -35,7 +43,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -47,6 +54,7 @@ import numpy as np
 from eventjax.backends import ffi_abi, numba_codegen, numba_keying
 from eventjax.backends.numba_intrinsics import report_error
 from eventjax.backends.numba_threads import get_num_threads, set_num_threads, threading_layer
+from eventjax.backends.targets import TargetRegistry
 from eventjax.errors import NumbaKernelError, UnsupportedDtypeError
 
 __all__ = [
@@ -76,30 +84,7 @@ class _Target:
     kernel: Any = attrs.field(eq=False)  # also keeps an identity key's id unique
 
 
-class _Registry:
-    """FFI targets by key; written under a lock, read without one."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._targets: dict[tuple, _Target] = {}
-
-    def __len__(self) -> int:
-        return len(self._targets)
-
-    def get_or_create(self, key: tuple, create: Callable[[str], _Target]) -> _Target:
-        target = self._targets.get(key)
-        if target is not None:
-            return target
-        with self._lock:
-            target = self._targets.get(key)
-            if target is None:
-                target = create(f'eventjax_numba_{len(self._targets)}')
-                # Replace, never mutate: a lock-free reader sees old or new.
-                self._targets = {**self._targets, key: target}
-        return target
-
-
-_REGISTRY = _Registry()
+_REGISTRY: TargetRegistry[_Target] = TargetRegistry()
 
 
 def target_count() -> int:
@@ -265,7 +250,7 @@ def _target_for(kernel: Any, arrays: Sequence[Any], outs: Sequence[Any]) -> _Tar
     kkey, fingerprint = _kernel_key(kernel)
     return _REGISTRY.get_or_create(
         (kkey, in_specs, out_specs),
-        lambda name: _create_target(name, kernel, fingerprint, in_specs, out_specs, who),
+        lambda index: _create_target(f'eventjax_numba_{index}', kernel, fingerprint, in_specs, out_specs, who),
     )
 
 
@@ -279,7 +264,9 @@ def numba_kernel_generator(kg: Callable, *, boundscheck: bool = False) -> Callab
         kg: called as ``kg(**static_params, outs=outs)``, returns an
             ``@numba.njit`` ``kernel(*inputs, *outputs[, err])`` that fills
             its outputs in place; ``outs`` is a tuple of
-            ``jax.ShapeDtypeStruct``, one per output.
+            ``jax.ShapeDtypeStruct``, one per output. An output the call
+            aliases to an input (``input_output_aliases``) starts out holding
+            that input's values.
         boundscheck: compile the kernels with bounds checks, as :func:`bounds_checked` does.
 
     Returns:
@@ -299,8 +286,9 @@ def numba_kernel_generator(kg: Callable, *, boundscheck: bool = False) -> Callab
     if boundscheck:
         kg = bounds_checked(kg)
 
-    def kg2(*, outs: Any, **static_params: Any) -> Callable:
+    def kg2(*, outs: Any, input_output_aliases: Any = None, **static_params: Any) -> Callable:
         outs = tuple(outs) if isinstance(outs, (tuple, list)) else (outs,)
+        aliases = dict(input_output_aliases or {})
         # XLA sees canonical dtypes (no 64-bit types unless x64 is enabled).
         outs = tuple(jax.ShapeDtypeStruct(o.shape, jax.dtypes.canonicalize_dtype(o.dtype)) for o in outs)
         kernel = kg(**static_params, outs=outs)
@@ -310,7 +298,10 @@ def numba_kernel_generator(kg: Callable, *, boundscheck: bool = False) -> Callab
             arrays = tuple(_widen(jax.numpy.asarray(a)) for a in arrays)
             wide = tuple(jax.ShapeDtypeStruct(o.shape, _wide_dtype(o.dtype)) for o in outs)
             target = _target_for(kernel, arrays, wide)
-            result = jax.ffi.ffi_call(target.name, wide, vmap_method='sequential')(*arrays)
+            # An aliased output is the input's own buffer (XLA copies the input
+            # first unless it was donated): the kernel sees its values there.
+            result = jax.ffi.ffi_call(target.name, wide, vmap_method='sequential',
+                                      input_output_aliases=aliases)(*arrays)
             return tuple(r.astype(o.dtype) for r, o in zip(result, outs))
 
         return call

@@ -47,18 +47,9 @@ import numpy as np
 from eventjax.backends import ffi_abi as A
 from eventjax.backends.numba_intrinsics import (
     load_i64, load_i32, store_i64, store_i32, as_voidptr, address_of,
-    fail, make_error, launch_begin, launch_end, ERROR_BUFFER_LEN)
+    fail, make_error, launch_begin, launch_end, call_kernel, ERROR_BUFFER_LEN)
 
 kernel = None  # the user's njit kernel, bound before compilation
-
-
-@numba.njit
-def run({params}):
-    try:
-        {call}
-    except Exception:
-        return 1
-    return 0
 
 
 def handler(frame_p):
@@ -104,23 +95,27 @@ _BUFFER = '''\
 
 _FOOTER = '''\
     err = np.zeros(ERROR_BUFFER_LEN, np.uint8)
-    {begin}status = run({args})
+    {begin}status = call_kernel(kernel, ({kargs},), err, "{label}")
     {end}if status != 0 and err[0] == 0:
         return as_voidptr(fail(api, A.{errc}, "{raised}"))
     if err[0] != 0:
-        return as_voidptr(make_error(api, A.ERRC_INVALID_ARGUMENT, err))
+        return as_voidptr(make_error(api, A.ERRC_INVALID_ARGUMENT if status == 0 else A.{errc}, err))
     return as_voidptr(0)
 '''
 
+# Used when the exception a kernel raised could not be turned into text.
 _RAISED = (
-    '{where}: the kernel raised an exception; numba cannot carry its message out of compiled code, '
+    '{where}: the kernel raised an exception whose message could not be read; '
     'report errors with eventjax.backends.numba_bridge.report_error(err, message)'
 )
 _RAISED_CHECKED = (
     '{where}: the kernel raised an exception with bounds checking on, most likely IndexError: an index '
-    'out of bounds of an input or output array (numba cannot carry the message out of compiled code). '
-    'Check the kernel\'s loop bounds against the outs= shapes; it read and wrote nothing out of bounds'
+    'out of bounds of an input or output array. '
+    "Check the kernel's loop bounds against the outs= shapes; it read and wrote nothing out of bounds"
 )
+# Where a raised exception came from, as its message names it.
+_LABEL = '{where}'
+_LABEL_CHECKED = '{where}, with bounds checking on: it read and wrote nothing out of bounds'
 
 
 def handler_source(
@@ -151,15 +146,7 @@ def handler_source(
     out_vars = [f'o{k}' for k in range(len(out_specs))]
     kargs = in_vars + out_vars + (['err'] if takes_err else [])
     where = f'numba kernel {name}'
-    parts = [
-        _HEADER.format(
-            name=name,
-            params=', '.join([*in_vars, *out_vars, 'err']),
-            call=f'kernel({", ".join(kargs)})',
-            major=major,
-            minor=minor,
-        )
-    ]
+    parts = [_HEADER.format(name=name, major=major, minor=minor)]
     for base, specs, names, what in (
         ('A.FRAME_ARGS', in_specs, in_vars, 'input'),
         ('A.FRAME_RETS', out_specs, out_vars, 'output'),
@@ -173,10 +160,12 @@ def handler_source(
                 code=ffi_abi.DATATYPE[dtype], dtype=dtype.name,
             ))
     raised = (_RAISED_CHECKED if boundscheck else _RAISED).format(where=where)
+    label = (_LABEL_CHECKED if boundscheck else _LABEL).format(where=where)
     parts.append(_FOOTER.format(
-        args=', '.join([*in_vars, *out_vars, 'err']),
+        kargs=', '.join(kargs),
+        label=label.replace('"', "'"),
         raised=raised.replace('"', "'"),
-        errc='ERRC_OUT_OF_RANGE' if boundscheck else 'ERRC_INTERNAL',
+        errc='ERRC_OUT_OF_RANGE' if boundscheck else 'ERRC_INVALID_ARGUMENT',
         begin='launch_begin()\n    ' if parallel else '',
         end='launch_end()\n    ' if parallel else '',
     ))

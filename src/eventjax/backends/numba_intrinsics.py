@@ -2,11 +2,15 @@
 
 A handler reads the XLA call frame and builds XLA errors through these
 intrinsics and njit helpers, so it touches no Python object. Kernels call
-:func:`report_error` to fail with a message.
+:func:`report_error` to fail with a message. A kernel that raises is called
+through :func:`call_kernel`, which only on that error path takes the GIL to
+turn the exception numba kept (its class and constant arguments) into text.
 """
 
 from __future__ import annotations
 
+import ctypes
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -204,6 +208,79 @@ def launch_end(typingctx):
         return _call_symbol(builder, 'eventjax_numba_launch_end', [])
 
     return types.int64(), codegen
+
+
+# --- Calling a kernel and keeping the message of what it raised ------------
+
+
+def describe_exception(exc_type: Any, exc_value: Any, address: int, size: int, where: str) -> None:
+    """Write ``"<Class>: <message> (raised in <where>)"`` as NUL-terminated ASCII at ``address``.
+
+    Called with the GIL held by :func:`call_kernel`'s error path, with the
+    exception numba raised (the pair ``PyErr_Fetch`` returned).
+    """
+    if exc_type is None:
+        return
+    if exc_value is None or not isinstance(exc_value, BaseException):
+        args = exc_value if isinstance(exc_value, tuple) else (() if exc_value is None else (exc_value,))
+        exc_value = exc_type(*args)
+    text = f'{exc_type.__name__}: {exc_value} (raised in {where})' if str(exc_value) else \
+        f'{exc_type.__name__} (raised in {where})'
+    data = text.encode('ascii', 'replace')[:size - 1] + b'\0'
+    ctypes.memmove(address, data, len(data))
+
+
+@intrinsic
+def call_kernel(typingctx, kernel, args, err, where):
+    """Call the njit ``kernel(*args)``; return 0, or 1 after writing what it raised into ``err``.
+
+    ``where`` (a string constant) names the kernel in the message. The
+    success path is a plain native call; only when the kernel raised does
+    the handler take the GIL, let numba rebuild the exception from what it
+    kept (class and constant arguments, or the values of a dynamic raise)
+    and :func:`describe_exception` write ``"ValueError: ..."`` into ``err``.
+    """
+    if not isinstance(kernel, types.Dispatcher) or not isinstance(args, types.BaseTuple) \
+            or not isinstance(where, types.StringLiteral):
+        return None
+    kernel_sig = typingctx.resolve_function_type(kernel, tuple(args.types), {})
+    if kernel_sig is None:
+        return None
+    label = where.literal_value
+
+    def codegen(context, builder, sig, llargs):
+        cres = kernel.dispatcher.overloads[tuple(kernel_sig.args)]
+        fnty = context.call_conv.get_function_type(kernel_sig.return_type, kernel_sig.args)
+        callee = cgutils.get_or_insert_function(builder.module, fnty, cres.fndesc.llvm_func_name)
+        context.add_linking_libs([cres.library])
+        values = cgutils.unpack_tuple(builder, llargs[1], len(args.types))
+        values = [context.cast(builder, v, t, want) for v, t, want in zip(values, args.types, kernel_sig.args)]
+        status, _ = context.call_conv.call_function(builder, callee, kernel_sig.return_type, kernel_sig.args,
+                                                    values)
+        with builder.if_then(status.is_error, likely=False):
+            buffer = context.make_array(sig.args[2])(context, builder, llargs[2])
+            pyapi = context.get_python_api(builder)
+            gil = pyapi.gil_ensure()
+            context.call_conv.raise_error(builder, pyapi, status)
+            slots = [cgutils.alloca_once_value(builder, pyapi.get_null_object()) for _ in range(3)]
+            pyapi.err_fetch(*slots)
+            exc_type, exc_value, exc_tb = (builder.load(slot) for slot in slots)
+            # The label travels inside the pickled callable: no string is built in compiled code.
+            describe = pyapi.unserialize(pyapi.serialize_object(functools.partial(describe_exception, where=label)))
+            address = pyapi.long_from_longlong(builder.ptrtoint(buffer.data, ir.IntType(64)))
+            size = pyapi.long_from_longlong(buffer.nitems)
+            none = pyapi.make_none()
+            result = pyapi.call_function_objargs(describe, [
+                builder.select(cgutils.is_null(builder, exc_type), none, exc_type),
+                builder.select(cgutils.is_null(builder, exc_value), none, exc_value),
+                address, size])
+            for obj in (result, describe, address, size, none, exc_type, exc_value, exc_tb):
+                pyapi.decref(obj)
+            pyapi.err_clear()  # a failure to describe leaves the generic message, never a Python error
+            pyapi.gil_release(gil)
+        return builder.select(status.is_ok, ir.Constant(ir.IntType(64), 0), ir.Constant(ir.IntType(64), 1))
+
+    return types.int64(kernel, args, err, where), codegen
 
 
 # --- Error reporting, callable from kernels and handlers --------------------

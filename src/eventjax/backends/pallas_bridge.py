@@ -6,6 +6,13 @@ with ``interpret=interpret`` and applies it. The same generator thus serves
 the compiled GPU/TPU kernel and the CPU interpret mode (used by tests without
 a GPU); the bridge decides ``interpret`` from the platform.
 
+In-place outputs: when a call declares ``input_output_aliases`` and the
+user's generator names an ``input_output_aliases`` parameter, it receives the
+mapping and passes it on to ``pl.pallas_call(..., input_output_aliases=...)``,
+so the aliased output ref starts with the input's values and only what the
+kernel writes changes. A generator without that parameter computes every
+output itself (correct either way).
+
 Interpret mode on the CPU runs the kernel body as ordinary JAX ops, grid step
 by grid step, on outputs that start out as NaN (not zero): kernels that
 accumulate must initialise their outputs themselves, on every backend.
@@ -42,6 +49,13 @@ def _accepts_interpret(fn: Callable[..., Any]) -> bool:
     return 'interpret' in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 
 
+def _names(fn: Callable[..., Any], name: str) -> bool:
+    try:
+        return name in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 def pallas_kernel_generator(kg: Callable[..., Any], platform: str, interpret: bool = False
                             ) -> Callable[..., Callable]:
     """Turn a pallas kernel generator into a generator of JAX-traceable functions.
@@ -76,8 +90,10 @@ def pallas_kernel_generator(kg: Callable[..., Any], platform: str, interpret: bo
         raise ValueError(f"pallas kernels run on 'gpu', 'tpu' or 'cpu' (interpret), got {platform!r}.") from None
     use_interpret = True if platform == 'cpu' else bool(interpret)
 
-    def kg2(*, outs, **static_params):
+    def kg2(*, outs, input_output_aliases=None, **static_params):
         outs = tuple(outs) if isinstance(outs, (tuple, list)) else (outs,)
+        if input_output_aliases and _names(kg, 'input_output_aliases'):
+            static_params = {**static_params, 'input_output_aliases': dict(input_output_aliases)}
         call = kg(**static_params, outs=outs)
         if not callable(call) or not _accepts_interpret(call):
             raise PallasKernelSpecError(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import functools
 
-from eventjax.backends import numba_backend, pallas_bridge, reference, warp_bridge
+from eventjax.backends import native_bridge, numba_backend, pallas_bridge, reference, warp_bridge
 from eventjax.backends.bridge import Bridge
 from eventjax.config import register_backend_catalog
 
@@ -22,6 +22,8 @@ BRIDGES: tuple[Bridge, ...] = (
     numba_backend.BRIDGE,
     warp_bridge.BRIDGE,
     pallas_bridge.BRIDGE,
+    native_bridge.CPP_BRIDGE,
+    native_bridge.CUDA_BRIDGE,
 )
 
 

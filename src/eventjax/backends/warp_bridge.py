@@ -31,6 +31,12 @@ Facts about ``warp.jax_kernel`` (warp-lang 1.19) that shape this module:
   eager call retraces and recompiles each time, and do not rely on JAX's
   persistent compilation cache across processes for warp calls (a cached
   executable would name a launch id the new process never recorded).
+- ``in_out_argnames`` makes an output parameter an input too, and warp's
+  FFI call aliases it to its output. An output the call aliases to an input
+  (``input_output_aliases``) is passed that way, fed with the input's array;
+  the input itself is then not passed again (twice the same operand would
+  make XLA copy it). A kernel for an in-place call therefore lists the
+  inputs that are not aliased, then the outputs.
 - CPU kernels are compiled by warp's bundled clang into warp's kernel cache
   (``~/.cache/warp/<version>``), which a second process reuses.
 """
@@ -212,6 +218,20 @@ def _zeroed_names(spec: WarpKernelSpec, n_outs: int) -> tuple[str, ...]:
     return names
 
 
+def _in_out_names(spec: WarpKernelSpec, n_outs: int, aliased: Mapping[int, int]) -> tuple[str, ...]:
+    """The output parameters passed as in/out: the zeroed ones and the aliased ones, a leading run."""
+    labels = [a.label for a in spec.kernel.adj.args]
+    out_labels = labels[len(labels) - n_outs:]
+    zeroed = set(_zeroed_names(spec, n_outs))
+    count = sum(1 for k, name in enumerate(out_labels) if name in zeroed or k in aliased)
+    if any(k >= count for k in aliased) or len(zeroed) > count:
+        raise WarpKernelSpecError(
+            f'kernel {spec.kernel.key!r}: the outputs updated in place (input_output_aliases, positions '
+            f'{sorted(aliased)}) and those in zero_outputs must be the first output parameters of '
+            f'{tuple(out_labels)}; reorder the kernel parameters.')
+    return tuple(out_labels[:count])
+
+
 @functools.cache
 def _warp_lock():
     """The lock warp's FFI callbacks hold; ours where this warp version has none.
@@ -252,18 +272,20 @@ def _check_outputs(ffi, outs, kernel_key: str) -> None:
             )
 
 
-def _assemble_args(ffi, spec: WarpKernelSpec, arrays, outs):
-    """Interleave arrays, static scalars and zero buffers in kernel parameter order."""
-    arrays = list(arrays)
+def _assemble_args(ffi, spec: WarpKernelSpec, arrays, outs, aliased: Mapping[int, int]):
+    """Interleave arrays, static scalars, aliased inputs and zero buffers in kernel parameter order."""
+    sources = {k: arrays[i] for k, i in aliased.items()}
+    arrays = [a for i, a in enumerate(arrays) if i not in set(aliased.values())]
     n_arrays = sum(1 for a in ffi.input_args if a.is_array and not a.in_out)
     if len(arrays) != n_arrays:
         raise TypeError(
-            f'Warp kernel {spec.kernel.key!r} takes {n_arrays} input arrays, got {len(arrays)}.')
+            f'Warp kernel {spec.kernel.key!r} takes {n_arrays} input arrays, got {len(arrays)}'
+            + (' (inputs updated in place are passed as their output parameter only)' if aliased else '') + '.')
     args, k = [], 0
     for arg in ffi.input_args:
         if arg.in_out:
             out = outs[k]
-            args.append(jnp.zeros(out.shape, out.dtype))
+            args.append(sources[k] if k in sources else jnp.zeros(out.shape, out.dtype))
             k += 1
         elif arg.is_array:
             args.append(arrays.pop(0))
@@ -303,44 +325,47 @@ def warp_kernel_generator(kg: Callable[..., Any], platform: str = 'gpu') -> Call
         raise ValueError(f"warp kernels run on 'cpu' or 'gpu', got platform {platform!r}.")
     platform = normalize_platform(platform)
 
-    def kg2(*, outs, **static_params):
+    def kg2(*, outs, input_output_aliases=None, **static_params):
         status(platform).require()
         outs = tuple(outs) if isinstance(outs, (tuple, list)) else (outs,)
+        aliased = {k: i for i, k in (input_output_aliases or {}).items()}  # output -> input
         for out in outs:
             warp_dtype(out.dtype)
         with _warp_lock():
             result = kg(**static_params, outs=outs)
         if isinstance(result, ByInputDtypes):
-            return _typed_call(result, outs)
-        return _spec_call(result, outs)
+            return _typed_call(result, outs, aliased)
+        return _spec_call(result, outs, aliased)
 
     return kg2
 
 
-def _typed_call(typed: ByInputDtypes, outs) -> Callable:
+def _typed_call(typed: ByInputDtypes, outs, aliased: Mapping[int, int]) -> Callable:
     def call(*arrays):
         if any(a.size == 0 for a in arrays) or any(0 in o.shape for o in outs):
-            return tuple(jnp.zeros(o.shape, o.dtype) for o in outs)
+            # Nothing to launch: an in-place output is its input unchanged.
+            return tuple(arrays[aliased[k]] if k in aliased else jnp.zeros(o.shape, o.dtype)
+                         for k, o in enumerate(outs))
         dtypes = tuple(np.dtype(a.dtype) for a in arrays)
         with _warp_lock():
             result = typed.factory(dtypes)
-        return _spec_call(result, outs)(*arrays)
+        return _spec_call(result, outs, aliased)(*arrays)
 
     return call
 
 
-def _spec_call(result: Any, outs) -> Callable:
+def _spec_call(result: Any, outs, aliased: Mapping[int, int]) -> Callable:
     with _warp_lock():
         spec = _as_spec(result)
         ffi = _ffi_kernel(spec.kernel, len(outs), spec.vmap_method,
-                          _zeroed_names(spec, len(outs)), spec.block_dim)
+                          _in_out_names(spec, len(outs), aliased), spec.block_dim)
     _check_outputs(ffi, outs, spec.kernel.key)
     out_dims = {arg.name: out.shape for arg, out in zip(ffi.output_args, outs[ffi.num_in_out:])}
 
     def call(*arrays):
         for a in arrays:
             warp_dtype(a.dtype)
-        args = _assemble_args(ffi, spec, arrays, outs)
+        args = _assemble_args(ffi, spec, arrays, outs, aliased)
         launch = _launch_dims(spec.dim, arrays)
         # Called outside a trace, ffi() runs the kernel at once, and warp's
         # callback takes the same lock: hold it only while tracing.

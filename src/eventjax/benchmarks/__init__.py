@@ -9,8 +9,10 @@ Example:
 
 from eventjax.benchmarks.cases import CASES, FAMILIES, Case, Problem, cases_for
 from eventjax.benchmarks.machine import Machine, measure_machine
+from eventjax.benchmarks.plasticity import PlasticityResult, format_plasticity, run_plasticity
 from eventjax.benchmarks.report import LEGEND, Result, format_table, plot, write_json
 from eventjax.benchmarks.runner import QUICK_SIZES, SIZES, run
 
-__all__ = ['CASES', 'FAMILIES', 'LEGEND', 'QUICK_SIZES', 'SIZES', 'Case', 'Machine', 'Problem', 'Result', 'cases_for',
-           'format_table', 'measure_machine', 'plot', 'run', 'write_json']
+__all__ = ['CASES', 'FAMILIES', 'LEGEND', 'QUICK_SIZES', 'SIZES', 'Case', 'Machine', 'PlasticityResult', 'Problem',
+           'Result', 'cases_for', 'format_plasticity', 'format_table', 'measure_machine', 'plot', 'run',
+           'run_plasticity', 'write_json']

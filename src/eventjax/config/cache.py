@@ -1,4 +1,4 @@
-"""Where eventjax keeps compiled numba handlers on disk, how large that is, and clearing it.
+"""Where eventjax keeps compiled kernels on disk (numba handlers, C++/CUDA libraries), their size, clearing them.
 
 The numba bridge writes each handler's generated source into one folder and
 compiles it with numba's ``cache=True``, so a second process loads the
@@ -8,6 +8,12 @@ else ``$XDG_CACHE_HOME/eventjax/numba_handlers``, else
 ``~/.cache/eventjax/numba_handlers``. Numba keeps its index and machine
 code beside the sources (``__pycache__``) or, with ``NUMBA_CACHE_DIR``, in a
 folder of its own under that directory, named after the sources' folder.
+
+The ``cpp`` and ``cuda`` backends keep their shared libraries (and the
+source each was built from) in :func:`native_dir`:
+``$EVENTJAX_CACHE_DIR/native_kernels`` when set, else
+``$XDG_CACHE_HOME/eventjax/native_kernels``, else
+``~/.cache/eventjax/native_kernels``.
 
 Clearing is safe while other processes compile: one whose handler file,
 folder or index vanishes under it compiles that handler again, or without
@@ -22,9 +28,10 @@ import shutil
 
 import attrs
 
-__all__ = ['CacheFolder', 'cache_folders', 'clear_cache', 'handler_dir']
+__all__ = ['CacheFolder', 'cache_folders', 'clear_cache', 'handler_dir', 'native_dir']
 
 HANDLERS = 'numba_handlers'
+NATIVE = 'native_kernels'
 
 
 def _numba_cache_dir() -> str:
@@ -42,12 +49,27 @@ def handler_dir(numba_cache_dir: str | None = None) -> str:
         '/tmp/nb/numba_handlers'
     """
     base = numba_cache_dir if numba_cache_dir is not None else _numba_cache_dir()
-    if not base:
-        xdg = os.environ.get('XDG_CACHE_HOME', '').strip()
-        # The XDG spec says a relative XDG_CACHE_HOME is invalid and must be ignored.
-        root = xdg if os.path.isabs(xdg) else os.path.join(os.path.expanduser('~'), '.cache')
-        base = os.path.join(root, 'eventjax')
-    return os.path.join(base, HANDLERS)
+    return os.path.join(base or _user_cache_dir(), HANDLERS)
+
+
+def _user_cache_dir() -> str:
+    xdg = os.environ.get('XDG_CACHE_HOME', '').strip()
+    # The XDG spec says a relative XDG_CACHE_HOME is invalid and must be ignored.
+    root = xdg if os.path.isabs(xdg) else os.path.join(os.path.expanduser('~'), '.cache')
+    return os.path.join(root, 'eventjax')
+
+
+def native_dir() -> str:
+    """The folder of the compiled C++ and CUDA kernel libraries (not created here).
+
+    Read at every build: ``EVENTJAX_CACHE_DIR``, else ``XDG_CACHE_HOME``, else ``~/.cache``.
+
+    Example:
+        >>> native_dir().endswith('native_kernels')
+        True
+    """
+    base = os.environ.get('EVENTJAX_CACHE_DIR', '').strip()
+    return os.path.join(base or _user_cache_dir(), NATIVE)
 
 
 def _numba_index_dir(numba_cache_dir: str, handlers: str) -> str:
@@ -80,22 +102,22 @@ def _measure(role: str, path: str) -> CacheFolder:
 
 
 def cache_folders(numba_cache_dir: str | None = None) -> list[CacheFolder]:
-    """The folders of the numba handler cache with their file counts and sizes.
+    """The folders of the kernel caches (numba handlers, C++/CUDA libraries) with their file counts and sizes.
 
     Example:
         >>> [f.role for f in cache_folders('/nonexistent')]
-        ['handler sources and numba cache', 'numba cache index and machine code']
+        ['handler sources and numba cache', 'numba cache index and machine code', 'C++ and CUDA kernel libraries']
     """
     base = numba_cache_dir if numba_cache_dir is not None else _numba_cache_dir()
     handlers = handler_dir(base)
-    if not base:
-        return [_measure('handler sources and numba cache', handlers)]
-    return [_measure('handler sources and numba cache', handlers),
-            _measure('numba cache index and machine code', _numba_index_dir(base, handlers))]
+    folders = [_measure('handler sources and numba cache', handlers)]
+    if base:
+        folders.append(_measure('numba cache index and machine code', _numba_index_dir(base, handlers)))
+    return [*folders, _measure('C++ and CUDA kernel libraries', native_dir())]
 
 
 def clear_cache(numba_cache_dir: str | None = None) -> list[CacheFolder]:
-    """Delete the handler cache folders; return what they held. The next process compiles again.
+    """Delete the kernel cache folders; return what they held. The next process compiles again.
 
     Example:
         >>> clear_cache('/nonexistent')[0].files

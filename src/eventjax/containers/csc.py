@@ -45,7 +45,7 @@ class CSC(CSR):
 
     def tree_flatten(self):
         n, m = self.stored_shape
-        return (self.data, self.indices, self.indptr), ((m, n), not self.transposed)
+        return (self.data, self.indices, self.indptr, *(self._column_view or ())), ((m, n), not self.transposed)
 
     @classmethod
     def fromdense(cls, dense, *, index_dtype=np.int32) -> CSC:

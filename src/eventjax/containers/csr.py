@@ -19,6 +19,7 @@ from eventjax.kernels.common.checks import is_concrete, validate_csr_structure
 from eventjax.kernels.common.units import attach, mantissa, split
 from eventjax.kernels.csr import binary_csrmm, binary_csrmv, csrmm, csrmv
 from eventjax.kernels.csr.reference import kept_entries
+from eventjax.kernels.plasticity import csr2csc_on_post, csr_column_view, csr_on_pre
 
 __all__ = ['COO', 'CSR']
 
@@ -49,6 +50,8 @@ class CSR(SparseMatrix):
         self.data, self.indices, self.indptr = data, indices, indptr
         self.stored_shape = tuple(int(d) for d in shape)
         self.transposed = bool(transposed)
+        # (rows, column pointers, positions in data) of the stored matrix, once built; see column_view().
+        self._column_view = None
         if validate and is_concrete(indices, indptr):
             self._check(f'{type(self).__name__}()')
 
@@ -58,20 +61,25 @@ class CSR(SparseMatrix):
 
     @property
     def T(self) -> CSR:
-        return CSR((self.data, self.indices, self.indptr), shape=self.stored_shape,
+        view = CSR((self.data, self.indices, self.indptr), shape=self.stored_shape,
                    transposed=not self.transposed, validate=False)
+        view._column_view = self._column_view
+        return view
 
     def __repr__(self) -> str:
         view = ', transposed' if self.transposed else ''
         return f'CSR(shape={self.shape}, nnz={jnp.shape(self.indices)[0]}, dtype={self.dtype}{view})'
 
     def tree_flatten(self):
-        return (self.data, self.indices, self.indptr), (self.stored_shape, self.transposed)
+        # A built column view travels with the matrix (through jit, scan carries, with_data).
+        return (self.data, self.indices, self.indptr, *(self._column_view or ())), (self.stored_shape, self.transposed)
 
     @classmethod
     def tree_unflatten(cls, aux, children):
         shape, transposed = aux
-        return cls(tuple(children), shape=shape, transposed=transposed, validate=False)
+        new = cls(tuple(children[:3]), shape=shape, transposed=transposed, validate=False)
+        new._column_view = tuple(children[3:]) or None
+        return new
 
     # -- conversion ---------------------------------------------------------
 
@@ -215,6 +223,80 @@ class CSR(SparseMatrix):
             raise ValueError(f'{who}: indptr must have length {m + 1} ({self._indptr_counts} + 1), got shape '
                              f'{indptr.shape}.')
         validate_csr_structure(who, np.asarray(self.indices), indptr, n)
+
+    # -- plasticity -----------------------------------------------------------
+
+    def column_view(self):
+        """``(rows, col_indptr, weight_indices)`` of the stored matrix: :func:`eventjax.csr_column_view`.
+
+        Built once and kept on this container when the structure is concrete;
+        containers made from it (``with_data``, updates, ``.T``) carry it, also
+        through ``jit``. Under ``jit`` build it before the traced code, with
+        :meth:`with_column_view`, or every trace sorts the entries again.
+        """
+        if self._column_view is None:
+            view = csr_column_view(self.indices, self.indptr, shape=self.stored_shape, validate=False)
+            if not is_concrete(self.indices, self.indptr):
+                return view
+            self._column_view = view
+        return self._column_view
+
+    def with_column_view(self) -> CSR:
+        """This matrix with its column view built (what on-post updates walk).
+
+        Example:
+            >>> import jax.numpy as jnp
+            >>> A = CSR.fromdense(jnp.array([[0., 2.], [3., 4.]])).with_column_view()
+            >>> [v.tolist() for v in A.column_view()]
+            [[1, 0, 1], [0, 1, 3], [1, 0, 2]]
+        """
+        self.column_view()
+        return self
+
+    def update_on_pre(self, pre_spike, post_trace, w_min=None, w_max=None, *, backend=None) -> CSR:
+        """A CSR with ``W[i, j] += post_trace[j]`` on the stored entries of the rows with an event.
+
+        :func:`eventjax.csr_on_pre` on this matrix (rows are presynaptic); the
+        weights are updated in place under donation or in a ``lax.scan`` carry.
+
+        Example:
+            >>> import jax.numpy as jnp
+            >>> A = CSR.fromdense(jnp.array([[1., 0.], [1., 1.]]))
+            >>> A.update_on_pre(jnp.array([False, True]), jnp.array([.5, .25])).todense()
+            Array([[1.  , 0.  ],
+                   [1.5 , 1.25]], dtype=float32)
+        """
+        if self.transposed:
+            return self._stored_on_post(post_trace, pre_spike, w_min, w_max, backend)
+        return self._stored_on_pre(pre_spike, post_trace, w_min, w_max, backend)
+
+    def update_on_post(self, pre_trace, post_spike, w_min=None, w_max=None, *, backend=None) -> CSR:
+        """A CSR with ``W[i, j] += pre_trace[i]`` on the stored entries of the columns with an event.
+
+        :func:`eventjax.csr2csc_on_post` through this matrix's cached
+        :meth:`column_view`: the cost is events x column length.
+
+        Example:
+            >>> import jax.numpy as jnp
+            >>> A = CSR.fromdense(jnp.array([[1., 0.], [1., 1.]]))
+            >>> A.update_on_post(jnp.array([.5, .25]), jnp.array([True, False])).todense()
+            Array([[1.5 , 0.  ],
+                   [1.25, 1.  ]], dtype=float32)
+        """
+        if self.transposed:
+            return self._stored_on_pre(post_spike, pre_trace, w_min, w_max, backend)
+        return self._stored_on_post(pre_trace, post_spike, w_min, w_max, backend)
+
+    def _stored_on_pre(self, spikes, trace, w_min, w_max, backend):
+        data = csr_on_pre(self.data, self.indices, self.indptr, spikes, trace, w_min, w_max,
+                          shape=self.stored_shape, backend=backend, validate=False)
+        return self.with_data(data)
+
+    def _stored_on_post(self, trace, spikes, w_min, w_max, backend):
+        rows, col_ptr, pos = self.column_view()
+        data = csr2csc_on_post(self.data, rows, col_ptr, pos, trace, spikes, w_min, w_max,
+                               shape=self.stored_shape, backend=backend, validate=False)
+        return self.with_data(data)
 
     # -- products -----------------------------------------------------------
 

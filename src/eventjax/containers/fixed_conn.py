@@ -18,6 +18,7 @@ from eventjax.containers.ops import WeightsAsData
 from eventjax.kernels.common.checks import is_concrete, validate_fcn_indices
 from eventjax.kernels.common.units import attach, mantissa, split
 from eventjax.kernels.fixed_conn import binary_fcnmm, binary_fcnmv, fcnmm, fcnmv
+from eventjax.kernels.plasticity import csr2csc_on_post, csr_column_view, fcn_on_pre
 
 __all__ = ['FixedNumConn', 'FixedNumPerPost', 'FixedNumPerPre', 'FixedPostNumConn', 'FixedPreNumConn']
 
@@ -49,6 +50,7 @@ class FixedNumConn(WeightsAsData, SparseMatrix):
         self.weights, self.indices = weights, indices
         self.stored_shape = tuple(int(d) for d in shape)
         self.transposed = bool(transposed)
+        self._column_view = None  # of the stored matrix's CSR form, once built (on-post updates)
         if validate and is_concrete(weights, indices):
             self._check('FixedNumConn()')
 
@@ -63,20 +65,24 @@ class FixedNumConn(WeightsAsData, SparseMatrix):
 
     @property
     def T(self) -> FixedNumConn:
-        return FixedNumConn((self.weights, self.indices), shape=self.stored_shape, transposed=not self.transposed,
+        view = FixedNumConn((self.weights, self.indices), shape=self.stored_shape, transposed=not self.transposed,
                             validate=False)
+        view._column_view = self._column_view
+        return view
 
     def __repr__(self) -> str:
         view = ', transposed' if self.transposed else ''
         return f'FixedNumConn(shape={self.shape}, k={self.num_conn}, dtype={self.dtype}{view})'
 
     def tree_flatten(self):
-        return (self.weights, self.indices), (self.stored_shape, self.transposed)
+        return (self.weights, self.indices, *(self._column_view or ())), (self.stored_shape, self.transposed)
 
     @classmethod
     def tree_unflatten(cls, aux, children):
         shape, transposed = aux
-        return cls(tuple(children), shape=shape, transposed=transposed, validate=False)
+        new = cls(tuple(children[:2]), shape=shape, transposed=transposed, validate=False)
+        new._column_view = tuple(children[2:]) or None
+        return new
 
     # -- conversion ---------------------------------------------------------
 
@@ -184,6 +190,74 @@ class FixedNumConn(WeightsAsData, SparseMatrix):
 
     _ops = (fcnmv, fcnmm, binary_fcnmv, binary_fcnmm)
 
+    # -- plasticity -----------------------------------------------------------
+
+    def column_view(self):
+        """The column view of the stored matrix's CSR form (:func:`eventjax.csr_column_view`), built once.
+
+        Kept on this container when the indices are concrete, and carried by
+        the containers made from it (also through ``jit``).
+        """
+        if self._column_view is None:
+            m, k = jnp.shape(self.indices)
+            indptr = jnp.arange(m + 1, dtype=jnp.result_type(self.indices)) * k
+            view = csr_column_view(jnp.reshape(self.indices, (m * k,)), indptr, shape=self.stored_shape,
+                                   validate=False)
+            if not is_concrete(self.indices):
+                return view
+            self._column_view = view
+        return self._column_view
+
+    def with_column_view(self) -> FixedNumConn:
+        """This matrix with its column view built (what on-post updates walk)."""
+        self.column_view()
+        return self
+
+    def update_on_pre(self, pre_spike, post_trace, w_min=None, w_max=None, *, backend=None) -> FixedNumConn:
+        """The same connections with ``W[i, c] += post_trace[indices[i, c]]`` for the rows with an event.
+
+        Rows are presynaptic; see :func:`eventjax.fcn_on_pre`.
+
+        Example:
+            >>> import jax.numpy as jnp
+            >>> A = FixedNumConn((jnp.zeros((2, 1)), jnp.array([[1], [0]])), shape=(2, 2))
+            >>> A.update_on_pre(jnp.array([True, False]), jnp.array([.1, .2])).weights
+            Array([[0.2],
+                   [0. ]], dtype=float32)
+        """
+        if self.transposed:
+            return self._stored_on_post(post_trace, pre_spike, w_min, w_max, backend)
+        return self._stored_on_pre(pre_spike, post_trace, w_min, w_max, backend)
+
+    def update_on_post(self, pre_trace, post_spike, w_min=None, w_max=None, *, backend=None) -> FixedNumConn:
+        """The same connections with ``W[i, j] += pre_trace[i]`` on every stored entry of a column with an event.
+
+        Walks the cached :meth:`column_view`: the cost is events x column length.
+
+        Example:
+            >>> import jax.numpy as jnp
+            >>> A = FixedNumConn((jnp.zeros((2, 1)), jnp.array([[1], [0]])), shape=(2, 2))
+            >>> A.update_on_post(jnp.array([.1, .2]), jnp.array([True, False])).weights
+            Array([[0. ],
+                   [0.2]], dtype=float32)
+        """
+        if self.transposed:
+            return self._stored_on_pre(post_spike, pre_trace, w_min, w_max, backend)
+        return self._stored_on_post(pre_trace, post_spike, w_min, w_max, backend)
+
+    def _stored_on_pre(self, spikes, trace, w_min, w_max, backend):
+        weights = fcn_on_pre(self.weights, self.indices, spikes, trace, w_min, w_max, shape=self.stored_shape,
+                             backend=backend, validate=False)
+        return self.with_data(weights)
+
+    def _stored_on_post(self, trace, spikes, w_min, w_max, backend):
+        rows, col_ptr, pos = self.column_view()
+        weights = jnp.asarray(self.weights)
+        flat = weights.reshape(-1) if weights.ndim == 2 else weights  # a shared weight raises below
+        flat = csr2csc_on_post(flat, rows, col_ptr, pos, trace, spikes, w_min, w_max, shape=self.stored_shape,
+                               backend=backend, validate=False)
+        return self.with_data(flat.reshape(weights.shape))
+
     def _operands(self):
         return self.weights, self.indices
 
@@ -249,12 +323,15 @@ class FixedNumPerPost(FixedNumConn):
 
     def tree_flatten(self):
         num_post, num_pre = self.stored_shape
-        return (self.weights, self.indices), ((num_pre, num_post), not self.transposed)
+        children = (self.weights, self.indices, *(self._column_view or ()))
+        return children, ((num_pre, num_post), not self.transposed)
 
     @classmethod
     def tree_unflatten(cls, aux, children):
         shape, transposed = aux
-        return cls(tuple(children), shape=shape, transposed=transposed, validate=False)
+        new = cls(tuple(children[:2]), shape=shape, transposed=transposed, validate=False)
+        new._column_view = tuple(children[2:]) or None
+        return new
 
 
 # brainevent's names before 0.1.

@@ -10,11 +10,23 @@ plus the bind-only ones of :mod:`eventjax.primitive.params`.
 The lowering for a platform calls the chosen kernel generator with the
 static parameters and lowers the function it returns with
 ``mlir.lower_fun``; it reads nothing but its parameters.
+
+In-place outputs. A call may declare ``input_output_aliases={i: k}``: output
+``k`` is input ``i`` updated, so it must have that input's shape and dtype.
+It travels as the bind parameter ``input_output_aliases`` (a sorted tuple of
+pairs). Generators that name an ``input_output_aliases`` parameter receive
+it (the numba, warp and pallas bridges do, and hand it to their custom call
+so the output is written into the input's buffer); others get nothing and
+return a functional result, which XLA updates in place where it can (a
+``.at[]`` scatter on a donated buffer). Either way the result is the same:
+without donation XLA copies the input first, so the caller's array is never
+changed.
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 import itertools
 import warnings
 from collections.abc import Callable
@@ -183,8 +195,14 @@ class KernelPrimitive(CallAndTags):
 
     # -- calling ------------------------------------------------------------
 
-    def __call__(self, *args, outs, backend: str | None = None, **static_params):
-        """Bind the primitive; returns results with the structure of ``outs``."""
+    def __call__(self, *args, outs, backend: str | None = None, input_output_aliases=None, **static_params):
+        """Bind the primitive; returns results with the structure of ``outs``.
+
+        ``input_output_aliases`` maps an input's position to the position of
+        the (flattened) output that is that input updated in place; see the
+        module docstring and the "In-place outputs" section of the backends
+        guide.
+        """
         if isinstance(static_params.get('kernels'), Resolved):
             # Rules forward a call's params; resolve afresh for this primitive.
             _, static_params = split_params(static_params)
@@ -195,6 +213,9 @@ class KernelPrimitive(CallAndTags):
             raise ValueError(f'{self.name}(): outs must be a jax.ShapeDtypeStruct or a pytree of them, got {outs!r}.')
         flat = tuple(_as_struct(self.name, o) for o in flat)
         _check_static(self.name, static_params)
+        aliases = _check_aliases(self.name, input_output_aliases, args, flat)
+        if aliases:
+            static_params = {**static_params, 'input_output_aliases': aliases}
         snap = bind_snapshot()
         chosen = resolve(snap, self._uid, current_override(), backend)
         results = self.primitive.bind(*args, outs=flat, backend=backend, kernels=chosen,
@@ -244,11 +265,51 @@ def _check_static(name: str, params: dict) -> None:
                 f'or an array as an operand.') from None
 
 
+def _check_aliases(name: str, aliases: Any, args: tuple, outs: tuple) -> tuple[tuple[int, int], ...]:
+    """``input_output_aliases`` as a sorted tuple of (input, output) pairs, checked against the call."""
+    if aliases is None:
+        return ()
+    if isinstance(aliases, tuple) and all(isinstance(p, tuple) and len(p) == 2 for p in aliases):
+        aliases = dict(aliases)  # already normalised: rules forward the bind parameter
+    if not isinstance(aliases, dict):
+        raise TypeError(f'{name}(): input_output_aliases must be a dict {{input position: output position}}, '
+                        f'got {type(aliases).__name__}.')
+    seen = set()
+    for i, k in aliases.items():
+        if not (isinstance(i, (int, np.integer)) and 0 <= i < len(args)):
+            raise ValueError(f'{name}(): input_output_aliases names input {i!r}, but the call has '
+                             f'{len(args)} inputs (positions 0 to {len(args) - 1}).')
+        if not (isinstance(k, (int, np.integer)) and 0 <= k < len(outs)):
+            raise ValueError(f'{name}(): input_output_aliases maps input {i} to output {k!r}, but outs declares '
+                             f'{len(outs)} outputs (positions 0 to {len(outs) - 1}).')
+        if k in seen:
+            raise ValueError(f'{name}(): input_output_aliases maps two inputs to output {k}; '
+                             'an output can alias one input only.')
+        seen.add(k)
+        arg, out = args[i], outs[k]
+        dtype = arg.dtype if hasattr(arg, 'dtype') else np.asarray(arg).dtype
+        shape, dtype = tuple(np.shape(arg)), np.dtype(jax.dtypes.canonicalize_dtype(dtype))
+        if shape != tuple(out.shape) or dtype != np.dtype(jax.dtypes.canonicalize_dtype(out.dtype)):
+            raise ValueError(
+                f'{name}(): input {i} ({dtype.name}{list(shape)}) cannot be updated in place as output {k}, which '
+                f'outs declares as {np.dtype(out.dtype).name}{list(out.shape)}; an aliased output must have '
+                f"its input's shape and dtype.")
+    return tuple(sorted((int(i), int(k)) for i, k in aliases.items()))
+
+
+def _takes_aliases(generator: Callable) -> bool:
+    """Whether a kernel generator names an ``input_output_aliases`` parameter (catch-alls do not count)."""
+    try:
+        return 'input_output_aliases' in inspect.signature(generator).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 def _abstract_eval(*args, outs, **params):
     return [jax.core.ShapedArray(o.shape, o.dtype) for o in outs]
 
 
-def _lower(ctx, *args, platform, outs, backend, kernels, config_version, **static):
+def _lower(ctx, *args, platform, outs, backend, kernels, config_version, input_output_aliases=(), **static):
     # config_version is deliberately unused here: see eventjax.primitive.params.
     choice = kernels.choice(platform)
     if choice is None:
@@ -264,6 +325,8 @@ def _lower(ctx, *args, platform, outs, backend, kernels, config_version, **stati
     hint = (f' Other backends for {platform!r}: {", ".join(map(repr, alternatives))}; switch with '
             f'backend=... per call or eventjax.set_backend({platform!r}, ...).' if alternatives
             else f' No other backend is registered for {platform!r}.')
+    if input_output_aliases and _takes_aliases(choice.generator):
+        static = {**static, 'input_output_aliases': dict(input_output_aliases)}
     try:
         fn = choice.generator(**static, outs=outs)
     except BackendUnavailableError:

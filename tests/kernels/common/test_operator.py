@@ -16,7 +16,8 @@ def test_a_vector_operator_must_name_its_matrix_counterpart():
 def test_a_declaration_registers_every_backend_and_the_rules():
     prim = _csrmv.primitive
     assert isinstance(prim, ej.XLACustomKernel)
-    assert set(prim.available_backends('cpu')) >= {'jax', 'numba', 'warp'}
-    assert prim.available_backends('gpu') == ('jax', 'warp', 'pallas')
-    assert prim.get_default('gpu') == 'warp'  # pallas is registered, never the default
+    assert set(prim.available_backends('cpu')) >= {'jax', 'numba', 'warp', 'cpp'}
+    assert prim.available_backends('gpu') == ('jax', 'warp', 'pallas', 'cuda')
+    assert prim.get_default('gpu') == 'warp'  # pallas and cuda are registered, never the default
+    assert prim.get_default('cpu') == 'numba'
     assert ej.primitives()['csrmv']['cpu'] == prim.available_backends('cpu')

@@ -23,7 +23,10 @@ from eventjax.backends import XLACustomKernel
 from eventjax.backends.warp_bridge import ByInputDtypes
 from eventjax.kernels.common.rules import register_rules
 
-__all__ = ['Operator', 'register_kernels']
+__all__ = ['ALL_BACKENDS', 'Operator', 'register_kernels']
+
+# The backends of operators that also have C++ (cpp, cpu) and CUDA (cuda, gpu) kernels.
+ALL_BACKENDS = ('numba', 'warp', 'pallas', 'cpp', 'cuda')
 
 
 class Operator:

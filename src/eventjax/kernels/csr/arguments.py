@@ -28,7 +28,7 @@ def check_csr_call(who, data, indices, indptr, x, *, shape, transpose, matrix, e
     Concrete structure is checked by value when ``validate``; otherwise (or
     when traced) every backend drops bad structure the same way: ``indptr``
     is repaired (see :func:`~eventjax.kernels.common.checks.repair_indptr`)
-    before the kernel, or by the numba kernels inside.
+    before the kernel, or by the numba and cpp kernels inside.
     """
     m, n = check_shape(who, shape)
     if not isinstance(transpose, bool):
@@ -52,7 +52,7 @@ def check_csr_call(who, data, indices, indptr, x, *, shape, transpose, matrix, e
 def repair_structure(data, indices, indptr, x):
     """The operators' ``prepare`` step: ``indptr`` repaired so every kernel drops the same entries.
 
-    The numba kernels do the same repair inside (see ``numba_impl.trusted_indptr``).
+    The numba and cpp kernels do the same repair inside (see ``numba_impl.trusted_indptr``).
     """
     return data, indices, repair_indptr(indptr, indices.shape[0]), x
 
@@ -66,5 +66,5 @@ def checked_call(op, data, indices, indptr, x, *, shape, transpose, backend, val
     return attach(op.bind(data, indices, indptr, x, shape=shape, transpose=transpose, backend=backend), unit)
 
 
-# What every CSR Operator declares: the repair runs in JAX except for numba, whose kernels repair inside.
-PREPARE = {'prepare': repair_structure, 'prepared_in_kernel': ('numba',)}
+# What every CSR Operator declares: the repair runs in JAX except for numba and cpp, whose kernels repair inside.
+PREPARE = {'prepare': repair_structure, 'prepared_in_kernel': ('numba', 'cpp')}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from eventjax.kernels.common import Operator
+from eventjax.kernels.common.operator import ALL_BACKENDS
 from eventjax.kernels.fixed_conn import reference
 from eventjax.kernels.fixed_conn.arguments import checked_call
 
@@ -39,4 +40,5 @@ def binary_fcnmm(weights, indices, B, *, shape, transpose=False, backend=None, v
 
 
 _binary_fcnmm = Operator('binary_fcnmm', __package__, ('weights', 'indices', 'B'),
-                         events=True, matrix=True, weight_cotangent=reference.entry_cotangent, float_op='fcnmm')
+                         events=True, matrix=True, weight_cotangent=reference.entry_cotangent, float_op='fcnmm',
+                         kernels=ALL_BACKENDS)

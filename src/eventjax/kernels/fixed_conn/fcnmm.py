@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from eventjax.kernels.common import Operator
+from eventjax.kernels.common.operator import ALL_BACKENDS
 from eventjax.kernels.fixed_conn import reference
 from eventjax.kernels.fixed_conn.arguments import checked_call
 
@@ -36,4 +37,5 @@ def fcnmm(weights, indices, B, *, shape, transpose=False, backend=None, validate
 
 
 _fcnmm = Operator('fcnmm', __package__, ('weights', 'indices', 'B'),
-                  events=False, matrix=True, weight_cotangent=reference.entry_cotangent)
+                  events=False, matrix=True, weight_cotangent=reference.entry_cotangent,
+                  kernels=ALL_BACKENDS)

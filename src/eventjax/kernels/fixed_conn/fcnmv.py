@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from eventjax.kernels.common import Operator
+from eventjax.kernels.common.operator import ALL_BACKENDS
 from eventjax.kernels.fixed_conn import reference
 from eventjax.kernels.fixed_conn.arguments import checked_call
 
@@ -42,4 +43,5 @@ def fcnmv(weights, indices, v, *, shape, transpose=False, backend=None, validate
 
 
 _fcnmv = Operator('fcnmv', __package__, ('weights', 'indices', 'v'),
-                  events=False, matrix=False, weight_cotangent=reference.entry_cotangent, mm_op='fcnmm')
+                  events=False, matrix=False, weight_cotangent=reference.entry_cotangent, mm_op='fcnmm',
+                  kernels=ALL_BACKENDS)

@@ -1,0 +1,122 @@
+"""Declare an in-place update once: ``weights' = update(weights, *structure, events, trace)``.
+
+The counterpart of :class:`~eventjax.kernels.common.operator.Operator` for
+operators whose result is their first operand changed where events fall
+(plasticity). The output aliases the weights (``input_output_aliases={0:
+0}``): under ``jax.jit(..., donate_argnums=...)`` or in a ``lax.scan`` carry
+the kernels write only the entries they touch; without donation XLA copies
+the weights first, so the caller's array never changes.
+
+Every backend computes the same thing, which the family's ``reference``
+module states in JAX as ``delta(weights, *structure, events, trace) ->
+(increment, touched)``: ``touched`` marks the stored entries the events
+reach, and the result is ``where(touched, clip(weights + increment, w_min,
+w_max), weights)`` (``None`` bounds: no bound). The JVP is built from the
+same ``delta``: the update is linear in the weights and the trace except
+where a bound clipped, whose derivative is 0.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+from jax.interpreters import ad
+
+from eventjax.backends import XLACustomKernel
+from eventjax.kernels.common.operator import _impl, _jax_module, _register
+from eventjax.primitive import split_params
+from eventjax.primitive.tags import operator_tags
+
+__all__ = ['Update', 'apply_bounds']
+
+
+def apply_bounds(weights, increment, touched, w_min, w_max):
+    """``where(touched, clip(weights + increment, w_min, w_max), weights)``; a None bound is no bound.
+
+    Example:
+        >>> apply_bounds(jnp.array([0.5, 0.5]), jnp.array([1., 1.]), jnp.array([True, False]), None, 1.0)
+        Array([1. , 0.5], dtype=float32)
+    """
+    new = weights + increment
+    if w_min is not None:
+        new = jnp.where(new < w_min, jnp.asarray(w_min, new.dtype), new)  # NaN stays NaN, as in the kernels
+    if w_max is not None:
+        new = jnp.where(new > w_max, jnp.asarray(w_max, new.dtype), new)
+    return jnp.where(touched, new, weights)
+
+
+class Update:
+    """One in-place update operator: the declaration an update module ends with.
+
+    Args:
+        name: the primitive's name, also the stem of its kernels' names
+            (``<family>.<backend>_impl.<name>_kernel``; the ``jax`` kernel is
+            ``<family>.jax_impl.<name>_kernel``, or ``reference`` where the family has no ``jax_impl``).
+        family: the family package (pass ``__package__``).
+        operands: operand names in call order, the weights first.
+        trace: the name of the trace operand (the one the update is linear in, besides the weights).
+        kernels: the backends besides ``jax`` that have kernels.
+
+    The family's ``reference.<name>_delta(*operands, **static)`` returns
+    ``(increment, touched)`` shaped like the weights; static parameters
+    ``w_min`` and ``w_max`` are the bounds.
+
+    Example::
+
+        _csr_on_pre = Update('csr_on_pre', __package__,
+                             ('weight', 'indices', 'indptr', 'pre_spike', 'post_trace'), trace='post_trace')
+    """
+
+    def __init__(self, name: str, family: str, operands: tuple[str, ...], *, trace: str,
+                 kernels: tuple[str, ...] = ('numba', 'warp')):
+        self.name, self.family, self.operands = name, family, tuple(operands)
+        self._trace = self.operands.index(trace)
+        self.primitive = XLACustomKernel(name)
+        self.primitive.def_jax_kernel(_impl(family, _jax_module(family), name))
+        for backend in kernels:
+            if backend == 'pallas':
+                self.register_pallas()
+            else:
+                _register(self.primitive, backend, functools.partial(_impl, family, f'{backend}_impl', name))
+        self.primitive.def_tags(*operator_tags(name), 'plasticity')
+        ad.primitive_jvps[self.primitive.primitive] = self._jvp
+
+    def __repr__(self) -> str:
+        return f'Update({self.name!r})'
+
+    def register_pallas(self) -> None:
+        """Register the pallas kernel for the gpu (and the cpu in interpret mode when that is on)."""
+        module = importlib.import_module(f'{self.family}.pallas_impl')
+        self.primitive.def_pallas_kernel('gpu', getattr(module, f'{self.name}_kernel'))
+
+    def bind(self, weights, *rest, backend: str | None = None, **static):
+        """Call the primitive on checked operands; the result aliases ``weights``."""
+        out = jax.ShapeDtypeStruct(weights.shape, weights.dtype)
+        return self.primitive(weights, *rest, outs=(out,), input_output_aliases={0: 0}, backend=backend,
+                              **static)[0]
+
+    def _delta(self) -> Callable:
+        """``reference.<name>_delta``: ``(increment, touched)`` in JAX, what every kernel computes."""
+        return getattr(importlib.import_module(f'{self.family}.reference'), f'{self.name}_delta')
+
+    def _jvp(self, primals, tangents, **params):
+        backend, static = split_params(params)
+        static.pop('input_output_aliases', None)
+        out = self.bind(*primals, backend=backend, **static)
+        weights, t = primals[0], self._trace
+        dw, dtrace = (ad.instantiate_zeros(tangents[i]) for i in (0, t))
+        delta = self._delta()
+        increment, touched = delta(*primals, **static)
+        d_increment, _ = delta(*primals[:t], dtrace, *primals[t + 1:], **static)
+        pre = weights + increment
+        clipped = jnp.zeros(pre.shape, bool)
+        if static.get('w_min') is not None:
+            clipped |= pre < static['w_min']
+        if static.get('w_max') is not None:
+            clipped |= pre > static['w_max']
+        dout = jnp.where(touched & clipped, jnp.zeros_like(dw), dw + jnp.where(touched, d_increment, 0))
+        return [out], [dout]

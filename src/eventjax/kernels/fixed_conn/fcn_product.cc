@@ -1,0 +1,110 @@
+// The FCN products for the cpp backend: fcnmv, fcnmm, binary_fcnmv, binary_fcnmm.
+// Row i of A holds k connections: A[i, indices[i, j]] += weights[i, j]. x is (rows, c), c = 1 for mv.
+#include <algorithm>
+#include <vector>
+
+#include "event_kernels.h"
+
+namespace {
+
+using ej::ffi::AnyBuffer;
+using ej::ffi::Error;
+using ej::ffi::Result;
+
+template <bool Binary, typename W, typename I, typename X>
+void gather(const W* w, bool homo, const I* idx, const X* x, W* out, int64_t m, int64_t n, int64_t k, int64_t cols) {
+  using A = typename ej::Acc<W>::type;
+  if (cols == 1) {  // the vector product: one scalar sum per row
+    for (int64_t i = 0; i < m; ++i) {
+      A sum = A(0);
+      for (int64_t j = 0; j < k; ++j) {
+        const I c = idx[i * k + j];
+        const A we = static_cast<A>(w[homo ? 0 : i * k + j]);
+        sum += ej::valid_column(c, n) ? ej::term<Binary>(we, x[c]) : A(0);
+      }
+      out[i] = static_cast<W>(sum);
+    }
+    return;
+  }
+  std::vector<A> acc(static_cast<size_t>(cols));
+  for (int64_t i = 0; i < m; ++i) {
+    std::fill(acc.begin(), acc.end(), A(0));
+    for (int64_t j = 0; j < k; ++j) {
+      const I c = idx[i * k + j];
+      if (!ej::valid_column(c, n)) continue;
+      const A we = static_cast<A>(w[homo ? 0 : i * k + j]);
+      const X* xc = x + static_cast<int64_t>(c) * cols;
+      for (int64_t q = 0; q < cols; ++q) acc[q] += ej::term<Binary>(we, xc[q]);
+    }
+    for (int64_t q = 0; q < cols; ++q) out[i * cols + q] = static_cast<W>(acc[q]);
+  }
+}
+
+template <bool Binary, typename W, typename I, typename X>
+void scatter(const W* w, bool homo, const I* idx, const X* x, W* out, int64_t m, int64_t n, int64_t k, int64_t cols) {
+  using A = typename ej::Acc<W>::type;
+  std::vector<A> acc(static_cast<size_t>(n * cols), A(0));
+  std::vector<int64_t> events;
+  for (int64_t i = 0; i < m; ++i) {
+    const X* xi = x + i * cols;
+    if constexpr (Binary) {  // event-driven: only the (row, column) pairs with an event are visited
+      events.clear();
+      for (int64_t q = 0; q < cols; ++q)
+        if (ej::is_event(xi[q])) events.push_back(q);
+      if (events.empty()) continue;
+      for (int64_t j = 0; j < k; ++j) {
+        const I c = idx[i * k + j];
+        if (!ej::valid_column(c, n)) continue;
+        const A we = static_cast<A>(w[homo ? 0 : i * k + j]);
+        A* row = acc.data() + static_cast<int64_t>(c) * cols;
+        for (const int64_t q : events) row[q] += we;
+      }
+    } else {
+      for (int64_t j = 0; j < k; ++j) {
+        const I c = idx[i * k + j];
+        if (!ej::valid_column(c, n)) continue;
+        const A we = static_cast<A>(w[homo ? 0 : i * k + j]);
+        A* row = acc.data() + static_cast<int64_t>(c) * cols;
+        for (int64_t q = 0; q < cols; ++q) row[q] += ej::term<Binary>(we, xi[q]);
+      }
+    }
+  }
+  for (int64_t q = 0; q < n * cols; ++q) out[q] = static_cast<W>(acc[q]);
+}
+
+Error FcnProduct(AnyBuffer weights, AnyBuffer indices, AnyBuffer x, Result<AnyBuffer> out, int64_t m, int64_t n,
+                 bool transpose, bool binary) {
+  const auto dims = indices.dimensions();
+  if (dims.size() != 2 || dims[0] != m) return Error::InvalidArgument("FCN product (cpp): indices must be (m, k)");
+  const int64_t k = dims[1];
+  const auto xdims = x.dimensions();
+  const int64_t cols = xdims.size() == 2 ? xdims[1] : 1;
+  const bool homo = weights.element_count() == 1;
+  return ej::dispatch(weights, indices, x, [&](auto wt, auto it, auto xt) {
+    using W = typename decltype(wt)::type;
+    using I = typename decltype(it)::type;
+    using X = typename decltype(xt)::type;
+    const W* w = static_cast<const W*>(weights.untyped_data());
+    const I* idx = static_cast<const I*>(indices.untyped_data());
+    const X* xs = static_cast<const X*>(x.untyped_data());
+    W* y = static_cast<W*>(out->untyped_data());
+    if (binary && transpose) scatter<true>(w, homo, idx, xs, y, m, n, k, cols);
+    else if (binary) gather<true>(w, homo, idx, xs, y, m, n, k, cols);
+    else if (transpose) scatter<false>(w, homo, idx, xs, y, m, n, k, cols);
+    else gather<false>(w, homo, idx, xs, y, m, n, k, cols);
+    return Error::Success();
+  });
+}
+
+}  // namespace
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(eventjax_fcn_product, FcnProduct,
+                              ej::ffi::Ffi::Bind()
+                                  .Arg<AnyBuffer>()
+                                  .Arg<AnyBuffer>()
+                                  .Arg<AnyBuffer>()
+                                  .Ret<AnyBuffer>()
+                                  .Attr<int64_t>("m")
+                                  .Attr<int64_t>("n")
+                                  .Attr<bool>("transpose")
+                                  .Attr<bool>("binary"));

@@ -1,0 +1,106 @@
+"""Event-driven ``jax`` kernels for the plasticity updates: only the rows (columns) of the events are touched.
+
+The neurons with an event are gathered into one of a few static capacities
+(:func:`~eventjax.kernels.common.compaction.by_event_count`); each gets
+``max_len`` slots (the longest row or column, a static parameter), whose
+entries are gathered, updated, bounded and scattered back with
+``.at[].set``, which XLA performs in place on a donated buffer. With more
+events than the largest capacity, every row gets its slots (the same code
+over all rows). CSR updates whose longest row is unknown (traced structure
+without ``max_row_length``) fall back to the O(stored entries) kernels of
+``reference``. Bad structure is dropped as in ``reference``.
+
+Known cost: the scatters sit in the branches of the event-count switch, and
+XLA:CPU passes a branch its operand by copy, so this backend copies the
+weights on every update even when they are donated (the numba and warp
+kernels do not); ``eventjax bench --family plasticity`` reports the copies.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from eventjax.kernels.common.compaction import by_event_count, event_mask
+from eventjax.kernels.common.update import apply_bounds
+from eventjax.kernels.plasticity import reference
+
+__all__ = ['csr2csc_on_post_kernel', 'csr_on_pre_kernel', 'dense_on_post_kernel', 'dense_on_pre_kernel',
+           'fcn_on_pre_kernel']
+
+
+def _segments(weight, spikes, starts, lens, max_len, trace, partner_of, w_min, w_max, position_of=None):
+    """``weight`` with ``trace[partner]`` added (and bounded) on the slots of every event ``i``."""
+    m, size, n = spikes.shape[0], weight.shape[0], trace.shape[0]
+    if m == 0 or size == 0 or max_len == 0 or n == 0:
+        return weight
+    mask = event_mask(spikes)
+
+    def on(rows, valid_row):
+        slots = jnp.arange(rows.shape[0] * max_len, dtype=jnp.int32)
+        r, off = slots // max_len, slots % max_len
+        neuron = jnp.minimum(rows[r], m - 1)
+        at = starts[neuron] + off
+        ok = valid_row[r] & (off < lens[neuron])
+        at = jnp.where(ok, at, 0)
+        j = partner_of(at)
+        pos = at if position_of is None else position_of(at)
+        ok &= (j >= 0) & (j < n) & (pos >= 0) & (pos < size)
+        pos = jnp.where(ok, pos, size)  # past the end: dropped by the scatter
+        old = weight[jnp.minimum(pos, size - 1)]
+        new = apply_bounds(old, trace[jnp.clip(j, 0, n - 1)], ok, w_min, w_max)
+        return weight.at[pos].set(new, mode='drop')
+
+    return by_event_count(mask, lambda index: on(index, index < m), lambda: on(jnp.arange(m), mask))
+
+
+def csr_on_pre_kernel(*, outs, w_min=None, w_max=None, max_row=None, **static):
+    if max_row is None:
+        return reference.csr_on_pre_kernel(outs=outs, w_min=w_min, w_max=w_max)
+
+    def kernel(weight, indices, indptr, pre_spike, post_trace):
+        lens = jnp.maximum(indptr[1:] - indptr[:-1], 0)
+        return (_segments(weight, pre_spike, indptr[:-1], lens, max_row, post_trace, lambda at: indices[at],
+                          w_min, w_max),)
+    return kernel
+
+
+def csr2csc_on_post_kernel(*, outs, w_min=None, w_max=None, max_col=None, **static):
+    if max_col is None:
+        return reference.csr2csc_on_post_kernel(outs=outs, w_min=w_min, w_max=w_max)
+
+    def kernel(weight, indices, indptr, weight_indices, pre_trace, post_spike):
+        lens = jnp.maximum(indptr[1:] - indptr[:-1], 0)
+        return (_segments(weight, post_spike, indptr[:-1], lens, max_col, pre_trace, lambda at: indices[at],
+                          w_min, w_max, position_of=lambda at: weight_indices[at]),)
+    return kernel
+
+
+def fcn_on_pre_kernel(*, outs, w_min=None, w_max=None, **static):
+    def kernel(weight, indices, pre_spike, post_trace):
+        m, k = weight.shape
+        starts = jnp.arange(m, dtype=jnp.int32) * k
+        flat = _segments(weight.reshape(m * k), pre_spike, starts, jnp.full((m,), k, jnp.int32), k, post_trace,
+                         lambda at: indices.reshape(m * k)[at], w_min, w_max)
+        return (flat.reshape(m, k),)
+    return kernel
+
+
+def dense_on_pre_kernel(*, outs, w_min=None, w_max=None, **static):
+    def kernel(weight, pre_spike, post_trace):
+        m, n = weight.shape
+        starts = jnp.arange(m, dtype=jnp.int32) * n
+        flat = _segments(weight.reshape(m * n), pre_spike, starts, jnp.full((m,), n, jnp.int32), n, post_trace,
+                         lambda at: at % n, w_min, w_max)
+        return (flat.reshape(m, n),)
+    return kernel
+
+
+def dense_on_post_kernel(*, outs, w_min=None, w_max=None, **static):
+    def kernel(weight, pre_trace, post_spike):
+        m, n = weight.shape
+        # Column j's slots are virtual positions j * m + i; entry (i, j) sits at i * n + j.
+        starts = jnp.arange(n, dtype=jnp.int32) * m
+        flat = _segments(weight.reshape(m * n), post_spike, starts, jnp.full((n,), m, jnp.int32), m, pre_trace,
+                         lambda at: at % m, w_min, w_max, position_of=lambda at: (at % m) * n + at // m)
+        return (flat.reshape(m, n),)
+    return kernel

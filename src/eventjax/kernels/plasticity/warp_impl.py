@@ -1,0 +1,159 @@
+"""Warp kernels (cpu and gpu) for the plasticity updates.
+
+The weights are updated in place: the bridge passes them once, as the
+kernel's in/out ``out`` parameter (the call aliases output 0 to input 0), so
+a kernel lists the other inputs, the bounds ``lo``/``hi``, then ``out``. One
+thread per row (on pre) or per column (on post) returns at once without an
+event; dense kernels run one thread per matrix entry. Bad structure is
+dropped as on every backend (indices out of range are skipped). Bounds are
+compares, so a NaN stays NaN.
+"""
+
+# No `from __future__ import annotations`: warp evaluates kernel annotations
+# against the factory's local variables, which string annotations cannot see.
+
+import functools
+import math
+
+from eventjax.backends.warp_bridge import WarpKernelSpec, import_warp
+from eventjax.kernels.common.warp_typing import event_test, warp_types
+
+__all__ = ['csr2csc_on_post_kernel', 'csr_on_pre_kernel', 'dense_on_post_kernel', 'dense_on_pre_kernel',
+           'fcn_on_pre_kernel']
+
+
+def _scalars(w_min, w_max):
+    return {'lo': -math.inf if w_min is None else float(w_min), 'hi': math.inf if w_max is None else float(w_max)}
+
+
+@functools.cache
+def _bounded(wt):
+    wp = import_warp()
+
+    @wp.func
+    def bounded(v: wt, lo: wt, hi: wt) -> wt:
+        if v < lo:
+            return lo
+        if v > hi:
+            return hi
+        return v
+
+    return bounded
+
+
+@functools.cache
+def _csr_on_pre(wt, it, st, tt):
+    wp = import_warp()
+    is_event, bounded = event_test(st), _bounded(wt)
+
+    @wp.kernel(module='unique', enable_backward=False)
+    def kernel(indices: wp.array(dtype=it), indptr: wp.array(dtype=it), spikes: wp.array(dtype=st),
+               trace: wp.array(dtype=tt), lo: wt, hi: wt, out: wp.array(dtype=wt)):
+        i = wp.tid()
+        if not is_event(spikes[i]):
+            return
+        n = trace.shape[0]
+        start, end = wp.max(int(indptr[i]), 0), wp.min(int(indptr[i + 1]), indices.shape[0])
+        for k in range(start, end):
+            j = int(indices[k])
+            if j >= 0 and j < n:
+                out[k] = bounded(out[k] + wt(trace[j]), lo, hi)
+
+    return kernel
+
+
+@functools.cache
+def _csr2csc_on_post(wt, it, pt, tt, st):
+    wp = import_warp()
+    is_event, bounded = event_test(st), _bounded(wt)
+
+    @wp.kernel(module='unique', enable_backward=False)
+    def kernel(indices: wp.array(dtype=it), indptr: wp.array(dtype=it), weight_indices: wp.array(dtype=pt),
+               trace: wp.array(dtype=tt), spikes: wp.array(dtype=st), lo: wt, hi: wt, out: wp.array(dtype=wt)):
+        j = wp.tid()
+        if not is_event(spikes[j]):
+            return
+        m = trace.shape[0]
+        size = out.shape[0]
+        start, end = wp.max(int(indptr[j]), 0), wp.min(int(indptr[j + 1]), indices.shape[0])
+        for c in range(start, end):
+            i = int(indices[c])
+            k = int(weight_indices[c])
+            if i >= 0 and i < m and k >= 0 and k < size:
+                out[k] = bounded(out[k] + wt(trace[i]), lo, hi)
+
+    return kernel
+
+
+@functools.cache
+def _dense(wt, st, tt, on_pre):
+    wp = import_warp()
+    is_event, bounded = event_test(st), _bounded(wt)
+
+    if on_pre:
+        @wp.kernel(module='unique', enable_backward=False)
+        def kernel(spikes: wp.array(dtype=st), trace: wp.array(dtype=tt), lo: wt, hi: wt,
+                   out: wp.array2d(dtype=wt)):
+            i, j = wp.tid()
+            if is_event(spikes[i]):
+                out[i, j] = bounded(out[i, j] + wt(trace[j]), lo, hi)
+    else:
+        @wp.kernel(module='unique', enable_backward=False)
+        def kernel(trace: wp.array(dtype=tt), spikes: wp.array(dtype=st), lo: wt, hi: wt,
+                   out: wp.array2d(dtype=wt)):
+            i, j = wp.tid()
+            if is_event(spikes[j]):
+                out[i, j] = bounded(out[i, j] + wt(trace[i]), lo, hi)
+
+    return kernel
+
+
+@functools.cache
+def _fcn_on_pre(wt, it, st, tt):
+    wp = import_warp()
+    is_event, bounded = event_test(st), _bounded(wt)
+
+    @wp.kernel(module='unique', enable_backward=False)
+    def kernel(indices: wp.array2d(dtype=it), spikes: wp.array(dtype=st), trace: wp.array(dtype=tt),
+               lo: wt, hi: wt, out: wp.array2d(dtype=wt)):
+        i, c = wp.tid()
+        if not is_event(spikes[i]):
+            return
+        j = int(indices[i, c])
+        if j >= 0 and j < trace.shape[0]:
+            out[i, c] = bounded(out[i, c] + wt(trace[j]), lo, hi)
+
+    return kernel
+
+
+def csr_on_pre_kernel(dtypes, *, outs, w_min=None, w_max=None, **_):
+    """One thread per row of the weights' CSR structure."""
+    wt, it, _, st, tt = warp_types(dtypes)
+    return WarpKernelSpec(_csr_on_pre(wt, it, st, tt), dim=lambda w, idx, ptr, spk, tr: spk,
+                          scalars=_scalars(w_min, w_max))
+
+
+def csr2csc_on_post_kernel(dtypes, *, outs, w_min=None, w_max=None, **_):
+    """One thread per column of the column view."""
+    wt, it, _, pt, tt, st = warp_types(dtypes)
+    return WarpKernelSpec(_csr2csc_on_post(wt, it, pt, tt, st), dim=lambda w, idx, ptr, pos, tr, spk: spk,
+                          scalars=_scalars(w_min, w_max))
+
+
+def dense_on_pre_kernel(dtypes, *, outs, w_min=None, w_max=None, **_):
+    """One thread per matrix entry."""
+    wt, st, tt = warp_types(dtypes)
+    return WarpKernelSpec(_dense(wt, st, tt, True), dim=lambda w, spk, tr: w, scalars=_scalars(w_min, w_max))
+
+
+def dense_on_post_kernel(dtypes, *, outs, w_min=None, w_max=None, **_):
+    """One thread per matrix entry."""
+    wt, tt, st = warp_types(dtypes)
+    return WarpKernelSpec(_dense(wt, st, tt, False), dim=lambda w, tr, spk: w, scalars=_scalars(w_min, w_max))
+
+
+def fcn_on_pre_kernel(dtypes, *, outs, w_min=None, w_max=None, **_):
+    """One thread per stored connection."""
+    wt, it, st, tt = warp_types(dtypes)
+    return WarpKernelSpec(_fcn_on_pre(wt, it, st, tt), dim=lambda w, idx, spk, tr: w,
+                          scalars=_scalars(w_min, w_max))

@@ -1,0 +1,19 @@
+"""Every backend agrees with the contract's oracle on the plasticity updates (eager, jit, vmap; bad structure)."""
+
+import pytest
+from hypothesis import given
+
+from tests.differential.plasticity import UPDATES, backends_of, check, plasticity_problems
+from tests.differential.profile import differential_settings, reproducible
+
+
+@pytest.mark.parametrize('name', UPDATES)
+def test_plasticity_backends_agree_with_the_contract(name):
+    @reproducible(name)
+    @differential_settings()
+    @given(plasticity_problems(name))
+    def one(problem):
+        bad = check(problem, backends_of(name))
+        assert not bad, '\n'.join(bad)
+
+    one()
