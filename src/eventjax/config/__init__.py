@@ -1,23 +1,18 @@
 """The thread-safe configuration runtime (see :mod:`eventjax.config.runtime`)."""
 
+from eventjax.config.interpret import get_pallas_cpu_interpret, set_pallas_cpu_interpret
 from eventjax.config.runtime import (
-    ConfigurationStats,
     Draft,
     bind_snapshot,
     clear_backends,
-    configuration_stats,
     current_override,
     drafting,
     get_backend,
-    get_max_configurations,
-    get_pallas_cpu_interpret,
     override,
     prepare,
     prepare_backend,
     register_backend_catalog,
     set_backend,
-    set_max_configurations,
-    set_pallas_cpu_interpret,
     snapshot,
     update,
     warming,
@@ -29,6 +24,12 @@ from eventjax.config.snapshot import (
     PrimitiveTable,
     normalize_backend,
     normalize_platform,
+)
+from eventjax.config.table import (
+    ConfigurationStats,
+    configuration_stats,
+    get_max_configurations,
+    set_max_configurations,
 )
 
 __all__ = [

@@ -58,7 +58,7 @@ function look like top-level calls to eventjax; a change made by another
 thread while such a block runs may be baked into that function's
 executable for the configuration current when the call started.
 
-Memory: eventjax keeps at most :func:`get_max_configurations` configurations
+Memory: eventjax keeps at most :func:`~eventjax.config.table.get_max_configurations` configurations
 (default 64, environment variable ``EVENTJAX_MAX_CONFIGURATIONS``) with their
 keys; one dropped from that table, or left dirty, gets a fresh key when it
 comes back. JAX keeps executables under keys that are never current again
@@ -92,23 +92,17 @@ from eventjax.config.tracing import top_level as _top_level
 from eventjax.errors import UnknownBackendWarning
 
 __all__ = [
-    'ConfigurationStats',
     'Draft',
     'bind_snapshot',
     'clear_backends',
-    'configuration_stats',
     'current_override',
     'drafting',
     'get_backend',
-    'get_max_configurations',
-    'get_pallas_cpu_interpret',
     'override',
     'prepare',
     'prepare_backend',
     'register_backend_catalog',
     'set_backend',
-    'set_max_configurations',
-    'set_pallas_cpu_interpret',
     'snapshot',
     'update',
     'warming',
@@ -423,54 +417,6 @@ def warming(snap: ConfigSnapshot) -> Iterator[ConfigSnapshot]:
             _STATE.warming -= 1
 
 
-@attrs.frozen
-class ConfigurationStats:
-    """How many configurations the runtime keeps keys for, and how many keys it ever made."""
-
-    cached: int
-    limit: int
-    keys_made: int
-    keys_dirtied: int
-    changes: int
-
-
-def configuration_stats() -> ConfigurationStats:
-    """Counts of the configuration table (what ``eventjax info`` shows).
-
-    Example:
-        >>> import eventjax as ej
-        >>> stats = ej.config.configuration_stats()
-        >>> 1 <= stats.cached <= stats.limit
-        True
-    """
-    with _STATE.lock:
-        s = _STATE
-        return ConfigurationStats(len(s.slots), s.max_slots, s.next_key, s.dirtied, s.epoch)
-
-
-def set_max_configurations(limit: int) -> None:
-    """Keep keys for at most ``limit`` configurations (default 64, or ``EVENTJAX_MAX_CONFIGURATIONS``).
-
-    A configuration dropped from the table gets a fresh key when it comes
-    back, so its code is compiled again; the executables under the dropped
-    key stay in JAX's caches until their own entry limits evict them.
-
-    Example:
-        >>> import eventjax as ej
-        >>> ej.config.set_max_configurations(64)
-    """
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 2:
-        raise ValueError(f'set_max_configurations(): limit must be a whole number of at least 2, got {limit!r}.')
-    with _STATE.lock:
-        _STATE.max_slots = limit
-        _evict()
-
-
-def get_max_configurations() -> int:
-    """How many configurations the runtime keeps keys for."""
-    return _STATE.max_slots
-
-
 def register_backend_catalog(catalog: Callable[[str], tuple[str, ...]],
                              explain: Callable[[str, str], str]) -> None:
     """Tell the runtime which backend names exist, so a typo in a name can be caught.
@@ -637,24 +583,3 @@ def override(**platform_backends: str | None) -> Iterator[None]:
             merged[name] = backend
     with _OVERRIDE_KEY(tuple(sorted(merged.items()))):
         yield
-
-
-def set_pallas_cpu_interpret(enabled: bool) -> None:
-    """Choose whether pallas kernels registered from now on also run on the cpu, interpreted.
-
-    Interpret mode is slow and meant for tests on machines without a GPU, so
-    it is off unless the environment variable ``EVENTJAX_PALLAS_INTERPRET``
-    is ``1``/``true``/``yes``/``on`` at import or this is called.
-
-    Example:
-        >>> import eventjax as ej
-        >>> ej.config.set_pallas_cpu_interpret(True)
-    """
-    if not isinstance(enabled, bool):
-        raise TypeError(f'set_pallas_cpu_interpret(): enabled must be a bool, got {enabled!r}.')
-    update(lambda s: s if s.pallas_cpu_interpret == enabled else attrs.evolve(s, pallas_cpu_interpret=enabled))
-
-
-def get_pallas_cpu_interpret() -> bool:
-    """Whether pallas kernels are registered for the cpu in interpret mode."""
-    return _STATE.snapshot.pallas_cpu_interpret
