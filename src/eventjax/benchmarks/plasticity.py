@@ -4,27 +4,36 @@ The problem (as the products'): ``n`` neurons, ``CONN_PER_ROW`` stored
 connections per row at random columns, float32 weights in ``[0, 1)``, a
 postsynaptic trace, events on a fraction ``rate`` of the rows; the update is
 ``W[i, j] += trace[j]`` on the stored entries of the rows with an event,
-bounded to ``[0, 1]`` (``csr_on_pre``). Every row is timed as a loop feeding
-its result back (``w = f(w)``), which is what a simulation does:
+bounded to ``[0, 1]`` (``csr_on_pre``). Every update row is timed as a loop
+feeding its result back (``w = f(w)``), which is what a simulation does:
 
-- ``eventjax <backend>, donated``: ``jax.jit(..., donate_argnums=0)``;
+- ``eventjax <backend>, donated``: ``jax.jit(..., donate_argnums=0)``; the
+  note counts the copies of the weights in the compiled call (0: in place);
 - ``eventjax <backend>, not donated``: XLA copies the weights first;
-- ``in lax.scan (per step)``: ``SCAN_STEPS`` updates in one jitted scan with
-  the weights in the carry, divided by the steps; the compiled loop is
-  searched for a copy of the weights (``copies per step``);
+- ``in lax.scan (per step)``: ``SCAN_STEPS`` updates in one jitted, donated
+  scan with the weights in the carry and new events every step (a
+  simulation loop that learns), divided by the steps; the note counts the
+  copies of the weights in the compiled loop;
 - ``hand-written JAX``: ``clip(w + where(pre[rows], trace[indices], 0))``, jitted, donated;
-- ``brainevent 0.2.1 <backend>``: ``update_csr_on_binary_pre`` where brainevent imports;
+- ``brainevent <version> <backend>``: ``update_csr_on_binary_pre`` where
+  brainevent imports, checked against eventjax's result first;
 - ``one copy of the weights``: ``w * 1.0``;
-- ``forward product``: ``binary_csrmv(..., transpose=True)`` of the same events (the target is 2x it).
+- ``forward product``: ``binary_csrmv(..., transpose=True)`` of the same
+  events on the default backend (the targets are ratios to it), and on the
+  ``jax`` backend when that is timed (its own yardstick).
 
-The structure is passed as jit arguments, as in a simulation that takes the
-network as input.
+All rows of one size and rate are timed interleaved
+(:func:`~eventjax.benchmarks.timing.interleaved_us`), so their ratios hold
+on a shared machine. The structure is passed as jit arguments, as in a
+simulation that takes the network as input. :func:`format_plasticity` ends
+with the targets: every donated update and scan step at most 2x the forward
+product, numba at most 0.5x brainevent's fastest CPU backend at 4,000
+neurons, and a donated update at 100,000 neurons and 0.1% events under 10%
+of one copy of the weights.
 """
 
 from __future__ import annotations
 
-import statistics
-import time
 from collections.abc import Callable, Sequence
 
 import attrs
@@ -34,15 +43,18 @@ import numpy as np
 
 import eventjax as ej
 from eventjax.benchmarks.anchors import BRAINEVENT_BACKENDS, import_optional
-from eventjax.benchmarks.timing import median_us
+from eventjax.benchmarks.timing import interleaved_us
 
 __all__ = ['PLASTICITY_RATES', 'PLASTICITY_SIZES', 'SCAN_STEPS', 'PlasticityResult', 'format_plasticity',
-           'run_plasticity']
+           'plasticity_targets', 'run_plasticity']
 
 PLASTICITY_SIZES = (4_000, 10_000, 100_000)
 PLASTICITY_RATES = (0.02, 0.001)
 CONN_PER_ROW = 100
 SCAN_STEPS = 20
+FORWARD = 'forward product (binary_csrmv T, default backend)'
+FORWARD_JAX = 'forward product (binary_csrmv T, jax)'
+COPY = 'one copy of the weights (w * 1.0)'
 
 
 @attrs.frozen
@@ -56,18 +68,6 @@ class PlasticityResult:
     note: str = ''
 
 
-def _chain_us(f: Callable, w, rest: tuple, budget_s: float, min_calls: int = 5, max_calls: int = 200) -> float:
-    """Median µs of ``w = f(w, *rest)`` (the result fed back, so a donated buffer is always fresh)."""
-    w = jax.block_until_ready(f(w, *rest))
-    times = []
-    start = time.perf_counter()
-    while len(times) < min_calls or (len(times) < max_calls and time.perf_counter() - start < budget_s):
-        t0 = time.perf_counter()
-        w = jax.block_until_ready(f(w, *rest))
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1e6
-
-
 def _problem(n: int, rate: float, rng):
     k = min(n, CONN_PER_ROW)
     indices = jnp.asarray(rng.integers(0, n, n * k, dtype=np.int32))
@@ -78,71 +78,105 @@ def _problem(n: int, rate: float, rng):
     return w, indices, indptr, spikes, trace
 
 
-def _weight_copies(hlo: str, size: int) -> int:
+def weight_copies(hlo: str, size: int) -> int:
+    """How many lines of compiled HLO copy a float32 array of ``size`` entries (the weights)."""
     return sum(1 for line in hlo.splitlines() if ' copy(' in line and f'f32[{size}]' in line)
+
+
+def _chain(f: Callable, w0, rest: tuple) -> Callable[[], object]:
+    """A no-argument call ``w = f(w, *rest)``: the result fed back, so a donated buffer is always fresh."""
+    box = [jnp.asarray(w0)]
+
+    def call():
+        box[0] = f(box[0], *rest)
+        return box[0]
+    return call
+
+
+@attrs.frozen
+class _Row:
+    label: str
+    call: Callable[[], object]
+    per_call: int = 1
+    note: str = ''
 
 
 def _rows(n: int, rate: float, backends: Sequence[str], compare: bool, budget_s: float, rng):
     w0, indices, indptr, spikes, trace = _problem(n, rate, rng)
-    shape = (n, n)
+    shape, k = (n, n), min(n, CONN_PER_ROW)
     rest = (indices, indptr, spikes, trace)
-    fresh = lambda: jnp.asarray(w0)
-    out = []
+    # New events every step of the scan, so nothing about them is loop-invariant.
+    scan_spikes = jnp.asarray(rng.random((SCAN_STEPS, n)) < rate)
+    rows: list[_Row] = []
 
     def update(backend):
         return lambda w, i, p, s, t: ej.csr_on_pre(w, i, p, s, t, 0.0, 1.0, shape=shape, backend=backend,
-                                                   max_row_length=min(n, CONN_PER_ROW))
+                                                   max_row_length=k)
+
+    def copies_note(jitted, *args, where):
+        copies = weight_copies(jitted.lower(jnp.asarray(w0), *args).compile().as_text(), w0.size)
+        return f'copies of W {where}: {copies}'
 
     for backend in backends:
         f = update(backend)
         donated = jax.jit(f, donate_argnums=0)
-        copies = _weight_copies(donated.lower(fresh(), *rest).compile().as_text(), w0.size)
-        out.append(PlasticityResult(n, rate, f'eventjax {backend}, donated', _chain_us(donated, fresh(), rest,
-                                                                                     budget_s),
-                                    f'{copies} copies of W' if copies else ''))
-        out.append(PlasticityResult(n, rate, f'eventjax {backend}, not donated',
-                                    _chain_us(jax.jit(f), fresh(), rest, budget_s)))
+        rows.append(_Row(f'eventjax {backend}, donated', _chain(donated, w0, rest),
+                         note=copies_note(donated, *rest, where='in the call')))
+        rows.append(_Row(f'eventjax {backend}, not donated', _chain(jax.jit(f), w0, rest)))
 
-        def steps(w, i, p, s, t, f=f):
-            return jax.lax.scan(lambda w, _: (f(w, i, p, s, t), None), w, None, length=SCAN_STEPS)[0]
+        def steps(w, i, p, spikes, t, f=f):
+            return jax.lax.scan(lambda w, s: (f(w, i, p, s, t), None), w, spikes)[0]
 
         scan = jax.jit(steps, donate_argnums=0)
-        copies = _weight_copies(scan.lower(fresh(), *rest).compile().as_text(), w0.size)
-        us = _chain_us(scan, fresh(), rest, budget_s, min_calls=3, max_calls=50) / SCAN_STEPS
-        out.append(PlasticityResult(n, rate, f'eventjax {backend}, in lax.scan (per step)', us,
-                                    f'copies of W in the compiled loop: {copies}'))
+        scan_rest = (indices, indptr, scan_spikes, trace)
+        rows.append(_Row(f'eventjax {backend}, in lax.scan (per step)', _chain(scan, w0, scan_rest), SCAN_STEPS,
+                         copies_note(scan, *scan_rest, where='in the compiled loop')))
 
-    rows_of = jnp.asarray(np.repeat(np.arange(n, dtype=np.int32), min(n, CONN_PER_ROW)))
+    rows_of = jnp.asarray(np.repeat(np.arange(n, dtype=np.int32), k))
 
     def by_hand(w, i, p, s, t):
         return jnp.clip(w + jnp.where(s[rows_of], t[i], 0.0), 0.0, 1.0)
 
-    out.append(PlasticityResult(n, rate, 'hand-written JAX (where, clip), donated',
-                                _chain_us(jax.jit(by_hand, donate_argnums=0), fresh(), rest, budget_s)))
-    out.append(PlasticityResult(n, rate, 'one copy of the weights (w * 1.0)',
-                                _chain_us(jax.jit(lambda w, *r: w * 1.0), fresh(), rest, budget_s)))
+    rows.append(_Row('hand-written JAX (where, clip), donated', _chain(jax.jit(by_hand, donate_argnums=0), w0, rest)))
+    w_fixed = jnp.asarray(w0)
+    copy = jax.jit(lambda w: w * 1.0)
+    rows.append(_Row(COPY, lambda: copy(w_fixed)))
     forward = jax.jit(lambda w, i, p, s: ej.binary_csrmv(w, i, p, s, shape=shape, transpose=True))
-    out.append(PlasticityResult(n, rate, 'forward product (binary_csrmv T, default backend)',
-                                median_us(forward, (fresh(), *rest[:3]), budget_s=budget_s)))
+    rows.append(_Row(FORWARD, lambda: forward(w_fixed, indices, indptr, spikes)))
+    if 'jax' in backends:
+        forward_jax = jax.jit(lambda w, i, p, s: ej.binary_csrmv(w, i, p, s, shape=shape, transpose=True,
+                                                                  backend='jax'))
+        rows.append(_Row(FORWARD_JAX, lambda: forward_jax(w_fixed, indices, indptr, spikes)))
+    failed = []
     if compare:
-        out += _brainevent_rows(n, rate, backends, fresh, rest, shape, budget_s)
-    return out
+        rows += _brainevent_rows(n, rate, backends, w0, rest, shape, update, failed)
+    times = interleaved_us([r.call for r in rows], budget_s=budget_s, max_calls=100)
+    return [PlasticityResult(n, rate, r.label, us / r.per_call, r.note) for r, us in zip(rows, times)] + failed
 
 
-def _brainevent_rows(n, rate, backends, fresh, rest, shape, budget_s):
+def _brainevent_rows(n, rate, backends, w0, rest, shape, update, failed):
     be = import_optional('brainevent')
     if be is None or not hasattr(be, 'update_csr_on_binary_pre'):
-        return [PlasticityResult(n, rate, 'brainevent', None, 'not installed (pip install "eventjax[compare]")')]
-    out = []
+        failed.append(PlasticityResult(n, rate, 'brainevent', None, 'not installed (pip install "eventjax[compare]")'))
+        return []
+    want = np.asarray(jax.jit(update(None))(jnp.asarray(w0), *rest))
+    rows = []
     for backend in dict.fromkeys(BRAINEVENT_BACKENDS[b] for b in backends if b in BRAINEVENT_BACKENDS):
+        label = f'brainevent {be.__version__} {backend}'
+
         def f(w, i, p, s, t, backend=backend):
             return be.update_csr_on_binary_pre(w, i, p, s, t, 0.0, 1.0, shape=shape, backend=backend)
         try:
-            us = _chain_us(jax.jit(f), fresh(), rest, budget_s)
-            out.append(PlasticityResult(n, rate, f'brainevent {be.__version__} {backend}', us))
+            jitted = jax.jit(f)
+            got = np.asarray(jitted(jnp.asarray(w0), *rest))
         except Exception as exc:  # a backend brainevent lacks here costs a row, not the run
-            out.append(PlasticityResult(n, rate, f'brainevent {backend}', None, f'{type(exc).__name__}'))
-    return out
+            failed.append(PlasticityResult(n, rate, label, None, f'failed: {type(exc).__name__}'))
+            continue
+        if not np.allclose(got, want, rtol=1e-5, atol=1e-6):
+            failed.append(PlasticityResult(n, rate, label, None, "dropped: its weights differ from eventjax's"))
+            continue
+        rows.append(_Row(label, _chain(jitted, w0, rest)))
+    return rows
 
 
 def run_plasticity(sizes: Sequence[int] | None = None, rates: Sequence[float] | None = None,
@@ -170,15 +204,54 @@ def run_plasticity(sizes: Sequence[int] | None = None, rates: Sequence[float] | 
 
 
 def format_plasticity(results: Sequence[PlasticityResult]) -> str:
-    """The results as one table per (n, rate), with each row's ratio to the forward product."""
+    """The results as one table per (n, rate), with each row's ratio to the forward product, then the targets."""
     lines = []
     for n, rate in dict.fromkeys((r.n, r.rate) for r in results):
         group = [r for r in results if (r.n, r.rate) == (n, rate)]
-        fwd = next((r.us for r in group if r.label.startswith('forward product')), None)
+        fwd = _us(group, FORWARD)
         lines.append(f'n = {n:,} ({n * min(n, CONN_PER_ROW):,} synapses), {rate:.1%} events')
         for r in group:
             us = '—' if r.us is None else f'{r.us:10,.1f} µs'
             ratio = f'{r.us / fwd:6.2f}x fwd' if r.us is not None and fwd else ''
             lines.append(f'  {r.label:<52} {us:>14} {ratio:>11}  {r.note}'.rstrip())
         lines.append('')
+    targets = plasticity_targets(results)
+    if targets:
+        lines.append('targets (ratios within one table, so they hold under load):')
+        lines += [f'  [{"met" if ok else "MISSED"}] {text}' for text, ok in targets]
     return '\n'.join(lines)
+
+
+def _us(group, label):
+    return next((r.us for r in group if r.label == label and r.us is not None), None)
+
+
+def plasticity_targets(results: Sequence[PlasticityResult]) -> list[tuple[str, bool]]:
+    """``(description, met)`` for each target the results can judge.
+
+    Example:
+        >>> rows = [PlasticityResult(100_000, 0.001, 'eventjax numba, donated', 50.0),
+        ...         PlasticityResult(100_000, 0.001, COPY, 10_000.0)]
+        >>> plasticity_targets(rows)[0]
+        ('n = 100,000, 0.1%: eventjax numba, donated = 0.5% of one copy of the weights (< 10%)', True)
+    """
+    out = []
+    for n, rate in dict.fromkeys((r.n, r.rate) for r in results):
+        group = [r for r in results if (r.n, r.rate) == (n, rate)]
+        fwd, copy = _us(group, FORWARD), _us(group, COPY)
+        where = f'n = {n:,}, {rate:.1%}'
+        for r in group:
+            if r.us is None or not r.label.startswith('eventjax'):
+                continue
+            if fwd and ('donated' in r.label and 'not donated' not in r.label or 'lax.scan' in r.label):
+                out.append((f'{where}: {r.label} = {r.us / fwd:.2f}x the forward product (<= 2x)', r.us <= 2 * fwd))
+            if copy and n >= 100_000 and rate <= 0.001 and r.label.endswith(', donated'):
+                out.append((f'{where}: {r.label} = {r.us / copy:.1%} of one copy of the weights (< 10%)',
+                            r.us < 0.1 * copy))
+        numba = _us(group, 'eventjax numba, donated')
+        be = [r for r in group if r.label.startswith('brainevent') and r.us is not None]
+        if n == 4_000 and numba and be:
+            best = min(be, key=lambda r: r.us)
+            out.append((f'{where}: numba donated = {numba / best.us:.2f}x {best.label} (<= 0.5x)',
+                        numba <= 0.5 * best.us))
+    return out

@@ -151,6 +151,8 @@ class _PreparedKernel(XLACustomKernel):
 
 
 def _prepared(kernel_generator: Callable, prepare: Callable) -> Callable:
+    # wraps: the signature seen through it is the generator's, so one that takes input_output_aliases gets them.
+    @functools.wraps(kernel_generator)
     def generator(**params):
         fn = kernel_generator(**params)
         if not callable(fn):

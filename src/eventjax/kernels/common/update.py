@@ -27,7 +27,7 @@ import jax.numpy as jnp
 from jax.interpreters import ad
 
 from eventjax.backends import XLACustomKernel
-from eventjax.kernels.common.operator import _impl, _jax_module, _register
+from eventjax.kernels.common.operator import _impl, _jax_module, _PreparedKernel, _register
 from eventjax.primitive import split_params
 from eventjax.primitive.tags import operator_tags
 
@@ -60,6 +60,9 @@ class Update:
         operands: operand names in call order, the weights first.
         trace: the name of the trace operand (the one the update is linear in, besides the weights).
         kernels: the backends besides ``jax`` that have kernels.
+        prepare, prepared_in_kernel: as for :class:`~eventjax.kernels.common.operator.Operator`
+            (``prepare(*operands) -> operands`` runs in JAX before the kernels of
+            the backends not in ``prepared_in_kernel``, e.g. repairing unvalidated structure).
 
     The family's ``reference.<name>_delta(*operands, **static)`` returns
     ``(increment, touched)`` shaped like the weights; static parameters
@@ -72,10 +75,13 @@ class Update:
     """
 
     def __init__(self, name: str, family: str, operands: tuple[str, ...], *, trace: str,
-                 kernels: tuple[str, ...] = ('numba', 'warp')):
+                 kernels: tuple[str, ...] = ('numba', 'warp'), prepare: Callable | None = None,
+                 prepared_in_kernel: tuple[str, ...] = ()):
         self.name, self.family, self.operands = name, family, tuple(operands)
         self._trace = self.operands.index(trace)
-        self.primitive = XLACustomKernel(name)
+        self._prepare = prepare
+        self.primitive = XLACustomKernel(name) if prepare is None else \
+            _PreparedKernel(name, prepare, prepared_in_kernel)
         self.primitive.def_jax_kernel(_impl(family, _jax_module(family), name))
         for backend in kernels:
             if backend == 'pallas':
@@ -107,6 +113,8 @@ class Update:
         backend, static = split_params(params)
         static.pop('input_output_aliases', None)
         out = self.bind(*primals, backend=backend, **static)
+        if self._prepare is not None:  # the reference reads the operands every kernel sees
+            primals = self._prepare(*primals)
         weights, t = primals[0], self._trace
         dw, dtrace = (ad.instantiate_zeros(tangents[i]) for i in (0, t))
         delta = self._delta()

@@ -22,9 +22,9 @@ from eventjax.kernels.common.checks import (
     validate_fcn_indices,
 )
 
-__all__ = ['check_bounds', 'check_csr_structure', 'check_dense_weight', 'check_fcn_structure',
+__all__ = ['PREPARE', 'check_bounds', 'check_csr_structure', 'check_dense_weight', 'check_fcn_structure',
            'check_plastic_weights', 'check_positions_weight', 'check_shape', 'check_spikes', 'check_trace',
-           'longest_segment']
+           'longest_segment', 'repair_structure']
 
 
 def check_plastic_weights(who: str, weight, shape: tuple[int, ...], what: str):
@@ -102,12 +102,14 @@ def check_bounds(who: str, w_min, w_max) -> tuple[float | None, float | None]:
     return lo, hi
 
 
-def check_csr_structure(who: str, indices, indptr, rows: int, cols: int, validate: bool, what=('rows', 'columns')):
+def check_csr_structure(who: str, indices, indptr, rows: int, cols: int, validate: bool, what=('rows', 'columns'),
+                        repair: bool = True):
     """CSR (or column view) structure: checked by value when concrete and ``validate``, else repaired.
 
     Returns ``(indices, indptr)``; unchecked ``indptr`` goes through
-    ``repair_indptr``, and kernels skip entries whose index is outside
-    ``[0, cols)``, so bad structure is dropped the same way everywhere.
+    ``repair_indptr`` (``repair=False``: left to the operator's ``prepare``
+    step, :func:`repair_structure`), and kernels skip entries whose index is
+    outside ``[0, cols)``, so bad structure is dropped the same way everywhere.
     """
     indices = check_index_array(who, 'indices', indices)
     indptr = check_index_array(who, 'indptr', indptr).astype(indices.dtype)
@@ -115,9 +117,23 @@ def check_csr_structure(who: str, indices, indptr, rows: int, cols: int, validat
     check_length(who, 'indptr', indptr, rows + 1, f'{what[0]} + 1')
     if validate and is_concrete(indices, indptr):
         validate_csr_structure(who, indices, indptr, cols)
-    else:
+    elif repair:
         indptr = repair_indptr(indptr, indices.shape[0])
     return indices, indptr
+
+
+def repair_structure(weight, indices, indptr, *rest):
+    """The CSR updates' ``prepare`` step: ``indptr`` repaired, so every kernel drops the same entries.
+
+    The numba kernels repair inside (``numba_events.trusted_indptr``): an
+    XLA check and conditional before their custom call cost more than a
+    small update.
+    """
+    return (weight, indices, repair_indptr(indptr, indices.shape[0]), *rest)
+
+
+# What the CSR updates declare: the repair runs in JAX except for numba, whose kernels repair inside.
+PREPARE = {'prepare': repair_structure, 'prepared_in_kernel': ('numba',)}
 
 
 def check_fcn_structure(who: str, indices, rows: int, cols: int, validate: bool):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from eventjax.kernels.common.checks import check_index_array, check_length, is_concrete
 from eventjax.kernels.common.update import Update
 from eventjax.kernels.plasticity.arguments import (
+    PREPARE,
     check_bounds,
     check_csr_structure,
     check_positions_weight,
@@ -52,7 +53,8 @@ def csr2csc_on_post(weight, indices, indptr, weight_indices, pre_trace, post_spi
     who = 'csr2csc_on_post()'
     m, n = check_shape(who, shape)
     max_col = longest_segment(who, indptr, max_col_length, 'max_col_length')
-    indices, indptr = check_csr_structure(who, indices, indptr, n, m, validate, what=('columns', 'rows'))
+    indices, indptr = check_csr_structure(who, indices, indptr, n, m, validate, what=('columns', 'rows'),
+                                          repair=False)
     weight_indices = check_index_array(who, 'weight_indices', weight_indices)
     check_length(who, 'weight_indices', weight_indices, indices.shape[0], 'one per entry of indices')
     weight = check_positions_weight(who, weight, indices.shape[0])
@@ -72,4 +74,4 @@ def csr2csc_on_post(weight, indices, indptr, weight_indices, pre_trace, post_spi
 
 _csr2csc_on_post = Update('csr2csc_on_post', __package__,
                           ('weight', 'indices', 'indptr', 'weight_indices', 'pre_trace', 'post_spike'),
-                          trace='pre_trace', kernels=('numba', 'warp'))
+                          trace='pre_trace', kernels=('numba', 'warp'), **PREPARE)

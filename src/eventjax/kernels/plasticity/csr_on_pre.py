@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from eventjax.kernels.common.update import Update
 from eventjax.kernels.plasticity.arguments import (
+    PREPARE,
     check_bounds,
     check_csr_structure,
     check_plastic_weights,
@@ -55,7 +56,7 @@ def csr_on_pre(weight, indices, indptr, pre_spike, post_trace, w_min=None, w_max
     who = 'csr_on_pre()'
     m, n = check_shape(who, shape)
     max_row = longest_segment(who, indptr, max_row_length, 'max_row_length')
-    indices, indptr = check_csr_structure(who, indices, indptr, m, n, validate)
+    indices, indptr = check_csr_structure(who, indices, indptr, m, n, validate, repair=False)
     weight = check_plastic_weights(who, weight, (indices.shape[0],), 'one per entry of indices')
     pre_spike = check_spikes(who, 'pre_spike', pre_spike, m, 'rows of shape')
     post_trace = check_trace(who, 'post_trace', post_trace, n, 'columns of shape', weight.dtype)
@@ -65,4 +66,4 @@ def csr_on_pre(weight, indices, indptr, pre_spike, post_trace, w_min=None, w_max
 
 
 _csr_on_pre = Update('csr_on_pre', __package__, ('weight', 'indices', 'indptr', 'pre_spike', 'post_trace'),
-                     trace='post_trace', kernels=('numba', 'warp'))
+                     trace='post_trace', kernels=('numba', 'warp'), **PREPARE)

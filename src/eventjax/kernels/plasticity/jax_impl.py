@@ -1,31 +1,36 @@
 """Event-driven ``jax`` kernels for the plasticity updates: only the rows (columns) of the events are touched.
 
-The neurons with an event are gathered into one of a few static capacities
-(:func:`~eventjax.kernels.common.compaction.by_event_count`); each gets
-``max_len`` slots (the longest row or column, a static parameter), whose
-entries are gathered, updated, bounded and scattered back with
-``.at[].set``, which XLA performs in place on a donated buffer. With more
-events than the largest capacity, every row gets its slots (the same code
-over all rows). CSR updates whose longest row is unknown (traced structure
-without ``max_row_length``) fall back to the O(stored entries) kernels of
+The neurons with an event are taken a chunk at a time (``chunk`` neurons of
+``max_len`` slots each, ``max_len`` the longest row or column, a static
+parameter) in a ``lax.fori_loop`` that runs ``ceil(events / chunk)`` times;
+each pass gathers its entries, updates and bounds them, and scatters them
+back with ``.at[].set``. The weights are the loop's carry, so XLA updates
+them in place: under ``jax.jit(..., donate_argnums=...)`` or in a
+``lax.scan`` carry nothing is copied (a ``lax.switch`` over event counts,
+the products' compaction, would copy the weights into its branches on
+XLA:CPU). The chunk's neurons are found from the running event count by a
+binary search, so no pass reads all ``m`` neurons but the count itself.
+CSR updates whose longest row is unknown (traced structure without
+``max_row_length``) fall back to the O(stored entries) kernels of
 ``reference``. Bad structure is dropped as in ``reference``.
-
-Known cost: the scatters sit in the branches of the event-count switch, and
-XLA:CPU passes a branch its operand by copy, so this backend copies the
-weights on every update even when they are donated (the numba and warp
-kernels do not); ``eventjax bench --family plasticity`` reports the copies.
 """
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 
-from eventjax.kernels.common.compaction import by_event_count, event_mask
+from eventjax.kernels.common.compaction import event_count_prefix, event_mask
 from eventjax.kernels.common.update import apply_bounds
 from eventjax.kernels.plasticity import reference
 
-__all__ = ['csr2csc_on_post_kernel', 'csr_on_pre_kernel', 'dense_on_post_kernel', 'dense_on_pre_kernel',
-           'fcn_on_pre_kernel']
+__all__ = ['CHUNK_SLOTS', 'csr2csc_on_post_kernel', 'csr_on_pre_kernel', 'dense_on_post_kernel',
+           'dense_on_pre_kernel', 'fcn_on_pre_kernel']
+
+# Slots (entries) one pass of the loop gathers and scatters: large enough that
+# the loop's per-pass cost (a few microseconds on XLA:CPU) stays small next to
+# the work, small enough that a pass with few events wastes little.
+CHUNK_SLOTS = 8192
 
 
 def _segments(weight, spikes, starts, lens, max_len, trace, partner_of, w_min, w_max, position_of=None):
@@ -33,15 +38,20 @@ def _segments(weight, spikes, starts, lens, max_len, trace, partner_of, w_min, w
     m, size, n = spikes.shape[0], weight.shape[0], trace.shape[0]
     if m == 0 or size == 0 or max_len == 0 or n == 0:
         return weight
-    mask = event_mask(spikes)
+    prefix = event_count_prefix(event_mask(spikes))
+    total = prefix[-1]
+    chunk = max(1, min(m, CHUNK_SLOTS // max_len))
+    off = jnp.arange(max_len, dtype=jnp.int32)[None, :]
 
-    def on(rows, valid_row):
-        slots = jnp.arange(rows.shape[0] * max_len, dtype=jnp.int32)
-        r, off = slots // max_len, slots % max_len
-        neuron = jnp.minimum(rows[r], m - 1)
-        at = starts[neuron] + off
-        ok = valid_row[r] & (off < lens[neuron])
-        at = jnp.where(ok, at, 0)
+    def one_pass(c, weight):
+        # The events ranked c * chunk + 1 ... (c + 1) * chunk: the first neuron whose running count reaches the rank.
+        rank = c * chunk + jnp.arange(1, chunk + 1, dtype=jnp.int32)
+        neuron = jnp.searchsorted(prefix, rank, side='left', method='scan_unrolled').astype(jnp.int32)
+        neuron = jnp.minimum(neuron, m - 1)
+        length = jnp.where(rank <= total, lens[neuron], 0)  # one gather per neuron, broadcast over its slots
+        ok = off < length[:, None]
+        at = jnp.where(ok, starts[neuron][:, None] + off, 0).reshape(-1)
+        ok = ok.reshape(-1)
         j = partner_of(at)
         pos = at if position_of is None else position_of(at)
         ok &= (j >= 0) & (j < n) & (pos >= 0) & (pos < size)
@@ -50,7 +60,7 @@ def _segments(weight, spikes, starts, lens, max_len, trace, partner_of, w_min, w
         new = apply_bounds(old, trace[jnp.clip(j, 0, n - 1)], ok, w_min, w_max)
         return weight.at[pos].set(new, mode='drop')
 
-    return by_event_count(mask, lambda index: on(index, index < m), lambda: on(jnp.arange(m), mask))
+    return jax.lax.fori_loop(0, (total + chunk - 1) // chunk, one_pass, weight)
 
 
 def csr_on_pre_kernel(*, outs, w_min=None, w_max=None, max_row=None, **static):
