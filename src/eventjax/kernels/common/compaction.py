@@ -15,7 +15,8 @@ from collections.abc import Callable
 import jax
 import jax.numpy as jnp
 
-__all__ = ['by_event_count', 'capacities', 'compact', 'event_count_prefix', 'event_mask']
+__all__ = ['CHUNK_SLOTS', 'by_event_chunks', 'by_event_count', 'capacities', 'compact', 'event_count_prefix',
+           'event_mask']
 
 
 def event_mask(x):
@@ -111,3 +112,44 @@ def by_event_count(mask, branch: Callable, full: Callable, *, limit: int | None 
         branches.append(lambda p: fallback())
         which = jnp.where(use_fallback, len(branches) - 1, which)
     return jax.lax.switch(which, branches, prefix)
+
+
+# Slots (entries) one pass of :func:`by_event_chunks` covers: at 100 entries per
+# neuron, 81 neurons a pass. Passes cost a fixed few microseconds each on
+# XLA:CPU, and a pass with fewer events still pays for all its slots.
+CHUNK_SLOTS = 8192
+
+
+def by_event_chunks(mask, slots_per_event: int, body: Callable, carry):
+    """``carry = body(neurons, valid, carry)`` over the events of ``mask``, a chunk of neurons at a time.
+
+    For in-place updates: ``carry`` (the weights) is a ``lax.fori_loop``
+    carry, which XLA updates in place, where a :func:`by_event_count` switch
+    would hand each branch a copy on XLA:CPU. ``neurons`` lists the next
+    ``chunk`` event neurons (``valid`` False past the last event, whose
+    ``neurons`` repeat a real one: mask their slots); ``chunk`` is
+    ``CHUNK_SLOTS // slots_per_event`` neurons, at most a quarter of
+    ``mask`` (so a few events in a small network do not pay for all of it),
+    at least one. The loop runs ``ceil(events / chunk)`` passes; each finds
+    its neurons by a binary search of the running event count, so no pass
+    reads all of ``mask``.
+
+    Example:
+        >>> body = lambda neurons, valid, total: total + jnp.sum(jnp.where(valid, neurons, 0))
+        >>> int(by_event_chunks(jnp.array([False, True, True, False, True]), 1, body, jnp.int32(0)))
+        7
+    """
+    m = mask.shape[0]
+    if m == 0:
+        return carry
+    prefix = event_count_prefix(mask)
+    total = prefix[-1]
+    chunk = max(1, min(CHUNK_SLOTS // max(slots_per_event, 1), m // 4))
+
+    def one_pass(c, carry):
+        # Events ranked c * chunk + 1 ... (c + 1) * chunk: the first neuron whose running count reaches the rank.
+        rank = c * chunk + jnp.arange(1, chunk + 1, dtype=jnp.int32)
+        neurons = jnp.searchsorted(prefix, rank, side='left', method='scan_unrolled').astype(jnp.int32)
+        return body(jnp.minimum(neurons, m - 1), rank <= total, carry)
+
+    return jax.lax.fori_loop(0, (total + chunk - 1) // chunk, one_pass, carry)

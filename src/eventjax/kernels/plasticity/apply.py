@@ -3,12 +3,11 @@
 A rule ``rule(edge, pre, post, params) -> new_edge`` maps the state of one
 edge (a pytree of scalars: a weight, an eligibility trace...) and the values
 of its two neurons to the edge's new state. The functions here gather the
-edges of the neurons with an event into one of a few static capacities
-(chosen by the event count, as the event-driven ``jax`` kernels do), apply
-the rule to those edges with ``vmap`` and scatter the results back, so a
-step costs events x connections per neuron, not the number of edges. When
-more neurons fire than the largest capacity holds, the rule runs on every
-edge and the untouched ones are kept. Everything is JAX: ``params`` (and the
+edges of the neurons with an event a chunk of neurons at a time (as the
+event-driven ``jax`` kernels do, in a loop whose carry is the edge state,
+so XLA updates it in place), apply the rule to those edges with ``vmap``
+and scatter the results back, so a step costs events x connections per
+neuron, not the number of edges. Everything is JAX: ``params`` (and the
 states and values) are differentiable, and the calls compose with ``jit``,
 ``vmap`` and ``lax.scan``.
 """
@@ -23,7 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from eventjax.kernels.common.checks import check_events, is_concrete
-from eventjax.kernels.common.compaction import by_event_count, event_mask
+from eventjax.kernels.common.compaction import by_event_chunks, event_mask
 from eventjax.kernels.plasticity.arguments import check_csr_structure, check_fcn_structure, check_shape
 from eventjax.kernels.plasticity.column_view import csr_column_view
 
@@ -57,30 +56,23 @@ def _segments(who, rule, edge_state, spikes, starts, lens, max_len, pre_vals, po
     ``position_of`` where an edge's state is stored.
     """
     size = jax.tree.leaves(edge_state)[0].shape[0]
-    mask = event_mask(spikes)
     m = spikes.shape[0]
-
-    def on(rows, valid_row):
-        slots = jnp.arange(rows.shape[0] * max_len)
-        r, off = slots // max_len, slots % max_len
-        neuron = rows[r]
-        ok = valid_row[r] & (off < lens[jnp.minimum(neuron, m - 1)])
-        at = jnp.where(ok, starts[jnp.minimum(neuron, m - 1)] + off, 0)
-        stored = jnp.where(ok, position_of(at), size)
-        edges = _take(edge_state, jnp.minimum(stored, size - 1))
-        new = _rule_on(rule, edges, _take(pre_vals, jnp.minimum(neuron, m - 1)), _take(post_vals, post_of(at)),
-                       params, who)
-        return jax.tree.map(lambda a, v: a.at[stored].set(v, mode='drop'), edge_state, new)
-
-    def branch(index):
-        return on(index, index < m)
-
-    def full():
-        return on(jnp.arange(m), mask)
-
     if max_len == 0 or m == 0 or size == 0:
         return edge_state
-    return by_event_count(mask, branch, full)
+    off = jnp.arange(max_len, dtype=jnp.int32)[None, :]
+
+    def one_pass(neuron, valid, edge_state):
+        ok = off < jnp.where(valid, lens[neuron], 0)[:, None]
+        at = jnp.where(ok, starts[neuron][:, None] + off, 0).reshape(-1)
+        ok = ok.reshape(-1)
+        stored = jnp.where(ok, position_of(at), size)
+        edges = _take(edge_state, jnp.minimum(stored, size - 1))
+        pre = _take(pre_vals, jnp.repeat(neuron, max_len))
+        new = _rule_on(rule, edges, pre, _take(post_vals, post_of(at)), params, who)
+        return jax.tree.map(lambda a, v: a.at[stored].set(v, mode='drop'), edge_state, new)
+
+    # The edge state is the loop's carry: XLA updates it in place (no copy under donation or in a scan).
+    return by_event_chunks(event_mask(spikes), max_len, one_pass, edge_state)
 
 
 def _max_len(who, ptr, given, keyword):

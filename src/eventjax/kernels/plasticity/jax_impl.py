@@ -1,36 +1,26 @@
 """Event-driven ``jax`` kernels for the plasticity updates: only the rows (columns) of the events are touched.
 
-The neurons with an event are taken a chunk at a time (``chunk`` neurons of
-``max_len`` slots each, ``max_len`` the longest row or column, a static
-parameter) in a ``lax.fori_loop`` that runs ``ceil(events / chunk)`` times;
-each pass gathers its entries, updates and bounds them, and scatters them
-back with ``.at[].set``. The weights are the loop's carry, so XLA updates
-them in place: under ``jax.jit(..., donate_argnums=...)`` or in a
-``lax.scan`` carry nothing is copied (a ``lax.switch`` over event counts,
-the products' compaction, would copy the weights into its branches on
-XLA:CPU). The chunk's neurons are found from the running event count by a
-binary search, so no pass reads all ``m`` neurons but the count itself.
-CSR updates whose longest row is unknown (traced structure without
-``max_row_length``) fall back to the O(stored entries) kernels of
-``reference``. Bad structure is dropped as in ``reference``.
+The neurons with an event are taken a chunk at a time
+(:func:`~eventjax.kernels.common.compaction.by_event_chunks`), each with
+``max_len`` slots (the longest row or column, a static parameter); a pass
+gathers its entries, updates and bounds them, and scatters them back with
+``.at[].set``. The weights are the loop's carry, so XLA updates them in
+place: under ``jax.jit(..., donate_argnums=...)`` or in a ``lax.scan``
+carry nothing is copied. CSR updates whose longest row is unknown (traced
+structure without ``max_row_length``) fall back to the O(stored entries)
+kernels of ``reference``. Bad structure is dropped as in ``reference``.
 """
 
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 
-from eventjax.kernels.common.compaction import event_count_prefix, event_mask
+from eventjax.kernels.common.compaction import by_event_chunks, event_mask
 from eventjax.kernels.common.update import apply_bounds
 from eventjax.kernels.plasticity import reference
 
-__all__ = ['CHUNK_SLOTS', 'csr2csc_on_post_kernel', 'csr_on_pre_kernel', 'dense_on_post_kernel',
-           'dense_on_pre_kernel', 'fcn_on_pre_kernel']
-
-# Slots (entries) one pass of the loop gathers and scatters: large enough that
-# the loop's per-pass cost (a few microseconds on XLA:CPU) stays small next to
-# the work, small enough that a pass with few events wastes little.
-CHUNK_SLOTS = 8192
+__all__ = ['csr2csc_on_post_kernel', 'csr_on_pre_kernel', 'dense_on_post_kernel', 'dense_on_pre_kernel',
+           'fcn_on_pre_kernel']
 
 
 def _segments(weight, spikes, starts, lens, max_len, trace, partner_of, w_min, w_max, position_of=None):
@@ -38,17 +28,10 @@ def _segments(weight, spikes, starts, lens, max_len, trace, partner_of, w_min, w
     m, size, n = spikes.shape[0], weight.shape[0], trace.shape[0]
     if m == 0 or size == 0 or max_len == 0 or n == 0:
         return weight
-    prefix = event_count_prefix(event_mask(spikes))
-    total = prefix[-1]
-    chunk = max(1, min(m, CHUNK_SLOTS // max_len))
     off = jnp.arange(max_len, dtype=jnp.int32)[None, :]
 
-    def one_pass(c, weight):
-        # The events ranked c * chunk + 1 ... (c + 1) * chunk: the first neuron whose running count reaches the rank.
-        rank = c * chunk + jnp.arange(1, chunk + 1, dtype=jnp.int32)
-        neuron = jnp.searchsorted(prefix, rank, side='left', method='scan_unrolled').astype(jnp.int32)
-        neuron = jnp.minimum(neuron, m - 1)
-        length = jnp.where(rank <= total, lens[neuron], 0)  # one gather per neuron, broadcast over its slots
+    def one_pass(neuron, valid, weight):
+        length = jnp.where(valid, lens[neuron], 0)  # one gather per neuron, broadcast over its slots
         ok = off < length[:, None]
         at = jnp.where(ok, starts[neuron][:, None] + off, 0).reshape(-1)
         ok = ok.reshape(-1)
@@ -60,7 +43,7 @@ def _segments(weight, spikes, starts, lens, max_len, trace, partner_of, w_min, w
         new = apply_bounds(old, trace[jnp.clip(j, 0, n - 1)], ok, w_min, w_max)
         return weight.at[pos].set(new, mode='drop')
 
-    return jax.lax.fori_loop(0, (total + chunk - 1) // chunk, one_pass, weight)
+    return by_event_chunks(event_mask(spikes), max_len, one_pass, weight)
 
 
 def csr_on_pre_kernel(*, outs, w_min=None, w_max=None, max_row=None, **static):
