@@ -1,7 +1,9 @@
 """Drawn plasticity problems, checked on every backend under eager, jit and vmap against a NumPy oracle.
 
 A problem is one update (``csr_on_pre``, ``csr2csc_on_post``, ``dense_on_pre``,
-``dense_on_post``, ``fcn_on_pre``) with sizes 0, 1, 5 or 16, event
+``dense_on_post``, ``fcn_on_pre``, and the per-edge rule functions
+``*_apply_on_pre`` / ``*_apply_on_post`` running the additive bounded rule,
+which must give the same weights) with sizes 0, 1, 5 or 16, event
 densities from 0 to 1 (bool or float events), NaN/Inf in the weights and
 the trace, optional bounds, and for CSR valid or broken structure (columns
 out of range, a decreasing ``indptr``), which is traced under ``jit`` and
@@ -18,7 +20,10 @@ from hypothesis import strategies as st
 
 import eventjax as ej
 
-UPDATES = ('csr_on_pre', 'csr2csc_on_post', 'dense_on_pre', 'dense_on_post', 'fcn_on_pre')
+# Each per-edge rule function and the fixed update whose weights it must reproduce.
+APPLIES = {'csr_apply_on_pre': 'csr_on_pre', 'csr_apply_on_post': 'csr2csc_on_post', 'fcn_apply_on_pre': 'fcn_on_pre',
+           'dense_apply_on_pre': 'dense_on_pre', 'dense_apply_on_post': 'dense_on_post'}
+UPDATES = ('csr_on_pre', 'csr2csc_on_post', 'dense_on_pre', 'dense_on_post', 'fcn_on_pre', *APPLIES)
 SIZES = (0, 1, 5, 16)
 
 
@@ -45,7 +50,9 @@ def plasticity_problems(draw, name: str):
     bounds = draw(st.sampled_from([(None, None), (-0.5, 0.5), (0.0, None)]))
     special = draw(st.booleans())
     rng = np.random.default_rng(draw(st.integers(0, 2 ** 16)))
-    problem = {'name': name, 'm': m, 'n': n, 'bounds': bounds, 'broken': False}
+    problem = {'name': APPLIES.get(name, name), 'apply': name if name in APPLIES else None, 'm': m, 'n': n,
+               'bounds': bounds, 'broken': False}
+    name = problem['name']
     if name.startswith('dense'):
         problem['weight'] = _values(draw, m * n, special).reshape(m, n)
     elif name == 'fcn_on_pre':
@@ -115,10 +122,52 @@ def oracle(p):
     return w
 
 
+def _bounded_sum(lo, hi, on_pre):
+    """The additive rule ``w + trace`` bounded as the fixed updates bound it (a NaN stays NaN)."""
+    def rule(w, pre, post, params):
+        v = w + (post if on_pre else pre)
+        v = v if lo is None else jnp.where(v < lo, jnp.asarray(lo, v.dtype), v)
+        return v if hi is None else jnp.where(v > hi, jnp.asarray(hi, v.dtype), v)
+    return rule
+
+
+def _longest(p):
+    """The most kept entries one row and one column of a CSR problem hold (what a traced call is told)."""
+    entries = _csr_entries(p)
+    rows = np.bincount([e[0] for e in entries], minlength=1)
+    cols = np.bincount([e[1] for e in entries], minlength=1)
+    nnz = p['indices'].size
+    ptr = np.maximum.accumulate(np.clip(p['indptr'], 0, nnz))
+    return int(max(np.max(np.diff(ptr), initial=0), rows.max())), int(cols.max())
+
+
+def _call_apply(p, a, w):
+    lo, hi = p['bounds']
+    name, shape = p['apply'], (p['m'], p['n'])
+    values = {'pre_vals': jnp.asarray(a['pre_trace']), 'post_vals': jnp.asarray(a['post_trace'])}
+    on_pre = name.endswith('_pre')
+    rule = _bounded_sum(lo, hi, on_pre)
+    spikes = a['pre'] if on_pre else a['post']
+    if name == 'dense_apply_on_pre':
+        return ej.dense_apply_on_pre(rule, w, spikes, **values)
+    if name == 'dense_apply_on_post':
+        return ej.dense_apply_on_post(rule, w, spikes, **values)
+    if name == 'fcn_apply_on_pre':
+        return ej.fcn_apply_on_pre(rule, w, a['indices'], spikes, shape=shape, **values)
+    longest_row, longest_col = _longest(p)
+    if name == 'csr_apply_on_pre':
+        return ej.csr_apply_on_pre(rule, w, a['indices'], a['indptr'], spikes, shape=shape,
+                                   max_row_length=longest_row, **values)
+    return ej.csr_apply_on_post(rule, w, a['indices'], a['indptr'], spikes, shape=shape, max_col_length=longest_col,
+                                **values)
+
+
 def call(p, backend, weight=None, validate=True, **arrays):
     """The update of problem ``p`` on ``backend`` (``arrays`` replace its operands, e.g. tracers)."""
     a = {**p, **arrays}
     w = a['weight'] if weight is None else weight
+    if p['apply']:
+        return _call_apply(p, a, w)
     lo, hi = p['bounds']
     name, shape = p['name'], (p['m'], p['n'])
     if name == 'dense_on_pre':
@@ -152,7 +201,7 @@ def check(p, backends) -> list[str]:
     """Every disagreement of problem ``p`` with the oracle on ``backends`` (eager, jit, vmap), as text."""
     want = oracle(p)
     bad = []
-    structure = p['broken'] and p['name'] in ('csr_on_pre', 'fcn_on_pre')
+    structure = p['broken'] and (p['name'] in ('csr_on_pre', 'fcn_on_pre') or p['apply'] is not None)
     for backend in backends:
         if structure:
             try:
@@ -164,7 +213,7 @@ def check(p, backends) -> list[str]:
             got = call(p, backend)
             if not _same(got, want):
                 bad.append(f'{backend} eager: {np.asarray(got)} != {want}')
-        keys = tuple(k for k in ('indices', 'indptr') if k in p and p['name'] != 'csr2csc_on_post')
+        keys = tuple(k for k in ('indices', 'indptr') if k in p and (p['name'] != 'csr2csc_on_post' or p['apply']))
         jitted = jax.jit(lambda w, *s, b=backend, keys=keys: call(p, b, w, **dict(zip(keys, s))))
         got = jitted(jnp.asarray(p['weight']), *(jnp.asarray(p[k]) for k in keys))
         if not _same(got, want):
@@ -177,5 +226,7 @@ def check(p, backends) -> list[str]:
 
 
 def backends_of(name: str) -> tuple[str, ...]:
+    if name in APPLIES:
+        return ('jax',)  # plain JAX functions, no backends: checked against the oracle once
     platform = 'gpu' if jax.default_backend() in ('gpu', 'cuda', 'rocm') else 'cpu'
     return ej.get_registry()[name].available_backends(platform)

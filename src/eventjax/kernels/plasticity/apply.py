@@ -48,27 +48,30 @@ def _rule_on(rule, edges, pre, post, params, who):
     return jax.tree.map(lambda n, e: n.astype(e.dtype), new, edges)
 
 
-def _segments(who, rule, edge_state, spikes, starts, lens, max_len, pre_vals, post_vals, post_of, params,
-              position_of=lambda pos: pos):
+def _segments(who, rule, edge_state, spikes, starts, lens, max_len, pre_vals, post_vals, post_of, partners,
+              params, position_of=lambda pos: pos):
     """The rule on the edges ``[starts[i], starts[i] + lens[i])`` of every neuron ``i`` with an event.
 
-    ``post_of(positions)`` gives the partner neuron of those edges and
+    ``post_of(positions)`` gives the partner neuron of those edges (one of
+    ``partners``; an edge whose partner is out of range, from unvalidated
+    structure, is left alone, as the fixed updates drop it) and
     ``position_of`` where an edge's state is stored.
     """
     size = jax.tree.leaves(edge_state)[0].shape[0]
     m = spikes.shape[0]
-    if max_len == 0 or m == 0 or size == 0:
+    if max_len == 0 or m == 0 or size == 0 or partners == 0:
         return edge_state
     off = jnp.arange(max_len, dtype=jnp.int32)[None, :]
 
     def one_pass(neuron, valid, edge_state):
         ok = off < jnp.where(valid, lens[neuron], 0)[:, None]
         at = jnp.where(ok, starts[neuron][:, None] + off, 0).reshape(-1)
-        ok = ok.reshape(-1)
+        partner = post_of(at)
+        ok = ok.reshape(-1) & (partner >= 0) & (partner < partners)
         stored = jnp.where(ok, position_of(at), size)
         edges = _take(edge_state, jnp.minimum(stored, size - 1))
         pre = _take(pre_vals, jnp.repeat(neuron, max_len))
-        new = _rule_on(rule, edges, pre, _take(post_vals, post_of(at)), params, who)
+        new = _rule_on(rule, edges, pre, _take(post_vals, jnp.clip(partner, 0, max(partners - 1, 0))), params, who)
         return jax.tree.map(lambda a, v: a.at[stored].set(v, mode='drop'), edge_state, new)
 
     # The edge state is the loop's carry: XLA updates it in place (no copy under donation or in a scan).
@@ -121,7 +124,7 @@ def csr_apply_on_pre(rule: Callable, edge_state: Any, indices, indptr, spikes, *
     max_len = _max_len(who, given_ptr, max_row_length, 'max_row_length')
     lens = indptr[1:] - indptr[:-1]
     return _segments(who, rule, edge_state, spikes, indptr[:-1], lens, max_len, pre_vals, post_vals,
-                     lambda at: jnp.clip(indices[at], 0, max(n - 1, 0)), params)
+                     lambda at: indices[at], n, params)
 
 
 def csr_apply_on_post(rule: Callable, edge_state: Any, indices, indptr, spikes, *, pre_vals=None, post_vals=None,
@@ -151,7 +154,7 @@ def csr_apply_on_post(rule: Callable, edge_state: Any, indices, indptr, spikes, 
     # Swap the roles: the rule still gets (edge, pre, post).
     swapped = lambda e, post, pre, p: rule(e, pre, post, p)
     return _segments(who, swapped, edge_state, spikes, col_ptr[:-1], lens, max_len, post_vals, pre_vals,
-                     lambda at: jnp.clip(rows[at], 0, max(m - 1, 0)), params, position_of=lambda at: pos[at])
+                     lambda at: rows[at], m, params, position_of=lambda at: pos[at])
 
 
 def fcn_apply_on_pre(rule: Callable, edge_state: Any, indices, spikes, *, pre_vals=None, post_vals=None,
@@ -177,7 +180,7 @@ def fcn_apply_on_pre(rule: Callable, edge_state: Any, indices, spikes, *, pre_va
     flat = jax.tree.map(lambda a: jnp.reshape(a, (m * k,)), edge_state)
     starts = jnp.arange(m, dtype=jnp.int32) * k
     out = _segments(who, rule, flat, spikes, starts, jnp.full((m,), k, jnp.int32), k, pre_vals, post_vals,
-                    lambda at: jnp.clip(indices.reshape(-1)[at], 0, max(n - 1, 0)), params)
+                    lambda at: indices.reshape(-1)[at], n, params)
     return jax.tree.map(lambda a: a.reshape(m, k), out)
 
 
@@ -192,17 +195,22 @@ def dense_apply_on_pre(rule: Callable, edge_state: Any, spikes, *, pre_vals=None
                [1., 2.]], dtype=float32)
     """
     who = 'dense_apply_on_pre()'
+    m, n = _dense_shape(who, edge_state)
+    spikes = check_events(who, 'spikes', spikes)
+    flat = jax.tree.map(lambda a: jnp.reshape(a, (m * n,)), edge_state)
+    starts = jnp.arange(m, dtype=jnp.int32) * n
+    out = _segments(who, rule, flat, spikes, starts, jnp.full((m,), n, jnp.int32), n, pre_vals, post_vals,
+                    lambda at: at % max(n, 1), n, params)
+    return jax.tree.map(lambda a: a.reshape(m, n), out)
+
+
+def _dense_shape(who, edge_state):
     leaves = jax.tree.leaves(edge_state)
     if not leaves or jnp.ndim(leaves[0]) != 2:
         raise ValueError(f'{who}: edge_state must hold (m, n) arrays.')
     m, n = jnp.shape(leaves[0])
     _leaves_shaped(who, 'edge_state', edge_state, (m, n))
-    spikes = check_events(who, 'spikes', spikes)
-    flat = jax.tree.map(lambda a: jnp.reshape(a, (m * n,)), edge_state)
-    starts = jnp.arange(m, dtype=jnp.int32) * n
-    out = _segments(who, rule, flat, spikes, starts, jnp.full((m,), n, jnp.int32), n, pre_vals, post_vals,
-                    lambda at: at % max(n, 1), params)
-    return jax.tree.map(lambda a: a.reshape(m, n), out)
+    return m, n
 
 
 def dense_apply_on_post(rule: Callable, edge_state: Any, spikes, *, pre_vals=None, post_vals=None, params=None):
@@ -215,8 +223,13 @@ def dense_apply_on_post(rule: Callable, edge_state: Any, spikes, *, pre_vals=Non
         Array([[0., 1.],
                [0., 2.]], dtype=float32)
     """
-    transposed = jax.tree.map(lambda a: jnp.asarray(a).T, edge_state)
+    who = 'dense_apply_on_post()'
+    m, n = _dense_shape(who, edge_state)
+    spikes = check_events(who, 'spikes', spikes)
+    flat = jax.tree.map(lambda a: jnp.reshape(a, (m * n,)), edge_state)
+    # Column j's slots are virtual positions j * m + i; edge (i, j) is stored at i * n + j (no transposed copy).
+    starts = jnp.arange(n, dtype=jnp.int32) * m
     swapped = lambda e, post, pre, p: rule(e, pre, post, p)
-    out = dense_apply_on_pre(swapped, transposed, spikes, pre_vals=post_vals, post_vals=pre_vals, params=params)
-    return jax.tree.map(lambda a: a.T, out)
-
+    out = _segments(who, swapped, flat, spikes, starts, jnp.full((n,), m, jnp.int32), m, post_vals, pre_vals,
+                    lambda at: at % max(m, 1), m, params, position_of=lambda at: (at % max(m, 1)) * n + at // max(m, 1))
+    return jax.tree.map(lambda a: a.reshape(m, n), out)
