@@ -129,6 +129,43 @@ class TestAcrossProcesses:
         assert second == ['5.0', '41.0', '2.0', '1']
 
 
+# Each value a factory's kernel closes over, in its own process first, then all
+# of them in one process, where every handler comes from the disk cache.
+_FACTORY = textwrap.dedent("""
+    import sys
+    import jax, numba, numpy as np
+    from eventjax.backends import numba_bridge as nb
+
+    OUT = (jax.ShapeDtypeStruct((3,), np.float32),)
+
+    def scale_kg(s):
+        def kg(outs):
+            @numba.njit
+            def scale(x, out):
+                out[...] = x * s
+            return scale
+        return kg
+
+    x = np.ones(3, np.float32)
+    print(*[float(nb.numba_kernel_generator(scale_kg(float(s)))(outs=OUT)(x)[0][0]) for s in sys.argv[1:]])
+""")
+
+
+def test_kernels_of_one_factory_compiled_in_separate_processes_keep_their_own_code_when_loaded_together(tmp_path):
+    # numba names compiled code after the function and a per-process counter: once a first process has cached
+    # the shared helpers, the next two compile the same sequence and name their kernels alike; without a name
+    # of its own per handler the last process then ran the first kernel for both values.
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / 'cache'), PYTHONPATH=os.pathsep.join(sys.path))
+    script = tmp_path / 'factory.py'
+    script.write_text(_FACTORY)
+    outputs = []
+    for args in (['9.0'], ['2.0'], ['5.0'], ['2.0', '5.0']):
+        r = subprocess.run([sys.executable, str(script), *args], env=env, capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr[-2000:]
+        outputs.append(r.stdout.split()[-len(args):])
+    assert outputs == [['9.0'], ['2.0'], ['5.0'], ['2.0', '5.0']]
+
+
 # Run twice with one NUMBA_CACHE_DIR; between the runs the test edits a
 # @numba.vectorize helper's file and a module attribute a kernel reads through
 # a closure cell, and the accumulator type a kernel declares in locals=.

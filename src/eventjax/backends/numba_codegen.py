@@ -257,7 +257,8 @@ def compile_handler(kernel: Any, fingerprint: tuple | None, source: str) -> Any:
         for _ in range(_CACHE_ATTEMPTS):
             try:
                 module, cacheable = _cached_module(fingerprint, source)
-                return _bind_and_compile(module, kernel, cacheable)
+                return _bind_and_compile(module, _named_after(kernel, module.__name__) if cacheable else kernel,
+                                         cacheable)
             except numba.core.errors.NumbaError:
                 raise  # the kernel does not compile: the disk cache has nothing to do with it
             except (OSError, RuntimeError):
@@ -266,6 +267,26 @@ def compile_handler(kernel: Any, fingerprint: tuple | None, source: str) -> Any:
                 # (FileNotFoundError; numba's "no locator available"). Try again, then do without the cache.
                 continue
     return _bind_and_compile(_private_module(source), kernel, False)
+
+
+def _named_after(kernel: Any, module_name: str) -> Any:
+    """``kernel`` compiled under a name unique to its cached handler.
+
+    numba names compiled code after the function's qualified name and a
+    per-process counter, so two kernels from one factory (closures over
+    different constants) compiled in separate processes can carry the same
+    symbol; a process that then loads both handlers from the disk cache
+    resolves both to whichever it loaded first (seen: one plasticity bound's
+    kernel run for another). The handler module's name holds the digest of
+    the kernel's fingerprint, so a name built from it differs whenever the
+    compiled code may.
+    """
+    fn = kernel.py_func
+    copy = pytypes.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    copy.__kwdefaults__, copy.__module__ = fn.__kwdefaults__, fn.__module__
+    copy.__qualname__ = f'{fn.__qualname__}__{module_name.rsplit("_", 1)[-1]}'
+    kept = {k: v for k, v in kernel.targetoptions.items() if k != 'nopython'}
+    return numba.njit(**{'locals': dict(kernel.locals), **kept})(copy)
 
 
 def _bind_and_compile(module: pytypes.ModuleType, kernel: Any, cacheable: bool) -> Any:
