@@ -29,10 +29,20 @@ from eventjax.containers import (
     random_csr,
     random_fixed_num_conn,
 )
+from eventjax.containers.jitc_dt2t import jitnmv_dt2t, jitsmv_dt2t, jitumv_dt2t
 from eventjax.containers.keyword_aliases import binary_csrmv, binary_fcnmm, fcnmm, fcnmv
 from eventjax.kernels.csr import binary_csrmm, csrmm, csrmv
 from eventjax.kernels.delay import CSRDelayLayout, csr_delay_deliver, csr_delay_deliver_layout, fcn_delay_deliver
 from eventjax.kernels.dense import binary_densemm, binary_densemv
+from eventjax.kernels.dt2t import (
+    cscmm_dt2t,
+    cscmv_dt2t,
+    csr_sddmm,
+    csrmm_dt2t,
+    csrmv_dt2t,
+    fcnmm_dt2t,
+    fcnmv_dt2t,
+)
 from eventjax.kernels.fixed_conn import binary_fcnmv
 from eventjax.kernels.indexed import (
     binary_csrmv_indexed,
@@ -164,6 +174,16 @@ __all__ = [
     'update_dense_on_binary_pre',
     'update_fixed_post_conn_on_binary_pre',
     'update_fixed_pre_conn_on_binary_post',
+    'cscmm_dt2t',
+    'cscmv_dt2t',
+    'csr_sddmm',
+    'csrmm_dt2t',
+    'csrmv_dt2t',
+    'fcnmm_dt2t',
+    'fcnmv_dt2t',
+    'jitnmv_dt2t',
+    'jitsmv_dt2t',
+    'jitumv_dt2t',
 ]
 
 
