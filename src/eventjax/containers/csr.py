@@ -14,8 +14,8 @@ import numpy as np
 from eventjax.containers.base import SparseMatrix
 from eventjax.containers.delayed import DelayedCSR
 from eventjax.containers.indices import coo2csr
-from eventjax.containers.per_synapse import PerSynapseOps
 from eventjax.containers.ops import WeightOps
+from eventjax.containers.per_synapse import PerSynapseOps
 from eventjax.kernels.common.checks import is_concrete, validate_csr_structure
 from eventjax.kernels.common.units import attach, mantissa, split
 from eventjax.kernels.csr import binary_csrmm, binary_csrmv, csrmm, csrmv

@@ -14,8 +14,8 @@ import numpy as np
 
 from eventjax.containers.base import SparseMatrix
 from eventjax.containers.csr import CSR
-from eventjax.containers.per_synapse import PerSynapseOps
 from eventjax.containers.ops import WeightsAsData
+from eventjax.containers.per_synapse import PerSynapseOps
 from eventjax.kernels.common.checks import is_concrete, validate_fcn_indices
 from eventjax.kernels.common.units import attach, mantissa, split
 from eventjax.kernels.fixed_conn import binary_fcnmm, binary_fcnmv, fcnmm, fcnmv

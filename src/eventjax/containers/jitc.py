@@ -164,7 +164,7 @@ class JITCMatrix(SparseMatrix):
                    transposed=self.transposed, validate=False)
 
     def dt2t(self, y, *, backend=None):
-        """One value per connection: its weight times ``y`` at its row (see :meth:`entries`, :func:`eventjax.csrmv_dt2t`).
+        """One value per connection: its weight times ``y`` at its row (:meth:`entries`, :func:`eventjax.csrmv_dt2t`).
 
         Example:
             >>> import jax.numpy as jnp
