@@ -22,7 +22,7 @@ def bind_dt2t(w, indices, indptr, y, *, shape, transpose, events, backend=None):
     ``w``: ``(batch, nnz)``; ``y``: ``(batch, size)``; ``indptr`` repaired;
     an event ``y`` (bool) selects ``w``.
     """
-    if w.shape[0] == 0 or w.shape[1] == 0:
+    if 0 in w.shape or 0 in y.shape:  # nothing to read: every entry is 0
         return jax.numpy.zeros(w.shape, w.dtype)
     out = jax.ShapeDtypeStruct(w.shape, w.dtype)
     return _prim(w, indices, indptr, y, outs=(out,), backend=backend, shape=tuple(shape), transpose=transpose,

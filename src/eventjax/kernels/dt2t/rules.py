@@ -62,7 +62,7 @@ def register_dt2t_rules(prim, bind) -> None:
         rows = size * w.shape[1]
         out = bind(w.reshape(rows, w.shape[2]), indices, indptr, y.reshape(rows, y.shape[2]),
                    backend=backend, **static)
-        return out.reshape(w.shape), 0
+        return [out.reshape(w.shape)], [0]
 
     defjvp_by_name(prim, DT2T_OPERANDS, w=jvp_w, y=jvp_y)
     prim.def_transpose_rule(transpose)
