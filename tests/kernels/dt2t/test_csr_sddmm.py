@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import eventjax as ej
-from tests.kernels.dt2t.test_csr_dt2t import M, N, NNZ, entry_rows, structure, values
+from tests.kernels.dt2t.test_csr_dt2t import NNZ, M, N, entry_rows, structure, values
 
 K = 5
 BACKENDS = ej.get_registry()['csr_sddmm'].available_backends('cpu')

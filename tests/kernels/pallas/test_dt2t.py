@@ -8,7 +8,7 @@ import eventjax as ej
 from eventjax.kernels.common.operator import _register_pallas
 from eventjax.kernels.dt2t.csr_dt2t import _prim as dt2t_prim
 from eventjax.kernels.dt2t.csr_sddmm import _prim as sddmm_prim
-from tests.kernels.dt2t.test_csr_dt2t import M, N, NNZ, structure, values, want
+from tests.kernels.dt2t.test_csr_dt2t import NNZ, M, N, structure, values, want
 from tests.kernels.dt2t.test_csr_sddmm import K
 from tests.kernels.dt2t.test_csr_sddmm import want as want_sddmm
 
