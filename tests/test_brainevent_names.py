@@ -442,3 +442,42 @@ class TestDelaysAndGradedEvents:
         # be: WeightedArray
         x = ej.WeightedArray(jnp.array([0., 2.]))
         _close(x @ ej.CSR.fromdense(DENSE), 2 * DENSE[1])
+
+
+class TestPerSynapse:
+    def test_csr_and_csc_forms_are_weight_times_row_or_column(self):
+        # be: csrmv_dt2t(y, w, indices, indptr, shape=..., transpose=...)
+        # be: csrmm_dt2t(y, w, indices, indptr, shape=..., transpose=...)
+        # be: cscmv_dt2t
+        # be: cscmm_dt2t
+        A = ej.CSR.fromdense(DENSE)
+        y = jnp.array([1., 10.])
+        _close(ej.csrmv_dt2t(y, A.data, A.indices, A.indptr, shape=(2, 3)), [2., 30., 40.])
+        _close(ej.csrmm_dt2t(y[None], A.data[None], A.indices, A.indptr, shape=(2, 3)), [[2., 30., 40.]])
+        C = ej.CSC.fromdense(DENSE)
+        _close(ej.cscmv_dt2t(y, C.data, C.indices, C.indptr, shape=(2, 3)), [30., 2., 40.])
+        _close(ej.cscmm_dt2t(y[None], C.data, C.indices, C.indptr, shape=(2, 3)), [[30., 2., 40.]])
+
+    def test_fcn_forms_have_the_shape_of_indices(self):
+        # be: fcnmv_dt2t(weights, indices, y, shape=..., transpose=...)
+        # be: fcnmm_dt2t
+        w, idx = jnp.array([[0.5, 1.0], [1.5, 2.0]]), jnp.array([[0, 1], [1, 2]])
+        _close(ej.fcnmv_dt2t(w, idx, jnp.array([1., 2., 3.]), shape=(2, 3), transpose=True), [[0.5, 2.], [3., 6.]])
+        _close(ej.fcnmm_dt2t(w, idx, jnp.array([[10., 20.]]), shape=(2, 3), transpose=False),
+               [[[5., 10.], [30., 40.]]])
+
+    def test_jit_forms_give_one_value_per_generated_connection(self):
+        # be: jitsmv_dt2t(weight, prob, y, seed, shape=..., transpose=..., corder=...)
+        # be: jitumv_dt2t(w_low, w_high, prob, y, seed, shape=...)
+        # be: jitnmv_dt2t(w_loc, w_scale, prob, y, seed, shape=...)
+        y = jnp.array([1., 10.])
+        _close(ej.jitsmv_dt2t(0.5, 1.0, y, 0, shape=(2, 2), corder=False), [0.5, 0.5, 5., 5.])
+        _close(ej.jitumv_dt2t(2.0, 2.0, 1.0, y, 0, shape=(2, 2), transpose=True), [2., 20., 2., 20.])
+        _close(ej.jitnmv_dt2t(1.0, 0.0, 1.0, y, 0, shape=(2, 2)), [1., 1., 10., 10.])
+
+    def test_container_dt2t(self):
+        # be: CSR.dt2t(y, w)
+        A = ej.CSR.fromdense(DENSE)
+        _close(A.dt2t(jnp.array([1., 10.]), jnp.ones(3)), [1., 10., 10.])
+        _close(A.dt2t_transposed(jnp.array([1., 2., 3.])), [4., 3., 12.])
+
