@@ -183,3 +183,22 @@ class TestBadInput:
             ej.csrmv_dt2t(jnp.ones(M), jnp.ones(NNZ), bad, indptr, shape=(M, N))
         with pytest.raises(ValueError, match=r'fcnmv_dt2t\(\): indices must have shape \(7, k\)'):
             ej.fcnmv_dt2t(1.0, np.zeros((M + 1, 2), np.int32), jnp.ones(M), shape=(M, N))
+
+
+class TestUnits:
+    def test_units_multiply_through_every_form_and_the_numbers_are_the_unitless_ones(self):
+        u = pytest.importorskip('brainunit')
+        indices, indptr = structure(41)
+        y, w = values(42, M, np.float32), values(43, NNZ, np.float32)
+        got = ej.csrmv_dt2t(y * u.mV, w * u.nS, indices, indptr, shape=(M, N))
+        assert got.unit == u.pA
+        np.testing.assert_allclose(got.mantissa, want(y, w, indices, indptr, False), rtol=1e-6)
+        idx = np.zeros((M, 2), np.int32)
+        got = ej.fcnmv_dt2t(np.ones((M, 2), np.float32) * u.nS, idx, y * u.mV, shape=(M, N))
+        np.testing.assert_allclose(got.to_decimal(u.pA), np.repeat(y[:, None], 2, 1), rtol=1e-6)
+        assert ej.jitsmv_dt2t(0.5 * u.nS, 0.5, y * u.mV, 1, shape=(M, N)).unit == u.pA
+        a, b = values(44, (M, 2), np.float32), values(45, (2, N), np.float32)
+        got = ej.csr_sddmm(a * u.mV, b * u.nS, indices, indptr, shape=(M, N))
+        np.testing.assert_allclose(got.to_decimal(u.pA), (a @ b)[entry_rows(indptr, NNZ), indices], rtol=1e-5)
+        g = jax.grad(lambda w: ej.csrmv_dt2t(y * u.mV, w, indices, indptr, shape=(M, N)).mantissa.sum())(w)
+        np.testing.assert_allclose(g, y[entry_rows(indptr, NNZ)], rtol=1e-6)

@@ -27,11 +27,11 @@ def _fcn(who, weights, indices, y, *, shape, transpose, matrix, backend, validat
     w = jnp.asarray(getattr(weights, 'mantissa', weights))
     lead = w.ndim - 2
     if w.ndim >= 2 and w.shape[lead:] == indices.shape:
-        weights = weights.reshape(*w.shape[:lead], m * k)
+        weights = weights.reshape((*w.shape[:lead], m * k))
     indptr = jnp.arange(m + 1, dtype=indices.dtype) * k
     out = per_entry(who, y, weights, indices.reshape(-1), indptr, shape=(m, n), transpose=transpose, matrix=matrix,
                     backend=backend, validate=False)
-    return out.reshape(*out.shape[:-1], m, k)
+    return out.reshape((*out.shape[:-1], m, k))
 
 
 def fcnmv_dt2t(weights, indices, y, *, shape, transpose=False, backend=None, validate=True):
