@@ -40,8 +40,8 @@ def values(seed, shape, dtype):
 
 @pytest.mark.parametrize('backend', BACKENDS)
 class TestEveryBackend:
-    @pytest.mark.parametrize('transpose', [False, True])
-    @pytest.mark.parametrize('dtype', [np.float32, np.float64, np.float16])
+    @pytest.mark.parametrize('dtype,transpose', [(np.float32, False), (np.float32, True), (np.float16, False),
+                                                 (np.float64, True)])
     def test_mv_is_each_weight_times_its_row_or_column_eager_and_jitted(self, backend, transpose, dtype):
         indices, indptr = structure(1)
         y, w = values(2, N if transpose else M, dtype), values(3, NNZ, dtype)

@@ -55,15 +55,16 @@ def csr_sddmm(a, b, indices, indptr, *, shape, backend=None, validate=True):
         raise ValueError(f'{who}: a must be ({m}, k) and b (k, {n}) for shape ({m}, {n}), '
                          f'got a {a.shape} and b {b.shape}.')
     dtype = jnp.result_type(a, b)
-    out = _bind(jnp.asarray(a, dtype), jnp.asarray(b, dtype), indices, indptr, shape=(m, n), backend=backend)
+    # The kernels read b by column: transposed once here, each entry reads one contiguous row.
+    out = _bind(jnp.asarray(a, dtype), jnp.asarray(b, dtype).T, indices, indptr, shape=(m, n), backend=backend)
     return attach(out, unit)
 
 
-def _bind(a, b, indices, indptr, *, shape, backend=None):
+def _bind(a, bt, indices, indptr, *, shape, backend=None):
     if indices.shape[0] == 0 or shape[0] == 0 or shape[1] == 0 or a.shape[1] == 0:
         return jnp.zeros(indices.shape, a.dtype)
     out = jax.ShapeDtypeStruct(indices.shape, a.dtype)
-    return _prim(a, b, indices, indptr, outs=(out,), backend=backend, shape=tuple(shape))[0]
+    return _prim(a, bt, indices, indptr, outs=(out,), backend=backend, shape=tuple(shape))[0]
 
 
 _prim = XLACustomKernel('csr_sddmm')

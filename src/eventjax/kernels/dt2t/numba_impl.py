@@ -88,19 +88,19 @@ def csr_dt2t_kernel(*, transpose, events):
 
 
 @numba.njit(cache=True, fastmath=FASTMATH)
-def _sddmm(a, b, indices, indptr, out, err):
+def _sddmm(a, bt, indices, indptr, out, err):
     nnz = out.shape[0]
     first, last = np.int64(indptr[0]), np.int64(indptr[indptr.shape[0] - 1])
     out[:first] = 0
     out[last:] = 0
-    n, depth = _U(b.shape[1]), a.shape[1]
+    n, depth = _U(bt.shape[0]), a.shape[1]
     for i in range(indptr.shape[0] - 1):
         for k in range(np.int64(indptr[i]), min(np.int64(indptr[i + 1]), nnz)):
             j = _U(np.int64(indices[k]))
             total = 0.0  # float64: float16 and float32 dot products lose nothing in the sum
             if j < n:
                 for t in range(depth):
-                    total += np.float64(a[i, t]) * np.float64(b[t, j])
+                    total += np.float64(a[i, t]) * np.float64(bt[j, t])
             out[k] = total
 
 

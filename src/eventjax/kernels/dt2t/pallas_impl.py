@@ -90,7 +90,7 @@ def csr_dt2t_kernel(*, shape, transpose, events, outs):
 
 
 def csr_sddmm_kernel(*, shape, outs):
-    """``call(a, b, indices, indptr, *, interpret)`` for the pallas bridge."""
+    """``call(a, bt, indices, indptr, *, interpret)`` for the pallas bridge (``bt``: ``b`` transposed)."""
     m, n = shape
     out = outs[0]
     acc = accumulation_dtype(out.dtype)
@@ -108,13 +108,13 @@ def csr_sddmm_kernel(*, shape, outs):
 
         lax.fori_loop(indptr_ref[i], indptr_ref[i + 1], entry, 0)
 
-    def call(a, b, indices, indptr, *, interpret):
+    def call(a, bt, indices, indptr, *, interpret):
         nnz = indices.shape[0]
         if m == 0 or n == 0 or nnz == 0:
             return jnp.zeros(out.shape, out.dtype)
         width = _pow2(max(a.shape[1], 1))
         av = jnp.pad(a.astype(acc), ((0, 0), (0, width - a.shape[1])))
-        bt = jnp.pad(b.T.astype(acc), ((0, 0), (0, width - a.shape[1])))
+        bt = jnp.pad(bt.astype(acc), ((0, 0), (0, width - a.shape[1])))
         res = pl.pallas_call(
             _rows(m, body_of_row), out_shape=jax.ShapeDtypeStruct((nnz, 1), acc),
             grid=(pl.cdiv(m, _ROWS_PER_PROGRAM),), interpret=interpret, compiler_params=triton_params(),

@@ -5,7 +5,7 @@ on each tangent; the transpose in ``w`` is the product with ``ct`` in place
 of ``w``, in ``y`` the cotangents ``ct * w`` summed into the positions ``y``
 was read at; a vmap over ``w`` and ``y`` folds into the batch axis (one
 call), a vmap over the structure runs one call per element.
-``csr_sddmm`` (operands ``a, b, indices, indptr``): the JVP is the product
+``csr_sddmm`` (operands ``a, bt, indices, indptr``; ``bt`` is ``b`` transposed): the JVP is the product
 on each tangent; the transposes scatter ``ct`` times the other factor.
 """
 
@@ -20,7 +20,7 @@ from eventjax.primitive import defjvp_by_name, general_batching_rule, split_para
 __all__ = ['register_dt2t_rules', 'register_sddmm_rules']
 
 DT2T_OPERANDS = ('w', 'indices', 'indptr', 'y')
-SDDMM_OPERANDS = ('a', 'b', 'indices', 'indptr')
+SDDMM_OPERANDS = ('a', 'bt', 'indices', 'indptr')
 
 
 def _undefined(x) -> bool:
@@ -70,7 +70,7 @@ def register_dt2t_rules(prim, bind) -> None:
 
 
 def register_sddmm_rules(prim, bind) -> None:
-    """Wire ``csr_sddmm``'s JVP, transpose and batching; ``bind(a, b, indices, indptr, backend=, **static)``."""
+    """Wire ``csr_sddmm``'s JVP, transpose and batching; ``bind(a, bt, indices, indptr, backend=, **static)``."""
     def jvp_a(da, a, b, indices, indptr, **params):
         backend, static = split_params(params)
         return [bind(da, b, indices, indptr, backend=backend, **static)]
@@ -92,6 +92,6 @@ def register_sddmm_rules(prim, bind) -> None:
             result[1] = reference.sddmm_cotangent(ct, a, indices, indptr, shape=shape, side='b').astype(b.aval.dtype)
         return result
 
-    defjvp_by_name(prim, SDDMM_OPERANDS, a=jvp_a, b=jvp_b)
+    defjvp_by_name(prim, SDDMM_OPERANDS, a=jvp_a, bt=jvp_b)
     prim.def_transpose_rule(transpose)
     prim.def_batching_rule(lambda args, axes, **params: general_batching_rule(prim, args, axes, **params))

@@ -74,15 +74,15 @@ def _sddmm(wt, it):
     at = accumulator_type(wt)
 
     @wp.kernel(module='unique', enable_backward=False)
-    def sddmm(a: wp.array2d(dtype=wt), b: wp.array2d(dtype=wt), indices: wp.array(dtype=it),
+    def sddmm(a: wp.array2d(dtype=wt), bt: wp.array2d(dtype=wt), indices: wp.array(dtype=it),
               indptr: wp.array(dtype=it), out: wp.array(dtype=wt)):
         i = wp.tid()
         for k in range(int(indptr[i]), int(indptr[i + 1])):
             j = int(indices[k])
-            if j >= 0 and j < b.shape[1]:
+            if j >= 0 and j < bt.shape[0]:
                 total = at(0.0)
                 for t in range(a.shape[1]):
-                    total += at(a[i, t]) * at(b[t, j])
+                    total += at(a[i, t]) * at(bt[j, t])
                 out[k] = wt(total)
 
     return sddmm
