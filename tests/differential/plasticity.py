@@ -51,6 +51,7 @@ def plasticity_problems(draw, name: str):
     elif name == 'fcn_on_pre':
         k = draw(st.sampled_from([0, 1, 3]))
         problem['indices'] = rng.integers(0, max(n, 1), (m, k)).astype(np.int32)
+        problem['broken'] = n == 0 and m * k > 0  # no column exists: every index is out of range
         if draw(st.booleans()) and m * k:
             problem['indices'][rng.integers(0, m), rng.integers(0, k)] = draw(st.sampled_from([-1, n, n + 7]))
             problem['broken'] = True
