@@ -1,24 +1,14 @@
-"""docs/examples/stdp.py: additive STDP makes the weights bimodal at a steady output rate (Song, Miller & Abbott 2000)."""
-
-import importlib.util
-import pathlib
+"""docs/examples/stdp.py: additive STDP makes the weights bimodal at a steady output rate (Song et al. 2000)."""
 
 import numpy as np
 
-EXAMPLE = pathlib.Path(__file__).parent.parent / 'docs' / 'examples' / 'stdp.py'
-
-
-def _example():
-    spec = importlib.util.spec_from_file_location('stdp_example', EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.examples import load_example
 
 
 def test_a_short_seeded_run_makes_the_weights_bimodal_at_a_steady_output_rate():
     # The paper's parameters (A+ = 0.005, A-/A+ = 1.05, tau 20 ms, g_max 0.015) at 40 Hz inputs, the top of its
     # range, where the split is fastest: 600 s of simulated time, a few seconds of CPU.
-    stdp = _example()
+    stdp = load_example('stdp')
     assert (stdp.A_PLUS, stdp.RATIO, stdp.TAU_PLUS, stdp.TAU_MINUS, stdp.G_MAX) == (0.005, 1.05, 20.0, 20.0, 0.015)
     before, after, rates = stdp.simulate(600, rate_hz=40.0, seed=1)
     assert stdp.bimodal_fraction(before) < 0.25  # uniform start: 20% lie within 10% of a bound
@@ -34,7 +24,7 @@ def test_a_short_seeded_run_makes_the_weights_bimodal_at_a_steady_output_rate():
 
 
 def test_input_spikes_are_independent_draws_at_the_given_probability():
-    stdp = _example()
+    stdp = load_example('stdp')
     grid = stdp.poisson_grid(np.random.default_rng(0), 2000, 1000, 0.04)
     assert grid.shape == (2000, 1000) and grid.dtype == bool
     assert abs(grid.mean() - 0.04) < 0.001

@@ -51,13 +51,13 @@ A_PLUS = 0.01 * cuba.W_E
 A_MINUS = 1.05 * A_PLUS
 
 
-def simulate(exc, inh, v0, steps, backend, learn):
-    """Run ``steps`` steps; returns ``(spike raster, final excitatory weights, wall seconds)``.
+def make_run(exc, inh, steps, backend, learn):
+    """The jitted ``run(w, v0) -> (w, spike raster)`` of ``steps`` steps; ``w`` is donated (updated in place).
 
     ``exc`` is ``(weights, indices, indptr)`` with one weight per synapse
     (mV); ``learn`` adds the two STDP updates to every step.
     """
-    w0, idx, ptr = exc
+    _, idx, ptr = exc
     view = ej.csr_column_view(idx, ptr, shape=(N_E, N))
     a_m, a_e, a_i, a_s = (float(np.exp(-cuba.DT / tau)) for tau in (cuba.TAU_M, cuba.TAU_E, cuba.TAU_I, TAU_STDP))
 
@@ -68,10 +68,6 @@ def simulate(exc, inh, v0, steps, backend, learn):
         spike = v > cuba.V_T
         v = jnp.where(spike, cuba.V_R, v)
         last = jnp.where(spike, t, last)
-        # The excitatory weights are in mV already; the inhibitory matrix holds 1s (a spike count).
-        ge = ge * a_e + ej.binary_csrmv(w, idx, ptr, spike[:N_E], shape=(N_E, N), transpose=True, backend=backend)
-        gi = gi * a_i + cuba.W_I * ej.binary_csrmv(*inh, spike[N_E:], shape=(cuba.N_I, N), transpose=True,
-                                                   backend=backend)
         if learn:
             pre_trace = pre_trace * a_s + spike[:N_E].astype(jnp.float32)
             post_trace = post_trace * a_s + spike.astype(jnp.float32)
@@ -79,9 +75,14 @@ def simulate(exc, inh, v0, steps, backend, learn):
                               backend=backend)
             w = ej.csr2csc_on_post(w, *view, A_PLUS * pre_trace, spike, 0.0, W_MAX, shape=(N_E, N),
                                    backend=backend)
+        # Learn first, then deliver with the updated weights: the product reads the updates' result, so XLA
+        # orders the in-place updates before it. Read first, the weights would be copied twice per step.
+        # The excitatory weights are in mV already; the inhibitory matrix holds 1s (a spike count).
+        ge = ge * a_e + ej.binary_csrmv(w, idx, ptr, spike[:N_E], shape=(N_E, N), transpose=True, backend=backend)
+        gi = gi * a_i + cuba.W_I * ej.binary_csrmv(*inh, spike[N_E:], shape=(cuba.N_I, N), transpose=True,
+                                                   backend=backend)
         return (w, v, ge, gi, last, pre_trace, post_trace), spike
 
-    @jax.jit
     def run(w, v0):
         zeros = jnp.zeros(N, jnp.float32)
         init = (w, v0, zeros, zeros, jnp.full(N, -1e9, jnp.float32), jnp.zeros(N_E, jnp.float32), zeros)
@@ -89,7 +90,13 @@ def simulate(exc, inh, v0, steps, backend, learn):
         state, spikes = jax.lax.scan(step, init, times)
         return state[0], spikes
 
-    compiled = run.lower(w0, v0).compile()
+    return jax.jit(run, donate_argnums=0)
+
+
+def simulate(exc, inh, v0, steps, backend, learn):
+    """Run ``steps`` steps; returns ``(spike raster, final excitatory weights, wall seconds)``."""
+    compiled = make_run(exc, inh, steps, backend, learn).lower(exc[0], v0).compile()
+    w0 = jnp.array(exc[0])  # a copy: the run consumes (donates) its weights
     start = time.perf_counter()
     w, spikes = jax.block_until_ready(compiled(w0, v0))
     return np.asarray(spikes), np.asarray(w), time.perf_counter() - start
