@@ -11,6 +11,10 @@ concrete structure must raise ``ValueError`` on every backend.
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+
+import attrs
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -180,3 +184,21 @@ def check(p, backends) -> list[str]:
 def backends_of(name: str) -> tuple[str, ...]:
     platform = 'gpu' if jax.default_backend() in ('gpu', 'cuda', 'rocm') else 'cpu'
     return ej.get_registry()[name].available_backends(platform)
+
+
+@contextlib.contextmanager
+def pallas_on_cpu():
+    """Inside: the updates' pallas kernels registered for the cpu (interpret mode); after: the tables as before.
+
+    The interpreter is too slow to join every test that parametrizes over
+    the cpu backends, so the kernels are registered only where asked for.
+    """
+    before = ej.config.snapshot()
+    ej.config.set_pallas_cpu_interpret(True)
+    for name in UPDATES:
+        getattr(importlib.import_module(f'eventjax.kernels.plasticity.{name}'), f'_{name}').register_pallas()
+    try:
+        yield
+    finally:
+        ej.config.update(lambda snap: attrs.evolve(snap, primitives=before.primitives,
+                                                   pallas_cpu_interpret=before.pallas_cpu_interpret))
