@@ -130,8 +130,11 @@ def plot(runs, path):
     axes[0].set(title='weights', xlabel='w / g_max', ylabel='synapses', yscale='log')
     axes[0].legend(fontsize=7)
     for k, (rate, (_, _, rates)) in enumerate(runs.items()):
-        axes[1].plot(np.arange(1, len(rates) + 1), rates, color=f'C{k}', lw=0.8, label=f'{rate:.0f} Hz in')
-    axes[1].set(title='output rate during training', xlabel='time (s)', ylabel='Hz', ylim=(0, 40))
+        window = min(20, len(rates))  # seconds: a running mean, since one second holds only ~10 output spikes
+        smooth = np.convolve(rates, np.ones(window) / window, mode='valid')
+        axes[1].plot(np.arange(window, len(rates) + 1), smooth, color=f'C{k}', lw=1, label=f'{rate:.0f} Hz in')
+    axes[1].set(title=f'output rate during training ({window} s mean)', xlabel='time (s)', ylabel='Hz',
+                ylim=(0, 40))
     axes[1].legend(fontsize=7)
     inputs = list(runs)
     axes[2].plot(inputs, [np.mean(r[-100:]) for _, _, r in runs.values()], 'o-', color='k', label='after STDP')
