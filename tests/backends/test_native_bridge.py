@@ -153,15 +153,27 @@ class TestBuildCache:
         path = compile_kernel(NativeKernel('eventjax_test_cleared', source=src))
         assert len(calls) == 2 and native_build.load_symbol(path, 'eventjax_test_cleared', 'test')() == 3
 
-    def test_two_processes_building_one_kernel_at_once_share_one_library(self, tmp_path):
+    def test_two_processes_building_one_kernel_at_once_share_one_library_and_one_compile(self, tmp_path):
+        # The compiler is a wrapper that logs each build and takes a second over it, and both processes
+        # ask for the kernel once both have started: without the lock each runs the compiler.
+        log = tmp_path / 'builds.log'
+        wrapper = tmp_path / 'cxx'
+        wrapper.write_text(f'#!/bin/sh\ncase "$*" in *--version*) ;; *) echo build >> {log}; sleep 1 ;; esac\n'
+                           f'exec {native_build.cpp_toolchain().path} "$@"\n')
+        wrapper.chmod(0o755)
         script = textwrap.dedent('''\
+            import os, sys, time
             from eventjax.backends.native_bridge import NativeKernel, compile_kernel
+            open(sys.argv[1] + sys.argv[2], 'w').close()
+            deadline = time.monotonic() + 120
+            while not all(os.path.exists(sys.argv[1] + n) for n in '01') and time.monotonic() < deadline:
+                time.sleep(0.01)
             src = 'extern "C" int eventjax_test_race() { return 7; }\\n'
             print(compile_kernel(NativeKernel('eventjax_test_race', source=src)))
             ''')
-        env = {**os.environ, 'EVENTJAX_CACHE_DIR': str(tmp_path)}
-        procs = [subprocess.Popen([sys.executable, '-c', script], env=env, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, text=True) for _ in range(2)]
+        env = {**os.environ, 'EVENTJAX_CACHE_DIR': str(tmp_path), 'CXX': str(wrapper)}
+        procs = [subprocess.Popen([sys.executable, '-c', script, str(tmp_path / 'ready'), str(i)], env=env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(2)]
         outputs = []
         try:
             for proc in procs:
@@ -176,6 +188,7 @@ class TestBuildCache:
         files = sorted(p.name for p in (tmp_path / 'native_kernels').iterdir())
         assert [f for f in files if f.endswith('.so')] == [os.path.basename(outputs[0])]
         assert not [f for f in files if f.endswith('.tmp')]
+        assert log.read_text().split() == ['build']
 
 
 @needs_cxx
