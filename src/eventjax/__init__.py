@@ -35,6 +35,7 @@ from eventjax.kernels.delay import CSRDelayLayout, csr_delay_deliver, csr_delay_
 from eventjax.kernels.dense import binary_densemm, binary_densemv
 from eventjax.kernels.fixed_conn import binary_fcnmv
 from eventjax.kernels.indexed import (
+    binary_csrmm_indexed,
     binary_csrmv_indexed,
     bitpack,
     bitunpack,
@@ -105,6 +106,7 @@ __all__ = [
     'backends_available',
     'binary_csrmm',
     'binary_csrmv',
+    'binary_csrmm_indexed',
     'binary_csrmv_indexed',
     'binary_densemm',
     'binary_densemv',

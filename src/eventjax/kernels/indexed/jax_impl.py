@@ -16,7 +16,7 @@ import jax.numpy as jnp
 from eventjax.kernels.common import accumulation_dtype
 from eventjax.kernels.indexed import reference
 
-__all__ = ['binary_csrmv_indexed_kernel', 'csr_slice_rows_kernel', 'row_block', 'row_width']
+__all__ = ['binary_csrmm_indexed_kernel', 'binary_csrmv_indexed_kernel', 'csr_slice_rows_kernel', 'row_block', 'row_width']
 
 
 def row_width(nnz: int, m: int) -> int:
@@ -79,6 +79,37 @@ def binary_csrmv_indexed_kernel(*, shape, permuted, outs):
         acc = accumulation_dtype(out_dtype)
         y = _listed_rows(data, indices, indptr, perm, ids, count, shape=shape, acc=acc).astype(out_dtype)
         return (jnp.where(count[0] > ids.shape[0], jnp.array(jnp.nan, out_dtype), y),)  # overflow: NaN
+
+    return kernel
+
+
+def binary_csrmm_indexed_kernel(*, shape, permuted, outs):
+    """``jax`` kernel generator of the matrix product: the listed rows only, ``(capacity, width, k)`` terms."""
+    m, n = shape
+    out_dtype = outs[0].dtype
+
+    def kernel(data, indices, indptr, perm, ids, count, B):
+        perm = perm if permuted else perm[:0]
+        acc = accumulation_dtype(out_dtype)
+        k = B.shape[1]
+        live = (jnp.arange(ids.shape[0]) < count[0]) & (ids >= 0) & (ids < m)
+        cols, w, ok, fits = row_block(data, indices, indptr, perm, ids, live, n=n, acc=acc)
+        rows = B[jnp.where(live, ids, 0)]
+        ev = jnp.where(live[:, None] & (rows if rows.dtype == jnp.bool_ else rows > 0), jnp.ones((), acc),
+                       jnp.zeros((), acc))
+
+        def block():
+            terms = jnp.where(ok[:, :, None] & (ev[:, None, :] != 0), w[:, :, None] * ev[:, None, :],
+                              jnp.zeros((), acc))
+            flat = jnp.where(ok, cols, n).reshape(-1)
+            return jnp.zeros((n, k), acc).at[flat].add(terms.reshape(-1, k), mode='drop')
+
+        def everything():
+            return reference.mm_product(data, indices, indptr, perm, ids, count[0], B, shape=shape, transpose=True,
+                                        out_dtype=acc)
+
+        y = jax.lax.cond(fits, block, everything).astype(out_dtype)
+        return (jnp.where(count[0] > ids.shape[0], jnp.array(jnp.nan, out_dtype), y),)
 
     return kernel
 

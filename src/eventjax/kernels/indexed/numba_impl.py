@@ -14,11 +14,17 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from eventjax.kernels.common.numba_events import FASTMATH, PREFETCH_MIN_ENTRIES, ROWS_AHEAD, prefetch_entries
+from eventjax.kernels.common.numba_events import (
+    FASTMATH,
+    PREFETCH_MIN_ENTRIES,
+    ROWS_AHEAD,
+    event_columns,
+    prefetch_entries,
+)
 
 _U = np.uint64
 
-__all__ = ['binary_csrmv_indexed_kernel', 'csr_slice_rows_kernel']
+__all__ = ['binary_csrmm_indexed_kernel', 'binary_csrmv_indexed_kernel', 'csr_slice_rows_kernel']
 
 
 @numba.njit(cache=True, inline='always')
@@ -84,6 +90,48 @@ def _scatter(data, indices, indptr, perm, ids, count, out, err):
 @numba.njit(cache=True, fastmath=FASTMATH)
 def _scatter_permuted(data, indices, indptr, perm, ids, count, out, err):
     _scatter_rows(data, indices, indptr, perm, ids, count, out, True)
+
+
+@numba.njit(cache=True, fastmath=FASTMATH, inline='always')
+def _scatter_rows_mm(data, indices, indptr, perm, ids, count, B, out, permuted):
+    """out[indices[k], c] += w(k) over the entries of each listed row ``i`` and its event columns ``c`` of ``B``."""
+    if count[0] > ids.shape[0]:
+        out[:] = np.nan  # an overflowed list: NaN everywhere
+        return
+    out[:] = 0
+    nnz, m, n, nd = np.int64(indices.shape[0]), _U(indptr.shape[0] - 1), _U(out.shape[0]), _U(data.shape[0])
+    live = min(max(np.int64(count[0]), 0), ids.shape[0])
+    active = np.empty(B.shape[1], np.int64)
+    for s in range(live):
+        i = _U(np.int64(ids[s]))
+        if i >= m:
+            continue
+        hits = event_columns(B, np.int64(i), active)
+        if hits == 0:
+            continue
+        start, end = _bounds(indptr, np.int64(i), nnz)
+        for k in range(start, end):
+            j = _U(np.int64(indices[k]))
+            p = _U(0) if nd == 1 else (_U(np.int64(perm[k])) if permuted else _U(k))
+            if j < n and p < nd:
+                w = data[p]
+                for a in range(hits):
+                    out[j, active[a]] += w
+
+
+def binary_csrmm_indexed_kernel(permuted):
+    """The numba matrix kernel: a scatter from the listed rows into their event columns."""
+    return _scatter_mm_permuted if permuted else _scatter_mm
+
+
+@numba.njit(cache=True, fastmath=FASTMATH)
+def _scatter_mm(data, indices, indptr, perm, ids, count, B, out, err):
+    _scatter_rows_mm(data, indices, indptr, perm, ids, count, B, out, False)
+
+
+@numba.njit(cache=True, fastmath=FASTMATH)
+def _scatter_mm_permuted(data, indices, indptr, perm, ids, count, B, out, err):
+    _scatter_rows_mm(data, indices, indptr, perm, ids, count, B, out, True)
 
 
 @numba.njit(cache=True, fastmath=FASTMATH)

@@ -16,7 +16,7 @@ from jax.experimental import pallas as pl
 from eventjax.kernels.common.events import accumulation_dtype
 from eventjax.kernels.common.pallas_rows import triton_params
 
-__all__ = ['TPU_UNSUPPORTED', 'binary_csrmv_indexed_kernel', 'csr_slice_rows_kernel']
+__all__ = ['TPU_UNSUPPORTED', 'binary_csrmm_indexed_kernel', 'binary_csrmv_indexed_kernel', 'csr_slice_rows_kernel']
 
 TPU_UNSUPPORTED = ('The index-list product adds into data-dependent outputs; Mosaic (TPU) has no atomics. '
                    "Use backend='jax' on tpu.")
@@ -77,6 +77,69 @@ def binary_csrmv_indexed_kernel(*, shape, permuted, outs):
         )(data, indices, indptr, perm, ids, count, zeros)
         # An overflowed list (count past its length): NaN everywhere, as on every backend.
         return jnp.where(count[0] > ids.shape[0], jnp.array(jnp.nan, out.dtype), y[:, 0].astype(out.dtype))
+
+    return call
+
+
+def _mm_body(m, n, acc, permuted):
+    from jax.experimental.pallas import triton as plgpu
+
+    def body(data_ref, indices_ref, indptr_ref, perm_ref, ids_ref, count_ref, b_ref, _zeros_ref, y_ref):
+        base = pl.program_id(0) * _SLOTS_PER_PROGRAM
+        nnz, nd = indices_ref.shape[0], data_ref.shape[0]
+        capacity = ids_ref.shape[0]
+
+        def slot(r, carry):
+            s = base + r
+            i = ids_ref[jnp.minimum(s, capacity - 1)]
+
+            @pl.when((s < capacity) & (s < count_ref[0]) & (i >= 0) & (i < m))
+            def _():
+                row = b_ref[jnp.clip(i, 0, m - 1), :]
+                ev = jnp.where(row if row.dtype == jnp.bool_ else row > 0, 1.0, 0.0).astype(acc)
+                start = jnp.clip(indptr_ref[i], 0, nnz)
+                end = jnp.clip(indptr_ref[i + 1], start, nnz)
+
+                def entry(k, carry):
+                    j = indices_ref[k]
+                    if nd == 1:
+                        p, w = 0, data_ref[0]
+                    else:
+                        p = perm_ref[k] if permuted else k
+                        w = data_ref[jnp.clip(p, 0, nd - 1)]
+
+                    @pl.when((j >= 0) & (j < n) & (p >= 0) & (p < nd))
+                    def _():
+                        plgpu.atomic_add(y_ref, (j, slice(None)), w.astype(acc) * ev)
+                    return carry
+
+                lax.fori_loop(start, end, entry, 0)
+            return carry
+
+        lax.fori_loop(0, _SLOTS_PER_PROGRAM, slot, 0)
+    return body
+
+
+def binary_csrmm_indexed_kernel(*, shape, permuted, outs):
+    """``call(data, indices, indptr, perm, ids, count, B, *, interpret)``: a program per 8 slots, a row of B each.
+
+    ``B``'s columns are padded to a power of two (Triton's block sizes).
+    """
+    m, n = shape
+    out = outs[0]
+    acc = accumulation_dtype(out.dtype)
+
+    def call(data, indices, indptr, perm, ids, count, B, *, interpret):
+        k = B.shape[1]
+        kp = 1 << max(0, (k - 1).bit_length())
+        padded = jnp.pad(B, ((0, 0), (0, kp - k)))
+        zeros = jnp.zeros((n, kp), acc)
+        y = pl.pallas_call(
+            _mm_body(m, n, acc, permuted), out_shape=jax.ShapeDtypeStruct((n, kp), acc),
+            grid=(pl.cdiv(ids.shape[0], _SLOTS_PER_PROGRAM),), input_output_aliases={7: 0}, interpret=interpret,
+            compiler_params=triton_params(),
+        )(data, indices, indptr, perm, ids, count, padded, zeros)
+        return jnp.where(count[0] > ids.shape[0], jnp.array(jnp.nan, out.dtype), y[:, :k].astype(out.dtype))
 
     return call
 
