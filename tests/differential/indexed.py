@@ -1,4 +1,5 @@
-"""Drawn problems for the index-list operators (``binary_csrmv_indexed``, ``csr_slice_rows``) and their check.
+"""Drawn problems for the index-list operators (``binary_csrmv_indexed``, ``binary_csrmm_indexed``,
+``csr_slice_rows``) and their check.
 
 Hypothesis draws sizes (0, 1 and small ones), weight dtypes, homogeneous or
 per-entry weights, a weight permutation (with entries outside ``data`` when
@@ -18,7 +19,7 @@ from hypothesis import strategies as st
 import eventjax as ej
 from tests.differential.oracle import TOLERANCE
 
-OPERATORS = ('binary_csrmv_indexed', 'csr_slice_rows')
+OPERATORS = ('binary_csrmv_indexed', 'binary_csrmm_indexed', 'csr_slice_rows')
 
 
 @st.composite
@@ -42,6 +43,10 @@ def problems(draw, name: str) -> dict:
     cap = draw(st.sampled_from((1, 4, 9)))
     p['ids'] = rng.integers(-2, m + 2, (2, cap)).astype(np.int32)
     p['count'] = np.array([rng.integers(0, cap + 1), rng.integers(0, cap + 2)], np.int32)  # the 2nd may overflow
+    if name == 'binary_csrmm_indexed':
+        k = draw(st.sampled_from((1, 3)))
+        B = rng.integers(-1, 2, (2, m, k))  # > 0 are events; bool or float
+        p['B'] = B > 0 if draw(st.booleans()) else B.astype(np.float32)
     return p
 
 
@@ -68,18 +73,25 @@ def oracle(p, b: int) -> np.ndarray:
     for r in ids[:count]:
         if 0 <= r < m:
             t[r] += 1
+    if p['name'] == 'binary_csrmm_indexed':
+        return (t[:, None] * (p['B'][b] > 0)).T @ A
     return t @ A
 
 
 def call(p, data, b_operand, *, backend):
     if p['name'] == 'csr_slice_rows':
         return ej.csr_slice_rows(data, p['indices'], p['indptr'], b_operand, shape=p['shape'], backend=backend)
+    if p['name'] == 'binary_csrmm_indexed':
+        return ej.binary_csrmm_indexed(data, p['indices'], p['indptr'], p['perm'], b_operand, shape=p['shape'],
+                                       transpose=True, backend=backend).T
     ids, count = b_operand
     return ej.binary_csrmv_indexed(data, p['indices'], p['indptr'], p['perm'], (ids, count), shape=p['shape'],
                                    transpose=True, backend=backend)
 
 
 def _operand(p, b):
+    if p['name'] == 'binary_csrmm_indexed':
+        return p['ids'][b], p['count'][b], p['B'][b]
     return p['rows'][b] if p['name'] == 'csr_slice_rows' else (p['ids'][b], p['count'][b])
 
 
@@ -115,7 +127,7 @@ def _check_backend(p, backend: str, bad: list) -> None:
         report(f'jit[{b}]', f(p['data'], _operand(p, b)), oracle(p, b))
     if name == 'csr_slice_rows' or int(p['count'][0]) <= p['ids'].shape[1]:  # eager overflow raises
         report('eager', call(p, p['data'], _operand(p, 0), backend=backend), oracle(p, 0))
-    batched = p['rows'] if name == 'csr_slice_rows' else (p['ids'], p['count'])
+    batched = p['rows'] if name == 'csr_slice_rows' else (p['ids'], p['count'], *([p['B']] if 'B' in p else []))
     report('vmap', jax.vmap(lambda x: call(p, p['data'], x, backend=backend))(batched),
            np.stack([oracle(p, 0), oracle(p, 1)]))
     if np.isnan(oracle(p, 0)).any() or not p['data'].size:
