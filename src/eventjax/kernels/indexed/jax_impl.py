@@ -14,9 +14,9 @@ import jax
 import jax.numpy as jnp
 
 from eventjax.kernels.common import accumulation_dtype
-from eventjax.kernels.indexed import reference
+from eventjax.kernels.indexed import packed_reference, reference
 
-__all__ = ['binary_csrmm_indexed_kernel', 'binary_csrmv_indexed_kernel', 'csr_slice_rows_kernel', 'row_block', 'row_width']
+__all__ = ['binary_csrmm_indexed_kernel', 'binary_csrmv_indexed_kernel', 'binary_csrmv_packed_kernel', 'csr_slice_rows_kernel', 'row_block', 'row_width']
 
 
 def row_width(nnz: int, m: int) -> int:
@@ -134,3 +134,8 @@ def csr_slice_rows_kernel(*, shape, outs):
         return (jax.lax.cond(fits, block, lambda: oracle(data, indices, indptr, rows)[0]),)
 
     return kernel
+
+
+def binary_csrmv_packed_kernel(*, shape, fixed, transpose, outs):
+    """``jax`` kernel generator of the bit-packed product: the oracle (it unpacks the words first)."""
+    return packed_reference.binary_csrmv_packed_kernel(shape=shape, fixed=fixed, transpose=transpose, outs=outs)

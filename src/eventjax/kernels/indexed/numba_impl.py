@@ -24,7 +24,8 @@ from eventjax.kernels.common.numba_events import (
 
 _U = np.uint64
 
-__all__ = ['binary_csrmm_indexed_kernel', 'binary_csrmv_indexed_kernel', 'csr_slice_rows_kernel']
+__all__ = ['binary_csrmm_indexed_kernel', 'binary_csrmv_indexed_kernel', 'binary_csrmv_packed_kernel',
+           'csr_slice_rows_kernel']
 
 
 @numba.njit(cache=True, inline='always')
@@ -153,3 +154,61 @@ def _slice_rows(data, indices, indptr, rows, out, err):
 def csr_slice_rows_kernel():
     """The numba kernel of ``csr_slice_rows``."""
     return _slice_rows
+
+
+@numba.njit(cache=True, inline='always')
+def _packed_bounds(indptr, sizes, i, nnz):
+    """Entries of row ``i``: from ``indptr``, or ``[i k, (i + 1) k)`` for a FCN matrix (``sizes[2] = k > 0``)."""
+    k = np.int64(sizes[2])
+    if k > 0:
+        return min(i * k, nnz), min(i * k + k, nnz)
+    return _bounds(indptr, i, nnz)
+
+
+@numba.njit(cache=True, fastmath=FASTMATH)
+def _packed_scatter(data, indices, indptr, words, sizes, out, err):
+    """out[indices[e]] += w(e) over the rows of the set bits; a word without events costs one test."""
+    out[:] = 0
+    m, n, nnz = np.int64(sizes[0]), _U(out.shape[0]), np.int64(indices.shape[0])
+    for q in range(words.shape[0]):
+        word = np.uint64(words[q])
+        if word == 0:
+            continue
+        for b in range(32):
+            if (word >> np.uint64(b)) & np.uint64(1) == 0:
+                continue
+            i = np.int64(q) * 32 + b
+            if i >= m:
+                break
+            start, end = _packed_bounds(indptr, sizes, i, nnz)
+            if data.shape[0] == 1:
+                w = data[0]
+                for e in range(start, end):
+                    j = _U(np.int64(indices[e]))
+                    if j < n:
+                        out[j] += w
+            else:
+                for e in range(start, end):
+                    j = _U(np.int64(indices[e]))
+                    if j < n:
+                        out[j] += data[e]
+
+
+@numba.njit(cache=True, fastmath=FASTMATH)
+def _packed_gather(data, indices, indptr, words, sizes, out, err):
+    """out[r] = sum of w(e) over the entries of row r whose column's bit is set."""
+    n, nnz = _U(np.int64(sizes[1])), np.int64(indices.shape[0])
+    zero = out.dtype.type(0)
+    for r in range(out.shape[0]):
+        start, end = _packed_bounds(indptr, sizes, np.int64(r), nnz)
+        acc = zero
+        for e in range(start, end):
+            j = _U(np.int64(indices[e]))
+            if j < n and (np.uint64(words[j >> _U(5)]) >> (j & _U(31))) & _U(1):
+                acc += data[0] if data.shape[0] == 1 else data[e]
+        out[r] = acc
+
+
+def binary_csrmv_packed_kernel(transpose):
+    """The numba kernel of the bit-packed product: a scatter over set bits, or a gather testing bits."""
+    return _packed_scatter if transpose else _packed_gather
