@@ -13,7 +13,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from eventjax.kernels.common import accumulation_dtype
+from eventjax.kernels.common import accumulation_dtype, compaction
 from eventjax.kernels.indexed import packed_reference, reference
 
 __all__ = ['binary_csrmm_indexed_kernel', 'binary_csrmv_indexed_kernel', 'binary_csrmv_packed_kernel', 'csr_slice_rows_kernel', 'row_block', 'row_width']
@@ -137,5 +137,41 @@ def csr_slice_rows_kernel(*, shape, outs):
 
 
 def binary_csrmv_packed_kernel(*, shape, fixed, transpose, outs):
-    """``jax`` kernel generator of the bit-packed product: the oracle (it unpacks the words first)."""
-    return packed_reference.binary_csrmv_packed_kernel(shape=shape, fixed=fixed, transpose=transpose, outs=outs)
+    """``jax`` kernel generator of the bit-packed product: unpack, then the listed rows (``transpose``) or a segment sum.
+
+    With ``transpose`` the set bits are compacted (``by_event_count``) and
+    only their rows are visited, as in the index-list product; otherwise
+    each stored entry tests its column's bit and rows are summed by segment.
+    """
+    m, n = shape
+    out_dtype = outs[0].dtype
+
+    def kernel(data, indices, indptr, words, sizes):
+        acc = accumulation_dtype(out_dtype)
+        nnz = indices.shape[0]
+        if fixed:
+            indptr = jnp.minimum(jnp.arange(m + 1, dtype=indices.dtype) * fixed, nnz)
+        if transpose:
+            mask = packed_reference.bits(words, m)
+            none = indices[:0]
+
+            def listed(ids):
+                return _listed_rows(data, indices, indptr, none, ids, jnp.array([ids.shape[0]], jnp.int32),
+                                    shape=shape, acc=acc)
+
+            def everything():
+                return packed_reference.binary_csrmv_packed_kernel(
+                    shape=shape, fixed=fixed, transpose=True, outs=(jax.ShapeDtypeStruct((n,), acc),))(
+                    data, indices, indptr, words, sizes)[0]
+
+            return (compaction.by_event_count(mask, listed, everything).astype(out_dtype),)
+        ev = packed_reference.bits(words, n)
+        ok = (indices >= 0) & (indices < n)
+        hit = ok & ev[jnp.clip(indices, 0, n - 1)]
+        w = jnp.broadcast_to(data[0], (nnz,)) if data.shape[0] == 1 else data
+        rows = (jnp.arange(nnz, dtype=indices.dtype) // fixed if fixed else
+                jnp.repeat(jnp.arange(m, dtype=indices.dtype), jnp.diff(indptr), total_repeat_length=nnz))
+        vals = jnp.where(hit, w.astype(acc), jnp.zeros((), acc))
+        return (jax.ops.segment_sum(vals, rows, num_segments=m).astype(out_dtype),)
+
+    return kernel
