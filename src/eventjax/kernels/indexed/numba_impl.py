@@ -167,31 +167,45 @@ def _packed_bounds(indptr, sizes, i, nnz):
 
 @numba.njit(cache=True, fastmath=FASTMATH)
 def _packed_scatter(data, indices, indptr, words, sizes, out, err):
-    """out[indices[e]] += w(e) over the rows of the set bits; a word without events costs one test."""
+    """out[indices[e]] += w(e) over the rows of the set bits; a word without events costs one test.
+
+    The set bits are decoded into a list first, so the scatter can ask for
+    the entries of the row ``ROWS_AHEAD`` ahead, as the index-list kernel does.
+    """
     out[:] = 0
-    m, n, nnz = np.int64(sizes[0]), _U(out.shape[0]), np.int64(indices.shape[0])
+    m, n, nnz, nd = np.int64(sizes[0]), _U(out.shape[0]), np.int64(indices.shape[0]), data.shape[0]
+    rows = np.empty(words.shape[0] * 32, np.int64)
+    live = 0
     for q in range(words.shape[0]):
         word = np.uint64(words[q])
-        if word == 0:
-            continue
-        for b in range(32):
-            if (word >> np.uint64(b)) & np.uint64(1) == 0:
-                continue
-            i = np.int64(q) * 32 + b
-            if i >= m:
-                break
-            start, end = _packed_bounds(indptr, sizes, i, nnz)
-            if data.shape[0] == 1:
-                w = data[0]
-                for e in range(start, end):
-                    j = _U(np.int64(indices[e]))
-                    if j < n:
-                        out[j] += w
-            else:
-                for e in range(start, end):
-                    j = _U(np.int64(indices[e]))
-                    if j < n:
-                        out[j] += data[e]
+        b = 0
+        while word != 0:
+            if word & np.uint64(1):
+                i = np.int64(q) * 32 + b
+                if i < m:
+                    rows[live] = i
+                    live += 1
+            word >>= np.uint64(1)
+            b += 1
+    ahead = nnz >= PREFETCH_MIN_ENTRIES
+    for s in range(live):
+        if ahead and s + ROWS_AHEAD < live:
+            lo, hi = _packed_bounds(indptr, sizes, rows[s + ROWS_AHEAD], nnz)
+            prefetch_entries(indices, lo, hi)
+            if nd != 1:
+                prefetch_entries(data, lo, hi)
+        start, end = _packed_bounds(indptr, sizes, rows[s], nnz)
+        if nd == 1:
+            w = data[0]
+            for e in range(start, end):
+                j = _U(np.int64(indices[e]))
+                if j < n:
+                    out[j] += w
+        else:
+            for e in range(start, end):
+                j = _U(np.int64(indices[e]))
+                if j < n:
+                    out[j] += data[e]
 
 
 @numba.njit(cache=True, fastmath=FASTMATH)
