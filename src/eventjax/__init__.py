@@ -11,6 +11,7 @@ from eventjax.containers import (
     CSC,
     CSR,
     BitPackedEvents,
+    CompactEvents,
     DelayedCSR,
     EventArray,
     FixedNumConn,
@@ -74,6 +75,7 @@ update_fixed_post_conn_on_binary_pre = fcn_on_pre
 # brainevent's name for GradedEvents.
 WeightedArray = GradedEvents
 BitPackedBinary = BitPackedEvents
+CompactBinary = CompactEvents
 
 # The numba thread count belongs to the numba bridge (compiled handlers read
 # it at each launch); eventjax.config keeps its public names for it. The
@@ -88,6 +90,8 @@ __all__ = [
     'BinaryArray',
     'COO',
     'BitPackedEvents',
+    'CompactBinary',
+    'CompactEvents',
     'CSC',
     'CSR',
     'CSRDelayLayout',

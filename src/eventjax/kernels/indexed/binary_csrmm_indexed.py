@@ -8,6 +8,7 @@ from jax import lax
 
 from eventjax.backends import XLACustomKernel
 from eventjax.kernels.common.operator import register_kernels
+from eventjax.kernels.common.units import weights_carry_the_unit
 from eventjax.kernels.indexed import reference
 from eventjax.kernels.indexed.arguments import check_indexed_mm_call
 from eventjax.kernels.indexed.rules import register_linear_in_data
@@ -17,6 +18,7 @@ __all__ = ['binary_csrmm_indexed']
 OPERANDS = ('data', 'indices', 'indptr', 'perm', 'ids', 'count', 'B')
 
 
+@weights_carry_the_unit
 def binary_csrmm_indexed(data, indices, indptr, perm, events, *, shape, transpose=False, backend=None,
                          validate=True):
     """Multiply a CSR matrix ``A`` (``shape=(m, n)``) by an event matrix ``B`` whose event rows are listed.

@@ -16,6 +16,7 @@ from eventjax.backends import XLACustomKernel
 from eventjax.kernels.common.checks import check_index_array, check_rank, check_shape, check_weights, is_concrete
 from eventjax.kernels.common.checks import validate_fcn_indices
 from eventjax.kernels.common.operator import register_kernels
+from eventjax.kernels.common.units import weights_carry_the_unit
 from eventjax.kernels.indexed import packed_reference
 from eventjax.kernels.indexed.arguments import check_structure
 from eventjax.kernels.indexed.rules import register_linear_in_data
@@ -25,6 +26,7 @@ __all__ = ['binary_csrmv_packed', 'binary_fcnmv_packed']
 OPERANDS = ('data', 'indices', 'indptr', 'words', 'sizes')
 
 
+@weights_carry_the_unit
 def binary_csrmv_packed(data, indices, indptr, words, *, shape, transpose=False, backend=None, validate=True):
     """Multiply a CSR matrix ``A`` (``shape=(m, n)``) by events packed 32 per uint32 word (:func:`bitpack`).
 
@@ -59,6 +61,7 @@ def binary_csrmv_packed(data, indices, indptr, words, *, shape, transpose=False,
     return _call(data, indices, indptr, words, (m, n, 0), transpose=transpose, backend=backend)
 
 
+@weights_carry_the_unit
 def binary_fcnmv_packed(weights, indices, words, *, shape, transpose=False, backend=None, validate=True):
     """Multiply a FCN matrix (``shape=(m, n)``, ``indices`` ``(m, k)``) by bit-packed events.
 
