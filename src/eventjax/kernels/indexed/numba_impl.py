@@ -165,7 +165,7 @@ def _packed_bounds(indptr, sizes, i, nnz):
     return _bounds(indptr, i, nnz)
 
 
-@numba.njit(cache=True, fastmath=FASTMATH)
+@numba.njit(cache=True)
 def _packed_scatter(data, indices, indptr, words, sizes, out, err):
     """out[indices[e]] += w(e) over the rows of the set bits; a word without events costs one test.
 
