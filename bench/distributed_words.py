@@ -51,7 +51,8 @@ def main(argv=None) -> None:
             f = jax.jit(jax.shard_map(fn, mesh=mesh, in_specs=(P(), P(), P(), P('p')), out_specs=P(),
                                       check_vma=False))
             compiled = f.lower(data, indices, indptr, spikes).compile()
-            calls.append(lambda c=compiled: c(data, indices, indptr, spikes).block_until_ready())
+            operands = (data, indices, indptr, spikes)
+            calls.append(lambda c=compiled, a=operands: c(*a).block_until_ready())
         a, b = jax.device_get(calls[0]()), jax.device_get(calls[1]())
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
         us = interleaved_us(calls, budget_s=1.0, max_calls=400)

@@ -35,8 +35,8 @@ import numpy as np
 from eventjax.errors import CollectiveError, ConfigMismatchError, CoordinatorUnreachableError
 from eventjax.kernels.indexed import bitpack
 
-__all__ = ['ProcessResult', 'all_gather_spike_words', 'all_gather_spikes', 'block_size', 'check_same_config', 'collective_errors',
-           'free_port', 'initialize', 'own_rows', 'spawn']
+__all__ = ['ProcessResult', 'all_gather_spike_words', 'all_gather_spikes', 'block_size', 'check_same_config',
+           'collective_errors', 'free_port', 'initialize', 'own_rows', 'spawn']
 
 ENV_NUM_PROCESSES = 'EVENTJAX_NUM_PROCESSES'
 ENV_PROCESS_ID = 'EVENTJAX_PROCESS_ID'

@@ -15,5 +15,5 @@ from eventjax.benchmarks.report import LEGEND, Result, format_table, plot, write
 from eventjax.benchmarks.runner import QUICK_SIZES, SIZES, run
 
 __all__ = ['CASES', 'FAMILIES', 'LEGEND', 'QUICK_SIZES', 'SIZES', 'Case', 'Machine', 'PlasticityResult', 'Problem',
-           'Result', 'brainevent_elsewhere', 'cases_for', 'events_findings', 'format_plasticity', 'format_table', 'measure_machine', 'plot', 'run',
-           'run_plasticity', 'write_json']
+           'Result', 'brainevent_elsewhere', 'cases_for', 'events_findings', 'format_plasticity', 'format_table',
+           'measure_machine', 'plot', 'run', 'run_plasticity', 'write_json']

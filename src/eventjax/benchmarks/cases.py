@@ -25,8 +25,8 @@ from eventjax.benchmarks.events_arrays import events_problem
 from eventjax.benchmarks.floor import dense_bytes, sparse_bytes
 
 __all__ = ['BATCH', 'CASES', 'CONN_PER_ROW', 'CSR_BASELINE_MAX_N', 'DELAY_SIZES', 'DELAY_STEPS', 'DELAY_T',
-           'DENSE_MAX_N', 'EVENTS_FORMS', 'EVENTS_RATES', 'EVENTS_SIZES', 'EVENT_RATE', 'FAMILIES', 'JITC_CONN', 'JITC_EVENT_RATE',
-           'JITC_SIZES', 'Case', 'Problem', 'cases_for', 'default_sizes']
+           'DENSE_MAX_N', 'EVENTS_FORMS', 'EVENTS_RATES', 'EVENTS_SIZES', 'EVENT_RATE', 'FAMILIES', 'JITC_CONN',
+           'JITC_EVENT_RATE', 'JITC_SIZES', 'Case', 'Problem', 'cases_for', 'default_sizes']
 
 CONN_PER_ROW = 100  # connections per row (all of them below n = 100)
 EVENT_RATE = 0.02   # fraction of neurons that fire in one step

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import eventjax as ej
-from tests.kernels.indexed.test_binary_csrmv_indexed import M, N, NNZ, dense, problem, times
+from tests.kernels.indexed.test_binary_csrmv_indexed import NNZ, M, N, dense, problem, times
 
 K = 3
 BACKENDS = ej.get_registry()['binary_csrmm_indexed'].available_backends('cpu')

@@ -16,4 +16,5 @@ from eventjax.kernels.indexed.compaction import compact_events, expand_events
 from eventjax.kernels.indexed.csr_slice_rows import csr_slice_rows
 from eventjax.kernels.indexed.packing import bitpack, bitunpack
 
-__all__ = ['binary_csrmm_indexed', 'binary_csrmv_indexed', 'binary_csrmv_packed', 'binary_fcnmv_packed', 'bitpack', 'bitunpack', 'compact_events', 'csr_slice_rows', 'expand_events']
+__all__ = ['binary_csrmm_indexed', 'binary_csrmv_indexed', 'binary_csrmv_packed', 'binary_fcnmv_packed', 'bitpack',
+           'bitunpack', 'compact_events', 'csr_slice_rows', 'expand_events']

@@ -1,4 +1,4 @@
-"""``binary_csrmm_indexed``: a CSR matrix times an event matrix whose event rows are listed, with a fused weight permutation."""
+"""``binary_csrmm_indexed``: a CSR matrix times an event matrix whose event rows are listed (weights permuted)."""
 
 from __future__ import annotations
 

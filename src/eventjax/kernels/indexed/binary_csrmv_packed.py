@@ -13,8 +13,14 @@ import jax.numpy as jnp
 import numpy as np
 
 from eventjax.backends import XLACustomKernel
-from eventjax.kernels.common.checks import check_index_array, check_rank, check_shape, check_weights, is_concrete
-from eventjax.kernels.common.checks import validate_fcn_indices
+from eventjax.kernels.common.checks import (
+    check_index_array,
+    check_rank,
+    check_shape,
+    check_weights,
+    is_concrete,
+    validate_fcn_indices,
+)
 from eventjax.kernels.common.operator import register_kernels
 from eventjax.kernels.common.units import weights_carry_the_unit
 from eventjax.kernels.indexed import packed_reference

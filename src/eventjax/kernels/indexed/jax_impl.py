@@ -16,7 +16,8 @@ import jax.numpy as jnp
 from eventjax.kernels.common import accumulation_dtype, compaction
 from eventjax.kernels.indexed import packed_reference, reference
 
-__all__ = ['binary_csrmm_indexed_kernel', 'binary_csrmv_indexed_kernel', 'binary_csrmv_packed_kernel', 'csr_slice_rows_kernel', 'row_block', 'row_width']
+__all__ = ['binary_csrmm_indexed_kernel', 'binary_csrmv_indexed_kernel', 'binary_csrmv_packed_kernel',
+           'csr_slice_rows_kernel', 'row_block', 'row_width']
 
 
 def row_width(nnz: int, m: int) -> int:
@@ -137,7 +138,7 @@ def csr_slice_rows_kernel(*, shape, outs):
 
 
 def binary_csrmv_packed_kernel(*, shape, fixed, transpose, outs):
-    """``jax`` kernel generator of the bit-packed product: unpack, then the listed rows (``transpose``) or a segment sum.
+    """``jax`` kernel generator of the bit-packed product: the listed set bits (``transpose``) or a segment sum.
 
     With ``transpose`` the set bits are compacted (``by_event_count``) and
     only their rows are visited, as in the index-list product; otherwise
