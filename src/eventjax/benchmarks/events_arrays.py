@@ -17,7 +17,7 @@ def events_problem(n, rng, rate, *, k):
 
     Example:
         >>> data, indices, indptr, spikes = events_problem(10, np.random.default_rng(0), 0.5, k=3)
-        >>> indptr[-1], spikes.dtype
+        >>> int(indptr[-1]), spikes.dtype
         (30, dtype('bool'))
     """
     indices = rng.integers(0, n, size=n * k, dtype=np.int32)
