@@ -42,6 +42,11 @@ def _rate_of(operator: str) -> str:
 def events_findings(results, elsewhere=(), installed: str = 'installed') -> list[str]:
     """One line per (n, rate): each form / bool per backend, and numba / brainevent's fastest CPU backend.
 
+    A form's bool time is its baseline, the bool product timed interleaved
+    with it on the same backend; brainevent's times in this process are
+    interleaved with eventjax's, those from another interpreter were timed
+    after them (under whatever load the machine then had).
+
     ``results`` are the events family's :class:`~eventjax.benchmarks.report.Result`;
     ``elsewhere`` rows from :func:`brainevent_elsewhere` (another brainevent version).
     """
@@ -55,8 +60,11 @@ def events_findings(results, elsewhere=(), installed: str = 'installed') -> list
         bool_form = forms.get('bool', {})
         for form in ('index-list', 'bit-packed'):
             for backend, r in sorted(forms.get(form, {}).items()):
-                if backend in bool_form:
-                    parts.append(f'{form}/bool {backend} {r.median_us / bool_form[backend].median_us:.2f}x')
+                # The bool product timed in the same alternating blocks (the case's baseline) when there is one.
+                base = r.dense_us if r.baseline == 'CSR' and r.dense_us else (
+                    bool_form[backend].median_us if backend in bool_form else None)
+                if base:
+                    parts.append(f'{form}/bool {backend} {r.median_us / base:.2f}x')
         be = {r.brainevent_backend: r.brainevent_us for f in forms.values() for r in f.values()
               if r.brainevent_us is not None}
         versions = {installed: be}
