@@ -264,7 +264,8 @@ def _events_case(form: str, rate: float):
                 dense = np.zeros((n, n), np.float32)
                 np.add.at(dense, (np.repeat(np.arange(n), k), indices), data)
             return Problem((*structure, s), bool_call, *_dense_baseline(dense, s, True), k, brainevent=be,
-                           floor_bytes=sparse_bytes(indices.reshape(n, k), spikes, transpose=True, event=True))
+                           floor_bytes=sparse_bytes(indices.reshape(n, k), spikes, transpose=True, event=True),
+                           scipy=_scipy(indices.reshape(n, k), data.reshape(n, k), spikes, True))
         if form == 'index-list':
             ids, count = ej.compact_events(spikes, max(8, int(2 * rate * n)))
             call = lambda d, i, p, ids, count, backend: ej.binary_csrmv_indexed(
