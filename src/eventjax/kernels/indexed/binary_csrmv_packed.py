@@ -141,5 +141,5 @@ def _cotangent(ct, n_weights, indices, indptr, words, sizes, *, shape, fixed, tr
 
 
 _prim = XLACustomKernel('binary_csrmv_packed')
-register_kernels(_prim, __package__, 'binary_csrmv_packed', ('numba', 'warp'))
+register_kernels(_prim, __package__, 'binary_csrmv_packed', ('numba', 'warp', 'pallas'))
 register_linear_in_data(_prim, OPERANDS, _bind, _cotangent)
