@@ -16,8 +16,8 @@ from jax.experimental import pallas as pl
 from eventjax.kernels.common.events import accumulation_dtype
 from eventjax.kernels.common.pallas_rows import triton_params
 
-__all__ = ['TPU_UNSUPPORTED', 'binary_csrmm_indexed_kernel', 'binary_csrmv_indexed_kernel', 'binary_csrmv_packed_kernel',
-           'csr_slice_rows_kernel']
+__all__ = ['TPU_UNSUPPORTED', 'binary_csrmm_indexed_kernel', 'binary_csrmv_indexed_kernel',
+           'binary_csrmv_packed_kernel', 'csr_slice_rows_kernel']
 
 TPU_UNSUPPORTED = ('The index-list product adds into data-dependent outputs; Mosaic (TPU) has no atomics. '
                    "Use backend='jax' on tpu.")
