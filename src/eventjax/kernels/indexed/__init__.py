@@ -3,8 +3,10 @@
 ``compaction.py`` turns a spike vector into ``(ids, count)`` with a static
 capacity, ``packing.py`` packs it 32 neurons per word;
 ``binary_csrmv_indexed.py`` is the product over an index list (with
-brainevent's fused weight permutation), ``csr_slice_rows.py`` chosen rows
-as a dense block; ``arguments.py`` the checks;
+brainevent's fused weight permutation), ``binary_csrmm_indexed.py`` the
+same for an event matrix, ``binary_csrmv_packed.py`` the CSR and FCN
+products that read packed words (``packed_reference.py`` their oracle),
+``csr_slice_rows.py`` chosen rows as a dense block; ``arguments.py`` the checks;
 ``reference.py`` the readable oracle; ``jax_impl.py``, ``numba_impl.py``,
 ``warp_impl.py`` and ``pallas_impl.py`` the backends.
 """
