@@ -11,6 +11,7 @@ from eventjax.containers import (
     CSC,
     CSR,
     BitPackedEvents,
+    CompactEvents,
     DelayedCSR,
     EventArray,
     FixedNumConn,
@@ -45,7 +46,10 @@ from eventjax.kernels.dt2t import (
 )
 from eventjax.kernels.fixed_conn import binary_fcnmv
 from eventjax.kernels.indexed import (
+    binary_csrmm_indexed,
     binary_csrmv_indexed,
+    binary_csrmv_packed,
+    binary_fcnmv_packed,
     bitpack,
     bitunpack,
     compact_events,
@@ -81,6 +85,7 @@ update_fixed_post_conn_on_binary_pre = fcn_on_pre
 # brainevent's name for GradedEvents.
 WeightedArray = GradedEvents
 BitPackedBinary = BitPackedEvents
+CompactBinary = CompactEvents
 
 # The numba thread count belongs to the numba bridge (compiled handlers read
 # it at each launch); eventjax.config keeps its public names for it. The
@@ -95,6 +100,8 @@ __all__ = [
     'BinaryArray',
     'COO',
     'BitPackedEvents',
+    'CompactBinary',
+    'CompactEvents',
     'CSC',
     'CSR',
     'CSRDelayLayout',
@@ -115,11 +122,14 @@ __all__ = [
     'backends_available',
     'binary_csrmm',
     'binary_csrmv',
+    'binary_csrmm_indexed',
     'binary_csrmv_indexed',
+    'binary_csrmv_packed',
     'binary_densemm',
     'binary_densemv',
     'binary_fcnmm',
     'binary_fcnmv',
+    'binary_fcnmv_packed',
     'binary_jitcmm',
     'binary_jitcmv',
     'bitpack',
