@@ -61,10 +61,10 @@ def csr2csc_on_post(weight, indices, indptr, weight_indices, pre_trace, post_spi
     check_length(who, 'weight_indices', weight_indices, indices.shape[0], 'one per entry of indices')
     weight = check_positions_weight(who, weight, indices.shape[0])
     if validate and is_concrete(weight_indices) and weight_indices.shape[0]:
-        # NumPy: under jit (traced weights) jnp ops on the concrete positions would be traced too.
+        # In NumPy: under jit, jnp operations on a closed-over array would be traced and could not raise here.
         positions = np.asarray(weight_indices)
         bad = (positions < 0) | (positions >= weight.shape[0])
-        if bad.any():
+        if bool(bad.any()):
             k = int(bad.argmax())
             raise ValueError(f'{who}: weight_indices[{k}] = {int(positions[k])} is outside [0, '
                              f'{weight.shape[0]}) (the positions in weight); rebuild the column view with '
@@ -78,4 +78,4 @@ def csr2csc_on_post(weight, indices, indptr, weight_indices, pre_trace, post_spi
 
 _csr2csc_on_post = Update('csr2csc_on_post', __package__,
                           ('weight', 'indices', 'indptr', 'weight_indices', 'pre_trace', 'post_spike'),
-                          trace='pre_trace', kernels=('numba', 'warp'), **PREPARE)
+                          trace='pre_trace', kernels=('numba', 'warp', 'pallas'), **PREPARE)
