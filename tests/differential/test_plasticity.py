@@ -4,11 +4,11 @@ import pytest
 from hypothesis import given
 
 from tests.differential import plasticity
-from tests.differential.plasticity import UPDATES, backends_of, check, plasticity_problems
+from tests.differential.plasticity import CHECKED, UPDATES, backends_of, check, plasticity_problems
 from tests.differential.profile import differential_settings, reproducible
 
 
-@pytest.mark.parametrize('name', UPDATES)
+@pytest.mark.parametrize('name', CHECKED)
 def test_plasticity_backends_agree_with_the_contract(name):
     @reproducible(name)
     @differential_settings()
