@@ -20,10 +20,14 @@ __all__ = ['DelayedCSR']
 class DelayedCSR:
     """A sparse matrix with integer delays (in steps), rows presynaptic (a JAX pytree).
 
-    Each step: ``current = ring[t % L]`` is this step's input; clear that row
-    (``ring = ring.at[t % L].set(0)``); then ``ring = W.deliver(ring, spikes, t)``
-    adds every synapse of the spiking rows ``delay`` steps ahead. Size the
-    ring with :meth:`init_ring` (``max delay + 1`` steps, or more).
+    Each step: ``current = W.read(ring, t)`` is this step's input; then
+    ``ring = W.deliver(ring, spikes, t)`` adds every synapse of the spiking
+    rows ``delay`` steps ahead (never into the row just read: delays are at
+    least 1); then clear the row read (``ring = ring.at[t % L].set(0)``).
+    In that order the read comes before the delivery that updates the ring
+    in place, so under ``jit`` with donation or in a ``lax.scan`` carry the
+    ring is never copied. Size the ring with :meth:`init_ring` (``max delay
+    + 1`` steps, or more).
 
     Example:
         >>> import jax.numpy as jnp

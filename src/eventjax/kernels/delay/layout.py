@@ -54,11 +54,18 @@ class CSRDelayLayout:
             shape=shape, weighted=False, validate=concrete)
         nnz = indices.shape[0]
         if nnz:
-            rows = jnp.searchsorted(indptr, jnp.arange(nnz, dtype=indptr.dtype), side='right')
-            order = jnp.lexsort((jnp.broadcast_to(delays, (nnz,)), rows))
+            # Concrete structure sorts in NumPy: eager JAX would compile each op again for every new nnz.
+            xp = np if concrete else jnp
+            if concrete:
+                data, indices, indptr, delays = (np.asarray(a) for a in (data, indices, indptr, delays))
+                rows = np.repeat(np.arange(int(shape[0])), np.diff(indptr))
+            else:
+                rows = jnp.searchsorted(indptr, jnp.arange(nnz, dtype=indptr.dtype), side='right')
+            order = xp.lexsort((xp.broadcast_to(delays, (nnz,)), rows))
             indices = indices[order]
             data = data if data.shape[0] == 1 else data[order]
             delays = delays if delays.shape[0] == 1 else delays[order]
+            data, indices, indptr, delays = (jnp.asarray(a) for a in (data, indices, indptr, delays))
         return cls(data, indices, indptr, delays, shape=shape, ring_length=length)
 
     def __repr__(self) -> str:
