@@ -11,6 +11,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from eventjax.kernels.common.units import attach, mantissa, split
 from eventjax.kernels.delay import CSRDelayLayout, csr_delay_deliver_layout
 
 __all__ = ['DelayedCSR']
@@ -56,7 +57,7 @@ class DelayedCSR:
     indices = property(lambda self: self.layout.indices)
     indptr = property(lambda self: self.layout.indptr)
     delays = property(lambda self: self.layout.delays)
-    dtype = property(lambda self: jnp.result_type(self.layout.data))
+    dtype = property(lambda self: jnp.result_type(mantissa(self.layout.data)))
 
     @property
     def ring_length(self) -> int | None:
@@ -74,11 +75,12 @@ class DelayedCSR:
         return cls(children[0])
 
     def init_ring(self, length: int | None = None, dtype=None):
-        """A zero ring of ``length`` steps (default :attr:`ring_length`) by the matrix's columns."""
+        """A zero ring of ``length`` steps (default :attr:`ring_length`) by the matrix's columns, in the weights' unit."""
         length = self.ring_length if length is None else int(length)
         if length is None:
             raise ValueError('DelayedCSR.init_ring(): the delays were traced; pass the ring length.')
-        return jnp.zeros((length, self.shape[1]), self.dtype if dtype is None else dtype)
+        return attach(jnp.zeros((length, self.shape[1]), self.dtype if dtype is None else dtype),
+                      split(self.layout.data)[1])
 
     @staticmethod
     def read(ring, t):

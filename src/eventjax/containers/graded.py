@@ -15,6 +15,8 @@ float vector ``x``, except that a zero entry is skipped, never multiplied:
 
 So a NaN (or infinite) weight poisons the result only where a non-zero
 event reaches it; a float vector ``x`` would give ``NaN * 0 = NaN``.
+brainunit Quantities (the weights, the event values or both) come back in
+the product of their units, as in every other product.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import jax
 import jax.numpy as jnp
 from jax.custom_derivatives import SymbolicZero
 
+from eventjax.kernels.common.units import attach, split_product
 from eventjax.kernels.csr import csrmv
 from eventjax.kernels.delay import csr_delay_deliver
 
@@ -83,13 +86,14 @@ def graded_csr_product(data, indices, indptr, x, *, shape, transpose: bool):
         >>> graded_csr_product(data, indices, indptr, jnp.array([0., 3.]), shape=(2, 2), transpose=True)
         Array([0., 6.], dtype=float32)
     """
+    data, x, unit = split_product(data, x)
     data = jnp.asarray(data).reshape(-1)
     x = jnp.asarray(x)
     one = (lambda v: _scatter(data, indices, indptr, v, shape)) if transpose else \
         (lambda v: _gather(data, indices, indptr, v, shape))
     if x.ndim == 1:
-        return one(x)
-    return jax.vmap(one, in_axes=1, out_axes=1)(x)
+        return attach(one(x), unit)
+    return attach(jax.vmap(one, in_axes=1, out_axes=1)(x), unit)
 
 
 def _masked_dense(weights, x, dtype):
@@ -126,9 +130,10 @@ def graded_dense_product(weights, x, *, transpose: bool):
         >>> graded_dense_product(jnp.array([[jnp.inf, 1.], [2., 3.]]), jnp.array([0., 2.]), transpose=True)
         Array([4., 6.], dtype=float32)
     """
+    weights, x, unit = split_product(weights, x)
     w = jnp.asarray(weights)
     w = w if transpose else w.T
     x = jnp.asarray(x)
     if x.ndim == 1:
-        return _dense(w, x)
-    return jax.vmap(_dense, in_axes=(None, 1), out_axes=1)(w, x)
+        return attach(_dense(w, x), unit)
+    return attach(jax.vmap(_dense, in_axes=(None, 1), out_axes=1)(w, x), unit)

@@ -15,6 +15,7 @@ from eventjax.kernels.common.checks import (
     repair_indptr,
     validate_csr_structure,
 )
+from eventjax.kernels.common.units import conversion_factor, product_unit, split
 
 __all__ = ['check_delay_call', 'repair_structure', 'unwrap_events', 'validate_delays']
 
@@ -56,9 +57,14 @@ def check_delay_call(who, ring, events, data, indices, indptr, delays, t, *, sha
     (outside the primitive, so gradients come back in ``data``'s dtype);
     ``delays`` is one integer per stored entry or one shared delay, in
     ``[1, L)``; ``t``
-    becomes an int32 array of shape ``(1,)``.
+    becomes an int32 array of shape ``(1,)``. Units (brainunit Quantities)
+    are split off first: what is delivered (``data``'s unit, times the
+    events' unit when weighted) is converted into the ring's unit, which the
+    last item returns (None: no unit) for the caller to put back.
     """
     m, n = check_shape(who, shape)
+    events, weighted = unwrap_events(who, events, weighted)
+    ring, data, events, unit = _split_units(ring, data, events, weighted)
     ring = jnp.asarray(ring)
     if ring.ndim != 2 or not jnp.issubdtype(ring.dtype, jnp.floating):
         raise ValueError(f'{who}: ring must be a float array of shape (L, {n}) (L steps of {n} targets), got '
@@ -84,7 +90,6 @@ def check_delay_call(who, ring, events, data, indices, indptr, delays, t, *, sha
     if not jnp.issubdtype(t.dtype, jnp.integer) or t.size != 1:
         raise TypeError(f'{who}: t must be one integer (the current step), got {t.dtype} of shape {t.shape}.')
     t = t.reshape(1).astype(jnp.int32)
-    events, weighted = unwrap_events(who, events, weighted)
     events = check_events(who, 'events', events)
     check_rank(who, 'events', events, (1,))
     check_length(who, 'events', events, m, 'rows of shape')
@@ -92,7 +97,18 @@ def check_delay_call(who, ring, events, data, indices, indptr, delays, t, *, sha
         validate_csr_structure(who, indices, indptr, n)
     if validate and is_concrete(delays):
         validate_delays(who, delays, length)
-    return ring, events, data.astype(ring.dtype), indices, indptr, delays, t, (m, n), weighted
+    return ring, events, data.astype(ring.dtype), indices, indptr, delays, t, (m, n), weighted, unit
+
+
+def _split_units(ring, data, events, weighted):
+    """``(ring, data, events, unit)`` without units, ``data`` scaled so what it delivers is in the ring's ``unit``."""
+    (ring, unit), (data, unit_w), (events, unit_x) = split(ring), split(data), split(events)
+    delivered = product_unit(unit_w, unit_x if weighted else None)  # binary events count 1 whatever their unit
+    if unit is not None or delivered is not None:
+        factor = conversion_factor(delivered, unit)
+        if factor != 1.0:
+            data = jnp.asarray(data) * factor
+    return ring, data, events, unit
 
 
 def repair_structure(ring, events, data, indices, indptr, delays, t):
