@@ -84,8 +84,8 @@ def main(argv=None) -> None:
             us = median_us(functools.partial(compiled, *operands)) / SCAN
             line = f'  csr_delay_deliver n={n:>7} {backend:<8} {us:9.1f} us per step'
             if args.single:
-                one = jax.jit(lambda r, s, d, i, p, dl, b=backend: brainevent.csr_delay_deliver(
-                    r, s, d, i, p, dl, T0, shape=(n, n), backend=b))
+                one = jax.jit(lambda r, s, d, i, p, dl, b=backend, shape=(n, n): brainevent.csr_delay_deliver(
+                    r, s, d, i, p, dl, T0, shape=shape, backend=b))
                 single = (jax.numpy.asarray(ring), operands[4][0], *operands[:4])
                 c1 = one.lower(*single).compile()
                 line += f'   {median_us(functools.partial(c1, *single)):9.1f} us per single call'

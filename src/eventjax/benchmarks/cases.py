@@ -24,9 +24,9 @@ from eventjax.benchmarks.anchors import BraineventCall, ScipyCall
 from eventjax.benchmarks.delay_arrays import delay_problem
 from eventjax.benchmarks.floor import dense_bytes, sparse_bytes
 
-__all__ = ['BATCH', 'CASES', 'CONN_PER_ROW', 'CSR_BASELINE_MAX_N', 'DELAY_SCAN', 'DELAY_SIZES', 'DELAY_STEPS', 'DELAY_T',
-           'DENSE_MAX_N', 'EVENTS_RATES', 'EVENTS_SIZES', 'EVENT_RATE', 'FAMILIES', 'JITC_CONN', 'JITC_EVENT_RATE',
-           'JITC_SIZES', 'Case', 'Problem', 'cases_for', 'default_sizes']
+__all__ = ['BATCH', 'CASES', 'CONN_PER_ROW', 'CSR_BASELINE_MAX_N', 'DELAY_SCAN', 'DELAY_SIZES', 'DELAY_STEPS',
+           'DELAY_T', 'DENSE_MAX_N', 'EVENTS_RATES', 'EVENTS_SIZES', 'EVENT_RATE', 'FAMILIES', 'JITC_CONN',
+           'JITC_EVENT_RATE', 'JITC_SIZES', 'Case', 'Problem', 'cases_for', 'default_sizes']
 
 CONN_PER_ROW = 100  # connections per row (all of them below n = 100)
 EVENT_RATE = 0.02   # fraction of neurons that fire in one step
@@ -317,7 +317,8 @@ CASES = (
     Case('jitc', 'binary_jitcmv T', 'binary_jitcmv', _jitc_case('binary_jitcmv', True)),
     Case('jitc', 'binary_jitcmv', 'binary_jitcmv', _jitc_case('binary_jitcmv', False)),
     Case('jitc', 'jitcmv', 'jitcmv', _jitc_case('jitcmv', False, events=False)),
-    Case('delay', f'csr_delay_deliver (d {DELAY_STEPS[0]}-{DELAY_STEPS[1]}, scan step)', 'csr_delay_deliver', _delay_case),
+    Case('delay', f'csr_delay_deliver (d {DELAY_STEPS[0]}-{DELAY_STEPS[1]}, scan step)', 'csr_delay_deliver',
+         _delay_case),
     *(Case('events', f'{label} T {rate:.1%}', fn, _events_case(indexed, rate))
       for rate in EVENTS_RATES
       for label, fn, indexed in (('bool binary_csrmv', 'binary_csrmv', False),

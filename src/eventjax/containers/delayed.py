@@ -75,7 +75,7 @@ class DelayedCSR:
         return cls(children[0])
 
     def init_ring(self, length: int | None = None, dtype=None):
-        """A zero ring of ``length`` steps (default :attr:`ring_length`) by the matrix's columns, in the weights' unit."""
+        """A zero ring of ``length`` steps (default :attr:`ring_length`) by the columns, in the weights' unit."""
         length = self.ring_length if length is None else int(length)
         if length is None:
             raise ValueError('DelayedCSR.init_ring(): the delays were traced; pass the ring length.')
