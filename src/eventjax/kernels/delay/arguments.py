@@ -27,12 +27,17 @@ def unwrap_events(who: str, events, weighted):
     layer does not import them).
     """
     graded = bool(getattr(events, '_eventjax_graded', False))
-    if hasattr(events, 'value') and getattr(events, '_eventjax_container', False):
+    marked = hasattr(events, 'value') and getattr(events, '_eventjax_container', False)
+    if marked:
         events = events.value
     if weighted is None:
         return events, graded
     if not isinstance(weighted, bool):
         raise TypeError(f'{who}: weighted must be True, False or None (weighted for GradedEvents), got {weighted!r}.')
+    if marked and weighted != graded:
+        kind = 'GradedEvents' if graded else 'an EventArray'
+        raise ValueError(f'{who}: weighted={weighted} contradicts the events, {kind} (weighted '
+                         f'{"always" if graded else "never"}); leave weighted=None, or pass the plain array.')
     return events, weighted
 
 
@@ -66,7 +71,10 @@ def check_delay_call(who, ring, events, data, indices, indptr, delays, t, *, sha
     events, weighted = unwrap_events(who, events, weighted)
     ring, data, events, unit = _split_units(ring, data, events, weighted)
     ring = jnp.asarray(ring)
-    if ring.ndim != 2 or not jnp.issubdtype(ring.dtype, jnp.floating):
+    if not jnp.issubdtype(ring.dtype, jnp.floating):
+        raise TypeError(f'{who}: ring must be a float array (it accumulates weights), got {ring.dtype}; '
+                        'make it with jnp.zeros((L, n), jnp.float32).')
+    if ring.ndim != 2:
         raise ValueError(f'{who}: ring must be a float array of shape (L, {n}) (L steps of {n} targets), got '
                          f'{ring.dtype} of shape {ring.shape}.')
     length = ring.shape[0]
@@ -85,11 +93,13 @@ def check_delay_call(who, ring, events, data, indices, indptr, delays, t, *, sha
     if delays.ndim != 1 or delays.shape[0] not in (1, nnz):
         raise ValueError(f'{who}: delays must have length {nnz} (one per entry of indices) or be one shared delay, '
                          f'got shape {delays.shape}.')
-    delays = delays.astype(jnp.int32)
     t = jnp.asarray(t)
     if not jnp.issubdtype(t.dtype, jnp.integer) or t.size != 1:
         raise TypeError(f'{who}: t must be one integer (the current step), got {t.dtype} of shape {t.shape}.')
-    t = t.reshape(1).astype(jnp.int32)
+    t = t.reshape(1)
+    if t.dtype != jnp.int32:
+        t = jnp.mod(t, max(length, 1))  # floor modulo first: a step past 2**31 (int64) keeps its slot
+    t = t.astype(jnp.int32)
     events = check_events(who, 'events', events)
     check_rank(who, 'events', events, (1,))
     check_length(who, 'events', events, m, 'rows of shape')
@@ -97,6 +107,10 @@ def check_delay_call(who, ring, events, data, indices, indptr, delays, t, *, sha
         validate_csr_structure(who, indices, indptr, n)
     if validate and is_concrete(delays):
         validate_delays(who, delays, length)
+    if delays.dtype != jnp.int32:
+        # Out of [1, L) before narrowing, so a wide delay (int64, uint32) cannot wrap into the ring.
+        delays = jnp.where((delays >= 1) & (delays < length), delays, 0)
+    delays = delays.astype(jnp.int32)
     return ring, events, data.astype(ring.dtype), indices, indptr, delays, t, (m, n), weighted, unit
 
 
