@@ -152,6 +152,7 @@ class GradedEvents(EventArray):
     def __matmul__(self, other):
         if not is_plain_array(other):
             return NotImplemented
+        _check_product_rank(self)
         if self.ndim == 1:
             return graded_dense_product(other, self.value, transpose=True)
         return graded_dense_product(other, self.value.T, transpose=True).T
@@ -159,7 +160,14 @@ class GradedEvents(EventArray):
     def __rmatmul__(self, other):
         if not is_plain_array(other):
             return NotImplemented
+        _check_product_rank(self)
         return graded_dense_product(other, self.value, transpose=False)
+
+
+def _check_product_rank(events) -> None:
+    if events.ndim not in (1, 2):
+        raise ValueError(f'GradedEvents @ weights: the events must be 1-D (one vector) or 2-D (a batch), got shape '
+                         f'{events.shape}; reshape them to (batch, neurons).')
 
 
 def _is_csr(x) -> bool:

@@ -34,10 +34,21 @@ from eventjax.kernels.delay import csr_delay_deliver
 __all__ = ['graded_csr_product', 'graded_dense_product']
 
 
+def _product_dtype(weights, x):
+    """The product's dtype: the weights' for integer or bool values, else the wider float (never strict-promoted)."""
+    w, v = jnp.dtype(weights.dtype), jnp.dtype(x.dtype)
+    if not jnp.issubdtype(w, jnp.floating):
+        w = jnp.dtype(jnp.float32)
+    if not jnp.issubdtype(v, jnp.floating) or w == v:
+        return w
+    # The wider float; float16 with bfloat16 meet in float32 (strict promotion allows neither implicitly).
+    return w if w.itemsize > v.itemsize else v if v.itemsize > w.itemsize else jnp.dtype(jnp.float32)
+
+
 def _scatter(data, indices, indptr, x, shape):
     """``x @ A`` over the non-zero rows of ``x`` only: a weighted delivery into a one-step ring."""
     m, n = shape
-    dtype = jnp.result_type(data, x)
+    dtype = _product_dtype(data, x)
     # A delay of 1 step from t = -1 lands in slot 0 of a two-step ring.
     ring = jnp.zeros((2, n), dtype)
     return csr_delay_deliver(ring, x, data.astype(dtype), indices, indptr, jnp.ones((1,), jnp.int32), -1,
@@ -55,7 +66,7 @@ def _masked_weights(data, indices, x, dtype):
 @functools.partial(jax.custom_jvp, nondiff_argnums=(4,))
 def _gather(data, indices, indptr, x, shape):
     """``A @ x`` with the weights of zero entries of ``x`` masked out (a NaN weight then meets no zero)."""
-    dtype = jnp.result_type(data, x)
+    dtype = _product_dtype(data, x)
     return csrmv(_masked_weights(data, indices, x, dtype), indices, indptr, x.astype(dtype), shape=shape,
                  validate=False)
 
@@ -104,7 +115,7 @@ def _masked_dense(weights, x, dtype):
 @jax.custom_jvp
 def _dense(weights, x):
     """``x @ weights`` over the non-zero entries of ``x`` (rows of weights)."""
-    return _masked_dense(weights, x, jnp.result_type(weights, x))
+    return _masked_dense(weights, x, _product_dtype(weights, x))
 
 
 def _dense_jvp(primals, tangents):
