@@ -33,6 +33,7 @@ events), both near 0.
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 
@@ -53,12 +54,18 @@ KINDS = ('eager', 'jit', 'override_c', 'override_skipped', 'per_call', 'operator
 PERIOD = 24
 
 
+@functools.cache
 def make_primitive() -> ej.XLACustomKernel:
     prim = ej.XLACustomKernel('stress_three_valued')
     for name, value in VALUES.items():
         prim.def_kernel(name, 'cpu', lambda outs, value=value: lambda x: (x + value,))
     prim.set_default('cpu', 'a')
     return prim
+
+
+def primitives() -> tuple:
+    """The primitives this scenario defines, for ``python -m stress`` to define before any scenario runs."""
+    return (make_primitive(),)
 
 
 def states(flips: int) -> list[tuple[str | None, str]]:
@@ -96,6 +103,7 @@ def _rss_mib() -> float | None:
 def run(seconds: float, flips: int | None = None, threads: int = 8, long: bool = False) -> Report:
     report = Report('config_load')
     prim = make_primitive()
+    apply(prim, (None, 'a'))  # state 0
     # At least four passes: cold, warmed, and two over states seen before to measure.
     flips = max(flips or (2000 if long else 120), 4 * PERIOD)
     table = states(flips)
@@ -112,16 +120,16 @@ def run(seconds: float, flips: int | None = None, threads: int = 8, long: bool =
 
     def instrument(kind):
         if kind == 'eager':
-            return float(prim(x, outs=out)[0]), None
+            return float(np.asarray(prim(x, outs=out))[0]), None
         if kind == 'jit':
-            return float(jitted(x)[0]), None
+            return float(np.asarray(jitted(x))[0]), None
         if kind == 'override_c':
             with ej.config.override(cpu='c'):
-                return float(jitted(x)[0]), {3.0}
+                return float(np.asarray(jitted(x))[0]), {3.0}
         if kind == 'override_skipped':
             with ej.config.override(cpu='warp'):
-                return float(prim(x, outs=out)[0]), None
-        return float(prim(x, outs=out, backend='b')[0]), {2.0}
+                return float(np.asarray(prim(x, outs=out))[0]), None
+        return float(np.asarray(prim(x, outs=out, backend='b'))[0]), {2.0}
 
     cold_calls = threading.Condition()  # .n: operator calls of the cold pass still running
     cold_calls.n = 0
@@ -203,5 +211,5 @@ def run(seconds: float, flips: int | None = None, threads: int = 8, long: bool =
         # Changes to states seen before, each warmed before the switch: no new memory, no compile.
         report.extra['rss_per_change_kib'] = round(1024 * (_rss_mib() - rss_mark) / (done - measured_from))
         report.extra['compiles_seen_before'] = count.compiles
-    ej.clear_backends()
+    apply(prim, (None, 'a'))  # back to state 0: the configuration the run had before
     return report

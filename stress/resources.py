@@ -41,7 +41,8 @@ def run(seconds: float, threads: int = 4, long: bool = False) -> Report:
     seed = int(time.time()) % 100_000 + 3
     rng = np.random.default_rng(seed)
     names = ops.operators()
-    pool = [ops.random_case(rng, name) for name in names[:: 1 if long else 2]]
+    # The long run calls the pool scenario 1 compiled: what is measured is repeat calls, not compiles.
+    pool = list(mixed.long_pool(mixed.LONG_SEED)) if long else [ops.random_case(rng, name) for name in names[::2]]
     start = time.monotonic()
     mixed.warm(report, pool)
     mixed.warm(report, pool)  # a second pass: anything lazily built on the first call is built now
