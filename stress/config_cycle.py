@@ -21,20 +21,13 @@ import jax.numpy as jnp
 import numpy as np
 
 import eventjax as ej
-from stress.harness import CompileCount, Report
+from stress.harness import CompileCount, Report, rss_mib
 
 SIZE = 2_000
 DENSITY = 0.05
 BACKENDS = ('numba', 'jax')
 RSS_LIMIT_MIB = 50.0
 
-
-def _rss_mib() -> float | None:
-    try:
-        import psutil  # noqa: PLC0415  (the test extra)
-    except ImportError:
-        return None
-    return psutil.Process().memory_info().rss / 2**20
 
 
 def problem(seed: int = 0):
@@ -89,7 +82,7 @@ def flip_cycle(flips: int, seconds: float, workers: int = 2) -> dict:
                 errors.append(f'worker {i}: {bad}')
             worker_calls[i] += 1
 
-    rss_before = _rss_mib()
+    rss_before = rss_mib()
     done = 0
     deadline = time.monotonic() + seconds
     threads = [threading.Thread(target=worker, args=(i,), daemon=True) for i in range(workers)]
@@ -106,7 +99,7 @@ def flip_cycle(flips: int, seconds: float, workers: int = 2) -> dict:
         stop.set()
         for t in threads:
             t.join(600)
-    rss_after = _rss_mib()
+    rss_after = rss_mib()
     ej.clear_backends()
     return {
         'flips': done,

@@ -45,7 +45,7 @@ import numpy as np
 
 import eventjax as ej
 from stress import operators as ops
-from stress.harness import CompileCount, Report, run_threads, watched
+from stress.harness import CompileCount, Report, rss_mib, run_threads, watched
 
 VALUES = {'a': 1.0, 'b': 2.0, 'c': 3.0}
 GLOBALS = (None, 'a', 'b', 'warp')
@@ -93,13 +93,6 @@ def plain_value(state) -> float:
     glob, default = state
     return VALUES[glob if glob in VALUES else default]
 
-
-def _rss_mib() -> float | None:
-    try:
-        import psutil  # noqa: PLC0415  (the test extra)
-    except ImportError:
-        return None
-    return psutil.Process().memory_info().rss / 2**20
 
 
 def run(seconds: float, flips: int | None = None, threads: int = 8, long: bool = False) -> Report:
@@ -199,7 +192,7 @@ def run(seconds: float, flips: int | None = None, threads: int = 8, long: bool =
             with ej.config.warming(draft.snapshot):
                 warm_all()
         if k == measured_from + 1:
-            rss_mark = _rss_mib()
+            rss_mark = rss_mib()
             count.__enter__()
         marks['started'] = k
         apply(prim, table[k])
@@ -215,7 +208,7 @@ def run(seconds: float, flips: int | None = None, threads: int = 8, long: bool =
     report.extra['keys_made'] = stats.keys_made
     if rss_mark is not None and done > measured_from:
         # Changes to states seen before, each warmed before the switch: no new memory, no compile.
-        report.extra['rss_per_change_kib'] = round(1024 * (_rss_mib() - rss_mark) / (done - measured_from))
+        report.extra['rss_per_change_kib'] = round(1024 * (rss_mib() - rss_mark) / (done - measured_from))
         report.extra['compiles_seen_before'] = count.compiles
     apply(prim, (None, 'a'))  # back to state 0: the configuration the run had before
     return report

@@ -15,17 +15,11 @@ import numpy as np
 
 from stress import mixed
 from stress import operators as ops
-from stress.harness import Report, run_threads
+from stress.harness import Report, rss_mib, run_threads
 
 CALLS = 10_000
 RSS_BOUND_MIB = 64.0
 TARGET_GROWTH_BOUND = 0
-
-
-def rss_mib() -> float:
-    import psutil  # noqa: PLC0415  (the test extra)
-
-    return psutil.Process().memory_info().rss / 2**20
 
 
 def _target_count() -> int | None:
