@@ -114,8 +114,9 @@ def run(seconds: float, long: bool = False, examples: int | None = None) -> Repo
             with x64:
                 for i, name in enumerate(names):
                     _round(name, per_round, base + 1000 * r + i, deadline, outcome, limit)
-                for i, name in enumerate(plasticity.UPDATES):
-                    _plasticity_round(name, per_round, base + 1000 * r + 500 + i, deadline, outcome, limit)
+                with plasticity.pallas_on_cpu():  # pallas too, interpreted
+                    for i, name in enumerate(plasticity.UPDATES):
+                        _plasticity_round(name, per_round, base + 1000 * r + 500 + i, deadline, outcome, limit)
                 _delivery_round(per_round, base + 1000 * r + len(names), deadline, outcome)
                 for i, name in enumerate(indexed.OPERATORS):
                     _indexed_round(name, per_round, base + 1000 * r + 500 + i, deadline, indexed_found)
