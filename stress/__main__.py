@@ -127,6 +127,8 @@ def main(argv=None) -> int:
                 report.extra['compiles'] = compiles.compiles_between(began)
                 report.extra['new_keys'] = _keys_made() - keys
             reports.append(report)
+            if args.report_json:
+                continue  # a child run: the parent prints its report
             print(report.line(), flush=True)
             for failure in report.failures:
                 print('   ', failure, flush=True)
