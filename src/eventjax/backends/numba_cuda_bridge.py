@@ -23,6 +23,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import importlib.metadata
+import inspect
 import os
 import re
 import threading
@@ -249,6 +250,14 @@ def _spec(x: Any, what: str, i: int) -> _Spec:
     return dtype.name, len(x.shape)
 
 
+def _check_arity(kernel: Any, n_in: int, n_out: int) -> None:
+    params = inspect.signature(kernel.py_func).parameters.values()
+    if any(p.kind == p.VAR_POSITIONAL for p in params) or len(params) == n_in + n_out:
+        return
+    raise KernelSpecError(f'numba_cuda kernel {kernel.py_func.__qualname__}: takes {len(params)} arguments; expected '
+                          f'{n_in} inputs + {n_out} outputs = {n_in + n_out}. Fix the kernel or the call\'s outs=.')
+
+
 def _module_for(kernel: Any, specs: tuple[_Spec, ...]) -> _Module:
     fingerprint, portable = numba_keying.describe_kernel(kernel)
     kkey = ('identity', id(kernel)) if fingerprint is None else ('value', fingerprint)
@@ -277,6 +286,7 @@ def launcher_call(spec: NumbaCudaKernel, outs: Sequence[Any], input_output_alias
 
     def call(*arrays: Any) -> tuple:
         arrays = tuple(jax.numpy.asarray(a) for a in arrays)
+        _check_arity(spec.kernel, len(arrays), len(outs))
         specs = tuple(_spec(a, 'input', i) for i, a in enumerate(arrays)) + \
             tuple(_spec(o, 'output', i) for i, o in enumerate(outs))
         module = _module_for(spec.kernel, specs)
