@@ -35,7 +35,6 @@ import jax
 import numpy as np
 
 from eventjax.backends import native_bridge, native_build, numba_keying
-from eventjax.backends.numba_cuda_backend import NumbaCudaKernel
 from eventjax.backends.targets import TargetRegistry
 from eventjax.config.cache import native_dir
 from eventjax.errors import KernelCompilationError, KernelSpecError, UnsupportedDtypeError
@@ -271,11 +270,12 @@ def _module_for(kernel: Any, specs: tuple[_Spec, ...]) -> _Module:
     return _REGISTRY.get_or_create((kkey, specs, cc), create)
 
 
-def launcher_call(spec: NumbaCudaKernel, outs: Sequence[Any], input_output_aliases: Any = None) -> Any:
-    """A JAX-traceable ``f(*arrays) -> tuple`` that launches ``spec`` with outputs ``outs``.
+def launcher_call(spec: Any, outs: Sequence[Any], input_output_aliases: Any = None) -> Any:
+    """A JAX-traceable ``f(*arrays) -> tuple`` that launches ``spec`` (an ``eventjax.NumbaCudaKernel``) into ``outs``.
 
     Example:
-        >>> f = launcher_call(NumbaCudaKernel(add, launch_dims=3), [jax.ShapeDtypeStruct((3,), 'float32')])  # doctest: +SKIP
+        >>> spec = NumbaCudaKernel(add, launch_dims=3)  # doctest: +SKIP
+        >>> f = launcher_call(spec, [jax.ShapeDtypeStruct((3,), 'float32')])  # doctest: +SKIP
     """
     _check_dispatcher(spec.kernel)
     outs = tuple(jax.ShapeDtypeStruct(o.shape, jax.dtypes.canonicalize_dtype(o.dtype)) for o in outs)
