@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "xla/ffi/api/ffi.h"
 
@@ -54,6 +55,65 @@ template <bool Binary, typename A, typename X> EJ_HD inline A term(A w, X x) {
 template <typename I> EJ_HD inline bool valid_column(I c, int64_t n) {
   return static_cast<uint64_t>(static_cast<int64_t>(c)) < static_cast<uint64_t>(n);
 }
+
+#if !defined(__CUDACC__)
+// The row loops below carry `omp simd` reductions: built with -fopenmp-simd they vectorise (reassociating
+// the sum, as numba's fastmath={'reassoc'} kernels do), with no OpenMP runtime and no threads.
+
+// A column index read unsigned, or n when it lies outside [0, n) (so a negative one is dropped too).
+template <typename I> inline uint64_t clamp_column(I c, int64_t n) {
+  const uint64_t u = static_cast<uint64_t>(static_cast<int64_t>(c));
+  return u < static_cast<uint64_t>(n) ? u : static_cast<uint64_t>(n);
+}
+
+// One byte per entry of the vector x: 1 for an event; one more, 0, that every column outside [0, n) reads.
+template <typename X> std::vector<uint8_t> event_flags(const X* x, int64_t n) {
+  std::vector<uint8_t> flags(static_cast<size_t>(n) + 1, 0);
+  for (int64_t j = 0; j < n; ++j) flags[j] = is_event(x[j]) ? 1 : 0;
+  return flags;
+}
+
+// The sum of the weights of the entries [lo, hi) whose column holds an event. A shared weight is
+// multiplied by the count (no events add nothing, not 0 * NaN), as the numba kernels do.
+template <typename A, typename W, typename I>
+inline A binary_row_sum(const W* w, bool homo, const I* idx, int64_t lo, int64_t hi, const uint8_t* flags,
+                        int64_t n) {
+  if (homo) {
+    int64_t count = 0;
+#pragma omp simd reduction(+ : count)
+    for (int64_t e = lo; e < hi; ++e) count += flags[clamp_column(idx[e], n)];
+    return count == 0 ? A(0) : static_cast<A>(w[0]) * static_cast<A>(count);
+  }
+  A sum = A(0);
+#pragma omp simd reduction(+ : sum)
+  for (int64_t e = lo; e < hi; ++e) sum += flags[clamp_column(idx[e], n)] ? static_cast<A>(w[e]) : A(0);
+  return sum;
+}
+
+// The sum of w * x[column] over the entries [lo, hi) whose column lies in [0, n) (n > 0).
+template <typename A, typename W, typename I, typename X>
+inline A float_row_sum(const W* w, bool homo, const I* idx, int64_t lo, int64_t hi, const X* x, int64_t n) {
+  A sum = A(0);
+  const uint64_t un = static_cast<uint64_t>(n);
+  if (homo) {
+    const A w0 = static_cast<A>(w[0]);
+#pragma omp simd reduction(+ : sum)
+    for (int64_t e = lo; e < hi; ++e) {
+      const uint64_t c = static_cast<uint64_t>(static_cast<int64_t>(idx[e]));
+      const A t = w0 * static_cast<A>(x[c < un ? c : 0]);
+      sum += c < un ? t : A(0);
+    }
+    return sum;
+  }
+#pragma omp simd reduction(+ : sum)
+  for (int64_t e = lo; e < hi; ++e) {
+    const uint64_t c = static_cast<uint64_t>(static_cast<int64_t>(idx[e]));
+    const A t = static_cast<A>(w[e]) * static_cast<A>(x[c < un ? c : 0]);
+    sum += c < un ? t : A(0);
+  }
+  return sum;
+}
+#endif
 
 template <typename F> ffi::Error with_weight_type(ffi::DataType t, F&& f) {
   switch (t) {
