@@ -57,8 +57,8 @@ template <typename I> EJ_HD inline bool valid_column(I c, int64_t n) {
 }
 
 #if !defined(__CUDACC__)
-// The row loops below carry `omp simd` reductions: built with -fopenmp-simd they vectorise (reassociating
-// the sum, as numba's fastmath={'reassoc'} kernels do), with no OpenMP runtime and no threads.
+// The event count below carries an `omp simd` reduction: built with -fopenmp-simd it vectorises, with no
+// OpenMP runtime and no threads.
 
 // A column index read unsigned, or n when it lies outside [0, n) (so a negative one is dropped too).
 template <typename I> inline uint64_t clamp_column(I c, int64_t n) {
@@ -84,34 +84,31 @@ inline A binary_row_sum(const W* w, bool homo, const I* idx, int64_t lo, int64_t
     for (int64_t e = lo; e < hi; ++e) count += flags[clamp_column(idx[e], n)];
     return count == 0 ? A(0) : static_cast<A>(w[0]) * static_cast<A>(count);
   }
-  A sum = A(0);
-#pragma omp simd reduction(+ : sum)
-  for (int64_t e = lo; e < hi; ++e) sum += flags[clamp_column(idx[e], n)] ? static_cast<A>(w[e]) : A(0);
-  return sum;
+  A s[4] = {A(0), A(0), A(0), A(0)};  // four running sums: the adds do not wait on one another
+  int64_t e = lo;
+  for (; e + 4 <= hi; e += 4)
+    for (int q = 0; q < 4; ++q) s[q] += flags[clamp_column(idx[e + q], n)] ? static_cast<A>(w[e + q]) : A(0);
+  for (; e < hi; ++e) s[0] += flags[clamp_column(idx[e], n)] ? static_cast<A>(w[e]) : A(0);
+  return (s[0] + s[1]) + (s[2] + s[3]);
 }
 
-// The sum of w * x[column] over the entries [lo, hi) whose column lies in [0, n) (n > 0).
+// The sum of w * x[column] over the entries [lo, hi) whose column lies in [0, n) (n > 0), in four running
+// sums (reassociated, as numba's fastmath={'reassoc'} kernels are; no vector gathers, which cost more
+// than they save on CPUs that microcode them).
 template <typename A, typename W, typename I, typename X>
 inline A float_row_sum(const W* w, bool homo, const I* idx, int64_t lo, int64_t hi, const X* x, int64_t n) {
-  A sum = A(0);
   const uint64_t un = static_cast<uint64_t>(n);
-  if (homo) {
-    const A w0 = static_cast<A>(w[0]);
-#pragma omp simd reduction(+ : sum)
-    for (int64_t e = lo; e < hi; ++e) {
-      const uint64_t c = static_cast<uint64_t>(static_cast<int64_t>(idx[e]));
-      const A t = w0 * static_cast<A>(x[c < un ? c : 0]);
-      sum += c < un ? t : A(0);
-    }
-    return sum;
-  }
-#pragma omp simd reduction(+ : sum)
-  for (int64_t e = lo; e < hi; ++e) {
+  A s[4] = {A(0), A(0), A(0), A(0)};
+  auto term = [&](int64_t e) {
     const uint64_t c = static_cast<uint64_t>(static_cast<int64_t>(idx[e]));
-    const A t = static_cast<A>(w[e]) * static_cast<A>(x[c < un ? c : 0]);
-    sum += c < un ? t : A(0);
-  }
-  return sum;
+    const A t = static_cast<A>(w[homo ? 0 : e]) * static_cast<A>(x[c < un ? c : 0]);
+    return c < un ? t : A(0);
+  };
+  int64_t e = lo;
+  for (; e + 4 <= hi; e += 4)
+    for (int q = 0; q < 4; ++q) s[q] += term(e + q);
+  for (; e < hi; ++e) s[0] += term(e);
+  return (s[0] + s[1]) + (s[2] + s[3]);
 }
 #endif
 
