@@ -4,7 +4,6 @@
 // indptr is repaired on the fly as the rows are visited in order (cummax(clip(indptr, 0, nnz)),
 // what the other backends do in JAX before their kernel), so no XLA op runs before the call.
 #include <algorithm>
-#include <type_traits>
 #include <vector>
 
 #include "event_kernels.h"
@@ -57,16 +56,8 @@ template <bool Binary, typename W, typename I, typename X>
 void scatter(const W* w, bool homo, const I* idx, const I* ptr, const X* x, W* out, int64_t m, int64_t n, int64_t k,
              int64_t nnz) {
   using A = typename ej::Acc<W>::type;
-  // Sums run in out itself unless they need a wider type (float16 weights): no buffer, no copy.
   std::vector<A> wide;
-  A* acc;
-  if constexpr (std::is_same_v<A, W>) {
-    acc = out;
-    std::fill(out, out + n * k, W(0));
-  } else {
-    wide.assign(static_cast<size_t>(n * k), A(0));
-    acc = wide.data();
-  }
+  A* acc = ej::scatter_sums(out, n * k, &wide);
   std::vector<int64_t> events;
   int64_t lo = m > 0 ? bound(ptr[0], nnz) : 0;
   for (int64_t i = 0; i < m; ++i, lo = std::max(lo, bound(ptr[i], nnz))) {
@@ -110,9 +101,7 @@ void scatter(const W* w, bool homo, const I* idx, const I* ptr, const X* x, W* o
       }
     }
   }
-  if constexpr (!std::is_same_v<A, W>) {
-    for (int64_t j = 0; j < n * k; ++j) out[j] = static_cast<W>(acc[j]);
-  }
+  ej::store_sums(acc, out, n * k);
 }
 
 Error CsrProduct(AnyBuffer data, AnyBuffer indices, AnyBuffer indptr, AnyBuffer x, Result<AnyBuffer> out, int64_t m,

@@ -1,7 +1,6 @@
 // The FCN products for the cpp backend: fcnmv, fcnmm, binary_fcnmv, binary_fcnmm.
 // Row i of A holds k connections: A[i, indices[i, j]] += weights[i, j]. x is (rows, c), c = 1 for mv.
 #include <algorithm>
-#include <type_traits>
 #include <vector>
 
 #include "event_kernels.h"
@@ -43,16 +42,8 @@ void gather(const W* w, bool homo, const I* idx, const X* x, W* out, int64_t m, 
 template <bool Binary, typename W, typename I, typename X>
 void scatter(const W* w, bool homo, const I* idx, const X* x, W* out, int64_t m, int64_t n, int64_t k, int64_t cols) {
   using A = typename ej::Acc<W>::type;
-  // Sums run in out itself unless they need a wider type (float16 weights): no buffer, no copy.
   std::vector<A> wide;
-  A* acc;
-  if constexpr (std::is_same_v<A, W>) {
-    acc = out;
-    std::fill(out, out + n * cols, W(0));
-  } else {
-    wide.assign(static_cast<size_t>(n * cols), A(0));
-    acc = wide.data();
-  }
+  A* acc = ej::scatter_sums(out, n * cols, &wide);
   std::vector<int64_t> events;
   for (int64_t i = 0; i < m; ++i) {
     const X* xi = x + i * cols;
@@ -95,9 +86,7 @@ void scatter(const W* w, bool homo, const I* idx, const X* x, W* out, int64_t m,
       }
     }
   }
-  if constexpr (!std::is_same_v<A, W>) {
-    for (int64_t q = 0; q < n * cols; ++q) out[q] = static_cast<W>(acc[q]);
-  }
+  ej::store_sums(acc, out, n * cols);
 }
 
 Error FcnProduct(AnyBuffer weights, AnyBuffer indices, AnyBuffer x, Result<AnyBuffer> out, int64_t m, int64_t n,

@@ -10,7 +10,9 @@
 // weight without an event adds nothing); float16 sums run in float32.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "xla/ffi/api/ffi.h"
@@ -64,6 +66,24 @@ template <typename I> EJ_HD inline bool valid_column(I c, int64_t n) {
 template <typename I> inline uint64_t clamp_column(I c, int64_t n) {
   const uint64_t u = static_cast<uint64_t>(static_cast<int64_t>(c));
   return u < static_cast<uint64_t>(n) ? u : static_cast<uint64_t>(n);
+}
+
+// Where a scatter sums: the output itself, zeroed, unless the sums need a wider type (float16 weights sum
+// in float32) and so `wide`; store_sums then writes them out. No buffer and no copy in the common case.
+template <typename A, typename W> A* scatter_sums(W* out, int64_t size, std::vector<A>* wide) {
+  if constexpr (std::is_same_v<A, W>) {
+    std::fill(out, out + size, W(0));
+    return out;
+  } else {
+    wide->assign(static_cast<size_t>(size), A(0));
+    return wide->data();
+  }
+}
+
+template <typename A, typename W> void store_sums(const A* acc, W* out, int64_t size) {
+  if constexpr (!std::is_same_v<A, W>) {
+    for (int64_t j = 0; j < size; ++j) out[j] = static_cast<W>(acc[j]);
+  }
 }
 
 // One byte per entry of the vector x: 1 for an event; one more, 0, that every column outside [0, n) reads.
