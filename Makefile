@@ -13,7 +13,7 @@ STRESS_SECONDS ?= 180
 DIFF_EXAMPLES ?= 400
 DIFF_SECONDS ?= 900
 
-.PHONY: setup test test-fast stress bench serve-bench docs demo lint clean
+.PHONY: setup test test-fast test-long stress bench serve-bench docs demo lint clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,6 +29,15 @@ test: setup
 
 test-fast: setup
 	$(BIN)/python -m pytest -n 2 --dist loadfile -q -x tests
+
+# The minutes-long variants `make test` leaves out (tests marked `long`), then the differential
+# tests with more draws per operator than the default run's.
+LONG_DIFF_EXAMPLES ?= 10
+LONG_DIFF_JITC_EXAMPLES ?= 4
+test-long: setup
+	$(BIN)/python -m pytest -n 2 --dist loadfile -q -m long tests
+	EVENTJAX_DIFF_EXAMPLES=$(LONG_DIFF_EXAMPLES) EVENTJAX_DIFF_JITC_EXAMPLES=$(LONG_DIFF_JITC_EXAMPLES) \
+		$(BIN)/python -m pytest -n 2 --dist loadfile -q tests/differential
 
 stress: setup
 	$(BIN)/python -m stress --mode long --seconds $(STRESS_SECONDS) \

@@ -5,7 +5,8 @@ The problems, the oracle and the comparisons are those of
 a few draws each, so every operator is covered however early the budget
 ends; in the long mode every other round runs with ``jax_enable_x64`` on,
 which adds float64 weights and operands. The index-list operators
-(``tests/differential/indexed.py``) take their turn in every round. Bounded by ``examples`` problems
+(``tests/differential/indexed.py``) and the per-synapse products (``per_synapse.py``) take their turn in
+every round. Bounded by ``examples`` problems
 and ``seconds``. Prints ``differential: P problems, C comparisons, D
 disagreements`` and the seed that reproduces the run.
 """
@@ -17,7 +18,7 @@ import time
 
 import jax
 from hypothesis import given, seed
-from tests.differential import indexed, plasticity, transforms
+from tests.differential import indexed, per_synapse, plasticity, transforms
 from tests.differential.check import Outcome, check_problem
 from tests.differential.delay import check_delivery, deliveries, delivery_backends
 from tests.differential.profile import differential_settings
@@ -69,16 +70,19 @@ def _delivery_round(draws: int, round_seed: int, deadline: float, outcome: Outco
         with watched('differential: csr_delay_deliver'):
             outcome.comparisons += check_delivery(problem, delivery_backends())
         outcome.problems += 1
-def _indexed_round(name: str, draws: int, round_seed: int, deadline: float, found: list) -> None:
-    """The index-list operators' draws (their own problems and oracle): disagreements go to ``found``."""
+def _indexed_round(name: str, draws: int, round_seed: int, deadline: float, found: list, module=indexed) -> None:
+    """Draws of an operator with its own problems and oracle (``module``: index lists, per-synapse products).
+
+    Disagreements go to ``found``.
+    """
     @seed(round_seed)
     @differential_settings(draws)
-    @given(indexed.problems(name))
+    @given(module.problems(name))
     def draw(problem):
         if time.monotonic() > deadline:
             return
         found.append(len(found))
-        found.extend(f'{line} (seed {round_seed})' for line in indexed.check(problem))
+        found.extend(f'{line} (seed {round_seed})' for line in module.check(problem))
 
     draw()
 
@@ -114,11 +118,14 @@ def run(seconds: float, long: bool = False, examples: int | None = None) -> Repo
             with x64:
                 for i, name in enumerate(names):
                     _round(name, per_round, base + 1000 * r + i, deadline, outcome, limit)
-                for i, name in enumerate(plasticity.UPDATES):
-                    _plasticity_round(name, per_round, base + 1000 * r + 500 + i, deadline, outcome, limit)
+                with plasticity.pallas_on_cpu():  # pallas too, interpreted
+                    for i, name in enumerate(plasticity.UPDATES):
+                        _plasticity_round(name, per_round, base + 1000 * r + 500 + i, deadline, outcome, limit)
                 _delivery_round(per_round, base + 1000 * r + len(names), deadline, outcome)
                 for i, name in enumerate(indexed.OPERATORS):
                     _indexed_round(name, per_round, base + 1000 * r + 500 + i, deadline, indexed_found)
+                for i, name in enumerate(per_synapse.OPERATORS):
+                    _indexed_round(name, per_round, base + 1000 * r + 600 + i, deadline, indexed_found, per_synapse)
     finally:
         ej.config.set_pallas_cpu_interpret(interpret)
     report.seconds = time.monotonic() - start

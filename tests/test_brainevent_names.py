@@ -148,11 +148,22 @@ class TestEvents:
         assert words.tolist() == [5] and ej.BitPackedBinary is ej.BitPackedEvents
         _close(ej.BitPackedBinary(words, 2) @ jnp.asarray(DENSE), DENSE[0])
 
-    def test_compact_binary_is_an_index_list(self):
+    def test_compact_binary_is_packed_words_and_an_index_list(self):
         # be: CompactBinary.from_array(x)
-        ev = ej.EventArray(jnp.array([False, True])).compact(1)
-        assert ev.ids.tolist() == [1] and int(ev.count) == 1
-        _close(ev @ ej.CSR.fromdense(DENSE), DENSE[1])
+        ev = ej.CompactBinary.from_array(jnp.array([False, True]), 1)
+        assert ej.CompactBinary is ej.CompactEvents
+        assert ev.ids.tolist() == [1] and int(ev.count) == 1 and ev.words.tolist() == [2]
+        A = ej.CSR.fromdense(DENSE)
+        _close(ev @ A, DENSE[1])
+        _close(A.T @ ev, DENSE[1])
+
+    def test_binary_csrmm_indexed_reads_weights_through_perm(self):
+        # be: binary_csrmm_indexed(data, indices, indptr, perm, B, shape=..., workspace=..., transpose=...)
+        A = ej.CSR.fromdense(DENSE)
+        perm = jnp.array([2, 1, 0], jnp.int32)
+        B = jnp.array([[True, False], [True, True]])
+        out = ej.binary_csrmm_indexed(A.data[::-1], A.indices, A.indptr, perm, B, shape=(2, 3), transpose=True)
+        _close(out, DENSE.T @ np.asarray(B, np.float32))
 
 
 class TestCSR:
@@ -444,3 +455,42 @@ class TestDelaysAndGradedEvents:
         # be: WeightedArray
         x = ej.WeightedArray(jnp.array([0., 2.]))
         _close(x @ ej.CSR.fromdense(DENSE), 2 * DENSE[1])
+
+
+class TestPerSynapse:
+    def test_csr_and_csc_forms_are_weight_times_row_or_column(self):
+        # be: csrmv_dt2t(y, w, indices, indptr, shape=..., transpose=...)
+        # be: csrmm_dt2t(y, w, indices, indptr, shape=..., transpose=...)
+        # be: cscmv_dt2t
+        # be: cscmm_dt2t
+        A = ej.CSR.fromdense(DENSE)
+        y = jnp.array([1., 10.])
+        _close(ej.csrmv_dt2t(y, A.data, A.indices, A.indptr, shape=(2, 3)), [2., 30., 40.])
+        _close(ej.csrmm_dt2t(y[None], A.data[None], A.indices, A.indptr, shape=(2, 3)), [[2., 30., 40.]])
+        C = ej.CSC.fromdense(DENSE)
+        _close(ej.cscmv_dt2t(y, C.data, C.indices, C.indptr, shape=(2, 3)), [30., 2., 40.])
+        _close(ej.cscmm_dt2t(y[None], C.data, C.indices, C.indptr, shape=(2, 3)), [[30., 2., 40.]])
+
+    def test_fcn_forms_have_the_shape_of_indices(self):
+        # be: fcnmv_dt2t(weights, indices, y, shape=..., transpose=...)
+        # be: fcnmm_dt2t
+        w, idx = jnp.array([[0.5, 1.0], [1.5, 2.0]]), jnp.array([[0, 1], [1, 2]])
+        _close(ej.fcnmv_dt2t(w, idx, jnp.array([1., 2., 3.]), shape=(2, 3), transpose=True), [[0.5, 2.], [3., 6.]])
+        _close(ej.fcnmm_dt2t(w, idx, jnp.array([[10., 20.]]), shape=(2, 3), transpose=False),
+               [[[5., 10.], [30., 40.]]])
+
+    def test_jit_forms_give_one_value_per_generated_connection(self):
+        # be: jitsmv_dt2t(weight, prob, y, seed, shape=..., transpose=..., corder=...)
+        # be: jitumv_dt2t(w_low, w_high, prob, y, seed, shape=...)
+        # be: jitnmv_dt2t(w_loc, w_scale, prob, y, seed, shape=...)
+        y = jnp.array([1., 10.])
+        _close(ej.jitsmv_dt2t(0.5, 1.0, y, 0, shape=(2, 2), corder=False), [0.5, 0.5, 5., 5.])
+        _close(ej.jitumv_dt2t(2.0, 2.0, 1.0, y, 0, shape=(2, 2), transpose=True), [2., 20., 2., 20.])
+        _close(ej.jitnmv_dt2t(1.0, 0.0, 1.0, y, 0, shape=(2, 2)), [1., 1., 10., 10.])
+
+    def test_container_dt2t(self):
+        # be: CSR.dt2t(y, w)
+        A = ej.CSR.fromdense(DENSE)
+        _close(A.dt2t(jnp.array([1., 10.]), jnp.ones(3)), [1., 10., 10.])
+        _close(A.dt2t_transposed(jnp.array([1., 2., 3.])), [4., 3., 12.])
+

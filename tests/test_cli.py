@@ -211,6 +211,7 @@ class TestCache:
 
         monkeypatch.setattr(numba.config, 'CACHE_DIR', '')
         monkeypatch.setenv('XDG_CACHE_HOME', str(tmp_path))
+        monkeypatch.delenv('EVENTJAX_CACHE_DIR', raising=False)  # else --clear empties that folder's libraries
         folder = tmp_path / 'eventjax' / 'numba_handlers'
         (folder / '__pycache__').mkdir(parents=True)
         (folder / '__pycache__' / 'h.nbi').write_bytes(b'0' * 10)

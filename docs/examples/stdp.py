@@ -1,20 +1,22 @@
 """Additive STDP makes the input weights bimodal (Song, Miller & Abbott 2000, Nature Neuroscience 3:919).
 
 One conductance-based integrate-and-fire neuron receives 1,000 excitatory
-Poisson inputs through plastic synapses and 200 inhibitory ones through
-fixed synapses. Pair-based additive STDP with exponential traces: a
-presynaptic spike depresses its synapse by the postsynaptic trace
-(``eventjax.dense_on_pre``), a postsynaptic spike potentiates every synapse
-by its presynaptic trace (``eventjax.dense_on_post``), and the weights are
-bounded to ``[0, g_max]``. Depression slightly outweighs potentiation
-(``A- / A+ = 1.05``): the synapses compete, and the weights split into two
-groups, near 0 and near ``g_max``, while the output rate settles.
+Poisson inputs (10 to 40 Hz) through plastic synapses and 200 inhibitory
+ones (10 Hz) through fixed synapses. Pair-based additive STDP with
+exponential traces: a presynaptic spike depresses its synapse by the
+postsynaptic trace (``eventjax.dense_on_pre``), a postsynaptic spike
+potentiates every synapse by its presynaptic trace
+(``eventjax.dense_on_post``), and the weights are bounded to ``[0, g_max]``.
+Depression slightly outweighs potentiation (``A- / A+ = 1.05``): the synapses
+compete, the weights split into two groups, near 0 and near ``g_max``, and
+the output rate settles at about the same value whatever the input rate
+(fewer synapses stay strong when the inputs fire faster).
 
 The weights are a ``(1000, 1)`` matrix in the carry of a jitted
 ``lax.scan``; the updates touch only the rows (columns) of the neurons that
 fired, in place.
 
-Run ``python docs/examples/stdp.py [seconds] [plot.png]``.
+Run ``python docs/examples/stdp.py [seconds per input rate] [plot.png]``.
 """
 
 from __future__ import annotations
@@ -34,18 +36,40 @@ E_EX, E_IN, TAU_EX, TAU_IN = 0.0, -70.0, 5.0, 5.0
 G_MAX, G_IN = 0.015, 0.05
 TAU_PLUS = TAU_MINUS = 20.0
 A_PLUS, RATIO = 0.005, 1.05  # A- = RATIO * A+
+RATE_IN = 10.0  # Hz, the inhibitory inputs; the excitatory ones run at 10 to 40 Hz
+DT = 1.0  # ms
+INPUT_RATES = (10.0, 20.0, 40.0)  # Hz, the paper's range
 
 
-def simulate(seconds: float, *, seed: int = 0, rate_hz: float = 10.0, a_plus: float = A_PLUS, dt: float = 0.5,
+def poisson_grid(rng, steps: int, n: int, p: float) -> np.ndarray:
+    """A ``(steps, n)`` bool array, each entry ``True`` with probability ``p`` independently.
+
+    Drawn as the geometric gaps between successive spikes of the flattened
+    grid (the same law as ``rng.random((steps, n)) < p``), which costs a
+    draw per spike rather than per entry: about 25 times fewer at 40 Hz.
+    """
+    total = steps * n
+    flat = np.zeros(total, bool)
+    if p <= 0 or total == 0:
+        return flat.reshape(steps, n)
+    at = np.cumsum(rng.geometric(p, int(total * p + 6 * np.sqrt(total * p) + 16))) - 1
+    while at[-1] < total:  # rarely: the draw fell short of the grid's end
+        at = np.concatenate([at, at[-1] + np.cumsum(rng.geometric(p, 64))])
+    flat[at[at < total]] = True
+    return flat.reshape(steps, n)
+
+
+def simulate(seconds: float, *, seed: int = 0, rate_hz: float = 40.0, a_plus: float = A_PLUS, dt: float = DT,
              chunk_ms: float = 1000.0):
-    """Train for ``seconds``; returns ``(initial weights, final weights, output rate per chunk in Hz)``.
+    """Train for ``seconds`` at input rate ``rate_hz``; returns ``(initial weights, final weights, rate per chunk)``.
 
-    Weights are in units of ``G_MAX`` (in ``[0, 1]``). The input spikes of
-    each chunk are drawn with NumPy (seeded) and fed to the scan.
+    Weights are in units of ``G_MAX`` (in ``[0, 1]``), drawn uniformly at
+    the start; the output rate is in Hz, one value per chunk. The input
+    spikes of each chunk are drawn with NumPy (seeded) and fed to the scan.
     """
     rng = np.random.default_rng(seed)
     w0 = jnp.asarray(rng.uniform(0.0, G_MAX, (N_EX, 1)), jnp.float32)
-    p_ex, p_in = rate_hz * dt * 1e-3, 10.0 * dt * 1e-3
+    p_ex, p_in = rate_hz * dt * 1e-3, RATE_IN * dt * 1e-3
     d_plus, d_minus = np.exp(-dt / TAU_PLUS), np.exp(-dt / TAU_MINUS)
     d_ex, d_in = np.exp(-dt / TAU_EX), np.exp(-dt / TAU_IN)
     a_minus = RATIO * a_plus
@@ -58,7 +82,9 @@ def simulate(seconds: float, *, seed: int = 0, rate_hz: float = 10.0, a_plus: fl
         v = v + dt / TAU_M * (V_REST - v + g_ex * (E_EX - v) + g_in * (E_IN - v))
         fired = v >= V_TH
         v = jnp.where(fired, V_RESET, v)
-        # Traces in units of G_MAX: P rises by A+ at each presynaptic spike, M falls by A- at each output spike.
+        # Traces in units of G_MAX: P rises by A+ at each presynaptic spike, M falls by A- at each output
+        # spike. A pre and a post spike in the same step count as both orders (their times are unresolved
+        # within dt): the pair adds A+ - A-, about nothing, rather than biasing the rule either way.
         pre_trace = pre_trace * d_plus + a_plus * pre.astype(jnp.float32)
         post_trace = post_trace * d_minus - a_minus * fired.astype(jnp.float32)
         w = ej.dense_on_pre(w, pre, G_MAX * post_trace[None], 0.0, G_MAX)     # depression, on input spikes
@@ -75,7 +101,7 @@ def simulate(seconds: float, *, seed: int = 0, rate_hz: float = 10.0, a_plus: fl
              jnp.zeros((), jnp.float32))
     rates = []
     for _ in range(int(round(seconds * 1000 / chunk_ms))):
-        pre = rng.random((steps, N_EX), np.float32) < p_ex
+        pre = poisson_grid(rng, steps, N_EX, p_ex)
         n_in = rng.binomial(N_IN, p_in, steps).astype(np.float32)
         carry, count = chunk(carry, pre, n_in)
         rates.append(float(count) / (chunk_ms / 1000))
@@ -88,27 +114,46 @@ def bimodal_fraction(w, margin: float = 0.1) -> float:
     return float(np.mean((w <= margin) | (w >= 1 - margin)))
 
 
-def plot(w_before, w_after, rates, path):
+def plot(runs, path):
+    """``runs``: ``{input rate: (w_before, w_after, rates)}``; histograms, output rate over time, rate vs input."""
     import matplotlib  # noqa: PLC0415
 
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
-    fig, axes = plt.subplots(1, 3, figsize=(12, 3.4))
-    axes[0].hist(w_before, bins=40, range=(0, 1), color='0.5')
-    axes[0].set(title='weights before', xlabel='w / g_max', ylabel='synapses')
-    axes[1].hist(w_after, bins=40, range=(0, 1), color='C0')
-    axes[1].set(title=f'after: {bimodal_fraction(w_after):.0%} within 10% of 0 or g_max', xlabel='w / g_max')
-    axes[2].plot(np.arange(1, len(rates) + 1), rates, color='C1')
-    axes[2].set(title='output rate', xlabel='time (s)', ylabel='Hz', ylim=(0, None))
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+    first = next(iter(runs.values()))
+    axes[0].hist(first[0], bins=40, range=(0, 1), color='0.7', label='before')
+    for k, (rate, (_, after, _)) in enumerate(runs.items()):
+        axes[0].hist(after, bins=40, range=(0, 1), histtype='step', lw=1.5, color=f'C{k}',
+                     label=f'after, {rate:.0f} Hz in: {bimodal_fraction(after):.0%} near 0 or g_max')
+    axes[0].set(title='weights', xlabel='w / g_max', ylabel='synapses', yscale='log')
+    axes[0].legend(fontsize=7)
+    for k, (rate, (_, _, rates)) in enumerate(runs.items()):
+        window = min(20, len(rates))  # seconds: a running mean, since one second holds only ~10 output spikes
+        smooth = np.convolve(rates, np.ones(window) / window, mode='valid')
+        axes[1].plot(np.arange(window, len(rates) + 1), smooth, color=f'C{k}', lw=1, label=f'{rate:.0f} Hz in')
+    axes[1].set(title=f'output rate during training ({window} s mean)', xlabel='time (s)', ylabel='Hz',
+                ylim=(0, 40))
+    axes[1].legend(fontsize=7)
+    inputs = list(runs)
+    axes[2].plot(inputs, [np.mean(r[-100:]) for _, _, r in runs.values()], 'o-', color='k', label='after STDP')
+    axes[2].plot(inputs, [r[0] for _, _, r in runs.values()], 's--', color='0.6', label='first second')
+    axes[2].set(title='output rate vs input rate', xlabel='input rate (Hz)', ylabel='output rate (Hz)',
+                yscale='log')
+    axes[2].legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=100)
 
 
 if __name__ == '__main__':
-    seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 200.0
-    before, after, rates = simulate(seconds)
-    print(f'{seconds:.0f} s trained: {bimodal_fraction(after):.1%} of the weights within 10% of 0 or g_max; '
-          f'output rate {rates[:5].mean():.1f} Hz in the first 5 s, {rates[-5:].mean():.1f} Hz in the last 5 s')
+    seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 3000.0
+    runs = {}
+    for rate in INPUT_RATES:
+        runs[rate] = simulate(seconds, rate_hz=rate)
+        _, after, rates = runs[rate]
+        print(f'{rate:.0f} Hz inputs, {seconds:.0f} s trained: {bimodal_fraction(after):.1%} of the weights within '
+              f'10% of 0 or g_max ({np.mean(after >= 0.9):.1%} near g_max); output rate {rates[0]:.0f} Hz in the '
+              f'first second, {rates[-100:].mean():.1f} Hz over the last 100 s', flush=True)
     if len(sys.argv) > 2:
-        plot(before, after, rates, sys.argv[2])
+        plot(runs, sys.argv[2])

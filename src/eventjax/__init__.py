@@ -12,6 +12,7 @@ from eventjax.containers import (
     CSC,
     CSR,
     BitPackedEvents,
+    CompactEvents,
     DelayedCSR,
     EventArray,
     FixedNumConn,
@@ -30,13 +31,26 @@ from eventjax.containers import (
     random_csr,
     random_fixed_num_conn,
 )
+from eventjax.containers.jitc_dt2t import jitnmv_dt2t, jitsmv_dt2t, jitumv_dt2t
 from eventjax.containers.keyword_aliases import binary_csrmv, binary_fcnmm, fcnmm, fcnmv
 from eventjax.kernels.csr import binary_csrmm, csrmm, csrmv
 from eventjax.kernels.delay import CSRDelayLayout, csr_delay_deliver, csr_delay_deliver_layout, fcn_delay_deliver
 from eventjax.kernels.dense import binary_densemm, binary_densemv
+from eventjax.kernels.dt2t import (
+    cscmm_dt2t,
+    cscmv_dt2t,
+    csr_sddmm,
+    csrmm_dt2t,
+    csrmv_dt2t,
+    fcnmm_dt2t,
+    fcnmv_dt2t,
+)
 from eventjax.kernels.fixed_conn import binary_fcnmv
 from eventjax.kernels.indexed import (
+    binary_csrmm_indexed,
     binary_csrmv_indexed,
+    binary_csrmv_packed,
+    binary_fcnmv_packed,
     bitpack,
     bitunpack,
     compact_events,
@@ -72,6 +86,7 @@ update_fixed_post_conn_on_binary_pre = fcn_on_pre
 # brainevent's name for GradedEvents.
 WeightedArray = GradedEvents
 BitPackedBinary = BitPackedEvents
+CompactBinary = CompactEvents
 
 # The numba thread count belongs to the numba bridge (compiled handlers read
 # it at each launch); eventjax.config keeps its public names for it. The
@@ -86,6 +101,8 @@ __all__ = [
     'BinaryArray',
     'COO',
     'BitPackedEvents',
+    'CompactBinary',
+    'CompactEvents',
     'CSC',
     'CSR',
     'CSRDelayLayout',
@@ -107,11 +124,14 @@ __all__ = [
     'backends_available',
     'binary_csrmm',
     'binary_csrmv',
+    'binary_csrmm_indexed',
     'binary_csrmv_indexed',
+    'binary_csrmv_packed',
     'binary_densemm',
     'binary_densemv',
     'binary_fcnmm',
     'binary_fcnmv',
+    'binary_fcnmv_packed',
     'binary_jitcmm',
     'binary_jitcmv',
     'bitpack',
@@ -167,6 +187,16 @@ __all__ = [
     'update_dense_on_binary_pre',
     'update_fixed_post_conn_on_binary_pre',
     'update_fixed_pre_conn_on_binary_post',
+    'cscmm_dt2t',
+    'cscmv_dt2t',
+    'csr_sddmm',
+    'csrmm_dt2t',
+    'csrmv_dt2t',
+    'fcnmm_dt2t',
+    'fcnmv_dt2t',
+    'jitnmv_dt2t',
+    'jitsmv_dt2t',
+    'jitumv_dt2t',
 ]
 
 

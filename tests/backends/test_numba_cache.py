@@ -76,14 +76,19 @@ class TestInProcess:
         assert list(tmp_path.rglob('*')) == []
 
 
-# Run twice with one NUMBA_CACHE_DIR: the closure value and a module-level
-# array change between the runs; plus_one does not, and must come from disk.
+# Two processes, one NUMBA_CACHE_DIR. Between them the closure value and a
+# module-level array change (plus_one does not, and must come from disk), and
+# the test edits a @numba.vectorize helper's file, a module attribute a kernel
+# reads through a closure cell, and the accumulator type a kernel declares in
+# locals=. One pair of processes serves both classes below: each process pays
+# the import and numba's first compile, the larger part of its time.
 _SCRIPT = textwrap.dedent("""
     import sys
     import jax, numba, numpy as np
     from eventjax.backends import numba_bridge as nb
 
     S, G = float(sys.argv[1]), np.array(float(sys.argv[2]), np.float32)
+    ACC = {'int64': numba.int64, 'float64': numba.float64}[sys.argv[3]]
     OUT = (jax.ShapeDtypeStruct((3,), np.float32),)
 
     def scale_kg(outs):
@@ -107,37 +112,7 @@ _SCRIPT = textwrap.dedent("""
     got = [float(nb.numba_kernel_generator(kg)(outs=OUT)(x)[0][0])
            for kg in (scale_kg, lambda outs: shift, lambda outs: plus_one)]
     hits = [t.handler.cache_hits for t in nb._REGISTRY._targets.values() if t.kernel is plus_one]
-    print(got[0], got[1], got[2], hits[0])
-""")
-
-
-class TestAcrossProcesses:
-    def test_a_new_process_with_other_captured_values_compiles_its_own_handler(self, tmp_path):
-        env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / 'cache'), PYTHONPATH=os.pathsep.join(sys.path))
-        script = tmp_path / 'script.py'
-        script.write_text(_SCRIPT)
-        runs = [
-            subprocess.run(
-                [sys.executable, str(script), s, g], env=env, capture_output=True, text=True, timeout=300
-            )
-            for s, g in (('2.0', '10.0'), ('5.0', '40.0'))
-        ]
-        for r in runs:
-            assert r.returncode == 0, r.stderr[-2000:]
-        first, second = (r.stdout.split()[-4:] for r in runs)
-        assert first == ['2.0', '11.0', '2.0', '0']
-        assert second == ['5.0', '41.0', '2.0', '1']
-
-
-# Run twice with one NUMBA_CACHE_DIR; between the runs the test edits a
-# @numba.vectorize helper's file and a module attribute a kernel reads through
-# a closure cell, and the accumulator type a kernel declares in locals=.
-_EDITED = textwrap.dedent("""
-    import sys
-    import jax, numba, numpy as np
-    from eventjax.backends import numba_bridge as nb
-
-    ACC = {'int64': numba.int64, 'float64': numba.float64}[sys.argv[1]]
+    print('captured', got[0], got[1], got[2], hits[0])
 
     def helper_kg(outs):
         from ej_helpermod import helper
@@ -169,30 +144,47 @@ _EDITED = textwrap.dedent("""
     out = (jax.ShapeDtypeStruct((2,), np.float32),)
     got = [float(nb.numba_kernel_generator(kg)(outs=out)(x)[0][0])
            for kg in (helper_kg, cell_kg, lambda outs: total)]
-    print(*got)
+    print('edited', *got)
 """)
 
 
+@pytest.fixture(scope='module')
+def two_runs(tmp_path_factory):
+    """The printed lines of the two runs, by their first word: ``[{'captured': [...], 'edited': [...]}, ...]``."""
+    tmp_path = tmp_path_factory.mktemp('two_runs')
+    env = dict(
+        os.environ,
+        NUMBA_CACHE_DIR=str(tmp_path / 'cache'),
+        PYTHONPATH=os.pathsep.join([str(tmp_path), *sys.path]),
+        PYTHONDONTWRITEBYTECODE='1',  # the edited modules have the same size: no stale .pyc
+    )
+    script = tmp_path / 'script.py'
+    script.write_text(_SCRIPT)
+    runs = []
+    for s, g, add, k, acc in (('2.0', '10.0', '1.0', '3.0', 'int64'), ('5.0', '40.0', '100.0', '5.0', 'float64')):
+        helper = f'import numba\n\n@numba.vectorize\ndef helper(x):\n    return x + {add}\n'
+        (tmp_path / 'ej_helpermod.py').write_text(helper)
+        (tmp_path / 'ej_cfgmod.py').write_text(f'K = {k}\n')
+        r = subprocess.run([sys.executable, str(script), s, g, acc], env=env, capture_output=True, text=True,
+                           timeout=300)
+        assert r.returncode == 0, r.stderr[-2000:]
+        runs.append({line.split()[0]: line.split()[1:] for line in r.stdout.splitlines()
+                     if line.split()[:1] in (['captured'], ['edited'])})
+    return runs
+
+
+class TestAcrossProcesses:
+    def test_a_new_process_with_other_captured_values_compiles_its_own_handler(self, two_runs):
+        first, second = (run['captured'] for run in two_runs)
+        assert first == ['2.0', '11.0', '2.0', '0']
+        assert second == ['5.0', '41.0', '2.0', '1']
+
+
 class TestEditsAcrossProcesses:
-    def test_edited_helpers_module_attributes_and_locals_are_compiled_afresh(self, tmp_path):
-        env = dict(
-            os.environ,
-            NUMBA_CACHE_DIR=str(tmp_path / 'cache'),
-            PYTHONPATH=os.pathsep.join([str(tmp_path), *sys.path]),
-            PYTHONDONTWRITEBYTECODE='1',  # the edited modules have the same size: no stale .pyc
-        )
-        script = tmp_path / 'script.py'
-        script.write_text(_EDITED)
-        got = []
-        for add, k, acc in (('1.0', '3.0', 'int64'), ('100.0', '5.0', 'float64')):
-            helper = f'import numba\n\n@numba.vectorize\ndef helper(x):\n    return x + {add}\n'
-            (tmp_path / 'ej_helpermod.py').write_text(helper)
-            (tmp_path / 'ej_cfgmod.py').write_text(f'K = {k}\n')
-            r = subprocess.run([sys.executable, str(script), acc], env=env, capture_output=True, text=True, timeout=300)
-            assert r.returncode == 0, r.stderr[-2000:]
-            got.append(r.stdout.split()[-3:])
-        assert got[0] == ['1.5', '1.5', '0.0']
-        assert got[1] == ['100.5', '2.5', '1.0']
+    def test_edited_helpers_module_attributes_and_locals_are_compiled_afresh(self, two_runs):
+        first, second = (run['edited'] for run in two_runs)
+        assert first == ['1.5', '1.5', '0.0']
+        assert second == ['100.5', '2.5', '1.0']
 
 
 class TestDiskNames:

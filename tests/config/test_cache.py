@@ -6,6 +6,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from eventjax.config import cache
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -98,6 +100,13 @@ def _run_scale(s):
 
 class TestClearWhileCompiling:
     """A cache cleared under a compiling process costs that process a recompile, never an error."""
+
+    @pytest.fixture(autouse=True)
+    def _own_native_folder(self, monkeypatch, tmp_path):
+        # clear_cache() also empties the C++/CUDA library folder. Without a folder of their own these tests
+        # deleted the user's (~/.cache/eventjax/native_kernels) in a loop, so every other test process
+        # compiled the standard C++ sources again, over a minute each on a loaded 2-core machine.
+        monkeypatch.setenv('EVENTJAX_CACHE_DIR', str(tmp_path / 'own'))
 
     def test_a_clear_between_writing_and_caching_the_handler_is_retried(self, monkeypatch, tmp_path):
         import numba

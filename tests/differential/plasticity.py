@@ -11,6 +11,10 @@ concrete structure must raise ``ValueError`` on every backend.
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+
+import attrs
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -51,6 +55,7 @@ def plasticity_problems(draw, name: str):
     elif name == 'fcn_on_pre':
         k = draw(st.sampled_from([0, 1, 3]))
         problem['indices'] = rng.integers(0, max(n, 1), (m, k)).astype(np.int32)
+        problem['broken'] = n == 0 and m * k > 0  # no column exists: every index is out of range
         if draw(st.booleans()) and m * k:
             problem['indices'][rng.integers(0, m), rng.integers(0, k)] = draw(st.sampled_from([-1, n, n + 7]))
             problem['broken'] = True
@@ -179,3 +184,21 @@ def check(p, backends) -> list[str]:
 def backends_of(name: str) -> tuple[str, ...]:
     platform = 'gpu' if jax.default_backend() in ('gpu', 'cuda', 'rocm') else 'cpu'
     return ej.get_registry()[name].available_backends(platform)
+
+
+@contextlib.contextmanager
+def pallas_on_cpu():
+    """Inside: the updates' pallas kernels registered for the cpu (interpret mode); after: the tables as before.
+
+    The interpreter is too slow to join every test that parametrizes over
+    the cpu backends, so the kernels are registered only where asked for.
+    """
+    before = ej.config.snapshot()
+    ej.config.set_pallas_cpu_interpret(True)
+    for name in UPDATES:
+        getattr(importlib.import_module(f'eventjax.kernels.plasticity.{name}'), f'_{name}').register_pallas()
+    try:
+        yield
+    finally:
+        ej.config.update(lambda snap: attrs.evolve(snap, primitives=before.primitives,
+                                                   pallas_cpu_interpret=before.pallas_cpu_interpret))

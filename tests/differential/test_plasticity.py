@@ -3,6 +3,7 @@
 import pytest
 from hypothesis import given
 
+from tests.differential import plasticity
 from tests.differential.plasticity import UPDATES, backends_of, check, plasticity_problems
 from tests.differential.profile import differential_settings, reproducible
 
@@ -14,6 +15,25 @@ def test_plasticity_backends_agree_with_the_contract(name):
     @given(plasticity_problems(name))
     def one(problem):
         bad = check(problem, backends_of(name))
+        assert not bad, '\n'.join(bad)
+
+    one()
+
+
+@pytest.fixture
+def pallas_on_cpu():
+    with plasticity.pallas_on_cpu():
+        yield
+
+
+@pytest.mark.parametrize('name', UPDATES)
+def test_plasticity_pallas_agrees_with_the_contract(name, pallas_on_cpu):
+    # Where there is no GPU, pallas runs interpreted, registered for this test only.
+    @reproducible(f'{name}-pallas')
+    @differential_settings()
+    @given(plasticity_problems(name))
+    def one(problem):
+        bad = check(problem, ('pallas',))
         assert not bad, '\n'.join(bad)
 
     one()

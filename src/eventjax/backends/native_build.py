@@ -8,11 +8,16 @@ library lands in :func:`eventjax.config.cache.native_dir` as
 ``<key>.so``: an edited source has another key, so it is compiled
 again and the stale library is never loaded.
 
-Concurrent builders are safe without a lock (and a build whose folder is
-cleared under it by ``eventjax cache --clear`` starts again): each compiles into a file name
+Concurrent builders are safe (and a build whose folder is cleared under it
+by ``eventjax cache --clear`` starts again): each compiles into a file name
 of its own and publishes it with ``os.replace``, which is atomic, so a
 reader sees either no library or a whole one, and two processes that build
-the same kernel at once both end up loading the same file.
+the same kernel at once both end up loading the same file. Where the system
+has ``flock`` (Linux, macOS), a process that finds another building the same
+key waits for that build rather than running the compiler a second time: a
+standard kernel source takes the compiler tens of seconds, and test workers
+or a job's processes on one machine tend to ask for it at the same moment.
+The lock only saves work; a build never depends on it.
 
 The compiled copy of the source starts with a ``#line 1 "<name>"``
 directive, so the compiler's messages carry the user's file name and line
@@ -21,6 +26,7 @@ numbers; a failed build raises :class:`NativeBuildError` with them.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import hashlib
@@ -31,6 +37,11 @@ import tempfile
 from collections.abc import Mapping, Sequence
 
 import attrs
+
+try:
+    import fcntl
+except ImportError:  # no flock (Windows): concurrent builders each compile, which is safe, only slower
+    fcntl = None
 
 from eventjax.config.cache import native_dir
 from eventjax.errors import KernelCompilationError
@@ -199,13 +210,36 @@ def build_library(tool: Toolchain, text: str, *, origin: str, entry: str, arch: 
         return final
     for attempt in range(2):
         try:
-            return _build(tool, text, key=key, folder=folder, final=final, origin=origin, entry=entry, arch=arch,
-                          includes=includes, defines=defines, flags=flags)
+            with _one_builder(folder, key):
+                if os.path.exists(final):  # another process built it while this one waited
+                    return final
+                return _build(tool, text, key=key, folder=folder, final=final, origin=origin, entry=entry,
+                              arch=arch, includes=includes, defines=defines, flags=flags)
         except (NativeBuildError, OSError):
             # `eventjax cache --clear` from another process removed the folder mid-build: build again.
             if attempt or os.path.isdir(folder):
                 raise
     raise AssertionError('unreachable')
+
+
+@contextlib.contextmanager
+def _one_builder(folder: str, key: str):
+    """Hold ``<key>.lock`` in ``folder`` exclusively while building (nothing where flock is missing).
+
+    The kernel releases the lock when its holder exits, crashed or not; a compiler
+    that hangs is stopped after ``BUILD_TIMEOUT_S``, so a waiter waits at most that long.
+    A lock file removed by ``eventjax cache --clear`` costs at most a second compile.
+    """
+    if fcntl is None:
+        yield
+        return
+    os.makedirs(folder, exist_ok=True)
+    fd = os.open(os.path.join(folder, f'{key}.lock'), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 def _build(tool: Toolchain, text: str, *, key: str, folder: str, final: str, origin: str, entry: str, arch: str,

@@ -37,7 +37,9 @@ __all__ = [
     'JITCMatrix', 'JITCNormalC', 'JITCNormalR', 'JITCScalarC', 'JITCScalarR', 'JITCUniformC', 'JITCUniformR',
     'KernelCompilationError', 'KernelNotAvailableError', 'XLACustomKernel', 'binary_csrmm', 'binary_csrmv',
     'binary_densemm', 'binary_densemv', 'binary_fcnmm', 'binary_fcnmv', 'binary_jitnmm', 'binary_jitnmv',
-    'binary_jitsmm', 'binary_jitsmv', 'binary_jitumm', 'binary_jitumv', 'config', 'csrmm', 'csrmv', 'defjvp',
+    'binary_jitsmm', 'binary_jitsmv', 'binary_jitumm', 'binary_jitumv', 'config', 'cscmm_dt2t', 'cscmv_dt2t',
+    'csrmm', 'csrmm_dt2t', 'csrmv', 'csrmv_dt2t', 'defjvp', 'fcnmm_dt2t', 'fcnmv_dt2t', 'jitnmv_dt2t',
+    'jitsmv_dt2t', 'jitumv_dt2t',
     'fcnmm', 'fcnmv', 'general_batching_rule', 'get_all_primitive_names', 'get_primitives_by_tags',
     'get_registry', 'install', 'jitn', 'jitnmm', 'jitnmv', 'jits', 'jitsmm', 'jitsmv', 'jitu', 'jitumm', 'jitumv',
     'uninstall',
@@ -59,6 +61,9 @@ get_all_primitive_names = ej.get_all_primitive_names
 KernelCompilationError = CompilationError = errors.KernelCompilationError
 KernelNotAvailableError = errors.BackendNotFoundError
 FixedNumConn, JITCMatrix = ej.FixedNumConn, ej.JITCMatrix
+csrmv_dt2t, csrmm_dt2t, cscmv_dt2t, cscmm_dt2t = ej.csrmv_dt2t, ej.csrmm_dt2t, ej.cscmv_dt2t, ej.cscmm_dt2t
+fcnmv_dt2t, fcnmm_dt2t = ej.fcnmv_dt2t, ej.fcnmm_dt2t
+jitsmv_dt2t, jitumv_dt2t, jitnmv_dt2t = ej.jitsmv_dt2t, ej.jitumv_dt2t, ej.jitnmv_dt2t
 
 
 # -- containers with brainevent's constructors ---------------------------------------------------
@@ -233,8 +238,6 @@ config.__getattr__ = _config_getattr
 # -- what eventjax has no twin for ---------------------------------------------------------------
 
 _PLASTICITY = 'no eventjax operator yet; compute the new weights with jax.numpy and swap them in with A.with_data(w)'
-_DT2T = ('no eventjax operator yet; for a dense matrix times a sparse one, use A.todense() (small) or one '
-         'product per column with @')
 _PACKED = 'eventjax.EventArray (bool or numeric events; the kernels compact them themselves)'
 _KERNELS = ('eventjax.XLACustomKernel with def_numba_kernel / def_warp_kernel / def_pallas_kernel / def_kernel; '
             'eventjax builds and caches the kernels itself')
@@ -277,9 +280,6 @@ for _name in ('update_csr_on_binary_pre', 'update_csr_on_binary_post', 'update_c
               'update_fixed_post_conn_on_binary_pre', 'update_fixed_pre_conn_on_binary_post', 'csr_on_pre',
               'csr2csc_on_post', 'dense_on_pre', 'dense_on_post'):
     _INSTEAD[_name] = _PLASTICITY
-for _name in ('csrmv_dt2t', 'cscmv_dt2t', 'csrmm_dt2t', 'cscmm_dt2t', 'fcnmv_dt2t', 'fcnmm_dt2t', 'jitsmv_dt2t',
-              'jitumv_dt2t', 'jitnmv_dt2t'):
-    _INSTEAD[_name] = _DT2T
 for _name in ('load_cuda_inline', 'load_cuda_file', 'load_cuda_dir', 'load_cpp_inline', 'load_cpp_file',
               'set_cache_dir', 'get_cache_dir', 'clear_cache', 'print_diagnostics', 'CompiledModule',
               'normalize_tokens', 'CompilerBackend', 'CUDABackend', 'CPPBackend', 'HIPBackend'):

@@ -15,6 +15,7 @@ from eventjax.containers.base import SparseMatrix
 from eventjax.containers.delayed import DelayedCSR
 from eventjax.containers.indices import coo2csr
 from eventjax.containers.ops import WeightOps
+from eventjax.containers.per_synapse import PerSynapseOps
 from eventjax.kernels.common.checks import is_concrete, validate_csr_structure
 from eventjax.kernels.common.units import attach, mantissa, split
 from eventjax.kernels.csr import binary_csrmm, binary_csrmv, csrmm, csrmv
@@ -25,7 +26,7 @@ __all__ = ['COO', 'CSR']
 
 
 @jax.tree_util.register_pytree_node_class
-class CSR(SparseMatrix):
+class CSR(PerSynapseOps, SparseMatrix):
     """A sparse matrix in compressed sparse row form (a JAX pytree).
 
     ``data`` holds one weight per stored entry, or one shared weight (a

@@ -15,6 +15,7 @@ import numpy as np
 from eventjax.containers.base import SparseMatrix
 from eventjax.containers.csr import CSR
 from eventjax.containers.ops import WeightsAsData
+from eventjax.containers.per_synapse import PerSynapseOps
 from eventjax.kernels.common.checks import is_concrete, validate_fcn_indices
 from eventjax.kernels.common.units import attach, mantissa, split
 from eventjax.kernels.fixed_conn import binary_fcnmm, binary_fcnmv, fcnmm, fcnmv
@@ -24,7 +25,7 @@ __all__ = ['FixedNumConn', 'FixedNumPerPost', 'FixedNumPerPre', 'FixedPostNumCon
 
 
 @jax.tree_util.register_pytree_node_class
-class FixedNumConn(WeightsAsData, SparseMatrix):
+class FixedNumConn(WeightsAsData, PerSynapseOps, SparseMatrix):
     """A sparse matrix with exactly ``k`` connections per row (a JAX pytree).
 
     Row ``i`` holds weight ``weights[i, j]`` at column ``indices[i, j]``

@@ -142,6 +142,49 @@ class JITCMatrix(SparseMatrix):
         dense = self._with(transposed=False) @ jnp.eye(n, dtype=self.dtype)
         return dense.T if self.transposed else dense
 
+    def entries(self) -> CSR:
+        """The stored matrix as a :class:`~eventjax.CSR` whose weights are differentiable in the law's parameters.
+
+        The connections are :meth:`tocsr`'s (a concrete seed is needed); each
+        weight is the law applied to its draw in JAX (``w``, ``low + (high -
+        low) * u`` or ``loc + scale * z``), so gradients reach ``weights``.
+        The view (``.T``) is kept.
+        """
+        one = jnp.ones((), self.dtype)
+        unit_params = one if self.law == 'homo' else (0 * one, one)
+        draws = JITCMatrix(unit_params, prob=self.prob, seed=self.seed, shape=self.stored_shape, law=self.law).tocsr()
+        w = self.weights
+        if self.law == 'homo':
+            values = w[0] * draws.data
+        elif self.law == 'uniform':
+            values = w[0] + (w[1] - w[0]) * draws.data
+        else:
+            values = w[0] + w[1] * draws.data
+        return CSR((attach(values, self.unit), draws.indices, draws.indptr), shape=self.stored_shape,
+                   transposed=self.transposed, validate=False)
+
+    def dt2t(self, y, *, backend=None):
+        """One value per connection: its weight times ``y`` at its row (:meth:`entries`, :func:`eventjax.csrmv_dt2t`).
+
+        Example:
+            >>> import jax.numpy as jnp
+            >>> import eventjax as ej
+            >>> ej.JITCMatrix(0.5, prob=1.0, seed=0, shape=(2, 2)).dt2t(jnp.array([1., 10.]))
+            Array([0.5, 0.5, 5. , 5. ], dtype=float32)
+        """
+        return self.entries().dt2t(y, backend=backend)
+
+    def dt2t_transposed(self, y, *, backend=None):
+        """One value per connection: its weight times ``y`` at its column.
+
+        Example:
+            >>> import jax.numpy as jnp
+            >>> import eventjax as ej
+            >>> ej.JITCMatrix(0.5, prob=1.0, seed=0, shape=(2, 2)).dt2t_transposed(jnp.array([1., 10.]))
+            Array([0.5, 5. , 0.5, 5. ], dtype=float32)
+        """
+        return self.entries().dt2t_transposed(y, backend=backend)
+
     def tocsr(self) -> CSR:
         """The same matrix as a :class:`~eventjax.CSR` (needs a concrete seed; memory O(nnz)).
 

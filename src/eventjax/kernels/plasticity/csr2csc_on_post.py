@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from eventjax.kernels.common.checks import check_index_array, check_length, is_concrete
 from eventjax.kernels.common.update import Update
 from eventjax.kernels.plasticity.arguments import (
@@ -57,10 +59,12 @@ def csr2csc_on_post(weight, indices, indptr, weight_indices, pre_trace, post_spi
     check_length(who, 'weight_indices', weight_indices, indices.shape[0], 'one per entry of indices')
     weight = check_positions_weight(who, weight, indices.shape[0])
     if validate and is_concrete(weight_indices) and weight_indices.shape[0]:
-        bad = (weight_indices < 0) | (weight_indices >= weight.shape[0])
+        # In NumPy: under jit, jnp operations on a closed-over array would be traced and could not raise here.
+        positions = np.asarray(weight_indices)
+        bad = (positions < 0) | (positions >= weight.shape[0])
         if bool(bad.any()):
             k = int(bad.argmax())
-            raise ValueError(f'{who}: weight_indices[{k}] = {int(weight_indices[k])} is outside [0, '
+            raise ValueError(f'{who}: weight_indices[{k}] = {int(positions[k])} is outside [0, '
                              f'{weight.shape[0]}) (the positions in weight); rebuild the column view with '
                              f'eventjax.csr_column_view.')
     pre_trace = check_trace(who, 'pre_trace', pre_trace, m, 'rows of shape', weight.dtype)
@@ -72,4 +76,4 @@ def csr2csc_on_post(weight, indices, indptr, weight_indices, pre_trace, post_spi
 
 _csr2csc_on_post = Update('csr2csc_on_post', __package__,
                           ('weight', 'indices', 'indptr', 'weight_indices', 'pre_trace', 'post_spike'),
-                          trace='pre_trace', kernels=('numba', 'warp'))
+                          trace='pre_trace', kernels=('numba', 'warp', 'pallas'))

@@ -37,7 +37,8 @@ def csr_on_pre(weight, indices, indptr, pre_spike, post_trace, w_min=None, w_max
         post_trace: length ``n``, cast to the weights' dtype.
         w_min, w_max: optional bounds (Python numbers).
         shape: ``(m, n)``.
-        backend: ``'jax'``, ``'numba'``, ``'warp'`` (None: resolved as for every operator).
+        backend: ``'jax'``, ``'numba'``, ``'warp'``, ``'pallas'`` (gpu; the cpu in interpret mode)
+            (None: resolved as for every operator).
         validate: check concrete structure by value.
         max_row_length: the most entries a row holds, for the event-driven
             ``jax`` kernel when ``indptr`` is traced (read from it otherwise).
@@ -65,4 +66,4 @@ def csr_on_pre(weight, indices, indptr, pre_spike, post_trace, w_min=None, w_max
 
 
 _csr_on_pre = Update('csr_on_pre', __package__, ('weight', 'indices', 'indptr', 'pre_spike', 'post_trace'),
-                     trace='post_trace', kernels=('numba', 'warp'))
+                     trace='post_trace', kernels=('numba', 'warp', 'pallas'))

@@ -40,4 +40,4 @@ def dense_on_post(weight, pre_trace, post_spike, w_min=None, w_max=None, *, back
 
 
 _dense_on_post = Update('dense_on_post', __package__, ('weight', 'pre_trace', 'post_spike'), trace='pre_trace',
-                        kernels=('numba', 'warp'))
+                        kernels=('numba', 'warp', 'pallas'))

@@ -43,4 +43,4 @@ def dense_on_pre(weight, pre_spike, post_trace, w_min=None, w_max=None, *, backe
 
 
 _dense_on_pre = Update('dense_on_pre', __package__, ('weight', 'pre_spike', 'post_trace'), trace='post_trace',
-                       kernels=('numba', 'warp'))
+                       kernels=('numba', 'warp', 'pallas'))

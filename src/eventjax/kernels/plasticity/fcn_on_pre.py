@@ -79,4 +79,4 @@ def update_fixed_pre_conn_on_binary_post(weight, indices, pre_trace, post_spike,
 
 
 _fcn_on_pre = Update('fcn_on_pre', __package__, ('weight', 'indices', 'pre_spike', 'post_trace'),
-                     trace='post_trace', kernels=('numba', 'warp'))
+                     trace='post_trace', kernels=('numba', 'warp', 'pallas'))

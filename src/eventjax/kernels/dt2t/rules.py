@@ -1,0 +1,97 @@
+"""The rules of the family's two primitives, both bilinear.
+
+``csr_dt2t`` (operands ``w, indices, indptr, y``): the JVP is the product
+on each tangent; the transpose in ``w`` is the product with ``ct`` in place
+of ``w``, in ``y`` the cotangents ``ct * w`` summed into the positions ``y``
+was read at; a vmap over ``w`` and ``y`` folds into the batch axis (one
+call), a vmap over the structure runs one call per element.
+``csr_sddmm`` (operands ``a, bt, indices, indptr``; ``bt`` is ``b`` transposed): the JVP is the product
+on each tangent; the transposes scatter ``ct`` times the other factor.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+from jax.interpreters import ad
+
+from eventjax.kernels.dt2t import reference
+from eventjax.primitive import defjvp_by_name, general_batching_rule, split_params
+
+__all__ = ['register_dt2t_rules', 'register_sddmm_rules']
+
+DT2T_OPERANDS = ('w', 'indices', 'indptr', 'y')
+SDDMM_OPERANDS = ('a', 'bt', 'indices', 'indptr')
+
+
+def _undefined(x) -> bool:
+    return ad.is_undefined_primal(x)
+
+
+def register_dt2t_rules(prim, bind) -> None:
+    """Wire ``csr_dt2t``'s JVP, transpose and batching; ``bind(w, indices, indptr, y, backend=, **static)``."""
+    def jvp_w(dw, w, indices, indptr, y, **params):
+        backend, static = split_params(params)
+        return [bind(dw, indices, indptr, y, backend=backend, **static)]
+
+    def jvp_y(dy, w, indices, indptr, y, **params):
+        backend, static = split_params(params)
+        return [bind(w, indices, indptr, dy.astype(w.dtype), backend=backend, **static)]
+
+    def transpose(cts, w, indices, indptr, y, **params):
+        (ct,) = cts
+        result = [None] * 4
+        if type(ct) is ad.Zero:
+            return result
+        backend, static = split_params(params)
+        if _undefined(w) and not _undefined(y):
+            result[0] = bind(ct.astype(w.aval.dtype), indices, indptr, y, backend=backend, **static)
+        elif _undefined(y) and not _undefined(w):
+            result[3] = reference.y_cotangent(ct, w, indices, indptr, shape=static['shape'],
+                                              transpose=static['transpose']).astype(y.aval.dtype)
+        return result
+
+    def batch(args, axes, **params):
+        w, indices, indptr, y = args
+        aw, ai, ap, ay = axes
+        if ai is not None or ap is not None:
+            return general_batching_rule(prim, args, axes, **params)
+        size = w.shape[aw] if aw is not None else y.shape[ay]
+        w = jnp.moveaxis(w, aw, 0) if aw is not None else jnp.broadcast_to(w, (size, *w.shape))
+        y = jnp.moveaxis(y, ay, 0) if ay is not None else jnp.broadcast_to(y, (size, *y.shape))
+        backend, static = split_params(params)
+        rows = size * w.shape[1]
+        out = bind(w.reshape(rows, w.shape[2]), indices, indptr, y.reshape(rows, y.shape[2]),
+                   backend=backend, **static)
+        return [out.reshape(w.shape)], [0]
+
+    defjvp_by_name(prim, DT2T_OPERANDS, w=jvp_w, y=jvp_y)
+    prim.def_transpose_rule(transpose)
+    prim.def_batching_rule(batch)
+
+
+def register_sddmm_rules(prim, bind) -> None:
+    """Wire ``csr_sddmm``'s JVP, transpose and batching; ``bind(a, bt, indices, indptr, backend=, **static)``."""
+    def jvp_a(da, a, b, indices, indptr, **params):
+        backend, static = split_params(params)
+        return [bind(da, b, indices, indptr, backend=backend, **static)]
+
+    def jvp_b(db, a, b, indices, indptr, **params):
+        backend, static = split_params(params)
+        return [bind(a, db, indices, indptr, backend=backend, **static)]
+
+    def transpose(cts, a, b, indices, indptr, **params):
+        (ct,) = cts
+        result = [None] * 4
+        if type(ct) is ad.Zero:
+            return result
+        _, static = split_params(params)
+        shape = static['shape']
+        if _undefined(a) and not _undefined(b):
+            result[0] = reference.sddmm_cotangent(ct, b, indices, indptr, shape=shape, side='a').astype(a.aval.dtype)
+        elif _undefined(b) and not _undefined(a):
+            result[1] = reference.sddmm_cotangent(ct, a, indices, indptr, shape=shape, side='b').astype(b.aval.dtype)
+        return result
+
+    defjvp_by_name(prim, SDDMM_OPERANDS, a=jvp_a, bt=jvp_b)
+    prim.def_transpose_rule(transpose)
+    prim.def_batching_rule(lambda args, axes, **params: general_batching_rule(prim, args, axes, **params))
