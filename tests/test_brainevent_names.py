@@ -148,11 +148,22 @@ class TestEvents:
         assert words.tolist() == [5] and ej.BitPackedBinary is ej.BitPackedEvents
         _close(ej.BitPackedBinary(words, 2) @ jnp.asarray(DENSE), DENSE[0])
 
-    def test_compact_binary_is_an_index_list(self):
+    def test_compact_binary_is_packed_words_and_an_index_list(self):
         # be: CompactBinary.from_array(x)
-        ev = ej.EventArray(jnp.array([False, True])).compact(1)
-        assert ev.ids.tolist() == [1] and int(ev.count) == 1
-        _close(ev @ ej.CSR.fromdense(DENSE), DENSE[1])
+        ev = ej.CompactBinary.from_array(jnp.array([False, True]), 1)
+        assert ej.CompactBinary is ej.CompactEvents
+        assert ev.ids.tolist() == [1] and int(ev.count) == 1 and ev.words.tolist() == [2]
+        A = ej.CSR.fromdense(DENSE)
+        _close(ev @ A, DENSE[1])
+        _close(A.T @ ev, DENSE[1])
+
+    def test_binary_csrmm_indexed_reads_weights_through_perm(self):
+        # be: binary_csrmm_indexed(data, indices, indptr, perm, B, shape=..., workspace=..., transpose=...)
+        A = ej.CSR.fromdense(DENSE)
+        perm = jnp.array([2, 1, 0], jnp.int32)
+        B = jnp.array([[True, False], [True, True]])
+        out = ej.binary_csrmm_indexed(A.data[::-1], A.indices, A.indptr, perm, B, shape=(2, 3), transpose=True)
+        _close(out, DENSE.T @ np.asarray(B, np.float32))
 
 
 class TestCSR:
@@ -356,14 +367,16 @@ class TestNativeKernels:
         p.def_cuda_raw_kernel(lambda outs: lambda x: (x,))
         assert p.available_backends('gpu') == ('cuda',)
 
-    def test_numba_cuda_names_say_what_to_use_instead(self):
+    def test_numba_cuda_names_register_and_wrap_numba_cuda_kernels(self):
         # be: XLACustomKernel.def_numba_cuda_kernel
         # be: numba_cuda_kernel
         p = ej.XLACustomKernel('names_numba_cuda')
-        with pytest.raises(NotImplementedError, match='def_cuda_kernel'):
-            p.def_numba_cuda_kernel(lambda outs: None)
-        with pytest.raises(AttributeError, match='def_cuda_kernel'):
-            ej.numba_cuda_kernel  # noqa: B018
+        p.def_numba_cuda_kernel(lambda outs: ej.numba_cuda_kernel(None, outs[0], launch_dims=4))
+        assert p.available_backends('gpu') == ('numba_cuda',)
+        f = ej.numba_cuda_kernel(None, jax.ShapeDtypeStruct((4,), jnp.float32), launch_dims=4)
+        assert callable(f)
+        with pytest.raises(ej.errors.KernelSpecError, match='launch_dims or \\(grid, block\\)'):
+            ej.numba_cuda_kernel(None, jax.ShapeDtypeStruct((4,), jnp.float32))
 
 
 class TestPlasticity:

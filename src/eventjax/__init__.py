@@ -5,12 +5,14 @@ from eventjax._version import __version__ as __version__
 from eventjax.backends import XLACustomKernel, backends_available, numba_threads
 from eventjax.backends.native_bridge import NativeKernel
 from eventjax.backends.native_modules import load_cpp_inline, load_cuda_file, load_cuda_inline
+from eventjax.backends.numba_cuda_backend import NumbaCudaKernel, numba_cuda_kernel
 from eventjax.config import clear_backends, get_backend, set_backend
 from eventjax.containers import (
     COO,
     CSC,
     CSR,
     BitPackedEvents,
+    CompactEvents,
     DelayedCSR,
     EventArray,
     FixedNumConn,
@@ -45,7 +47,10 @@ from eventjax.kernels.dt2t import (
 )
 from eventjax.kernels.fixed_conn import binary_fcnmv
 from eventjax.kernels.indexed import (
+    binary_csrmm_indexed,
     binary_csrmv_indexed,
+    binary_csrmv_packed,
+    binary_fcnmv_packed,
     bitpack,
     bitunpack,
     compact_events,
@@ -81,6 +86,7 @@ update_fixed_post_conn_on_binary_pre = fcn_on_pre
 # brainevent's name for GradedEvents.
 WeightedArray = GradedEvents
 BitPackedBinary = BitPackedEvents
+CompactBinary = CompactEvents
 
 # The numba thread count belongs to the numba bridge (compiled handlers read
 # it at each launch); eventjax.config keeps its public names for it. The
@@ -95,6 +101,8 @@ __all__ = [
     'BinaryArray',
     'COO',
     'BitPackedEvents',
+    'CompactBinary',
+    'CompactEvents',
     'CSC',
     'CSR',
     'CSRDelayLayout',
@@ -110,16 +118,20 @@ __all__ = [
     'IndexedEvents',
     'JITCMatrix',
     'NativeKernel',
+    'NumbaCudaKernel',
     'WeightedArray',
     'XLACustomKernel',
     'backends_available',
     'binary_csrmm',
     'binary_csrmv',
+    'binary_csrmm_indexed',
     'binary_csrmv_indexed',
+    'binary_csrmv_packed',
     'binary_densemm',
     'binary_densemv',
     'binary_fcnmm',
     'binary_fcnmv',
+    'binary_fcnmv_packed',
     'binary_jitcmm',
     'binary_jitcmv',
     'bitpack',
@@ -164,6 +176,7 @@ __all__ = [
     'load_cpp_inline',
     'load_cuda_file',
     'load_cuda_inline',
+    'numba_cuda_kernel',
     'primitives',
     'random_csr',
     'random_fixed_num_conn',
@@ -190,8 +203,6 @@ __all__ = [
 # brainevent names with no eventjax twin, and what to write instead.
 _INSTEAD = {
     'Dense': 'a plain weight array: eventjax.EventArray(spikes) @ W, or eventjax.binary_densemv(W, spikes)',
-    'numba_cuda_kernel': ('a CUDA C++ kernel (XLACustomKernel.def_cuda_kernel with eventjax.NativeKernel), '
-                          'or warp or pallas: eventjax has no numba_cuda backend yet'),
 }
 
 

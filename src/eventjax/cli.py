@@ -90,7 +90,7 @@ def info_lines() -> list[str]:
     for backend, per_platform in ej.backends_available().items():
         for plat, status in per_platform.items():
             text = 'yes' if status.available else f'no: {status.reason}' + (f' Fix: {status.fix}' if status.fix else '')
-            out.append(f'  {backend:<7}{plat:<4} {text}')
+            out.append(f'  {backend:<11}{plat:<4} {text}')
     out.append(f'numba threads\n  {_numba_threads()}')
     snap = ej.config.snapshot()
     out.append('configuration')
@@ -183,6 +183,8 @@ def _bench(args) -> int:
     for family in dict.fromkeys(r.family for r in results):
         print(f'\n{family}')
         print(benchmarks.format_table([r for r in results if r.family == family]))
+    if any(r.family == 'events' for r in results):
+        _events_summary(args, results, sizes, notes)
     print(f'\n{benchmarks.LEGEND}')
     for note in notes:
         print(f'note: {note}')
@@ -229,6 +231,28 @@ def _cache(args) -> int:
     return 0
 
 
+def _events_summary(args, results, sizes, notes) -> None:
+    """Each event form against the bool form, and numba against brainevent (this one and, if given, another)."""
+    from eventjax import benchmarks
+    from eventjax.benchmarks.anchors import import_optional
+    from eventjax.benchmarks.cases import EVENTS_RATES, EVENTS_SIZES
+
+    elsewhere = []
+    if args.brainevent_python and not args.no_compare:
+        elsewhere, why = benchmarks.brainevent_elsewhere(args.brainevent_python, sizes or EVENTS_SIZES, EVENTS_RATES,
+                                                         seed=args.seed)
+        if why:
+            notes.append(why)
+    else:
+        notes.append('events: no --brainevent-python: brainevent is compared only as installed here.')
+    be = import_optional('brainevent')
+    installed = getattr(be, '__version__', 'installed')
+    print('\nevents: each form / the bool form on the same backend (below 1: faster); numba / brainevent\'s '
+          'fastest cpu backend')
+    for line in benchmarks.events_findings(results, elsewhere, installed=installed):
+        print(line)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog='eventjax', description=_DESCRIPTION, epilog=_EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -253,6 +277,9 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument('--json', metavar='FILE.json', help='also write every result, the machine and the notes')
     bench.add_argument('--quick', action='store_true', help='small sizes, fewer timed calls')
     bench.add_argument('--no-compare', action='store_true', help='leave out brainevent and scipy (faster)')
+    bench.add_argument('--brainevent-python', metavar='PYTHON',
+                       help='events family: also time brainevent installed for this interpreter (e.g. brainevent '
+                            '0.3.0 on Python 3.12) on the same arrays, in the same run')
     bench.add_argument('--seed', type=int, default=0)
     bench.add_argument('--no-progress', action='store_true', help='no progress bar on stderr')
     return parser

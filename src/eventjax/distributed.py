@@ -33,9 +33,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from eventjax.errors import CollectiveError, ConfigMismatchError, CoordinatorUnreachableError
+from eventjax.kernels.indexed import bitpack
 
-__all__ = ['ProcessResult', 'all_gather_spikes', 'block_size', 'check_same_config', 'collective_errors',
-           'free_port', 'initialize', 'own_rows', 'spawn']
+__all__ = ['ProcessResult', 'all_gather_spike_words', 'all_gather_spikes', 'block_size', 'check_same_config',
+           'collective_errors', 'free_port', 'initialize', 'own_rows', 'spawn']
 
 ENV_NUM_PROCESSES = 'EVENTJAX_NUM_PROCESSES'
 ENV_PROCESS_ID = 'EVENTJAX_PROCESS_ID'
@@ -234,6 +235,37 @@ def all_gather_spikes(local: jax.Array, axis_name: str) -> jax.Array:
                          f'{local.shape[0]}; size blocks with block_size().')
     packed = jnp.packbits(local.astype(bool))
     return jnp.unpackbits(jax.lax.all_gather(packed, axis_name, tiled=True)).astype(bool)
+
+
+def all_gather_spike_words(local: jax.Array, axis_name: str) -> jax.Array:
+    """Inside ``shard_map``: every process's spikes gathered as packed words, for the packed products.
+
+    The words are :func:`eventjax.bitpack`'s (bit ``b`` of word ``w`` is
+    neuron ``32 w + b``), so :func:`eventjax.binary_csrmv_packed` and
+    :func:`eventjax.binary_fcnmv_packed` multiply them without unpacking.
+    Each step moves ``n / 8`` bytes, as :func:`all_gather_spikes` does.
+
+    Args:
+        local: this shard's spikes, bool of shape ``(b,)`` with ``b`` a multiple of 32.
+        axis_name: the mesh axis the neurons are split over.
+
+    Returns:
+        uint32 ``(b * axis_size / 32,)``: the packed spikes of every shard, in shard order.
+
+    Example:
+        >>> import jax, jax.numpy as jnp
+        >>> from jax.sharding import Mesh, PartitionSpec as P
+        >>> from eventjax import distributed
+        >>> mesh = Mesh(jax.devices()[:1], ('p',))
+        >>> f = jax.shard_map(lambda s: distributed.all_gather_spike_words(s, 'p'), mesh=mesh,
+        ...                   in_specs=P('p'), out_specs=P('p'))
+        >>> f(jnp.arange(32) < 2).tolist()
+        [3]
+    """
+    if local.shape[0] % 32:
+        raise ValueError(f'all_gather_spike_words(): the local block must hold a multiple of 32 neurons, got '
+                         f'{local.shape[0]}; size blocks with block_size(n, processes, multiple=32).')
+    return jax.lax.all_gather(bitpack(local), axis_name, tiled=True)
 
 
 @contextlib.contextmanager

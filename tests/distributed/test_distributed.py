@@ -24,6 +24,7 @@ import pytest
 from jax.sharding import Mesh
 from jax.sharding import PartitionSpec as P
 
+import eventjax as ej
 from eventjax import distributed
 from eventjax.errors import CollectiveError, ConfigMismatchError
 
@@ -51,6 +52,20 @@ class TestPartition:
                           out_specs=P('p'))
         spikes = np.random.default_rng(0).random(24) < 0.3
         assert np.array_equal(np.asarray(f(jnp.asarray(spikes))), spikes)
+
+    def test_gathered_spike_words_feed_the_packed_product(self):
+        mesh = Mesh(np.array(jax.devices()[:1]), ('p',))
+        f = jax.shard_map(lambda s: distributed.all_gather_spike_words(s, 'p'), mesh=mesh, in_specs=P('p'),
+                          out_specs=P('p'))
+        spikes = np.random.default_rng(1).random(64) < 0.3
+        words = f(jnp.asarray(spikes))
+        assert words.dtype == jnp.uint32 and np.array_equal(np.asarray(words), np.asarray(ej.bitpack(spikes)))
+        A = ej.CSR.fromdense(np.eye(64, dtype=np.float32) * 2)
+        y = ej.binary_csrmv_packed(A.data, A.indices, A.indptr, words, shape=(64, 64), transpose=True,
+                                   backend='jax')
+        np.testing.assert_allclose(y, 2.0 * spikes)
+        with pytest.raises(ValueError, match='multiple of 32'):
+            distributed.all_gather_spike_words(jnp.zeros(40, bool), 'p')
 
     def test_all_gather_spikes_names_the_block_size_it_needs(self):
         with pytest.raises(ValueError, match='multiple of 8'):

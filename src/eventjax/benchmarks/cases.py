@@ -15,17 +15,20 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import attrs
+import jax
 import jax.numpy as jnp
 import numpy as np
 
 import eventjax as ej
 from eventjax.benchmarks.anchors import BraineventCall, ScipyCall
 from eventjax.benchmarks.delay_arrays import delay_problem
+from eventjax.benchmarks.events_arrays import events_problem
 from eventjax.benchmarks.floor import dense_bytes, sparse_bytes
 
-__all__ = ['BATCH', 'CASES', 'CONN_PER_ROW', 'CSR_BASELINE_MAX_N', 'DELAY_SIZES', 'DELAY_STEPS', 'DELAY_T',
-           'DENSE_MAX_N', 'EVENTS_RATES', 'EVENTS_SIZES', 'EVENT_RATE', 'FAMILIES', 'JITC_CONN', 'JITC_EVENT_RATE',
-           'JITC_SIZES', 'Case', 'Problem', 'cases_for', 'default_sizes']
+__all__ = ['BATCH', 'CASES', 'CONN_PER_ROW', 'CSR_BASELINE_MAX_N', 'DELAY_SCAN', 'DELAY_SIZES', 'DELAY_STEPS',
+           'DELAY_T', 'DENSE_MAX_N', 'EVENTS_FORMS', 'EVENTS_RATES', 'EVENTS_SIZES', 'EVENT_RATE', 'FAMILIES',
+           'JITC_CONN',
+           'JITC_EVENT_RATE', 'JITC_SIZES', 'Case', 'Problem', 'cases_for', 'default_sizes']
 
 CONN_PER_ROW = 100  # connections per row (all of them below n = 100)
 EVENT_RATE = 0.02   # fraction of neurons that fire in one step
@@ -39,14 +42,18 @@ JITC_CONN = 100
 JITC_EVENT_RATE = 0.05
 JITC_SIZES = (10_000, 100_000, 1_000_000)
 CSR_BASELINE_MAX_N = 1_000_000  # 10**8 stored connections, about 0.8 GB
-# The delay family: delays uniform in these steps (the ring holds the last + 1), one step at t = DELAY_T,
-# compared with the undelayed event product (binary_csrmv T) on the same backend.
+# The delay family: delays uniform in these steps (the ring holds the last + 1), timed as a model runs
+# it: a lax.scan of DELAY_SCAN steps from t = DELAY_T with the ring as its carry (updated in place), a new
+# spike vector each step, compared with the same scan of the undelayed event product (binary_csrmv T)
+# added into a carried input vector, on the same backend; both report time per step.
 DELAY_STEPS = (1, 20)
 DELAY_T = 7
+DELAY_SCAN = 20
 DELAY_SIZES = (4_000, 100_000)
 # The events family: one spike vector in several forms, at a high and a cortex-like low rate.
 EVENTS_SIZES = (4_000, 100_000)
 EVENTS_RATES = (0.02, 0.001)
+EVENTS_FORMS = (('bool', 'binary_csrmv'), ('index-list', 'binary_csrmv_indexed'), ('bit-packed', 'binary_csrmv_packed'))
 
 
 @attrs.frozen
@@ -58,7 +65,8 @@ class Problem:
     the same backend (``dense`` is None where the baseline is too big).
     ``floor_bytes`` is what the kernel must move (None: not memory-bound);
     ``brainevent`` and ``scipy`` the same product in those packages (None:
-    no counterpart).
+    no counterpart). ``steps``: how many steps one call runs (a scan); the
+    times reported are per step.
     """
 
     args: tuple
@@ -70,6 +78,7 @@ class Problem:
     floor_bytes: int | None = None
     brainevent: BraineventCall | None = None
     scipy: ScipyCall | None = None
+    steps: int = 1
 
 
 @attrs.frozen
@@ -228,43 +237,71 @@ def _jitc_case(fn, transpose, events=True):
 
 
 def _delay_case(n, rng, rate=EVENT_RATE):
-    """One step of ``csr_delay_deliver``; baseline: the undelayed event product on the same backend."""
-    arrays = tuple(jnp.asarray(a) for a in delay_problem(n, rng, rate, k=min(n, CONN_PER_ROW), steps=DELAY_STEPS))
-    ring, spikes, data, indices, indptr, delays = arrays
-    call = lambda r, s, d, i, p, dl, backend: ej.csr_delay_deliver(r, s, d, i, p, dl, DELAY_T, shape=(n, n),
-                                                                   backend=backend)
-    base = lambda d, i, p, s, backend: ej.binary_csrmv(d, i, p, s, shape=(n, n), transpose=True, backend=backend)
-    return Problem(arrays, call, (data, indices, indptr, spikes), base, min(n, CONN_PER_ROW),
-                   baseline='binary_csrmv T')
+    """``DELAY_SCAN`` steps of ``csr_delay_deliver`` in a scan; baseline: the same scan of the undelayed product.
+
+    The ring starts at zero inside the call (one fill per scan, as the
+    baseline zeroes its vector) and is the scan's carry, so the delivery
+    updates it in place; each step delivers a fresh spike vector at
+    ``t = DELAY_T + step``. Summed over the ring, the result is the
+    baseline's: every delay lies within the ring.
+    """
+    ring, _, data, indices, indptr, delays = delay_problem(n, rng, rate, k=min(n, CONN_PER_ROW), steps=DELAY_STEPS)
+    spikes = jnp.asarray(rng.random((DELAY_SCAN, n)) < rate)
+    data, indices, indptr, delays = (jnp.asarray(a) for a in (data, indices, indptr, delays))
+    steps = jnp.arange(DELAY_SCAN, dtype=jnp.int32) + DELAY_T
+
+    def call(d, i, p, dl, s, backend):
+        def step(r, x):
+            t, sp = x
+            return ej.csr_delay_deliver(r, sp, d, i, p, dl, t, shape=(n, n), backend=backend, validate=False), None
+        return jax.lax.scan(step, jnp.zeros(ring.shape, ring.dtype), (steps, s))[0]
+
+    def base(d, i, p, s, backend):
+        def step(acc, sp):
+            return acc + ej.binary_csrmv(d, i, p, sp, shape=(n, n), transpose=True, backend=backend,
+                                         validate=False), None
+        return jax.lax.scan(step, jnp.zeros(n, jnp.float32), s)[0]
+
+    return Problem((data, indices, indptr, delays, spikes), call, (data, indices, indptr, spikes), base,
+                   min(n, CONN_PER_ROW), baseline='binary_csrmv T', steps=DELAY_SCAN)
 
 
-def _events_case(indexed: bool, rate: float):
+def _events_case(form: str, rate: float):
     """``events @ A`` at a fixed event ``rate`` (the case's own: the family compares rates), CSR with 100 per row.
 
-    The bool form is ``binary_csrmv``; the index-list form ``binary_csrmv_indexed``
-    on a list compacted beforehand, with twice the expected events as its capacity.
-    Baseline: the dense product for the bool form, the bool product on the same backend for the list.
+    ``form`` is ``'bool'`` (``binary_csrmv``), ``'index-list'``
+    (``binary_csrmv_indexed`` on a list compacted beforehand, with twice the
+    expected events as its capacity) or ``'bit-packed'``
+    (``binary_csrmv_packed`` on the packed words). Baseline: the dense
+    product for the bool form, the bool product on the same backend for the
+    others. brainevent's ``binary_csrmv`` on the bool vector is the anchor of every form.
     """
     def build(n, rng, rate_given=None, **_):
-        idx, w, dense = _fixed_conn(rng, n)
-        k = idx.shape[1]
-        indptr = jnp.arange(0, n * k + 1, k, dtype=jnp.int32)
-        spikes = _events(rng, n, rate=rate)
-        structure = (jnp.asarray(w.ravel()), jnp.asarray(idx.ravel()), indptr)
+        k = min(n, CONN_PER_ROW)
+        data, indices, indptr, spikes = events_problem(n, rng, rate, k=k)
+        structure = tuple(jnp.asarray(a) for a in (data, indices, indptr))
+        s = jnp.asarray(spikes)
         bool_call = lambda d, i, p, x, backend: ej.binary_csrmv(d, i, p, x, shape=(n, n), transpose=True,
                                                                 backend=backend, validate=False)
-        be = BraineventCall('binary_csrmv', (*structure, jnp.asarray(spikes)), {'shape': (n, n), 'transpose': True},
-                            workspace=True)
-        if not indexed:
-            return Problem((*structure, jnp.asarray(spikes)), bool_call,
-                           *_dense_baseline(dense, jnp.asarray(spikes), True), k, brainevent=be,
-                           floor_bytes=sparse_bytes(idx, spikes, transpose=True, event=True),
-                           scipy=_scipy(idx, w, spikes, True))
-        ids, count = ej.compact_events(spikes, max(8, int(2 * rate * n)))
-        call = lambda d, i, p, ids, count, backend: ej.binary_csrmv_indexed(
-            d, i, p, None, (ids, count), shape=(n, n), transpose=True, backend=backend, validate=False)
-        return Problem((*structure, ids, count), call, (*structure, jnp.asarray(spikes)), bool_call, k,
-                       baseline='CSR')
+        be = BraineventCall('binary_csrmv', (*structure, s), {'shape': (n, n), 'transpose': True}, workspace=True)
+        if form == 'bool':
+            dense = None
+            if n <= DENSE_MAX_N:
+                dense = np.zeros((n, n), np.float32)
+                np.add.at(dense, (np.repeat(np.arange(n), k), indices), data)
+            return Problem((*structure, s), bool_call, *_dense_baseline(dense, s, True), k, brainevent=be,
+                           floor_bytes=sparse_bytes(indices.reshape(n, k), spikes, transpose=True, event=True),
+                           scipy=_scipy(indices.reshape(n, k), data.reshape(n, k), spikes, True))
+        if form == 'index-list':
+            ids, count = ej.compact_events(spikes, max(8, int(2 * rate * n)))
+            call = lambda d, i, p, ids, count, backend: ej.binary_csrmv_indexed(
+                d, i, p, None, (ids, count), shape=(n, n), transpose=True, backend=backend, validate=False)
+            operands = (*structure, ids, count)
+        else:
+            call = lambda d, i, p, w, backend: ej.binary_csrmv_packed(d, i, p, w, shape=(n, n), transpose=True,
+                                                                      backend=backend, validate=False)
+            operands = (*structure, ej.bitpack(spikes))
+        return Problem(operands, call, (*structure, s), bool_call, k, baseline='CSR', brainevent=be)
     return build
 
 
@@ -292,11 +329,11 @@ CASES = (
     Case('jitc', 'binary_jitcmv T', 'binary_jitcmv', _jitc_case('binary_jitcmv', True)),
     Case('jitc', 'binary_jitcmv', 'binary_jitcmv', _jitc_case('binary_jitcmv', False)),
     Case('jitc', 'jitcmv', 'jitcmv', _jitc_case('jitcmv', False, events=False)),
-    Case('delay', f'csr_delay_deliver (d {DELAY_STEPS[0]}-{DELAY_STEPS[1]})', 'csr_delay_deliver', _delay_case),
-    *(Case('events', f'{label} T {rate:.1%}', fn, _events_case(indexed, rate))
+    Case('delay', f'csr_delay_deliver (d {DELAY_STEPS[0]}-{DELAY_STEPS[1]}, scan step)', 'csr_delay_deliver',
+         _delay_case),
+    *(Case('events', f'{form} {fn} T {rate:.1%}', fn, _events_case(form, rate))
       for rate in EVENTS_RATES
-      for label, fn, indexed in (('bool binary_csrmv', 'binary_csrmv', False),
-                                 ('index-list binary_csrmv_indexed', 'binary_csrmv_indexed', True))),
+      for form, fn in EVENTS_FORMS),
 )
 
 FAMILIES = ('dense', 'csr', 'fcn', 'jitc', 'delay', 'events')

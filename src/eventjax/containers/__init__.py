@@ -2,7 +2,8 @@
 
 - :mod:`~eventjax.containers.events`: :class:`EventArray` (and ``@`` with a dense weight matrix),
   :class:`GradedEvents` (events with values; products in :mod:`~eventjax.containers.graded`), and
-  :class:`IndexedEvents` and :class:`BitPackedEvents`, the same events as an index list or packed bits;
+  :class:`IndexedEvents`, :class:`BitPackedEvents` and :class:`CompactEvents`, the same events as an index list,
+  packed bits or both;
 - :mod:`~eventjax.containers.csr`, :mod:`~eventjax.containers.csc`: :class:`CSR` (and :class:`COO`,
   its list of entries), :class:`CSC`; :mod:`~eventjax.containers.indices`: index conversions;
 - :mod:`~eventjax.containers.fixed_conn`: :class:`FixedNumConn` and its pre/post-named forms;
@@ -21,7 +22,7 @@ from eventjax.containers.connectivity import random_csr, random_fixed_num_conn
 from eventjax.containers.csc import CSC
 from eventjax.containers.csr import COO, CSR
 from eventjax.containers.delayed import DelayedCSR
-from eventjax.containers.events import BitPackedEvents, EventArray, GradedEvents, IndexedEvents
+from eventjax.containers.events import BitPackedEvents, CompactEvents, EventArray, GradedEvents, IndexedEvents
 from eventjax.containers.fixed_conn import (
            FixedNumConn,
            FixedNumPerPost,
@@ -32,7 +33,7 @@ from eventjax.containers.fixed_conn import (
 from eventjax.containers.indices import coo2csr, coo_to_csc_index, csc_to_csr_index, csr_to_coo_index, csr_to_csc_index
 from eventjax.containers.jitc import JITCMatrix
 
-__all__ = ['BitPackedEvents', 'COO', 'CSC', 'CSR', 'DelayedCSR', 'EventArray', 'FixedNumConn', 'FixedNumPerPost',
-           'FixedNumPerPre', 'FixedPostNumConn', 'FixedPreNumConn', 'GradedEvents', 'IndexedEvents', 'JITCMatrix',
-           'coo2csr', 'coo_to_csc_index', 'csc_to_csr_index', 'csr_to_coo_index', 'csr_to_csc_index', 'random_csr',
-           'random_fixed_num_conn']
+__all__ = ['BitPackedEvents', 'COO', 'CompactEvents', 'CSC', 'CSR', 'DelayedCSR', 'EventArray', 'FixedNumConn',
+           'FixedNumPerPost', 'FixedNumPerPre', 'FixedPostNumConn', 'FixedPreNumConn', 'GradedEvents', 'IndexedEvents',
+           'JITCMatrix', 'coo2csr', 'coo_to_csc_index', 'csc_to_csr_index', 'csr_to_coo_index', 'csr_to_csc_index',
+           'random_csr', 'random_fixed_num_conn']

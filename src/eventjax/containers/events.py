@@ -22,11 +22,19 @@ import jax.numpy as jnp
 import numpy as np
 
 from eventjax.containers.graded import graded_dense_product
-from eventjax.kernels.common.units import is_quantity
+from eventjax.kernels.common.units import is_quantity, mantissa
 from eventjax.kernels.dense import binary_densemm, binary_densemv
-from eventjax.kernels.indexed import binary_csrmv_indexed, bitpack, bitunpack, compact_events, expand_events
+from eventjax.kernels.indexed import (
+    binary_csrmv_indexed,
+    binary_csrmv_packed,
+    binary_fcnmv_packed,
+    bitpack,
+    bitunpack,
+    compact_events,
+    expand_events,
+)
 
-__all__ = ['BitPackedEvents', 'EventArray', 'GradedEvents', 'IndexedEvents', 'is_plain_array']
+__all__ = ['BitPackedEvents', 'CompactEvents', 'EventArray', 'GradedEvents', 'IndexedEvents', 'is_plain_array']
 
 
 def is_plain_array(x) -> bool:
@@ -80,6 +88,10 @@ class EventArray:
         """
         return IndexedEvents.from_array(self.value, capacity)
 
+    def compact_bitpack(self, capacity: int | None = None) -> CompactEvents:
+        """These events both bit-packed and as an index list (:class:`~eventjax.CompactEvents`)."""
+        return CompactEvents.from_array(self.value, capacity)
+
     def bitpack(self) -> BitPackedEvents:
         """These events packed 32 neurons per uint32 word along the neuron axis (:class:`BitPackedEvents`).
 
@@ -128,12 +140,31 @@ class GradedEvents(EventArray):
 
     _eventjax_graded = True
 
+    def __init__(self, value):
+        super().__init__(value)
+        dtype = jnp.result_type(mantissa(self.value))
+        if not (jnp.issubdtype(dtype, jnp.bool_) or jnp.issubdtype(dtype, jnp.integer)
+                or jnp.issubdtype(dtype, jnp.floating)):
+            raise TypeError(f'GradedEvents(): the values must be boolean, integer or floating-point, got {dtype}; '
+                            'a complex value has no order for an event to be read from (split real and imaginary '
+                            'parts into two products).')
+
     def __repr__(self) -> str:
         return f'GradedEvents({self.value!r})'
+
+    @property
+    def T(self) -> GradedEvents:  # noqa: N802 (NumPy's name)
+        """The transposed events (2-D: one product per row becomes one per column)."""
+        return GradedEvents(self.value.T)
+
+    def transpose(self, *axes) -> GradedEvents:
+        """The events with their axes permuted, as ``jnp.transpose``."""
+        return GradedEvents(self.value.transpose(*axes))
 
     def __matmul__(self, other):
         if not is_plain_array(other):
             return NotImplemented
+        _check_product_rank(self)
         if self.ndim == 1:
             return graded_dense_product(other, self.value, transpose=True)
         return graded_dense_product(other, self.value.T, transpose=True).T
@@ -141,12 +172,31 @@ class GradedEvents(EventArray):
     def __rmatmul__(self, other):
         if not is_plain_array(other):
             return NotImplemented
+        _check_product_rank(self)
         return graded_dense_product(other, self.value, transpose=False)
+
+
+def _check_product_rank(events) -> None:
+    if events.ndim not in (1, 2):
+        raise ValueError(f'GradedEvents @ weights: the events must be 1-D (one vector) or 2-D (a batch), got shape '
+                         f'{events.shape}; reshape them to (batch, neurons).')
 
 
 def _is_csr(x) -> bool:
     """A CSR or CSC container (known by its arrays: the csr module imports this one)."""
     return all(hasattr(x, a) for a in ('data', 'indices', 'indptr', 'stored_shape', 'transposed'))
+
+
+def _is_fcn(x) -> bool:
+    """A FixedNumConn container (known by its arrays, as :func:`_is_csr`)."""
+    return all(hasattr(x, a) for a in ('weights', 'indices', 'stored_shape', 'transposed', 'tocsr'))
+
+
+def _check_side(form, size, A, events_are_rows):
+    side = A.stored_shape[0 if events_are_rows else 1]
+    if side != size:
+        raise ValueError(f'{form} of {size} neurons cannot multiply a matrix of shape {A.shape} on the side of '
+                         f'{side}; check the operand order or the matrix.')
 
 
 @jax.tree_util.register_pytree_node_class
@@ -205,24 +255,27 @@ class IndexedEvents:
         """The :class:`~eventjax.EventArray` of the bool spike vector."""
         return EventArray(self.todense())
 
+    def bitpack(self) -> BitPackedEvents:
+        """These events packed 32 per word (:class:`BitPackedEvents`); a neuron listed twice is one event."""
+        return BitPackedEvents(bitpack(self.todense()), self.size)
+
     def _times(self, A, events_are_rows: bool):
         """``A``'s product with these events, which index its stored rows (or its stored columns)."""
-        side = A.stored_shape[0 if events_are_rows else 1]
-        if side != self.size:
-            raise ValueError(f'IndexedEvents of {self.size} neurons cannot multiply a matrix of shape {A.shape} '
-                             f'on the side of {side}; check the operand order or the matrix.')
+        _check_side('IndexedEvents', self.size, A, events_are_rows)
+        if _is_fcn(A):
+            A = A.tocsr()  # its row pointers are one iota: the list visits the same rows
         return binary_csrmv_indexed(A.data, A.indices, A.indptr, None, (self.ids, self.count),
                                     shape=A.stored_shape, transpose=events_are_rows, validate=False)
 
     def __matmul__(self, other):
         # events @ A == A.T @ events: the events index A's rows, the stored rows unless A is a .T view.
-        if _is_csr(other):
+        if _is_csr(other) or _is_fcn(other):
             return self._times(other, not other.transposed)
         return self.to_event_array() @ other
 
     def __rmatmul__(self, other):
         # A @ events: the events index A's columns, the stored rows of a .T view (a CSC is one).
-        if _is_csr(other):
+        if _is_csr(other) or _is_fcn(other):
             return self._times(other, other.transposed)
         return other @ self.to_event_array()
 
@@ -232,8 +285,10 @@ class BitPackedEvents:
     """Events of ``size`` neurons packed 32 per uint32 word along the first axis (see :func:`~eventjax.bitpack`).
 
     The compact form to store or send (the multi-process spike exchange sends
-    its events so); ``@`` multiplies the unpacked events, exactly as
-    :class:`EventArray` does.
+    its events so). ``@`` with a ``CSR``, ``CSC`` or ``FixedNumConn`` reads
+    the words directly (:func:`~eventjax.binary_csrmv_packed`,
+    :func:`~eventjax.binary_fcnmv_packed`); with anything else it multiplies
+    the unpacked events, exactly as :class:`EventArray` does.
 
     Example:
         >>> import jax.numpy as jnp
@@ -277,8 +332,100 @@ class BitPackedEvents:
         """The :class:`EventArray` of the unpacked events."""
         return EventArray(self.todense())
 
+    def compact(self, capacity: int | None = None) -> IndexedEvents:
+        """These events as an index list (:class:`IndexedEvents`, see :func:`~eventjax.compact_events`)."""
+        return IndexedEvents.from_array(self.todense(), capacity)
+
+    def _times(self, A, events_are_rows: bool):
+        _check_side('BitPackedEvents', self.size, A, events_are_rows)
+        if _is_fcn(A):
+            return binary_fcnmv_packed(A.weights, A.indices, self.words, shape=A.stored_shape,
+                                       transpose=events_are_rows, validate=False)
+        return binary_csrmv_packed(A.data, A.indices, A.indptr, self.words, shape=A.stored_shape,
+                                   transpose=events_are_rows, validate=False)
+
     def __matmul__(self, other):
+        if self.ndim == 1 and (_is_csr(other) or _is_fcn(other)):
+            return self._times(other, not other.transposed)
         return self.to_event_array() @ other
 
     def __rmatmul__(self, other):
+        if self.ndim == 1 and (_is_csr(other) or _is_fcn(other)):
+            return self._times(other, other.transposed)
+        return other @ self.to_event_array()
+
+
+@jax.tree_util.register_pytree_node_class
+class CompactEvents:
+    """Events of ``size`` neurons both bit-packed and as an index list (brainevent's ``CompactBinary``).
+
+    ``@`` uses the form that reads least: the index list where the events
+    index the matrix's stored rows (the scatter visits only their rows), the
+    packed words where they index its stored columns (each entry tests a
+    bit) or with a ``FixedNumConn`` (whose packed scatter skips empty words),
+    the unpacked events with a dense matrix. Under ``jit`` an overflowed list
+    makes the row-side products NaN (see :func:`~eventjax.compact_events`).
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> import eventjax as ej
+        >>> ev = ej.CompactEvents.from_array(jnp.array([False, True, True]), 2)
+        >>> A = ej.CSR.fromdense(jnp.array([[1., 0.], [0., 2.], [3., 0.]]))
+        >>> ev @ A, A.T @ ev
+        (Array([3., 2.], dtype=float32), Array([3., 2.], dtype=float32))
+    """
+
+    _eventjax_container = True
+    __array_ufunc__ = None
+
+    def __init__(self, packed: BitPackedEvents, indexed: IndexedEvents):
+        if packed.size != indexed.size:
+            raise ValueError(f'CompactEvents(): the packed events hold {packed.size} neurons and the index list '
+                             f'{indexed.size}; build both from one spike vector with CompactEvents.from_array().')
+        self.packed, self.indexed = packed, indexed
+
+    @classmethod
+    def from_array(cls, spikes, capacity: int | None = None) -> CompactEvents:
+        """Both forms of a spike vector (``capacity``: of the index list, see :func:`~eventjax.compact_events`)."""
+        return cls(EventArray(spikes).bitpack(), IndexedEvents.from_array(spikes, capacity))
+
+    size = property(lambda self: self.packed.size)
+    shape = property(lambda self: (self.size,))
+    ndim = 1
+    words = property(lambda self: self.packed.words)
+    ids = property(lambda self: self.indexed.ids)
+    count = property(lambda self: self.indexed.count)
+
+    def __repr__(self) -> str:
+        return f'CompactEvents(size={self.size}, capacity={self.indexed.capacity}, count={self.count!r})'
+
+    def tree_flatten(self):
+        return (self.packed, self.indexed), None
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        obj = object.__new__(cls)
+        obj.packed, obj.indexed = children
+        return obj
+
+    def todense(self):
+        """The bool spike vector (from the packed words)."""
+        return self.packed.todense()
+
+    def to_event_array(self) -> EventArray:
+        return EventArray(self.todense())
+
+    def _form(self, other, events_are_rows: bool):
+        if _is_csr(other) and events_are_rows:
+            return self.indexed
+        return self.packed
+
+    def __matmul__(self, other):
+        if _is_csr(other) or _is_fcn(other):
+            return self._form(other, not other.transposed) @ other
+        return self.to_event_array() @ other
+
+    def __rmatmul__(self, other):
+        if _is_csr(other) or _is_fcn(other):
+            return other @ self._form(other, other.transposed)
         return other @ self.to_event_array()

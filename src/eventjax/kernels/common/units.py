@@ -16,9 +16,11 @@ without importing anything.
 
 from __future__ import annotations
 
+import functools
 import sys
 
-__all__ = ['attach', 'is_quantity', 'mantissa', 'product_unit', 'same_unit_pair', 'split', 'split_product']
+__all__ = ['attach', 'conversion_factor', 'is_quantity', 'mantissa', 'product_unit', 'same_unit_pair', 'split',
+           'split_product', 'weights_carry_the_unit']
 
 # brainunit's Quantity and Unit are defined in saiunit (brainunit 0.5) or in brainunit itself.
 _ROOTS = ('saiunit', 'brainunit')
@@ -82,3 +84,33 @@ def attach(value, unit):
         return value
     u = _units_module(unit)
     return u.maybe_decimal(u.Quantity(value, unit=unit))
+
+
+def weights_carry_the_unit(fn):
+    """Wrap an operator whose first argument (the weights) is the only one with a unit (events have none).
+
+    The weights' mantissa goes to ``fn``; its result comes back in their unit.
+
+    Example:
+        >>> scaled = weights_carry_the_unit(lambda w, x: w * x)
+        >>> scaled(2.0, 3.0)
+        6.0
+    """
+    @functools.wraps(fn)
+    def wrapper(weights, *args, **kwargs):
+        weights, unit = split(weights)
+        return attach(fn(weights, *args, **kwargs), unit)
+    return wrapper
+
+
+def conversion_factor(unit, target):
+    """The number that turns a value in ``unit`` into ``target`` (None stands for no unit; both None: 1.0).
+
+    A different dimension (``nS`` into ``mV``, or a unit into none) raises
+    brainunit's own ``UnitMismatchError``.
+    """
+    if unit is None and target is None:
+        return 1.0
+    u = _units_module(unit if target is None else target)
+    return float(u.Quantity(1.0, unit=u.Unit() if unit is None else unit).to(
+        u.Unit() if target is None else target).mantissa)

@@ -6,6 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from eventjax.kernels.common.checks import (
+    check_events,
     check_index_array,
     check_index_capacity,
     check_length,
@@ -18,7 +19,7 @@ from eventjax.kernels.common.checks import (
 )
 from eventjax.kernels.indexed.compaction import compact_events
 
-__all__ = ['check_indexed_call', 'check_structure']
+__all__ = ['check_indexed_call', 'check_indexed_mm_call', 'check_structure']
 
 
 def _check_perm(who, perm, data, nnz, index_dtype, validate):
@@ -72,6 +73,31 @@ def check_indexed_call(who, data, indices, indptr, perm, events, *, shape, trans
     perm = _check_perm(who, perm, data, indices.shape[0], indices.dtype, validate)
     ids, count = _check_index_list(who, events, m if transpose else n)
     return data, indices, indptr, perm, ids, count, (m, n)
+
+
+def check_indexed_mm_call(who, data, indices, indptr, perm, events, *, shape, transpose, validate):
+    """Validate a matrix index-list product; returns ``(data, indices, indptr, perm, ids, count, B, shape)``.
+
+    ``events`` is an event matrix ``B`` (``(m, k)`` with ``transpose``, else
+    ``(n, k)``), compacted to its rows with an event in any column, or
+    ``(ids, count, B)`` with that list given.
+    """
+    if not isinstance(transpose, bool):
+        raise TypeError(f'{who}: transpose must be a bool, got {transpose!r}.')
+    data, indices, indptr, (m, n) = check_structure(who, data, indices, indptr, shape=shape, validate=validate,
+                                                    any_data_length=perm is not None)
+    perm = _check_perm(who, perm, data, indices.shape[0], indices.dtype, validate)
+    size = m if transpose else n
+    listed = isinstance(events, tuple)
+    if listed and len(events) != 3:
+        raise TypeError(f'{who}: events are an event matrix B or a triple (ids, count, B), '
+                        f'got a tuple of {len(events)}.')
+    B = check_events(who, 'B', events[2] if listed else events)
+    check_rank(who, 'B', B, (2,))
+    check_length(who, 'B', B, size, 'the event side of shape')
+    # Unlisted: the rows of B with an event in any column.
+    ids, count = _check_index_list(who, events[:2], size) if listed else compact_events(B)
+    return data, indices, indptr, perm, ids, count, B, (m, n)
 
 
 def check_structure(who, data, indices, indptr, *, shape, validate, any_data_length=False):

@@ -7,6 +7,7 @@ import jax.numpy as jnp
 
 from eventjax.backends import XLACustomKernel
 from eventjax.kernels.common.operator import register_kernels
+from eventjax.kernels.common.units import weights_carry_the_unit
 from eventjax.kernels.indexed import reference
 from eventjax.kernels.indexed.arguments import check_indexed_call
 from eventjax.kernels.indexed.rules import register_linear_in_data
@@ -16,6 +17,7 @@ __all__ = ['binary_csrmv_indexed']
 OPERANDS = ('data', 'indices', 'indptr', 'perm', 'ids', 'count')
 
 
+@weights_carry_the_unit
 def binary_csrmv_indexed(data, indices, indptr, perm, events, *, shape, transpose=False, backend=None,
                          validate=True):
     """Multiply a CSR matrix ``A`` (``shape=(m, n)``) by events given as an index list.

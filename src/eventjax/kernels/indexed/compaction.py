@@ -29,6 +29,10 @@ def check_capacity(who: str, capacity) -> int:
 def compact_events(spikes, capacity: int | None = None):
     """The indices of the events of a spike vector, in order: ``(ids, count)``.
 
+    For an event matrix ``(n, k)`` (a batch of ``k`` spike vectors) the list
+    holds the rows with an event in any column (brainevent's
+    ``CompactBinary`` compacts so).
+
     ``ids`` has length ``capacity`` (default: ``len(spikes)``, which never
     overflows) and int32 dtype; slots past ``count`` hold ``len(spikes)``,
     an index every product ignores. ``count`` (int32, shape ``()``) is the
@@ -48,10 +52,12 @@ def compact_events(spikes, capacity: int | None = None):
     """
     who = 'compact_events()'
     spikes = check_events(who, 'spikes', spikes)
-    check_rank(who, 'spikes', spikes, (1,))
+    check_rank(who, 'spikes', spikes, (1, 2))
     n = spikes.shape[0]
     capacity = n if capacity is None else check_capacity(who, capacity)
     mask = event_mask(spikes)
+    if mask.ndim == 2:
+        mask = jnp.any(mask, axis=1)
     if n == 0:
         return jnp.zeros((capacity,), jnp.int32), jnp.zeros((), jnp.int32)
     prefix = event_count_prefix(mask)

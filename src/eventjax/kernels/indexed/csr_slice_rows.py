@@ -8,6 +8,7 @@ import jax.numpy as jnp
 from eventjax.backends import XLACustomKernel
 from eventjax.kernels.common.checks import check_index_array
 from eventjax.kernels.common.operator import register_kernels
+from eventjax.kernels.common.units import weights_carry_the_unit
 from eventjax.kernels.indexed import reference
 from eventjax.kernels.indexed.arguments import check_structure
 from eventjax.kernels.indexed.rules import register_linear_in_data
@@ -17,6 +18,7 @@ __all__ = ['csr_slice_rows']
 OPERANDS = ('data', 'indices', 'indptr', 'rows')
 
 
+@weights_carry_the_unit
 def csr_slice_rows(data, indices, indptr, row_indices, *, shape, backend=None, validate=True):
     """Rows ``row_indices`` of a CSR matrix ``A`` (``shape=(m, n)``) as a dense ``(len(row_indices), n)`` block.
 

@@ -13,10 +13,11 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from eventjax.kernels.common import accumulation_dtype
-from eventjax.kernels.indexed import reference
+from eventjax.kernels.common import accumulation_dtype, compaction
+from eventjax.kernels.indexed import packed_reference, reference
 
-__all__ = ['binary_csrmv_indexed_kernel', 'csr_slice_rows_kernel', 'row_block', 'row_width']
+__all__ = ['binary_csrmm_indexed_kernel', 'binary_csrmv_indexed_kernel', 'binary_csrmv_packed_kernel',
+           'csr_slice_rows_kernel', 'row_block', 'row_width']
 
 
 def row_width(nnz: int, m: int) -> int:
@@ -83,6 +84,37 @@ def binary_csrmv_indexed_kernel(*, shape, permuted, outs):
     return kernel
 
 
+def binary_csrmm_indexed_kernel(*, shape, permuted, outs):
+    """``jax`` kernel generator of the matrix product: the listed rows only, ``(capacity, width, k)`` terms."""
+    m, n = shape
+    out_dtype = outs[0].dtype
+
+    def kernel(data, indices, indptr, perm, ids, count, B):
+        perm = perm if permuted else perm[:0]
+        acc = accumulation_dtype(out_dtype)
+        k = B.shape[1]
+        live = (jnp.arange(ids.shape[0]) < count[0]) & (ids >= 0) & (ids < m)
+        cols, w, ok, fits = row_block(data, indices, indptr, perm, ids, live, n=n, acc=acc)
+        rows = B[jnp.where(live, ids, 0)]
+        ev = jnp.where(live[:, None] & (rows if rows.dtype == jnp.bool_ else rows > 0), jnp.ones((), acc),
+                       jnp.zeros((), acc))
+
+        def block():
+            terms = jnp.where(ok[:, :, None] & (ev[:, None, :] != 0), w[:, :, None] * ev[:, None, :],
+                              jnp.zeros((), acc))
+            flat = jnp.where(ok, cols, n).reshape(-1)
+            return jnp.zeros((n, k), acc).at[flat].add(terms.reshape(-1, k), mode='drop')
+
+        def everything():
+            return reference.mm_product(data, indices, indptr, perm, ids, count[0], B, shape=shape, transpose=True,
+                                        out_dtype=acc)
+
+        y = jax.lax.cond(fits, block, everything).astype(out_dtype)
+        return (jnp.where(count[0] > ids.shape[0], jnp.array(jnp.nan, out_dtype), y),)
+
+    return kernel
+
+
 def csr_slice_rows_kernel(*, shape, outs):
     """``jax`` kernel generator of ``csr_slice_rows``: a ``(rows, width)`` block, the oracle for longer rows."""
     m, n = shape
@@ -101,5 +133,46 @@ def csr_slice_rows_kernel(*, shape, outs):
             return y.reshape(k, n).astype(out.dtype)
 
         return (jax.lax.cond(fits, block, lambda: oracle(data, indices, indptr, rows)[0]),)
+
+    return kernel
+
+
+def binary_csrmv_packed_kernel(*, shape, fixed, transpose, outs):
+    """``jax`` kernel generator of the bit-packed product: the listed set bits (``transpose``) or a segment sum.
+
+    With ``transpose`` the set bits are compacted (``by_event_count``) and
+    only their rows are visited, as in the index-list product; otherwise
+    each stored entry tests its column's bit and rows are summed by segment.
+    """
+    m, n = shape
+    out_dtype = outs[0].dtype
+
+    def kernel(data, indices, indptr, words, sizes):
+        acc = accumulation_dtype(out_dtype)
+        nnz = indices.shape[0]
+        if fixed:
+            indptr = jnp.minimum(jnp.arange(m + 1, dtype=indices.dtype) * fixed, nnz)
+        if transpose:
+            mask = packed_reference.bits(words, m)
+            none = indices[:0]
+
+            def listed(ids):
+                return _listed_rows(data, indices, indptr, none, ids, jnp.array([ids.shape[0]], jnp.int32),
+                                    shape=shape, acc=acc)
+
+            def everything():
+                return packed_reference.binary_csrmv_packed_kernel(
+                    shape=shape, fixed=fixed, transpose=True, outs=(jax.ShapeDtypeStruct((n,), acc),))(
+                    data, indices, indptr, words, sizes)[0]
+
+            return (compaction.by_event_count(mask, listed, everything).astype(out_dtype),)
+        ev = packed_reference.bits(words, n)
+        ok = (indices >= 0) & (indices < n)
+        hit = ok & ev[jnp.clip(indices, 0, n - 1)]
+        w = jnp.broadcast_to(data[0], (nnz,)) if data.shape[0] == 1 else data
+        rows = (jnp.arange(nnz, dtype=indices.dtype) // fixed if fixed else
+                jnp.repeat(jnp.arange(m, dtype=indices.dtype), jnp.diff(indptr), total_repeat_length=nnz))
+        vals = jnp.where(hit, w.astype(acc), jnp.zeros((), acc))
+        return (jax.ops.segment_sum(vals, rows, num_segments=m).astype(out_dtype),)
 
     return kernel

@@ -14,11 +14,18 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from eventjax.kernels.common.numba_events import FASTMATH, PREFETCH_MIN_ENTRIES, ROWS_AHEAD, prefetch_entries
+from eventjax.kernels.common.numba_events import (
+    FASTMATH,
+    PREFETCH_MIN_ENTRIES,
+    ROWS_AHEAD,
+    event_columns,
+    prefetch_entries,
+)
 
 _U = np.uint64
 
-__all__ = ['binary_csrmv_indexed_kernel', 'csr_slice_rows_kernel']
+__all__ = ['binary_csrmm_indexed_kernel', 'binary_csrmv_indexed_kernel', 'binary_csrmv_packed_kernel',
+           'csr_slice_rows_kernel']
 
 
 @numba.njit(cache=True, inline='always')
@@ -86,6 +93,48 @@ def _scatter_permuted(data, indices, indptr, perm, ids, count, out, err):
     _scatter_rows(data, indices, indptr, perm, ids, count, out, True)
 
 
+@numba.njit(cache=True, fastmath=FASTMATH, inline='always')
+def _scatter_rows_mm(data, indices, indptr, perm, ids, count, B, out, permuted):
+    """out[indices[k], c] += w(k) over the entries of each listed row ``i`` and its event columns ``c`` of ``B``."""
+    if count[0] > ids.shape[0]:
+        out[:] = np.nan  # an overflowed list: NaN everywhere
+        return
+    out[:] = 0
+    nnz, m, n, nd = np.int64(indices.shape[0]), _U(indptr.shape[0] - 1), _U(out.shape[0]), _U(data.shape[0])
+    live = min(max(np.int64(count[0]), 0), ids.shape[0])
+    active = np.empty(B.shape[1], np.int64)
+    for s in range(live):
+        i = _U(np.int64(ids[s]))
+        if i >= m:
+            continue
+        hits = event_columns(B, np.int64(i), active)
+        if hits == 0:
+            continue
+        start, end = _bounds(indptr, np.int64(i), nnz)
+        for k in range(start, end):
+            j = _U(np.int64(indices[k]))
+            p = _U(0) if nd == 1 else (_U(np.int64(perm[k])) if permuted else _U(k))
+            if j < n and p < nd:
+                w = data[p]
+                for a in range(hits):
+                    out[j, active[a]] += w
+
+
+def binary_csrmm_indexed_kernel(permuted):
+    """The numba matrix kernel: a scatter from the listed rows into their event columns."""
+    return _scatter_mm_permuted if permuted else _scatter_mm
+
+
+@numba.njit(cache=True, fastmath=FASTMATH)
+def _scatter_mm(data, indices, indptr, perm, ids, count, B, out, err):
+    _scatter_rows_mm(data, indices, indptr, perm, ids, count, B, out, False)
+
+
+@numba.njit(cache=True, fastmath=FASTMATH)
+def _scatter_mm_permuted(data, indices, indptr, perm, ids, count, B, out, err):
+    _scatter_rows_mm(data, indices, indptr, perm, ids, count, B, out, True)
+
+
 @numba.njit(cache=True, fastmath=FASTMATH)
 def _slice_rows(data, indices, indptr, rows, out, err):
     """out[s, indices[k]] += w(k) over the entries of row rows[s]; rows outside [0, m) stay zero."""
@@ -105,3 +154,75 @@ def _slice_rows(data, indices, indptr, rows, out, err):
 def csr_slice_rows_kernel():
     """The numba kernel of ``csr_slice_rows``."""
     return _slice_rows
+
+
+@numba.njit(cache=True, inline='always')
+def _packed_bounds(indptr, sizes, i, nnz):
+    """Entries of row ``i``: from ``indptr``, or ``[i k, (i + 1) k)`` for a FCN matrix (``sizes[2] = k > 0``)."""
+    k = np.int64(sizes[2])
+    if k > 0:
+        return min(i * k, nnz), min(i * k + k, nnz)
+    return _bounds(indptr, i, nnz)
+
+
+@numba.njit(cache=True)
+def _packed_scatter(data, indices, indptr, words, sizes, out, err):
+    """out[indices[e]] += w(e) over the rows of the set bits; a word without events costs one test.
+
+    The set bits are decoded into a list first, so the scatter can ask for
+    the entries of the row ``ROWS_AHEAD`` ahead, as the index-list kernel does.
+    """
+    out[:] = 0
+    m, n, nnz, nd = np.int64(sizes[0]), _U(out.shape[0]), np.int64(indices.shape[0]), data.shape[0]
+    rows = np.empty(words.shape[0] * 32, np.int64)
+    live = 0
+    for q in range(words.shape[0]):
+        word = np.uint64(words[q])
+        b = 0
+        while word != 0:
+            if word & np.uint64(1):
+                i = np.int64(q) * 32 + b
+                if i < m:
+                    rows[live] = i
+                    live += 1
+            word >>= np.uint64(1)
+            b += 1
+    ahead = nnz >= PREFETCH_MIN_ENTRIES
+    for s in range(live):
+        if ahead and s + ROWS_AHEAD < live:
+            lo, hi = _packed_bounds(indptr, sizes, rows[s + ROWS_AHEAD], nnz)
+            prefetch_entries(indices, lo, hi)
+            if nd != 1:
+                prefetch_entries(data, lo, hi)
+        start, end = _packed_bounds(indptr, sizes, rows[s], nnz)
+        if nd == 1:
+            w = data[0]
+            for e in range(start, end):
+                j = _U(np.int64(indices[e]))
+                if j < n:
+                    out[j] += w
+        else:
+            for e in range(start, end):
+                j = _U(np.int64(indices[e]))
+                if j < n:
+                    out[j] += data[e]
+
+
+@numba.njit(cache=True, fastmath=FASTMATH)
+def _packed_gather(data, indices, indptr, words, sizes, out, err):
+    """out[r] = sum of w(e) over the entries of row r whose column's bit is set."""
+    n, nnz = _U(np.int64(sizes[1])), np.int64(indices.shape[0])
+    zero = out.dtype.type(0)
+    for r in range(out.shape[0]):
+        start, end = _packed_bounds(indptr, sizes, np.int64(r), nnz)
+        acc = zero
+        for e in range(start, end):
+            j = _U(np.int64(indices[e]))
+            if j < n and (np.uint64(words[j >> _U(5)]) >> (j & _U(31))) & _U(1):
+                acc += data[0] if data.shape[0] == 1 else data[e]
+        out[r] = acc
+
+
+def binary_csrmv_packed_kernel(transpose):
+    """The numba kernel of the bit-packed product: a scatter over set bits, or a gather testing bits."""
+    return _packed_scatter if transpose else _packed_gather

@@ -17,8 +17,9 @@ import jax.numpy as jnp
 
 from eventjax.kernels.common import accumulation_dtype
 
-__all__ = ['binary_csrmv_indexed_kernel', 'csr_slice_rows_kernel', 'entry_terms', 'event_multiplicity', 'product',
-           'slice_cotangent', 'slice_entries', 'weight_cotangent']
+__all__ = ['binary_csrmm_indexed_kernel', 'binary_csrmv_indexed_kernel', 'csr_slice_rows_kernel', 'entry_terms',
+           'event_multiplicity', 'mm_product', 'mm_weight_cotangent', 'product', 'slice_cotangent', 'slice_entries',
+           'weight_cotangent']
 
 
 def event_multiplicity(ids, count, size: int, dtype=jnp.int32):
@@ -71,6 +72,60 @@ def binary_csrmv_indexed_kernel(*, shape, permuted, outs):
                     transpose=True, out_dtype=outs[0].dtype)
         return (jnp.where(count[0] > ids.shape[0], jnp.array(jnp.nan, y.dtype), y),)  # overflow: NaN
     return kernel
+
+
+def _entry_events(events, B, src, acc):
+    """``(nnz, k)``: entry ``k``'s multiplicity times the event indicator of row ``src[k]`` of ``B``."""
+    rows = jnp.clip(src, 0, B.shape[0] - 1)
+    mask = B[rows] if B.dtype == jnp.bool_ else B[rows] > 0
+    return jnp.where(mask, events[:, None].astype(acc), jnp.zeros((), acc))
+
+
+def mm_product(data, indices, indptr, perm, ids, count, B, *, shape, transpose, out_dtype):
+    """The matrix product over every stored entry: row ``i`` of ``B`` counts where ``i`` is listed.
+
+    ``B`` is ``(m, k)`` (``transpose``) or ``(n, k)``; the result ``(n, k)`` or ``(m, k)``.
+    """
+    m, n = shape
+    acc = accumulation_dtype(out_dtype)
+    size, k = (n if transpose else m), B.shape[1]
+    if indices.shape[0] == 0 or m == 0 or n == 0 or k == 0:
+        return jnp.zeros((size, k), out_dtype)
+    dst, w, events, kept = entry_terms(data, indices, indptr, perm, ids, count, shape=shape,
+                                       transpose=transpose, acc=acc)
+    src = (jnp.searchsorted(indptr, jnp.arange(indices.shape[0], dtype=indptr.dtype), side='right') - 1
+           if transpose else indices)
+    ev = _entry_events(events, B, src, acc)
+    terms = jnp.where((kept[:, None]) & (ev != 0), w[:, None] * ev, jnp.zeros((), acc))
+    return jnp.zeros((size, k), acc).at[jnp.where(kept, dst, size)].add(terms, mode='drop').astype(out_dtype)
+
+
+def binary_csrmm_indexed_kernel(*, shape, permuted, outs):
+    """The matrix oracle as a ``jax`` kernel generator (events are rows: ``transpose=True``)."""
+    def kernel(data, indices, indptr, perm, ids, count, B):
+        y = mm_product(data, indices, indptr, perm if permuted else perm[:0], ids, count, B, shape=shape,
+                       transpose=True, out_dtype=outs[0].dtype)
+        return (jnp.where(count[0] > ids.shape[0], jnp.array(jnp.nan, y.dtype), y),)  # overflow: NaN
+    return kernel
+
+
+def mm_weight_cotangent(ct, n_weights: int, indices, indptr, perm, ids, count, B, *, shape, transpose):
+    """The cotangent of the weights of the matrix product: ``sum_c ct[out(k), c] * events(k, c)`` per entry."""
+    m, n = shape
+    nnz = indices.shape[0]
+    if nnz == 0 or m == 0 or n == 0 or B.shape[1] == 0:
+        return jnp.zeros((n_weights,), ct.dtype)
+    data = jnp.zeros((n_weights,), ct.dtype)
+    dst, _, events, kept = entry_terms(data, indices, indptr, perm, ids, count, shape=shape,
+                                       transpose=transpose, acc=ct.dtype)
+    src = (jnp.searchsorted(indptr, jnp.arange(nnz, dtype=indptr.dtype), side='right') - 1
+           if transpose else indices)
+    ev = _entry_events(events, B, src, ct.dtype)
+    term = jnp.where(kept, jnp.sum(ct[jnp.where(kept, dst, 0)] * ev, axis=1), jnp.zeros((), ct.dtype))
+    if n_weights == 1:
+        return term.sum().reshape(1)
+    pos = perm if perm.shape[0] else jnp.arange(nnz)
+    return jnp.zeros((n_weights,), ct.dtype).at[jnp.where(kept, pos, n_weights)].add(term, mode='drop')
 
 
 def weight_cotangent(ct, n_weights: int, indices, indptr, perm, ids, count, *, shape, transpose):

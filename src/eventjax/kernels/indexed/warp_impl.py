@@ -14,9 +14,10 @@ permutation entries outside ``data`` are dropped. An overflowed list
 import functools
 
 from eventjax.backends.warp_bridge import WarpKernelSpec, import_warp
-from eventjax.kernels.common.warp_typing import accumulator_type, warp_types
+from eventjax.kernels.common.warp_typing import accumulator_type, event_test, warp_types
 
-__all__ = ['binary_csrmv_indexed_kernel', 'csr_slice_rows_kernel']
+__all__ = ['binary_csrmm_indexed_kernel', 'binary_csrmv_indexed_kernel', 'binary_csrmv_packed_kernel',
+           'csr_slice_rows_kernel']
 
 
 @functools.cache
@@ -67,6 +68,57 @@ def binary_csrmv_indexed_kernel(dtypes, *, shape, permuted, outs):
 
 
 @functools.cache
+def _scatter_mm(wt, it, bt, permuted):
+    wp = import_warp()
+    at = accumulator_type(wt)
+    is_event = event_test(bt)
+
+    @wp.kernel(module='unique', enable_backward=False)
+    def scatter_mm(data: wp.array(dtype=wt), indices: wp.array(dtype=it), indptr: wp.array(dtype=it),
+                   perm: wp.array(dtype=it), ids: wp.array(dtype=wp.int32), count: wp.array(dtype=wp.int32),
+                   B: wp.array2d(dtype=bt), out: wp.array2d(dtype=wt)):
+        s, c = wp.tid()  # one thread per (slot, column of B)
+        if count[0] > ids.shape[0]:
+            if s == 0 and c == 0:  # an overflowed list: NaN everywhere
+                for j in range(out.shape[0]):
+                    for q in range(out.shape[1]):
+                        out[j, q] = wt(wp.nan)
+            return
+        if s >= count[0]:
+            return
+        i = int(ids[s])
+        if i < 0 or i >= indptr.shape[0] - 1:
+            return
+        if not is_event(B[i, c]):
+            return
+        nnz = indices.shape[0]
+        n = out.shape[0]
+        nd = data.shape[0]
+        start = wp.min(wp.max(int(indptr[i]), 0), nnz)
+        end = wp.min(wp.max(int(indptr[i + 1]), start), nnz)
+        for k in range(start, end):
+            j = int(indices[k])
+            if j >= 0 and j < n:
+                p = k
+                if nd == 1:
+                    p = 0
+                elif wp.static(permuted):
+                    p = int(perm[k])
+                if p >= 0 and p < nd:
+                    wp.atomic_add(out, j, c, wt(at(data[p])))
+
+    return scatter_mm
+
+
+def binary_csrmm_indexed_kernel(dtypes, *, shape, permuted, outs):
+    """The warp spec for ``binary_csrmm_indexed``: a thread per (slot of ``ids``, column of ``B``)."""
+    wt, it = warp_types(dtypes)[:2]
+    bt = warp_types(dtypes[6:7])[0]
+    return WarpKernelSpec(_scatter_mm(wt, it, bt, permuted), dim=lambda *shapes: (shapes[4][0], shapes[6][1]),
+                          zero_outputs=True)
+
+
+@functools.cache
 def _slice(wt, it):
     wp = import_warp()
     at = accumulator_type(wt)
@@ -97,3 +149,66 @@ def csr_slice_rows_kernel(dtypes, *, shape, outs):
     """The warp spec for ``csr_slice_rows``: a thread per chosen row."""
     wt, it = warp_types(dtypes)[:2]
     return WarpKernelSpec(_slice(wt, it), dim=lambda *shapes: shapes[3], zero_outputs=True)
+
+
+@functools.cache
+def _packed(wt, it, transpose):
+    wp = import_warp()
+    at = accumulator_type(wt)
+
+    @wp.func
+    def bounds(indptr: wp.array(dtype=it), sizes: wp.array(dtype=it), i: int, nnz: int):
+        k = int(sizes[2])
+        if k > 0:
+            return wp.min(i * k, nnz), wp.min(i * k + k, nnz)
+        start = wp.min(wp.max(int(indptr[i]), 0), nnz)
+        return start, wp.min(wp.max(int(indptr[i + 1]), start), nnz)
+
+    @wp.kernel(module='unique', enable_backward=False)
+    def scatter(data: wp.array(dtype=wt), indices: wp.array(dtype=it), indptr: wp.array(dtype=it),
+                words: wp.array(dtype=wp.uint32), sizes: wp.array(dtype=it), out: wp.array(dtype=wt)):
+        q = wp.tid()  # one thread per word: a word without events returns at once
+        word = words[q]
+        if word == wp.uint32(0):
+            return
+        m = int(sizes[0])
+        n = out.shape[0]
+        nnz = indices.shape[0]
+        for b in range(32):
+            i = q * 32 + b
+            if i < m and ((word >> wp.uint32(b)) & wp.uint32(1)) != wp.uint32(0):
+                se = bounds(indptr, sizes, i, nnz)
+                for e in range(se[0], se[1]):
+                    j = int(indices[e])
+                    if j >= 0 and j < n:
+                        p = e
+                        if data.shape[0] == 1:
+                            p = 0
+                        wp.atomic_add(out, j, wt(at(data[p])))
+
+    @wp.kernel(module='unique', enable_backward=False)
+    def gather(data: wp.array(dtype=wt), indices: wp.array(dtype=it), indptr: wp.array(dtype=it),
+               words: wp.array(dtype=wp.uint32), sizes: wp.array(dtype=it), out: wp.array(dtype=wt)):
+        r = wp.tid()  # one thread per row: it alone writes out[r]
+        n = int(sizes[1])
+        se = bounds(indptr, sizes, r, indices.shape[0])
+        acc = at(0.0)
+        for e in range(se[0], se[1]):
+            j = int(indices[e])
+            if j >= 0 and j < n:
+                if ((words[j // 32] >> wp.uint32(j % 32)) & wp.uint32(1)) != wp.uint32(0):
+                    p = e
+                    if data.shape[0] == 1:
+                        p = 0
+                    acc += at(data[p])
+        out[r] = wt(acc)
+
+    return scatter if transpose else gather
+
+
+def binary_csrmv_packed_kernel(dtypes, *, shape, fixed, transpose, outs):
+    """The warp spec of the bit-packed product: a thread per word (``transpose``) or per row."""
+    wt, it = warp_types(dtypes)[:2]
+    if transpose:
+        return WarpKernelSpec(_packed(wt, it, True), dim=lambda *shapes: shapes[3], zero_outputs=True)
+    return WarpKernelSpec(_packed(wt, it, False), dim=shape[0])
