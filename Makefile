@@ -18,7 +18,7 @@ DIFF_SECONDS ?= 900
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test,docs,dev,plot,serve,loadtest,units,brainstate]'
+	$(BIN)/python -m pip install -q -e '.[test,docs,dev,plot,serve,loadtest,units,brainstate,numba-cuda]'
 	@touch $(STAMP)
 
 setup: $(STAMP)

@@ -5,10 +5,15 @@ from __future__ import annotations
 import argparse
 import importlib
 import inspect
+import json
+import os
+import subprocess
 import sys
+import tempfile
 import time
 
-from stress.harness import CallWatch, Watchdog, install_watch
+import eventjax as ej
+from stress.harness import CallWatch, CompileCount, Report, RssTrace, Watchdog, install_watch, rss_mib
 
 # name -> share of the time budget; each is a module ``stress.<name>`` with ``run(seconds, long=...)``.
 SCENARIOS = {
@@ -25,17 +30,45 @@ SCENARIOS = {
     'config_cycle': 0.08,
     'eager_vmap': 0.05,
 }
+# The long mode runs the scenarios that compile the most first, so a long
+# run's memory is paid early and what follows runs warm code: the cold
+# configuration races (every racing trace costs fresh keys, by design), then
+# the operator pool's first calls; the scenarios that call the most come last.
+LONG_ORDER = ('config_flip', 'config_load', 'mixed', 'batching', 'faults', 'config_cycle', 'eager_vmap',
+              'prange', 'dynamic_batcher', 'cpp_kernel', 'resources', 'differential')
+# The long mode runs these in a process of their own: every problem the
+# differential tester draws has new shapes, so new executables that JAX keeps
+# (up to its caches' entry limits); that growth is its own, reported apart.
+APART = ('differential',)
 DEFAULT_SECONDS = {'short': 45.0, 'long': 180.0}
 # One call (compilation included, on a loaded 2-core machine) may take this long.
 CALL_BOUND = {'short': 120.0, 'long': 180.0}
+# A long run's memory after its first minute must be within this fraction of its memory at the end.
+RSS_MINUTE = 60.0
+RSS_TOLERANCE = 0.20
 
 
-def _rss_mib() -> int | str:
-    try:
-        import psutil  # noqa: PLC0415  (the test extra)
-    except ImportError:
-        return 'n/a'
-    return round(psutil.Process().memory_info().rss / 2**20)
+def _run_apart(name: str, budget: float, args) -> Report:
+    """Run scenario ``name`` in a child ``python -m stress`` and read its report back."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, 'report.json')
+        command = [sys.executable, '-m', 'stress', '--mode', args.mode, '--only', name,
+                   '--seconds', str(budget), '--report-json', path]
+        if args.diff_examples:
+            command += ['--diff-examples', str(args.diff_examples)]
+        if args.call_bound:
+            command += ['--call-bound', str(args.call_bound)]
+        try:
+            done = subprocess.run(command, timeout=budget * 3 + 600, check=False)
+        except subprocess.TimeoutExpired:
+            return Report(name, failures=[f'its process ran past {budget * 3 + 600:.0f} s'])
+        if not os.path.exists(path):
+            return Report(name, failures=[f'its process ended with code {done.returncode} and no report'])
+        with open(path) as f:
+            (saved,) = json.load(f)
+    report = Report(**saved)
+    report.extra['process'] = 'own'
+    return report
 
 
 def main(argv=None) -> int:
@@ -50,10 +83,13 @@ def main(argv=None) -> int:
                         help='problems the differential scenario draws at most (default: 2 short, 400 long)')
     parser.add_argument('--diff-seconds', type=float, default=None,
                         help="the differential scenario's own time bound (default: its share of --seconds)")
+    parser.add_argument('--rss-log', default=None,
+                        help='write the RSS samples (seconds, MiB, scenario) to this CSV file')
+    parser.add_argument('--report-json', default=None, help=argparse.SUPPRESS)  # a child run's reports
     args = parser.parse_args(argv)
     total = args.seconds or DEFAULT_SECONDS[args.mode]
     long = args.mode == 'long'
-    names = args.only or list(SCENARIOS)
+    names = args.only or list(LONG_ORDER if long else SCENARIOS)
     shares = sum(SCENARIOS[n] for n in names)
     reports = []
     start = time.monotonic()
@@ -62,20 +98,48 @@ def main(argv=None) -> int:
     budgets = {n: total * SCENARIOS[n] / shares for n in names}
     if 'differential' in budgets and args.diff_seconds:
         budgets['differential'] = args.diff_seconds
-    with Watchdog(sum(budgets.values()) * 3 + 600), watch:
+    apart = long and len(names) > 1
+    # Every primitive first, as a serving process defines its own at start-up: defining one
+    # changes the configuration, so everything compiled before it would compile again.
+    for name in names:
+        if not (apart and name in APART):
+            define = getattr(importlib.import_module(f'stress.{name}'), 'primitives', None)
+            if define is not None:
+                define()
+    compiles = CompileCount()
+    with Watchdog(sum(budgets.values()) * 3 + 600), watch, RssTrace() as trace, compiles:
         for name in names:
-            module = importlib.import_module(f'stress.{name}')
+            before, began, keys = rss_mib(), time.monotonic(), _keys_made()
+            trace.mark(name)
             budget = budgets[name]
-            accepts = inspect.signature(module.run).parameters
-            kwargs = {'long': long} if 'long' in accepts else {}
-            if 'examples' in accepts:
-                kwargs['examples'] = args.diff_examples
-            report = module.run(seconds=budget, **kwargs)
-            report.extra['rss_after_mib'] = _rss_mib()
+            if apart and name in APART:
+                report = _run_apart(name, budget, args)
+            else:
+                module = importlib.import_module(f'stress.{name}')
+                accepts = inspect.signature(module.run).parameters
+                kwargs = {'long': long} if 'long' in accepts else {}
+                if 'examples' in accepts:
+                    kwargs['examples'] = args.diff_examples
+                report = module.run(seconds=budget, **kwargs)
+            after = rss_mib()
+            if before is not None and report.extra.get('process') != 'own':
+                report.extra['rss_mib'] = f'{before:.0f}->{after:.0f} ({after - before:+.0f})'
+                report.extra['compiles'] = compiles.compiles_between(began)
+                report.extra['new_keys'] = _keys_made() - keys
             reports.append(report)
+            if args.report_json:
+                continue  # a child run: the parent prints its report
             print(report.line(), flush=True)
             for failure in report.failures:
                 print('   ', failure, flush=True)
+    if args.rss_log:
+        trace.write_csv(args.rss_log)
+    if args.report_json:
+        with open(args.report_json, 'w') as f:
+            json.dump([{k: getattr(r, k) for k in ('name', 'calls', 'checks', 'wrong', 'failures', 'seconds', 'extra')}
+                       for r in reports], f, default=str)
+    if args.report_json:  # a child run: the parent prints the summary
+        return 0
     failed = sum(not r.ok for r in reports)
     calls = sum(r.calls for r in reports)
     checks = sum(r.checks for r in reports)
@@ -89,7 +153,29 @@ def main(argv=None) -> int:
         if 'problems' in r.extra:  # the differential scenario's closing line
             print(f'differential: {r.extra["problems"]} problems, {r.checks} comparisons, '
                   f'{r.wrong} disagreements')
-    return 1 if failed or wrong else 0
+    memory_ok = _memory_line(trace, compiles, start, long)
+    return 1 if failed or wrong or not memory_ok else 0
+
+
+def _keys_made() -> int:
+    return ej.config.configuration_stats().keys_made
+
+
+def _memory_line(trace: RssTrace, compiles: CompileCount, start: float, long: bool) -> bool:
+    """Print RSS after the first minute and at the end; in a long run over 2 minutes, check they are close."""
+    minute, end = trace.at(RSS_MINUTE), trace.samples[-1][1] if trace.samples else None
+    if minute is None or trace.now() < RSS_MINUTE:
+        print('stress: RSS not checked (psutil missing or a run under a minute)')
+        return True
+    change = (end - minute) / end
+    checked = long and trace.now() >= 2 * RSS_MINUTE
+    ok = not checked or abs(change) <= RSS_TOLERANCE
+    verdict = ('ok' if ok else 'FAILED') if checked else 'not checked (short mode, or a run under 2 minutes)'
+    print(f'stress: RSS {minute:.0f} MiB after {RSS_MINUTE:.0f} s, {end:.0f} MiB at the end '
+          f'({100 * change:+.0f}% of the end, bound {100 * RSS_TOLERANCE:.0f}%): {verdict}; '
+          f'{compiles.compiles_between(start)} compilations, '
+          f'{compiles.compiles_between(start + RSS_MINUTE)} after {RSS_MINUTE:.0f} s')
+    return ok
 
 
 if __name__ == '__main__':

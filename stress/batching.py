@@ -52,6 +52,11 @@ def _numba_generator(outs):
     return kernel
 
 
+def primitives() -> tuple:
+    """The primitives this scenario defines, for ``python -m stress`` to define before any scenario runs."""
+    return (scan_only_primitive(),)
+
+
 def call_scan_only(x, w, backend):
     prim = scan_only_primitive()
     outs = (jax.ShapeDtypeStruct(x.shape, x.dtype), jax.ShapeDtypeStruct((1,), x.dtype))
@@ -161,7 +166,7 @@ def run(seconds: float, threads: int = 4, long: bool = False) -> Report:
     seed = int(time.time()) % 100_000 + 7
     rng = np.random.default_rng(seed)
     names = ops.operators()
-    pool = [ops.random_case(rng, names[int(rng.integers(len(names)))]) for _ in range(12 if long else 4)]
+    pool = [ops.random_case(rng, names[int(rng.integers(len(names)))]) for _ in range(6 if long else 4)]
     floats = [n for n in names if not n.startswith('binary_')]
     if floats and all(c.name.startswith('binary_') for c in pool):
         pool[-1] = ops.random_case(rng, floats[int(rng.integers(len(floats)))])  # so grad has work

@@ -6,28 +6,44 @@ use the new backend. Flip ``k`` sets backend ``BACKENDS[k % 2]``; before a
 flip the main thread publishes ``started = k``, after it ``committed = k``.
 A worker reads ``committed`` before its call and ``started`` after it: the
 backends allowed are those of flips ``committed..started``.
+
+The first ``COLD_FLIPS`` flips are cold: workers trace and compile while the
+configuration changes under them, and every trace that races a change costs
+fresh keys, so each of these flips compiles. The later flips work like a
+serving process: the flipper drafts the next state and compiles the workers'
+calls for it in its own thread (``config.drafting``, ``config.warming``)
+before switching, so they compile nothing and keep no new memory.
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 import eventjax as ej
 from stress.harness import Report, run_threads
 
 VALUES = {'a': 1.0, 'b': 2.0}
 BACKENDS = ('a', 'b')
+COLD_FLIPS = 24
 
 
+@functools.cache
 def make_primitive() -> ej.XLACustomKernel:
     prim = ej.XLACustomKernel('stress_two_valued')
     for name, value in VALUES.items():
         prim.def_kernel(name, 'cpu', lambda outs, value=value: lambda x: (x + value,))
     return prim
+
+
+def primitives() -> tuple:
+    """The primitives this scenario defines, for ``python -m stress`` to define before any scenario runs."""
+    return (make_primitive(),)
 
 
 def run(seconds: float, flips: int = 200, threads: int = 8) -> Report:
@@ -45,7 +61,7 @@ def run(seconds: float, flips: int = 200, threads: int = 8) -> Report:
         fn = jitted if i % 2 else eager
         while not marks['stop'] and time.monotonic() < deadline:
             first = marks['committed']
-            value = float(fn(x)[0])
+            value = float(np.asarray(fn(x))[0])
             last = marks['started']
             allowed = {VALUES[BACKENDS[k % 2]] for k in range(first, last + 1)}
             if value not in allowed:
@@ -53,16 +69,23 @@ def run(seconds: float, flips: int = 200, threads: int = 8) -> Report:
             else:
                 report.add(1, 1)
 
-    flip_while_working(report, worker, marks, BACKENDS, seconds=seconds, flips=flips, threads=threads)
+    def warm():
+        np.asarray(jitted(x))
+        np.asarray(eager(x))
+
+    flip_while_working(report, worker, marks, BACKENDS, seconds=seconds, flips=flips, threads=threads,
+                       warm=warm, cold=COLD_FLIPS)
     return report
 
 
 def flip_while_working(report: Report, worker, marks: dict, backends: tuple[str, str], *, seconds: float,
-                       flips: int, threads: int) -> None:
+                       flips: int, threads: int, warm=None, cold: int = 0) -> None:
     """Run ``worker`` in ``threads`` threads while flip ``k`` sets ``backends[k % 2]`` on the cpu.
 
     Before flip ``k`` ``marks['started']`` becomes ``k``, after it ``marks['committed']``;
-    ``marks['stop']`` ends the workers. Fills the report's time and flip count, clears the backends.
+    ``marks['stop']`` ends the workers. After the first ``cold`` flips, ``warm()`` runs under
+    the next state (drafted, not yet published) before each flip. Fills the report's time
+    and flip count, clears the backends.
     """
     deadline = time.monotonic() + seconds
     pool = threading.Thread(target=lambda: report.failures.extend(run_threads(threads, worker, seconds + 60)))
@@ -73,6 +96,11 @@ def flip_while_working(report: Report, worker, marks: dict, backends: tuple[str,
         if time.monotonic() > deadline:
             break
         time.sleep(pause)
+        if warm is not None and k > cold:
+            with ej.config.drafting() as draft:
+                ej.set_backend('cpu', backends[k % 2])
+            with ej.config.warming(draft.snapshot):
+                warm()
         marks['started'] = k
         ej.set_backend('cpu', backends[k % 2])
         marks['committed'] = k

@@ -44,6 +44,11 @@ def faulty_primitive() -> ej.XLACustomKernel:
     return prim
 
 
+def primitives() -> tuple:
+    """The primitives this scenario defines, for ``python -m stress`` to define before any scenario runs."""
+    return (faulty_primitive(),)
+
+
 def _raising_numba(outs):
     import numba  # noqa: PLC0415
 
@@ -58,10 +63,18 @@ def _raising_numba(outs):
 
 
 def _call_faulty(x, backend, jit):
-    prim = faulty_primitive()
-    out = jax.ShapeDtypeStruct(x.shape, x.dtype)
-    fn = (lambda x: prim(x, outs=out, backend=backend))
-    return jax.jit(fn)(x) if jit else fn(x)
+    return (_jitted_faulty(backend) if jit else functools.partial(_faulty, backend=backend))(x)
+
+
+def _faulty(x, backend):
+    return faulty_primitive()(x, outs=jax.ShapeDtypeStruct(x.shape, x.dtype), backend=backend)
+
+
+@functools.cache
+def _jitted_faulty(backend):
+    # One jitted function per backend, built once: the long run repeats every fault, and a
+    # fresh jax.jit per call would compile (and keep) a new executable each time.
+    return jax.jit(functools.partial(_faulty, backend=backend))
 
 
 def _bad_index_case(rng, name):
@@ -150,7 +163,8 @@ def run(seconds: float, threads: int = 6, long: bool = False) -> Report:
     seed = int(time.time()) % 100_000 + 11
     rng = np.random.default_rng(seed)
     names = ops.operators()
-    pool = [ops.random_case(rng, names[i % len(names)], shape=SHAPE) for i in range(len(names))]
+    pool = (list(mixed.long_pool(mixed.LONG_SEED)) if long
+            else [ops.random_case(rng, names[i % len(names)], shape=SHAPE) for i in range(len(names))])
     start = time.monotonic()
     deadline = start + max(seconds - 5.0, 2.0)
     stop = threading.Event()

@@ -69,6 +69,7 @@ class CompileCount:
     def __init__(self) -> None:
         self.compiles = 0
         self.traces = 0
+        self.compile_times: list[float] = []  # time.monotonic() of each compilation
         self._lock = threading.Lock()
 
     def _listen(self, event: str, duration: float, **kwargs) -> None:
@@ -76,8 +77,14 @@ class CompileCount:
             with self._lock:
                 if event == COMPILE_EVENT:
                     self.compiles += 1
+                    self.compile_times.append(time.monotonic())
                 else:
                     self.traces += 1
+
+    def compiles_between(self, start: float, end: float = float('inf')) -> int:
+        """Compilations between two ``time.monotonic()`` readings."""
+        with self._lock:
+            return sum(start <= t < end for t in self.compile_times)
 
     def __enter__(self) -> CompileCount:
         jax.monitoring.register_event_duration_secs_listener(self._listen)
@@ -85,6 +92,78 @@ class CompileCount:
 
     def __exit__(self, *exc) -> None:
         jax.monitoring.unregister_event_duration_listener(self._listen)
+
+
+def rss_mib() -> float | None:
+    """This process's resident set size in MiB (None without psutil, which the test extra installs)."""
+    try:
+        import psutil  # noqa: PLC0415  (the test extra)
+    except ImportError:
+        return None
+    return psutil.Process().memory_info().rss / 2**20
+
+
+class RssTrace:
+    """Samples the resident set size every ``period`` seconds from a daemon thread while active.
+
+    ``at(t)`` is the first sample taken ``t`` seconds or more after the start
+    (the last one if the run was shorter); ``peak(t0, t1)`` the largest between.
+
+    Example:
+        >>> with RssTrace(period=0.01) as trace:
+        ...     _ = bytearray(1 << 20)
+        >>> trace.at(0.0) is None or trace.at(0.0) > 0
+        True
+    """
+
+    def __init__(self, period: float = 0.5):
+        self.period = period
+        self.start = time.monotonic()
+        self.samples: list[tuple[float, float]] = []
+        self.marks: list[tuple[float, str]] = []  # (seconds, what starts then)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, name='RssTrace', daemon=True)
+
+    def _take(self) -> None:
+        rss = rss_mib()
+        if rss is not None:
+            self.samples.append((time.monotonic() - self.start, rss))
+
+    def _sample(self) -> None:
+        while not self._stop.wait(self.period):
+            self._take()
+
+    def __enter__(self) -> RssTrace:
+        self.start = time.monotonic()
+        self._take()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join(5)
+        self._take()
+
+    def mark(self, what: str) -> None:
+        """Name what runs from now on (the CSV's third column)."""
+        self.marks.append((self.now(), what))
+
+    def write_csv(self, path: str) -> None:
+        with open(path, 'w') as f:
+            f.write('seconds,rss_mib,scenario\n')
+            for t, rss in self.samples:
+                what = next((w for s, w in reversed(self.marks) if s <= t), '')
+                f.write(f'{t:.1f},{rss:.1f},{what}\n')
+
+    def now(self) -> float:
+        return time.monotonic() - self.start
+
+    def at(self, t: float) -> float | None:
+        return next((r for s, r in self.samples if s >= t), self.samples[-1][1] if self.samples else None)
+
+    def peak(self, t0: float, t1: float) -> float | None:
+        inside = [r for s, r in self.samples if t0 <= s <= t1]
+        return max(inside) if inside else None
 
 
 def run_threads(n: int, target: Callable[[int], None], timeout: float) -> list[str]:

@@ -22,8 +22,13 @@ FAMILIES = {
     'csr': ('csrmv', 'csrmm', 'binary_csrmv', 'binary_csrmm'),
     'fcn': ('fcnmv', 'fcnmm', 'binary_fcnmv', 'binary_fcnmm'),
 }
-# A small set of shapes, so caches are both hit and missed.
+# A small set of shapes, so caches are both hit and missed. Every drawn
+# structure of one shape has the same number of stored entries (DENSITY), so
+# cases of one (operator, shape, transpose, homogeneous weights, event dtype)
+# share their compiled code: the set of executables a run can compile is
+# bounded, and a long run pays for all of it early.
 SHAPES = ((8, 12), (16, 16), (5, 33))
+DENSITY = 0.3
 MM_COLS = (3,)
 FCN_CONN = 4
 # Pallas in interpret mode costs tens of ms per call and is not registered on
@@ -104,8 +109,8 @@ def _jitted(name):
 JITTED = {name: _jitted(name) for name in operators()}
 
 
-def _events(rng, shape):
-    if rng.random() < 0.5:
+def _events(rng, shape, boolean=None):
+    if rng.random() < 0.5 if boolean is None else boolean:
         return rng.random(shape) < 0.4
     return rng.choice(np.array([-1.0, 0.0, 0.5, 2.0], np.float32), size=shape)
 
@@ -115,27 +120,32 @@ def operand_like(rng, name, shape):
     return _events(rng, shape) if name.startswith('binary_') else rng.normal(size=shape).astype(np.float32)
 
 
-def _operand(rng, name, length):
+def _operand(rng, name, length, boolean=None):
     """The vector/matrix operand and its float64 value as the product sees it."""
     mm = name.endswith('mm')
     shape = (length, MM_COLS[rng.integers(len(MM_COLS))]) if mm else (length,)
     if name.startswith('binary_'):
-        x = _events(rng, shape)
+        x = _events(rng, shape, boolean)
         return x, (x > 0).astype(np.float64)
     x = rng.normal(size=shape).astype(np.float32)
     return x, x.astype(np.float64)
 
 
-def _dense(rng, m, n):
+def _homogeneous(rng, homogeneous):
+    return rng.random() < 0.25 if homogeneous is None else homogeneous
+
+
+def _dense(rng, m, n, homogeneous=None):
     w = rng.normal(size=(m, n)).astype(np.float32)
     return (w,), w.astype(np.float64)
 
 
-def _csr(rng, m, n):
-    counts = rng.binomial(n, 0.3, size=m)
+def _csr(rng, m, n, homogeneous=None):
+    # A fixed count of stored entries per shape, spread over random rows (any row may be empty).
+    counts = np.bincount(rng.integers(0, m, size=round(DENSITY * m * n)), minlength=m)
     indices = rng.integers(0, n, size=int(counts.sum())).astype(np.int32)
     indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
-    homogeneous = rng.random() < 0.25
+    homogeneous = _homogeneous(rng, homogeneous)
     data = rng.normal(size=1 if homogeneous else indices.size).astype(np.float32)
     dense = np.zeros((m, n))
     rows = np.repeat(np.arange(m), counts)
@@ -143,9 +153,9 @@ def _csr(rng, m, n):
     return (data, indices, indptr), dense
 
 
-def _fcn(rng, m, n):
+def _fcn(rng, m, n, homogeneous=None):
     indices = rng.integers(0, n, size=(m, FCN_CONN)).astype(np.int32)
-    homogeneous = rng.random() < 0.25
+    homogeneous = _homogeneous(rng, homogeneous)
     weights = rng.normal(size=(1,) if homogeneous else (m, FCN_CONN)).astype(np.float32)
     dense = np.zeros((m, n))
     rows = np.repeat(np.arange(m), FCN_CONN)
@@ -162,13 +172,30 @@ def family(name: str) -> str:
     return next(f for f, names in FAMILIES.items() if name in names)
 
 
-def random_case(rng: np.random.Generator, name: str, *, shape=None, transpose=None) -> Case:
-    """A random call of operator ``name`` with its NumPy answer."""
+def random_case(rng: np.random.Generator, name: str, *, shape=None, transpose=None,
+                homogeneous=None, boolean=None) -> Case:
+    """A random call of operator ``name`` with its NumPy answer.
+
+    Unset choices are drawn: the shape (from ``SHAPES``), ``transpose``, one
+    weight for every connection or ``homogeneous``, and for events a
+    ``boolean`` array or a float one.
+    """
     m, n = shape or SHAPES[rng.integers(len(SHAPES))]
     transpose = bool(rng.integers(2)) if transpose is None else transpose
     fam = family(name)
-    structure, dense = _STRUCTURES[fam](rng, m, n)
-    x, x64 = _operand(rng, name, m if transpose else n)
+    structure, dense = _STRUCTURES[fam](rng, m, n, homogeneous)
+    x, x64 = _operand(rng, name, m if transpose else n, boolean)
     expected = (dense.T if transpose else dense) @ x64
     statics = {'transpose': transpose} if fam == 'dense' else {'transpose': transpose, 'shape': (m, n)}
     return Case(name, (*structure, x), statics, expected, dense)
+
+
+def redraw(rng: np.random.Generator, case: Case) -> Case:
+    """A case of the same operator, shapes and dtypes as ``case`` with new random values.
+
+    It runs the code compiled for ``case``: new data through warm caches.
+    """
+    m, n = case.dense.shape
+    homogeneous = family(case.name) != 'dense' and np.asarray(case.structure[0]).size == 1
+    return random_case(rng, case.name, shape=(m, n), transpose=case.statics['transpose'],
+                       homogeneous=homogeneous, boolean=np.asarray(case.operand).dtype == np.bool_)

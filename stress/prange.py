@@ -38,6 +38,11 @@ def parallel_primitive() -> ej.XLACustomKernel:
     return prim
 
 
+def primitives() -> tuple:
+    """The primitives this scenario defines, for ``python -m stress`` to define before any scenario runs."""
+    return (parallel_primitive(),) if 'numba' in ops.usable_cpu_backends() else ()
+
+
 def _generator(outs):
     @numba.njit(parallel=True)
     def matvec(w, x, y, err):

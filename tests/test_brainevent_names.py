@@ -367,14 +367,16 @@ class TestNativeKernels:
         p.def_cuda_raw_kernel(lambda outs: lambda x: (x,))
         assert p.available_backends('gpu') == ('cuda',)
 
-    def test_numba_cuda_names_say_what_to_use_instead(self):
+    def test_numba_cuda_names_register_and_wrap_numba_cuda_kernels(self):
         # be: XLACustomKernel.def_numba_cuda_kernel
         # be: numba_cuda_kernel
         p = ej.XLACustomKernel('names_numba_cuda')
-        with pytest.raises(NotImplementedError, match='def_cuda_kernel'):
-            p.def_numba_cuda_kernel(lambda outs: None)
-        with pytest.raises(AttributeError, match='def_cuda_kernel'):
-            ej.numba_cuda_kernel  # noqa: B018
+        p.def_numba_cuda_kernel(lambda outs: ej.numba_cuda_kernel(None, outs[0], launch_dims=4))
+        assert p.available_backends('gpu') == ('numba_cuda',)
+        f = ej.numba_cuda_kernel(None, jax.ShapeDtypeStruct((4,), jnp.float32), launch_dims=4)
+        assert callable(f)
+        with pytest.raises(ej.errors.KernelSpecError, match='launch_dims or \\(grid, block\\)'):
+            ej.numba_cuda_kernel(None, jax.ShapeDtypeStruct((4,), jnp.float32))
 
 
 class TestPlasticity:

@@ -31,7 +31,7 @@ class TestInfo:
 
     def test_info_says_why_a_backend_is_unavailable(self, capsys):
         cli.main(['info'])
-        assert 'numba  gpu  no: numba kernels run on the CPU only.' in capsys.readouterr().out
+        assert 'numba      gpu  no: numba kernels run on the CPU only.' in capsys.readouterr().out
 
     def test_info_shows_the_global_backend_and_the_thread_override(self, capsys):
         import eventjax as ej

@@ -7,6 +7,7 @@ later blocks must not depend on it.
 """
 
 import contextlib
+import importlib.util
 import io
 import pathlib
 import re
@@ -25,6 +26,7 @@ REQUIREMENTS = {
     'requires-gpu': lambda: jax.default_backend() == 'gpu',
     'requires-fcn': lambda: hasattr(ej, 'binary_fcnmv'),
     'requires-cpp': lambda: ej.backends_available()['cpp']['cpu'].available,
+    'requires-numba-cuda': lambda: importlib.util.find_spec('numba_cuda') is not None,
     'requires-numba-bridge': lambda: hasattr(ej.XLACustomKernel, 'def_numba_kernel')
     and ej.backends_available()['numba']['cpu'].available,
 }

@@ -3,6 +3,8 @@
 import importlib.util
 import pathlib
 
+import numpy as np
+
 SCRIPT = pathlib.Path(__file__).parent.parent / 'docs' / 'examples' / 'cuba_delays.py'
 
 
@@ -18,9 +20,12 @@ def test_a_short_run_gives_identical_spike_trains_on_jax_and_numba(capsys):
     assert 'same spike trains on jax, numba: True' in capsys.readouterr().out
 
 
-def test_delays_are_drawn_from_one_to_five_ms():
-    cuba = _load()
-    (exc, inh), _ = cuba.make_network(0, 'uniform')
-    for W in (exc, inh):
+def test_delays_are_drawn_from_one_to_five_ms_on_the_connections_of_the_one_step_network():
+    networks, _ = _load().make_network(0)
+    for W, one in zip(networks['uniform'], networks['one step']):
         d = W.delays
         assert int(d.min()) == 10 and int(d.max()) == 50 and W.ring_length == 51
+        assert int(one.delays.max()) == 1 and one.ring_length == 2
+        np.testing.assert_array_equal(W.indptr, one.indptr)
+        rows = np.repeat(np.arange(W.shape[0]), np.diff(np.asarray(W.indptr)))
+        assert sorted(zip(rows, np.asarray(W.indices))) == sorted(zip(rows, np.asarray(one.indices)))

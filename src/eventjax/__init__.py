@@ -5,6 +5,7 @@ from eventjax._version import __version__ as __version__
 from eventjax.backends import XLACustomKernel, backends_available, numba_threads
 from eventjax.backends.native_bridge import NativeKernel
 from eventjax.backends.native_modules import load_cpp_inline, load_cuda_file, load_cuda_inline
+from eventjax.backends.numba_cuda_backend import NumbaCudaKernel, numba_cuda_kernel
 from eventjax.config import clear_backends, get_backend, set_backend
 from eventjax.containers import (
     COO,
@@ -117,6 +118,7 @@ __all__ = [
     'IndexedEvents',
     'JITCMatrix',
     'NativeKernel',
+    'NumbaCudaKernel',
     'WeightedArray',
     'XLACustomKernel',
     'backends_available',
@@ -174,6 +176,7 @@ __all__ = [
     'load_cpp_inline',
     'load_cuda_file',
     'load_cuda_inline',
+    'numba_cuda_kernel',
     'primitives',
     'random_csr',
     'random_fixed_num_conn',
@@ -200,8 +203,6 @@ __all__ = [
 # brainevent names with no eventjax twin, and what to write instead.
 _INSTEAD = {
     'Dense': 'a plain weight array: eventjax.EventArray(spikes) @ W, or eventjax.binary_densemv(W, spikes)',
-    'numba_cuda_kernel': ('a CUDA C++ kernel (XLACustomKernel.def_cuda_kernel with eventjax.NativeKernel), '
-                          'or warp or pallas: eventjax has no numba_cuda backend yet'),
 }
 
 

@@ -90,7 +90,7 @@ def info_lines() -> list[str]:
     for backend, per_platform in ej.backends_available().items():
         for plat, status in per_platform.items():
             text = 'yes' if status.available else f'no: {status.reason}' + (f' Fix: {status.fix}' if status.fix else '')
-            out.append(f'  {backend:<7}{plat:<4} {text}')
+            out.append(f'  {backend:<11}{plat:<4} {text}')
     out.append(f'numba threads\n  {_numba_threads()}')
     snap = ej.config.snapshot()
     out.append('configuration')

@@ -62,9 +62,26 @@ def _affine_native(*, outs):
     return ej.NativeKernel('eventjax_contract_affine', source=_AFFINE_SOURCE)
 
 
+@functools.cache
+def _numba_cuda_affine_kernel():
+    from numba import cuda  # seconds to import: only where a GPU runs it
+
+    @cuda.jit
+    def affine(x, y):
+        i = cuda.grid(1)
+        if i < y.size:
+            y[i] = 2 * x[i] + 1
+
+    return affine
+
+
+def _affine_numba_cuda(*, outs):
+    return ej.NumbaCudaKernel(_numba_cuda_affine_kernel(), launch_dims=lambda shape: shape[0])
+
+
 # y = 2x + 1 in each bridge's own kernel format: a new bridge adds its entry here.
 AFFINE = {'jax': _affine_jax, 'numba': _affine_numba, 'warp': _affine_warp, 'pallas': _affine_pallas,
-          'cpp': _affine_native, 'cuda': _affine_native}
+          'cpp': _affine_native, 'cuda': _affine_native, 'numba_cuda': _affine_numba_cuda}
 
 
 @pytest.fixture(params=BRIDGES, ids=lambda b: b.name)

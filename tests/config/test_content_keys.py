@@ -9,6 +9,7 @@ import pytest
 from stress.harness import CompileCount
 
 import eventjax as ej
+from eventjax.config import runtime
 from eventjax.serving import Warmup
 from tests.conftest import make_two_valued, out_like
 
@@ -20,6 +21,14 @@ def prim_and_x():
     prim = make_two_valued('content_keys')
     x = jnp.zeros(3, jnp.float32)
     return prim, x
+
+
+def _run(threads) -> None:
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(TIMEOUT)
+    assert not any(t.is_alive() for t in threads)
 
 
 def _value(y) -> float:
@@ -176,6 +185,49 @@ class TestBound:
                 ej.set_backend('cpu', backend)
                 assert ej.config.configuration_stats().cached <= 3
             assert _value(prim(x, outs=out_like(x))) == 1.0
+        finally:
+            ej.config.set_max_configurations(before)
+
+    def test_overrides_and_changes_over_many_backends_from_many_threads_stay_bounded(self):
+        names = [f'k{i}' for i in range(8)]
+        prim = ej.XLACustomKernel('many_backends')
+        for i, name in enumerate(names):
+            prim.def_kernel(name, 'cpu', lambda outs, i=i: lambda x: (x + i,))
+        x = jnp.zeros(3, jnp.float32)
+        f = jax.jit(lambda x: prim(x, outs=out_like(x)))
+        before = ej.config.get_max_configurations()
+        errors, sizes = [], []
+        try:
+            ej.config.set_max_configurations(4)
+            keys = ej.config.configuration_stats().keys_made
+
+            def overrides():
+                for _ in range(3):
+                    for i, name in enumerate(names):
+                        with ej.config.override(cpu=name):
+                            got = (_value(f(x)), _value(prim(x, outs=out_like(x))))
+                        if got != (i, i):
+                            errors.append(f'override {name}: got {got}')
+
+            _run([threading.Thread(target=overrides) for _ in range(8)])
+            # Per-thread overrides never make global keys, however many there are.
+            assert ej.config.configuration_stats().keys_made == keys
+            start = threading.Barrier(48)
+
+            def change(t):
+                start.wait(TIMEOUT)  # all alive at once: 48 different writers
+                ej.set_backend('cpu', names[t % 8] if t % 9 else None)
+                sizes.append(ej.config.configuration_stats().cached)
+
+            _run([threading.Thread(target=change, args=(t,)) for t in range(48)])
+            assert not errors
+            assert max(sizes) <= 4
+            assert ej.config.configuration_stats().cached <= 4
+            # The writers the race rule remembers are bounded too (the oldest fold into one entry).
+            assert len(runtime._STATE.writers) <= runtime._WRITERS_KEPT + 1
+            current = ej.get_backend('cpu')
+            want = names.index(current) if current else 0
+            assert _value(f(x)) == _value(prim(x, outs=out_like(x))) == want
         finally:
             ej.config.set_max_configurations(before)
 

@@ -68,3 +68,40 @@ class TestReport:
         report = Report('busy')
         report.add(calls=1, checks=1)
         assert report.ok and ': ok:' in report.line()
+
+
+class TestMemoryCriterion:
+    """A long run fails when its RSS after the first minute is not within 20% of its RSS at the end."""
+
+    @staticmethod
+    def _trace(samples):
+        from stress.harness import RssTrace
+
+        trace = RssTrace()
+        trace.samples = list(samples)
+        trace.now = lambda: samples[-1][0]
+        return trace
+
+    def _check(self, samples, long=True):
+        from stress.__main__ import _memory_line
+        from stress.harness import CompileCount
+
+        return _memory_line(self._trace(samples), CompileCount(), 0.0, long)
+
+    def test_growth_after_the_first_minute_beyond_20_percent_of_the_end_fails(self, capsys):
+        assert not self._check([(0.0, 100.0), (60.0, 500.0), (300.0, 700.0)])
+        assert 'FAILED' in capsys.readouterr().out
+
+    def test_growth_within_20_percent_passes(self, capsys):
+        assert self._check([(0.0, 100.0), (61.0, 600.0), (300.0, 700.0)])
+        assert '600 MiB after 60 s, 700 MiB at the end' in capsys.readouterr().out
+
+    def test_the_short_mode_reports_without_failing(self):
+        assert self._check([(0.0, 100.0), (60.0, 200.0), (300.0, 700.0)], long=False)
+
+    def test_the_rss_trace_samples_while_active(self):
+        from stress.harness import RssTrace
+
+        with RssTrace(period=0.01) as trace:
+            _ = bytearray(1 << 20)
+        assert trace.samples and trace.at(0.0) > 0 and trace.at(1e9) == trace.samples[-1][1]

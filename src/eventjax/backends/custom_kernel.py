@@ -85,13 +85,6 @@ class XLACustomKernel(KernelPrimitive):
         """
         self.def_kernel('cuda', 'gpu', kernel_generator, asdefault=asdefault)
 
-    def def_numba_cuda_kernel(self, *args, **kwargs) -> None:
-        """brainevent's numba CUDA kernels have no backend here yet: raises, naming what to use instead."""
-        raise NotImplementedError(
-            f'{self.name}.def_numba_cuda_kernel(): eventjax has no numba_cuda backend. Write the GPU kernel in '
-            'CUDA C++ (def_cuda_kernel with an eventjax.NativeKernel), warp (def_warp_kernel) or pallas '
-            '(def_pallas_kernel).')
-
 
 def _def_method(bridge: Bridge):
     name = bridge.name

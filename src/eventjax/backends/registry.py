@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import functools
 
-from eventjax.backends import native_bridge, numba_backend, pallas_bridge, reference, warp_bridge
+from eventjax.backends import native_bridge, numba_backend, numba_cuda_backend, pallas_bridge, reference, warp_bridge
 from eventjax.backends.bridge import Bridge
 from eventjax.config import register_backend_catalog
 
@@ -24,6 +24,7 @@ BRIDGES: tuple[Bridge, ...] = (
     pallas_bridge.BRIDGE,
     native_bridge.CPP_BRIDGE,
     native_bridge.CUDA_BRIDGE,
+    numba_cuda_backend.BRIDGE,
 )
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import attrs
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -24,8 +25,9 @@ from eventjax.benchmarks.delay_arrays import delay_problem
 from eventjax.benchmarks.events_arrays import events_problem
 from eventjax.benchmarks.floor import dense_bytes, sparse_bytes
 
-__all__ = ['BATCH', 'CASES', 'CONN_PER_ROW', 'CSR_BASELINE_MAX_N', 'DELAY_SIZES', 'DELAY_STEPS', 'DELAY_T',
-           'DENSE_MAX_N', 'EVENTS_FORMS', 'EVENTS_RATES', 'EVENTS_SIZES', 'EVENT_RATE', 'FAMILIES', 'JITC_CONN',
+__all__ = ['BATCH', 'CASES', 'CONN_PER_ROW', 'CSR_BASELINE_MAX_N', 'DELAY_SCAN', 'DELAY_SIZES', 'DELAY_STEPS',
+           'DELAY_T', 'DENSE_MAX_N', 'EVENTS_FORMS', 'EVENTS_RATES', 'EVENTS_SIZES', 'EVENT_RATE', 'FAMILIES',
+           'JITC_CONN',
            'JITC_EVENT_RATE', 'JITC_SIZES', 'Case', 'Problem', 'cases_for', 'default_sizes']
 
 CONN_PER_ROW = 100  # connections per row (all of them below n = 100)
@@ -40,10 +42,13 @@ JITC_CONN = 100
 JITC_EVENT_RATE = 0.05
 JITC_SIZES = (10_000, 100_000, 1_000_000)
 CSR_BASELINE_MAX_N = 1_000_000  # 10**8 stored connections, about 0.8 GB
-# The delay family: delays uniform in these steps (the ring holds the last + 1), one step at t = DELAY_T,
-# compared with the undelayed event product (binary_csrmv T) on the same backend.
+# The delay family: delays uniform in these steps (the ring holds the last + 1), timed as a model runs
+# it: a lax.scan of DELAY_SCAN steps from t = DELAY_T with the ring as its carry (updated in place), a new
+# spike vector each step, compared with the same scan of the undelayed event product (binary_csrmv T)
+# added into a carried input vector, on the same backend; both report time per step.
 DELAY_STEPS = (1, 20)
 DELAY_T = 7
+DELAY_SCAN = 20
 DELAY_SIZES = (4_000, 100_000)
 # The events family: one spike vector in several forms, at a high and a cortex-like low rate.
 EVENTS_SIZES = (4_000, 100_000)
@@ -60,7 +65,8 @@ class Problem:
     the same backend (``dense`` is None where the baseline is too big).
     ``floor_bytes`` is what the kernel must move (None: not memory-bound);
     ``brainevent`` and ``scipy`` the same product in those packages (None:
-    no counterpart).
+    no counterpart). ``steps``: how many steps one call runs (a scan); the
+    times reported are per step.
     """
 
     args: tuple
@@ -72,6 +78,7 @@ class Problem:
     floor_bytes: int | None = None
     brainevent: BraineventCall | None = None
     scipy: ScipyCall | None = None
+    steps: int = 1
 
 
 @attrs.frozen
@@ -230,14 +237,33 @@ def _jitc_case(fn, transpose, events=True):
 
 
 def _delay_case(n, rng, rate=EVENT_RATE):
-    """One step of ``csr_delay_deliver``; baseline: the undelayed event product on the same backend."""
-    arrays = tuple(jnp.asarray(a) for a in delay_problem(n, rng, rate, k=min(n, CONN_PER_ROW), steps=DELAY_STEPS))
-    ring, spikes, data, indices, indptr, delays = arrays
-    call = lambda r, s, d, i, p, dl, backend: ej.csr_delay_deliver(r, s, d, i, p, dl, DELAY_T, shape=(n, n),
-                                                                   backend=backend)
-    base = lambda d, i, p, s, backend: ej.binary_csrmv(d, i, p, s, shape=(n, n), transpose=True, backend=backend)
-    return Problem(arrays, call, (data, indices, indptr, spikes), base, min(n, CONN_PER_ROW),
-                   baseline='binary_csrmv T')
+    """``DELAY_SCAN`` steps of ``csr_delay_deliver`` in a scan; baseline: the same scan of the undelayed product.
+
+    The ring starts at zero inside the call (one fill per scan, as the
+    baseline zeroes its vector) and is the scan's carry, so the delivery
+    updates it in place; each step delivers a fresh spike vector at
+    ``t = DELAY_T + step``. Summed over the ring, the result is the
+    baseline's: every delay lies within the ring.
+    """
+    ring, _, data, indices, indptr, delays = delay_problem(n, rng, rate, k=min(n, CONN_PER_ROW), steps=DELAY_STEPS)
+    spikes = jnp.asarray(rng.random((DELAY_SCAN, n)) < rate)
+    data, indices, indptr, delays = (jnp.asarray(a) for a in (data, indices, indptr, delays))
+    steps = jnp.arange(DELAY_SCAN, dtype=jnp.int32) + DELAY_T
+
+    def call(d, i, p, dl, s, backend):
+        def step(r, x):
+            t, sp = x
+            return ej.csr_delay_deliver(r, sp, d, i, p, dl, t, shape=(n, n), backend=backend, validate=False), None
+        return jax.lax.scan(step, jnp.zeros(ring.shape, ring.dtype), (steps, s))[0]
+
+    def base(d, i, p, s, backend):
+        def step(acc, sp):
+            return acc + ej.binary_csrmv(d, i, p, sp, shape=(n, n), transpose=True, backend=backend,
+                                         validate=False), None
+        return jax.lax.scan(step, jnp.zeros(n, jnp.float32), s)[0]
+
+    return Problem((data, indices, indptr, delays, spikes), call, (data, indices, indptr, spikes), base,
+                   min(n, CONN_PER_ROW), baseline='binary_csrmv T', steps=DELAY_SCAN)
 
 
 def _events_case(form: str, rate: float):
@@ -303,7 +329,8 @@ CASES = (
     Case('jitc', 'binary_jitcmv T', 'binary_jitcmv', _jitc_case('binary_jitcmv', True)),
     Case('jitc', 'binary_jitcmv', 'binary_jitcmv', _jitc_case('binary_jitcmv', False)),
     Case('jitc', 'jitcmv', 'jitcmv', _jitc_case('jitcmv', False, events=False)),
-    Case('delay', f'csr_delay_deliver (d {DELAY_STEPS[0]}-{DELAY_STEPS[1]})', 'csr_delay_deliver', _delay_case),
+    Case('delay', f'csr_delay_deliver (d {DELAY_STEPS[0]}-{DELAY_STEPS[1]}, scan step)', 'csr_delay_deliver',
+         _delay_case),
     *(Case('events', f'{form} {fn} T {rate:.1%}', fn, _events_case(form, rate))
       for rate in EVENTS_RATES
       for form, fn in EVENTS_FORMS),

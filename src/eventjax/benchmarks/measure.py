@@ -123,6 +123,8 @@ def measure_point(case, problem, n, backends, *, compared: Compared, bandwidth_g
         if sp is not None:
             calls['scipy'] = sp
     us = dict(zip(calls, interleaved_us(calls.values(), **timing)))
+    if problem.steps != 1:  # a scan of several steps: report each eventjax call and baseline per step
+        us = {k: (v / problem.steps if k in backends or k.startswith('base ') else v) for k, v in us.items()}
     floor_us = None if problem.floor_bytes is None else problem.floor_bytes / bandwidth_gbs / 1e3
     results = []
     for backend in backends:

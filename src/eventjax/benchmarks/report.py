@@ -64,7 +64,8 @@ def _num(x, fmt: str, suffix: str = '') -> str:
     return '-' if x is None else format(x, fmt) + suffix
 
 
-LEGEND = ('k: connections per row. median us: per call, compilation excluded. '
+LEGEND = ('k: connections per row. median us: per call, compilation excluded (a "scan step" operator: per step of '
+          'a jitted lax.scan whose carry it updates in place, its baseline timed the same way). '
           'vs dense: dense time / eventjax time (above 1: eventjax faster).\n'
           'x floor, x be, x scipy: eventjax time / the memory floor, brainevent (numba -> numba, jax -> jax_raw), '
           'scipy.sparse CSR float product (below 1: eventjax faster).')

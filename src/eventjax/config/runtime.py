@@ -43,7 +43,11 @@ the race:
 A serving process that compiled what it serves traces nothing, so its
 changes reuse keys; a single thread that changes the configuration and
 then calls reuses keys too. Only traces that race another thread's change
-cost fresh keys, as every change did before.
+cost fresh keys, as every change did before. A cold switch (to a
+configuration not compiled yet) while other threads call is such a race and
+feeds itself: each caller's first trace after it dirties the key it left,
+so flipping back and forth cold compiles on every flip; warming the next
+configuration before switching (below) is what makes switches free.
 
 Warming a configuration before switching to it (:func:`prepare` and
 :func:`warming`) pins one thread to a not-yet-current snapshot: its binds

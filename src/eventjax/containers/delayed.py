@@ -11,6 +11,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from eventjax.kernels.common.units import attach, mantissa, split
 from eventjax.kernels.delay import CSRDelayLayout, csr_delay_deliver_layout
 
 __all__ = ['DelayedCSR']
@@ -20,10 +21,14 @@ __all__ = ['DelayedCSR']
 class DelayedCSR:
     """A sparse matrix with integer delays (in steps), rows presynaptic (a JAX pytree).
 
-    Each step: ``current = ring[t % L]`` is this step's input; clear that row
-    (``ring = ring.at[t % L].set(0)``); then ``ring = W.deliver(ring, spikes, t)``
-    adds every synapse of the spiking rows ``delay`` steps ahead. Size the
-    ring with :meth:`init_ring` (``max delay + 1`` steps, or more).
+    Each step: ``current = W.read(ring, t)`` is this step's input; then
+    ``ring = W.deliver(ring, spikes, t)`` adds every synapse of the spiking
+    rows ``delay`` steps ahead (never into the row just read: delays are at
+    least 1); then clear the row read (``ring = ring.at[t % L].set(0)``).
+    In that order the read comes before the delivery that updates the ring
+    in place, so under ``jit`` with donation or in a ``lax.scan`` carry the
+    ring is never copied. Size the ring with :meth:`init_ring` (``max delay
+    + 1`` steps, or more).
 
     Example:
         >>> import jax.numpy as jnp
@@ -52,7 +57,7 @@ class DelayedCSR:
     indices = property(lambda self: self.layout.indices)
     indptr = property(lambda self: self.layout.indptr)
     delays = property(lambda self: self.layout.delays)
-    dtype = property(lambda self: jnp.result_type(self.layout.data))
+    dtype = property(lambda self: jnp.result_type(mantissa(self.layout.data)))
 
     @property
     def ring_length(self) -> int | None:
@@ -70,11 +75,12 @@ class DelayedCSR:
         return cls(children[0])
 
     def init_ring(self, length: int | None = None, dtype=None):
-        """A zero ring of ``length`` steps (default :attr:`ring_length`) by the matrix's columns."""
+        """A zero ring of ``length`` steps (default :attr:`ring_length`) by the columns, in the weights' unit."""
         length = self.ring_length if length is None else int(length)
         if length is None:
             raise ValueError('DelayedCSR.init_ring(): the delays were traced; pass the ring length.')
-        return jnp.zeros((length, self.shape[1]), self.dtype if dtype is None else dtype)
+        return attach(jnp.zeros((length, self.shape[1]), self.dtype if dtype is None else dtype),
+                      split(self.layout.data)[1])
 
     @staticmethod
     def read(ring, t):

@@ -15,6 +15,8 @@ float vector ``x``, except that a zero entry is skipped, never multiplied:
 
 So a NaN (or infinite) weight poisons the result only where a non-zero
 event reaches it; a float vector ``x`` would give ``NaN * 0 = NaN``.
+brainunit Quantities (the weights, the event values or both) come back in
+the product of their units, as in every other product.
 """
 
 from __future__ import annotations
@@ -25,16 +27,28 @@ import jax
 import jax.numpy as jnp
 from jax.custom_derivatives import SymbolicZero
 
+from eventjax.kernels.common.units import attach, split_product
 from eventjax.kernels.csr import csrmv
 from eventjax.kernels.delay import csr_delay_deliver
 
 __all__ = ['graded_csr_product', 'graded_dense_product']
 
 
+def _product_dtype(weights, x):
+    """The product's dtype: the weights' for integer or bool values, else the wider float (never strict-promoted)."""
+    w, v = jnp.dtype(weights.dtype), jnp.dtype(x.dtype)
+    if not jnp.issubdtype(w, jnp.floating):
+        w = jnp.dtype(jnp.float32)
+    if not jnp.issubdtype(v, jnp.floating) or w == v:
+        return w
+    # The wider float; float16 with bfloat16 meet in float32 (strict promotion allows neither implicitly).
+    return w if w.itemsize > v.itemsize else v if v.itemsize > w.itemsize else jnp.dtype(jnp.float32)
+
+
 def _scatter(data, indices, indptr, x, shape):
     """``x @ A`` over the non-zero rows of ``x`` only: a weighted delivery into a one-step ring."""
     m, n = shape
-    dtype = jnp.result_type(data, x)
+    dtype = _product_dtype(data, x)
     # A delay of 1 step from t = -1 lands in slot 0 of a two-step ring.
     ring = jnp.zeros((2, n), dtype)
     return csr_delay_deliver(ring, x, data.astype(dtype), indices, indptr, jnp.ones((1,), jnp.int32), -1,
@@ -52,7 +66,7 @@ def _masked_weights(data, indices, x, dtype):
 @functools.partial(jax.custom_jvp, nondiff_argnums=(4,))
 def _gather(data, indices, indptr, x, shape):
     """``A @ x`` with the weights of zero entries of ``x`` masked out (a NaN weight then meets no zero)."""
-    dtype = jnp.result_type(data, x)
+    dtype = _product_dtype(data, x)
     return csrmv(_masked_weights(data, indices, x, dtype), indices, indptr, x.astype(dtype), shape=shape,
                  validate=False)
 
@@ -83,13 +97,14 @@ def graded_csr_product(data, indices, indptr, x, *, shape, transpose: bool):
         >>> graded_csr_product(data, indices, indptr, jnp.array([0., 3.]), shape=(2, 2), transpose=True)
         Array([0., 6.], dtype=float32)
     """
+    data, x, unit = split_product(data, x)
     data = jnp.asarray(data).reshape(-1)
     x = jnp.asarray(x)
     one = (lambda v: _scatter(data, indices, indptr, v, shape)) if transpose else \
         (lambda v: _gather(data, indices, indptr, v, shape))
     if x.ndim == 1:
-        return one(x)
-    return jax.vmap(one, in_axes=1, out_axes=1)(x)
+        return attach(one(x), unit)
+    return attach(jax.vmap(one, in_axes=1, out_axes=1)(x), unit)
 
 
 def _masked_dense(weights, x, dtype):
@@ -100,7 +115,7 @@ def _masked_dense(weights, x, dtype):
 @jax.custom_jvp
 def _dense(weights, x):
     """``x @ weights`` over the non-zero entries of ``x`` (rows of weights)."""
-    return _masked_dense(weights, x, jnp.result_type(weights, x))
+    return _masked_dense(weights, x, _product_dtype(weights, x))
 
 
 def _dense_jvp(primals, tangents):
@@ -126,9 +141,10 @@ def graded_dense_product(weights, x, *, transpose: bool):
         >>> graded_dense_product(jnp.array([[jnp.inf, 1.], [2., 3.]]), jnp.array([0., 2.]), transpose=True)
         Array([4., 6.], dtype=float32)
     """
+    weights, x, unit = split_product(weights, x)
     w = jnp.asarray(weights)
     w = w if transpose else w.T
     x = jnp.asarray(x)
     if x.ndim == 1:
-        return _dense(w, x)
-    return jax.vmap(_dense, in_axes=(None, 1), out_axes=1)(w, x)
+        return attach(_dense(w, x), unit)
+    return attach(jax.vmap(_dense, in_axes=(None, 1), out_axes=1)(w, x), unit)

@@ -194,3 +194,78 @@ def test_importing_eventjax_and_calling_it_imports_no_units_package():
             'assert not loaded, loaded\n')
     run = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr[-2000:]
+
+
+class TestGradedEventsAndDelivery:
+    """Graded events and delayed delivery take Quantities as the other products do: units in, units out."""
+
+    X = np.array([0., 2., -1.], np.float32)  # a zero: skipped, never multiplied
+
+    def test_graded_events_in_units_through_every_container_keep_the_product_of_units(self):
+        xq = ej.GradedEvents(jnp.asarray(self.X) * X_UNIT)
+        dense = np.asarray(CSR_W.todense())
+        A = CSR_W.with_data(CSR_W.data * WEIGHT_UNIT)
+        _check(xq @ A, self.X @ dense, WEIGHT_UNIT * X_UNIT)
+        _check(jax.jit(lambda x, a: x @ a)(xq, A), self.X @ dense, WEIGHT_UNIT * X_UNIT)
+        _check(A.T @ xq, dense.T @ self.X, WEIGHT_UNIT * X_UNIT)
+        _check(ej.GradedEvents(jnp.asarray(self.X)) @ A, self.X @ dense, WEIGHT_UNIT)  # the weights' unit only
+        _check(xq @ CSR_W, self.X @ dense, X_UNIT)  # the events' unit only
+        x4 = ej.GradedEvents(jnp.arange(N, dtype=jnp.float32) * X_UNIT)
+        _check(A @ x4, dense @ np.arange(N), WEIGHT_UNIT * X_UNIT)  # the gather direction
+        _check(xq @ (jnp.asarray(DENSE_W) * WEIGHT_UNIT), self.X @ DENSE_W, WEIGHT_UNIT * X_UNIT)
+        _check(jnp.asarray(DENSE_W) @ x4, DENSE_W @ np.arange(N), X_UNIT)
+        F = ej.FixedNumConn((FCN_W * WEIGHT_UNIT, FCN_IDX), shape=(M, N))
+        fdense = np.asarray(ej.FixedNumConn((FCN_W, FCN_IDX), shape=(M, N)).todense())
+        _check(xq @ F, self.X @ fdense, WEIGHT_UNIT * X_UNIT)
+        J = ej.JITCMatrix((0.5 * WEIGHT_UNIT, 1.5 * WEIGHT_UNIT), prob=0.5, seed=3, shape=(M, N), law='uniform')
+        plain = ej.JITCMatrix((0.5, 1.5), prob=0.5, seed=3, shape=(M, N), law='uniform')
+        _check(xq @ J, np.asarray(jnp.asarray(self.X) @ plain), WEIGHT_UNIT * X_UNIT)
+
+    def test_graded_events_in_units_differentiate_like_the_unitless_product(self):
+        A = CSR_W.with_data(CSR_W.data * WEIGHT_UNIT)
+        f = lambda x: (ej.GradedEvents(x * X_UNIT) @ A).mantissa.sum()  # noqa: E731
+        g = jax.grad(f)(jnp.asarray(self.X))
+        np.testing.assert_allclose(g, np.asarray(CSR_W.todense()).sum(1), rtol=1e-6)  # zeros included: exact
+
+    @pytest.mark.parametrize('backend', ['jax', 'numba', 'warp'])
+    def test_delivery_converts_into_the_rings_unit_on_every_backend(self, backend):
+        if backend not in ej.get_registry()['csr_delay_deliver'].available_backends('cpu'):
+            pytest.skip(f'{backend} is not installed here')
+        data, indices, indptr = CSR_W.data, CSR_W.indices, CSR_W.indptr
+        delays = jnp.ones(indices.shape, jnp.int32) * 2
+        ring = jnp.zeros((3, N), jnp.float32)
+        call = lambda r, x, d, weighted=None: ej.csr_delay_deliver(  # noqa: E731
+            r, x, d, indices, indptr, delays, 0, shape=(M, N), weighted=weighted, backend=backend)
+        want = np.asarray(call(ring, ej.GradedEvents(jnp.asarray(self.X)), data))
+        # nS x mV is pA: into a ring in nA the numbers shrink 1000-fold, and the ring keeps nA.
+        got = jax.jit(call)(ring * u.nA, ej.GradedEvents(jnp.asarray(self.X) * u.mV), data * u.nS)
+        _check(got, want / 1000, u.nA)
+        got = call(ring * u.pA, ej.GradedEvents(jnp.asarray(self.X) * u.mV), data * u.nS)
+        _check(got, want, u.pA)
+        # Binary events deliver the weight itself, whatever unit the events carry.
+        spikes = jnp.asarray(self.X) > 0
+        _check(call(ring * u.nS, spikes, data * u.nS), np.asarray(call(ring, spikes, data)), u.nS)
+
+    def test_a_delivery_in_another_dimension_than_the_ring_is_brainunits_error(self):
+        ring = jnp.zeros((3, N), jnp.float32)
+        args = (CSR_W.indices, CSR_W.indptr, 1, 0)
+        with pytest.raises(u.UnitMismatchError):
+            ej.csr_delay_deliver(ring * u.mV, jnp.ones(M, bool), CSR_W.data * u.nS, *args, shape=(M, N))
+        with pytest.raises(u.UnitMismatchError):
+            ej.csr_delay_deliver(ring, jnp.ones(M, bool), CSR_W.data * u.nS, *args, shape=(M, N))
+        with pytest.raises(u.UnitMismatchError):
+            ej.csr_delay_deliver(ring * u.nS, ej.GradedEvents(jnp.ones(M) * u.mV), CSR_W.data * u.nS, *args,
+                                 shape=(M, N))
+
+    def test_fcn_delivery_and_a_delayed_container_keep_the_weights_unit(self):
+        ring = jnp.zeros((3, N), jnp.float32)
+        spikes = jnp.array([True, False, True])
+        want = ej.fcn_delay_deliver(ring, spikes, FCN_W, FCN_IDX, 1, 0, shape=(M, N))
+        _check(ej.fcn_delay_deliver(ring * u.nS, spikes, FCN_W * u.nS, FCN_IDX, 1, 0, shape=(M, N)), want, u.nS)
+        W = CSR_W.with_data(CSR_W.data * WEIGHT_UNIT).with_delays(np.full(CSR_W.indices.shape, 2))
+        r0 = W.init_ring()
+        assert isinstance(r0, u.Quantity) and u.get_unit(r0) == WEIGHT_UNIT and r0.shape == (3, N)
+        got = jax.jit(lambda r: W.deliver(r, spikes, 0))(r0)
+        plain = CSR_W.with_delays(np.full(CSR_W.indices.shape, 2))
+        _check(got, plain.deliver(plain.init_ring(), spikes, 0), WEIGHT_UNIT)
+        _check(W.read(got, 2), np.asarray(spikes, np.float32) @ np.asarray(CSR_W.todense()), WEIGHT_UNIT)

@@ -36,10 +36,12 @@ def product_kernel(family_file: str, source: str, *, binary: bool) -> Callable[.
     """
     path = os.path.join(os.path.dirname(os.path.abspath(family_file)), source)
     entry = 'eventjax_' + os.path.splitext(source)[0]
+    # The C++ row sums carry `omp simd` reductions: this flag vectorises them (no OpenMP runtime, no threads).
+    flags = ('-fopenmp-simd',) if source.endswith('.cc') else ()
 
     def kernel_generator(*, shape, transpose, outs) -> NativeKernel:
         m, n = shape
-        return NativeKernel(entry, file=path, includes=(HEADER_DIR,), depends=_HEADERS,
+        return NativeKernel(entry, file=path, includes=(HEADER_DIR,), depends=_HEADERS, flags=flags,
                             attributes={'m': np.int64(m), 'n': np.int64(n), 'transpose': bool(transpose),
                                         'binary': bool(binary)})
 

@@ -151,9 +151,11 @@ class _PreparedKernel(XLACustomKernel):
 
 
 def _prepared(kernel_generator: Callable, prepare: Callable) -> Callable:
-    # wraps: the signature seen through it is the generator's, so one that takes input_output_aliases gets them.
-    @functools.wraps(kernel_generator)
-    def generator(**params):
+    forwards_aliases = 'input_output_aliases' in inspect.signature(kernel_generator).parameters
+
+    def generator(*, input_output_aliases=None, **params):
+        if input_output_aliases and forwards_aliases:  # the bridge writes the output into the input's buffer
+            params['input_output_aliases'] = input_output_aliases
         fn = kernel_generator(**params)
         if not callable(fn):
             return fn  # the lowering reports it

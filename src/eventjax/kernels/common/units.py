@@ -19,8 +19,8 @@ from __future__ import annotations
 import functools
 import sys
 
-__all__ = ['attach', 'is_quantity', 'mantissa', 'product_unit', 'same_unit_pair', 'split', 'split_product',
-           'weights_carry_the_unit']
+__all__ = ['attach', 'conversion_factor', 'is_quantity', 'mantissa', 'product_unit', 'same_unit_pair', 'split',
+           'split_product', 'weights_carry_the_unit']
 
 # brainunit's Quantity and Unit are defined in saiunit (brainunit 0.5) or in brainunit itself.
 _ROOTS = ('saiunit', 'brainunit')
@@ -101,3 +101,16 @@ def weights_carry_the_unit(fn):
         weights, unit = split(weights)
         return attach(fn(weights, *args, **kwargs), unit)
     return wrapper
+
+
+def conversion_factor(unit, target):
+    """The number that turns a value in ``unit`` into ``target`` (None stands for no unit; both None: 1.0).
+
+    A different dimension (``nS`` into ``mV``, or a unit into none) raises
+    brainunit's own ``UnitMismatchError``.
+    """
+    if unit is None and target is None:
+        return 1.0
+    u = _units_module(unit if target is None else target)
+    return float(u.Quantity(1.0, unit=u.Unit() if unit is None else unit).to(
+        u.Unit() if target is None else target).mantissa)

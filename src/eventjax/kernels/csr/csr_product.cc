@@ -23,22 +23,14 @@ void gather(const W* w, bool homo, const I* idx, const I* ptr, const X* x, W* ou
             int64_t nnz) {
   using A = typename ej::Acc<W>::type;
   int64_t lo = m > 0 ? bound(ptr[0], nnz) : 0;
-  if (k == 1) {  // the vector product: one scalar sum per row, no per-entry branch on homo
+  if (k == 1) {  // the vector product: one vectorised row sum per row
+    std::vector<uint8_t> flags;
+    if constexpr (Binary) flags = ej::event_flags(x, n);
     for (int64_t i = 0; i < m; ++i) {
-      const int64_t hi = std::max(lo, bound(ptr[i + 1], nnz));
-      A sum = A(0);
-      if (homo) {
-        const A w0 = static_cast<A>(w[0]);
-        for (int64_t e = lo; e < hi; ++e) {
-          const I c = idx[e];
-          sum += ej::valid_column(c, n) ? ej::term<Binary>(w0, x[c]) : A(0);
-        }
-      } else {
-        for (int64_t e = lo; e < hi; ++e) {
-          const I c = idx[e];
-          sum += ej::valid_column(c, n) ? ej::term<Binary>(static_cast<A>(w[e]), x[c]) : A(0);
-        }
-      }
+      const int64_t hi = std::max(lo, bound(ptr[i + 1], nnz));  // the repaired indptr: cummax(clip(indptr))
+      A sum;
+      if constexpr (Binary) sum = ej::binary_row_sum<A>(w, homo, idx, lo, hi, flags.data(), n);
+      else sum = n > 0 ? ej::float_row_sum<A>(w, homo, idx, lo, hi, x, n) : A(0);
       out[i] = static_cast<W>(sum);
       lo = hi;
     }
@@ -64,13 +56,30 @@ template <bool Binary, typename W, typename I, typename X>
 void scatter(const W* w, bool homo, const I* idx, const I* ptr, const X* x, W* out, int64_t m, int64_t n, int64_t k,
              int64_t nnz) {
   using A = typename ej::Acc<W>::type;
-  std::vector<A> acc(static_cast<size_t>(n * k), A(0));
+  std::vector<A> wide;
+  A* acc = ej::scatter_sums(out, n * k, &wide);
   std::vector<int64_t> events;
   int64_t lo = m > 0 ? bound(ptr[0], nnz) : 0;
   for (int64_t i = 0; i < m; ++i, lo = std::max(lo, bound(ptr[i], nnz))) {
     const int64_t hi = std::max(lo, bound(ptr[i + 1], nnz));  // the repaired indptr: cummax(clip(indptr))
     const X* xi = x + i * k;
     if constexpr (Binary) {  // event-driven: only the (row, column) pairs with an event are visited
+      if (k == 1) {
+        if (!ej::is_event(xi[0])) continue;
+        if (homo) {
+          const A w0 = static_cast<A>(w[0]);
+          for (int64_t e = lo; e < hi; ++e) {
+            const uint64_t c = ej::clamp_column(idx[e], n);
+            if (c < static_cast<uint64_t>(n)) acc[c] += w0;
+          }
+        } else {
+          for (int64_t e = lo; e < hi; ++e) {
+            const uint64_t c = ej::clamp_column(idx[e], n);
+            if (c < static_cast<uint64_t>(n)) acc[c] += static_cast<A>(w[e]);
+          }
+        }
+        continue;
+      }
       events.clear();
       for (int64_t j = 0; j < k; ++j)
         if (ej::is_event(xi[j])) events.push_back(j);
@@ -79,7 +88,7 @@ void scatter(const W* w, bool homo, const I* idx, const I* ptr, const X* x, W* o
         const I c = idx[e];
         if (!ej::valid_column(c, n)) continue;
         const A we = static_cast<A>(w[homo ? 0 : e]);
-        A* row = acc.data() + static_cast<int64_t>(c) * k;
+        A* row = acc + static_cast<int64_t>(c) * k;
         for (const int64_t j : events) row[j] += we;
       }
     } else {
@@ -87,12 +96,12 @@ void scatter(const W* w, bool homo, const I* idx, const I* ptr, const X* x, W* o
         const I c = idx[e];
         if (!ej::valid_column(c, n)) continue;
         const A we = static_cast<A>(w[homo ? 0 : e]);
-        A* row = acc.data() + static_cast<int64_t>(c) * k;
+        A* row = acc + static_cast<int64_t>(c) * k;
         for (int64_t j = 0; j < k; ++j) row[j] += ej::term<Binary>(we, xi[j]);
       }
     }
   }
-  for (int64_t j = 0; j < n * k; ++j) out[j] = static_cast<W>(acc[j]);
+  ej::store_sums(acc, out, n * k);
 }
 
 Error CsrProduct(AnyBuffer data, AnyBuffer indices, AnyBuffer indptr, AnyBuffer x, Result<AnyBuffer> out, int64_t m,

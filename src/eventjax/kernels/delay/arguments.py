@@ -15,6 +15,7 @@ from eventjax.kernels.common.checks import (
     repair_indptr,
     validate_csr_structure,
 )
+from eventjax.kernels.common.units import conversion_factor, product_unit, split
 
 __all__ = ['check_delay_call', 'repair_structure', 'unwrap_events', 'validate_delays']
 
@@ -26,12 +27,17 @@ def unwrap_events(who: str, events, weighted):
     layer does not import them).
     """
     graded = bool(getattr(events, '_eventjax_graded', False))
-    if hasattr(events, 'value') and getattr(events, '_eventjax_container', False):
+    marked = hasattr(events, 'value') and getattr(events, '_eventjax_container', False)
+    if marked:
         events = events.value
     if weighted is None:
         return events, graded
     if not isinstance(weighted, bool):
         raise TypeError(f'{who}: weighted must be True, False or None (weighted for GradedEvents), got {weighted!r}.')
+    if marked and weighted != graded:
+        kind = 'GradedEvents' if graded else 'an EventArray'
+        raise ValueError(f'{who}: weighted={weighted} contradicts the events, {kind} (weighted '
+                         f'{"always" if graded else "never"}); leave weighted=None, or pass the plain array.')
     return events, weighted
 
 
@@ -56,11 +62,19 @@ def check_delay_call(who, ring, events, data, indices, indptr, delays, t, *, sha
     (outside the primitive, so gradients come back in ``data``'s dtype);
     ``delays`` is one integer per stored entry or one shared delay, in
     ``[1, L)``; ``t``
-    becomes an int32 array of shape ``(1,)``.
+    becomes an int32 array of shape ``(1,)``. Units (brainunit Quantities)
+    are split off first: what is delivered (``data``'s unit, times the
+    events' unit when weighted) is converted into the ring's unit, which the
+    last item returns (None: no unit) for the caller to put back.
     """
     m, n = check_shape(who, shape)
+    events, weighted = unwrap_events(who, events, weighted)
+    ring, data, events, unit = _split_units(ring, data, events, weighted)
     ring = jnp.asarray(ring)
-    if ring.ndim != 2 or not jnp.issubdtype(ring.dtype, jnp.floating):
+    if not jnp.issubdtype(ring.dtype, jnp.floating):
+        raise TypeError(f'{who}: ring must be a float array (it accumulates weights), got {ring.dtype}; '
+                        'make it with jnp.zeros((L, n), jnp.float32).')
+    if ring.ndim != 2:
         raise ValueError(f'{who}: ring must be a float array of shape (L, {n}) (L steps of {n} targets), got '
                          f'{ring.dtype} of shape {ring.shape}.')
     length = ring.shape[0]
@@ -79,12 +93,13 @@ def check_delay_call(who, ring, events, data, indices, indptr, delays, t, *, sha
     if delays.ndim != 1 or delays.shape[0] not in (1, nnz):
         raise ValueError(f'{who}: delays must have length {nnz} (one per entry of indices) or be one shared delay, '
                          f'got shape {delays.shape}.')
-    delays = delays.astype(jnp.int32)
     t = jnp.asarray(t)
     if not jnp.issubdtype(t.dtype, jnp.integer) or t.size != 1:
         raise TypeError(f'{who}: t must be one integer (the current step), got {t.dtype} of shape {t.shape}.')
-    t = t.reshape(1).astype(jnp.int32)
-    events, weighted = unwrap_events(who, events, weighted)
+    t = t.reshape(1)
+    if t.dtype != jnp.int32:
+        t = jnp.mod(t, max(length, 1))  # floor modulo first: a step past 2**31 (int64) keeps its slot
+    t = t.astype(jnp.int32)
     events = check_events(who, 'events', events)
     check_rank(who, 'events', events, (1,))
     check_length(who, 'events', events, m, 'rows of shape')
@@ -92,7 +107,22 @@ def check_delay_call(who, ring, events, data, indices, indptr, delays, t, *, sha
         validate_csr_structure(who, indices, indptr, n)
     if validate and is_concrete(delays):
         validate_delays(who, delays, length)
-    return ring, events, data.astype(ring.dtype), indices, indptr, delays, t, (m, n), weighted
+    if delays.dtype != jnp.int32:
+        # Out of [1, L) before narrowing, so a wide delay (int64, uint32) cannot wrap into the ring.
+        delays = jnp.where((delays >= 1) & (delays < length), delays, 0)
+    delays = delays.astype(jnp.int32)
+    return ring, events, data.astype(ring.dtype), indices, indptr, delays, t, (m, n), weighted, unit
+
+
+def _split_units(ring, data, events, weighted):
+    """``(ring, data, events, unit)`` without units, ``data`` scaled so what it delivers is in the ring's ``unit``."""
+    (ring, unit), (data, unit_w), (events, unit_x) = split(ring), split(data), split(events)
+    delivered = product_unit(unit_w, unit_x if weighted else None)  # binary events count 1 whatever their unit
+    if unit is not None or delivered is not None:
+        factor = conversion_factor(delivered, unit)
+        if factor != 1.0:
+            data = jnp.asarray(data) * factor
+    return ring, data, events, unit
 
 
 def repair_structure(ring, events, data, indices, indptr, delays, t):

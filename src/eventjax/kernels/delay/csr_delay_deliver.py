@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from eventjax.kernels.common.units import attach
 from eventjax.kernels.delay import reference
 from eventjax.kernels.delay.arguments import check_delay_call, repair_structure
 from eventjax.kernels.delay.delivery import Delivery
@@ -47,7 +48,11 @@ def csr_delay_deliver(ring, events, data, indices, indptr, delays, t, *, shape, 
         validate: check concrete structure and delays by value.
 
     Returns:
-        The updated ring: same shape and dtype.
+        The updated ring: same shape and dtype. brainunit Quantities work as
+        in the products: what is delivered (``data``'s unit, times the
+        events' unit when weighted) is converted into the ring's unit, and
+        the ring comes back in its unit (a different dimension is
+        brainunit's ``UnitMismatchError``).
 
     Example:
         >>> import jax.numpy as jnp
@@ -60,11 +65,11 @@ def csr_delay_deliver(ring, events, data, indices, indptr, delays, t, *, shape, 
                [1., 0.],
                [0., 2.]], dtype=float32)
     """
-    ring, events, data, indices, indptr, delays, t, shape, weighted = check_delay_call(
+    ring, events, data, indices, indptr, delays, t, shape, weighted, unit = check_delay_call(
         'csr_delay_deliver()', ring, events, data, indices, indptr, delays, t, shape=shape, weighted=weighted,
         validate=validate)
-    return _csr_delay_deliver.bind(ring, events, data, indices, indptr, delays, t, shape=shape, weighted=weighted,
-                                   backend=backend)
+    return attach(_csr_delay_deliver.bind(ring, events, data, indices, indptr, delays, t, shape=shape,
+                                          weighted=weighted, backend=backend), unit)
 
 
 _csr_delay_deliver = Delivery('csr_delay_deliver', __package__,

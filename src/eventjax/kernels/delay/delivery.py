@@ -15,10 +15,16 @@ in the event values, so its rules are:
 
 :class:`Delivery` registers the kernels the way
 :class:`~eventjax.kernels.common.Operator` does (``<family>.<backend>_impl.<name>_kernel``),
-with two steps around the kernels of some backends: ``prepare`` repairs
-unvalidated structure in JAX (numba repairs inside), and a backend whose
-kernel returns only the delivered increments (warp: its outputs start at
-zero) gets the ring added back in JAX.
+with one step before the kernels of some backends: ``prepare`` repairs
+unvalidated structure in JAX (numba repairs inside).
+
+The result is the ring updated in place: every call binds with
+``input_output_aliases={0: 0}``, so the numba and warp kernels add into the
+ring's own buffer (pallas aliases it in its own call, and the jax kernel is
+a scatter XLA runs in place). Under ``jax.jit(..., donate_argnums=...)`` or
+as a ``lax.scan`` carry a delivery then touches only the synapses of the
+events; without donation XLA copies the ring first, so the caller's array
+never changes.
 """
 
 from __future__ import annotations
@@ -29,40 +35,14 @@ import jax
 import jax.numpy as jnp
 from jax.interpreters import ad
 
-from eventjax.backends import XLACustomKernel
-from eventjax.kernels.common.operator import _impl, _jax_module, _register
+from eventjax.kernels.common.operator import _impl, _jax_module, _PreparedKernel, _register
 from eventjax.primitive import defjvp_by_name, general_batching_rule, split_params
 
 __all__ = ['Delivery']
 
 
-class _DeliveryKernel(XLACustomKernel):
-    def __init__(self, name: str, prepare: Callable, prepared_in_kernel, increments_only):
-        self._prepare, self._in_kernel = prepare, frozenset(prepared_in_kernel)
-        self._increments = frozenset(increments_only)
-        super().__init__(name)
-
-    def def_kernel(self, backend: str, platform: str, kernel_generator: Callable, asdefault: bool = False) -> None:
-        prepare = None if backend in self._in_kernel else self._prepare
-        super().def_kernel(backend, platform, _wrapped(kernel_generator, prepare, backend in self._increments),
-                           asdefault)
-
-
-def _wrapped(kernel_generator: Callable, prepare, increments: bool) -> Callable:
-    if prepare is None and not increments:
-        return kernel_generator
-
-    def generator(**params):
-        fn = kernel_generator(**params)
-        if not callable(fn):
-            return fn  # the lowering reports it
-
-        def call(*operands):
-            operands = operands if prepare is None else prepare(*operands)
-            out = fn(*operands)
-            return (operands[0] + out[0],) if increments else out
-        return call
-    return generator
+# Every call updates the ring (operand 0) in place as output 0.
+_IN_PLACE = {0: 0}
 
 
 class Delivery:
@@ -77,15 +57,14 @@ class Delivery:
         events_cotangent: ``(ct, weights, *structure, delays, t, **static)``, the event values' cotangent.
         kernels: the backends besides ``jax``.
         prepare, prepared_in_kernel: as for :class:`~eventjax.kernels.common.Operator`.
-        increments_only: backends whose kernel returns ``deliver(zeros, ...)``.
     """
 
     def __init__(self, name: str, family: str, operands: tuple[str, ...], *, data_cotangent: Callable,
                  events_cotangent: Callable, kernels=('numba', 'warp', 'pallas'), prepare: Callable,
-                 prepared_in_kernel=('numba',), increments_only=('warp',)):
+                 prepared_in_kernel=('numba',)):
         self.name, self.family, self.operands = name, family, tuple(operands)
         self.data_cotangent, self.events_cotangent = data_cotangent, events_cotangent
-        self.primitive = _DeliveryKernel(name, prepare, prepared_in_kernel, increments_only)
+        self.primitive = _PreparedKernel(name, prepare, tuple(prepared_in_kernel))
         self.primitive.def_jax_kernel(_impl(family, _jax_module(family), name))
         for backend in kernels:
             if backend == 'pallas':
@@ -102,8 +81,11 @@ class Delivery:
         self.primitive.def_pallas_kernel('gpu', _impl(self.family, 'pallas_impl', self.name))
 
     def bind(self, ring, *operands, backend: str | None = None, **static):
+        """Call the primitive on checked operands; the result is ``ring`` updated (in place where donated)."""
+        static.pop('input_output_aliases', None)  # rules forward the bind parameters
         out = jax.ShapeDtypeStruct(ring.shape, ring.dtype)
-        return self.primitive(ring, *operands, outs=(out,), backend=backend, **static)[0]
+        return self.primitive(ring, *operands, outs=(out,), input_output_aliases=_IN_PLACE, backend=backend,
+                              **static)[0]
 
 
 def _register_rules(op: Delivery) -> None:
@@ -128,6 +110,13 @@ def _deliver_into_zeros(op, ring, events, weights, rest, params, weighted):
     return op.bind(zeros, events, weights, *rest, backend=backend, **static)
 
 
+def _static(params):
+    """The caller's static parameters of a bind, without the in-place declaration every bind adds."""
+    _, static = split_params(params)
+    static.pop('input_output_aliases', None)
+    return static
+
+
 def _dtype(x):
     return x.aval.dtype if ad.is_undefined_primal(x) else x.dtype
 
@@ -137,7 +126,7 @@ def _transpose(op, cts, ring, events, weights, *rest, **params):
     result = [None] * (3 + len(rest))
     if type(ct) is ad.Zero:
         return result
-    _, static = split_params(params)
+    static = _static(params)
     structure = rest
     if ad.is_undefined_primal(weights) and ad.is_undefined_primal(events):
         raise ValueError(f'{op.name}: the delivery is not linear in {op.operands[2]} and {op.operands[1]} together; '

@@ -5,6 +5,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from eventjax.kernels.common.checks import check_index_array
+from eventjax.kernels.common.units import attach, split
 from eventjax.kernels.delay.arguments import check_delay_call
 from eventjax.kernels.delay.csr_delay_deliver import _csr_delay_deliver
 
@@ -34,10 +35,11 @@ def fcn_delay_deliver(ring, events, weights, indices, delays, t, *, shape, weigh
         raise ValueError(f'{who}: indices must have shape ({int(shape[0])}, k) (one row per row of shape), '
                          f'got {indices.shape}.')
     indptr = jnp.arange(m + 1, dtype=indices.dtype) * k
-    weights, delays = jnp.asarray(weights), jnp.asarray(delays)
+    (weights, weight_unit), delays = split(weights), jnp.asarray(delays)
+    weights = jnp.asarray(weights)
     flat = lambda a: a.reshape(-1) if a.size != 1 or m * k == 1 else a.reshape(1)
-    ring, events, data, indices, indptr, delays, t, shape, weighted = check_delay_call(
-        who, ring, events, flat(weights), indices.reshape(-1), indptr, flat(delays), t, shape=shape,
-        weighted=weighted, validate=validate)
-    return _csr_delay_deliver.bind(ring, events, data, indices, indptr, delays, t, shape=shape, weighted=weighted,
-                                   backend=backend)
+    ring, events, data, indices, indptr, delays, t, shape, weighted, unit = check_delay_call(
+        who, ring, events, attach(flat(weights), weight_unit), indices.reshape(-1), indptr, flat(delays), t,
+        shape=shape, weighted=weighted, validate=validate)
+    return attach(_csr_delay_deliver.bind(ring, events, data, indices, indptr, delays, t, shape=shape,
+                                          weighted=weighted, backend=backend), unit)

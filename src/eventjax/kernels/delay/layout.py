@@ -15,6 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from eventjax.kernels.common.checks import is_concrete
+from eventjax.kernels.common.units import attach, mantissa, split
 from eventjax.kernels.delay.arguments import check_delay_call
 from eventjax.kernels.delay.csr_delay_deliver import _csr_delay_deliver
 
@@ -45,21 +46,29 @@ class CSRDelayLayout:
     @classmethod
     def build(cls, data, indices, indptr, delays, *, shape) -> CSRDelayLayout:
         """Check a CSR structure and its delays, and sort each row's synapses by delay (stably)."""
+        data, unit = split(data)  # the layout keeps the weights' unit; delivery converts it
         concrete = is_concrete(data, indices, indptr, delays)
         length = int(np.max(np.asarray(delays))) + 1 if concrete and np.size(delays) else (1 if concrete else None)
         dtype = jnp.result_type(data)
         ring = jnp.zeros((length or 1, int(shape[1])), dtype if jnp.issubdtype(dtype, jnp.floating) else jnp.float32)
-        _, _, data, indices, indptr, delays, _, shape, _ = check_delay_call(
+        _, _, data, indices, indptr, delays, _, shape, _, _ = check_delay_call(
             'CSRDelayLayout.build()', ring, jnp.zeros(int(shape[0]), bool), data, indices, indptr, delays, 0,
             shape=shape, weighted=False, validate=concrete)
         nnz = indices.shape[0]
         if nnz:
-            rows = jnp.searchsorted(indptr, jnp.arange(nnz, dtype=indptr.dtype), side='right')
-            order = jnp.lexsort((jnp.broadcast_to(delays, (nnz,)), rows))
+            # Concrete structure sorts in NumPy: eager JAX would compile each op again for every new nnz.
+            xp = np if concrete else jnp
+            if concrete:
+                data, indices, indptr, delays = (np.asarray(a) for a in (data, indices, indptr, delays))
+                rows = np.repeat(np.arange(int(shape[0])), np.diff(indptr))
+            else:
+                rows = jnp.searchsorted(indptr, jnp.arange(nnz, dtype=indptr.dtype), side='right')
+            order = xp.lexsort((xp.broadcast_to(delays, (nnz,)), rows))
             indices = indices[order]
             data = data if data.shape[0] == 1 else data[order]
             delays = delays if delays.shape[0] == 1 else delays[order]
-        return cls(data, indices, indptr, delays, shape=shape, ring_length=length)
+            data, indices, indptr, delays = (jnp.asarray(a) for a in (data, indices, indptr, delays))
+        return cls(attach(data, unit), indices, indptr, delays, shape=shape, ring_length=length)
 
     def __repr__(self) -> str:
         return f'CSRDelayLayout(shape={self.shape}, nnz={np.shape(self.indices)[0]}, ring_length={self.ring_length})'
@@ -90,12 +99,12 @@ def csr_delay_deliver_layout(ring, events, layout: CSRDelayLayout, t, *, weighte
     if not isinstance(layout, CSRDelayLayout):
         raise TypeError(f'csr_delay_deliver_layout(): layout must be a CSRDelayLayout (CSRDelayLayout.build(...)), '
                         f'got {type(layout).__name__}.')
-    length = jnp.shape(ring)[0] if jnp.ndim(ring) == 2 else None
+    length = np.shape(mantissa(ring))[0] if np.ndim(mantissa(ring)) == 2 else None
     if layout.ring_length is not None and length is not None and length < layout.ring_length:
         raise ValueError(f'csr_delay_deliver_layout(): the ring holds {length} steps, the layout needs '
                          f'{layout.ring_length} (max delay + 1); make the ring longer.')
-    ring, events, data, indices, indptr, delays, t, shape, weighted = check_delay_call(
+    ring, events, data, indices, indptr, delays, t, shape, weighted, unit = check_delay_call(
         'csr_delay_deliver_layout()', ring, events, layout.data, layout.indices, layout.indptr, layout.delays, t,
         shape=layout.shape, weighted=weighted, validate=False)
-    return _csr_delay_deliver.bind(ring, events, data, indices, indptr, delays, t, shape=shape, weighted=weighted,
-                                   backend=backend)
+    return attach(_csr_delay_deliver.bind(ring, events, data, indices, indptr, delays, t, shape=shape,
+                                          weighted=weighted, backend=backend), unit)

@@ -45,7 +45,7 @@ def delivery_targets(indices, indptr, delays, t, *, shape, length: int):
 def event_values(x, acc, weighted: bool):
     """``(active, value)`` per event: binary, ``True``/``> 0`` with value 1; weighted, ``!= 0`` with its value."""
     if weighted:
-        return x != 0, x.astype(acc)
+        return (x if x.dtype == jnp.bool_ else x != 0), x.astype(acc)
     return (x if x.dtype == jnp.bool_ else x > 0), jnp.ones(x.shape, acc)
 
 

@@ -2,10 +2,11 @@
 
 One thread per presynaptic row: a row without an event returns at once,
 otherwise each kept synapse is added with ``atomic_add`` into ``out[slot,
-column]``. ``out`` starts at zero (``zero_outputs``) and holds only the
-increments; the operator adds the ring back in JAX (``increments_only``),
-because a warp launch has no ordered "copy, then add" across threads.
-Dropped as on every backend: rows with an invalid ``indptr`` range, columns
+column]``. ``out`` is the ring itself: the operator aliases output 0 to
+input 0, so the bridge passes the ring once, as the kernel's in/out ``out``
+parameter (the kernel lists the other inputs, then ``out``), and under
+donation or in a ``lax.scan`` carry nothing but the synapses of the events
+is touched. Dropped as on every backend: rows with an invalid ``indptr`` range, columns
 outside ``[0, n)``, delays outside ``[1, L)``.
 """
 
@@ -51,7 +52,7 @@ def _deliver(rt, et, wt, it, weighted):
     value, active = _event_value(et, at, weighted)
 
     @wp.kernel(module='unique', enable_backward=False)
-    def deliver(ring: wp.array2d(dtype=rt), events: wp.array(dtype=et), data: wp.array(dtype=wt),
+    def deliver(events: wp.array(dtype=et), data: wp.array(dtype=wt),
                 indices: wp.array(dtype=it), indptr: wp.array(dtype=it), delays: wp.array(dtype=wp.int32),
                 t: wp.array(dtype=wp.int32), out: wp.array2d(dtype=rt)):
         i = wp.tid()
@@ -87,6 +88,6 @@ def _deliver(rt, et, wt, it, weighted):
 
 
 def csr_delay_deliver_kernel(dtypes, *, shape, weighted, outs):
-    """The warp spec for ``csr_delay_deliver`` with inputs of ``dtypes``: the increments, from zeros."""
+    """The warp spec for ``csr_delay_deliver`` with inputs of ``dtypes``: ``out`` (the ring, in place) updated."""
     rt, et, wt, it, _, _, _ = warp_types(dtypes)
-    return WarpKernelSpec(_deliver(rt, et, wt, it, weighted), dim=lambda *shapes: shapes[1], zero_outputs=True)
+    return WarpKernelSpec(_deliver(rt, et, wt, it, weighted), dim=lambda *shapes: shapes[1])

@@ -10,7 +10,10 @@
 // weight without an event adds nothing); float16 sums run in float32.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <type_traits>
+#include <vector>
 
 #include "xla/ffi/api/ffi.h"
 
@@ -54,6 +57,80 @@ template <bool Binary, typename A, typename X> EJ_HD inline A term(A w, X x) {
 template <typename I> EJ_HD inline bool valid_column(I c, int64_t n) {
   return static_cast<uint64_t>(static_cast<int64_t>(c)) < static_cast<uint64_t>(n);
 }
+
+#if !defined(__CUDACC__)
+// The event count below carries an `omp simd` reduction: built with -fopenmp-simd it vectorises, with no
+// OpenMP runtime and no threads.
+
+// A column index read unsigned, or n when it lies outside [0, n) (so a negative one is dropped too).
+template <typename I> inline uint64_t clamp_column(I c, int64_t n) {
+  const uint64_t u = static_cast<uint64_t>(static_cast<int64_t>(c));
+  return u < static_cast<uint64_t>(n) ? u : static_cast<uint64_t>(n);
+}
+
+// Where a scatter sums: the output itself, zeroed, unless the sums need a wider type (float16 weights sum
+// in float32) and so `wide`; store_sums then writes them out. No buffer and no copy in the common case.
+template <typename A, typename W> A* scatter_sums(W* out, int64_t size, std::vector<A>* wide) {
+  if constexpr (std::is_same_v<A, W>) {
+    std::fill(out, out + size, W(0));
+    return out;
+  } else {
+    wide->assign(static_cast<size_t>(size), A(0));
+    return wide->data();
+  }
+}
+
+template <typename A, typename W> void store_sums(const A* acc, W* out, int64_t size) {
+  if constexpr (!std::is_same_v<A, W>) {
+    for (int64_t j = 0; j < size; ++j) out[j] = static_cast<W>(acc[j]);
+  }
+}
+
+// One byte per entry of the vector x: 1 for an event; one more, 0, that every column outside [0, n) reads.
+template <typename X> std::vector<uint8_t> event_flags(const X* x, int64_t n) {
+  std::vector<uint8_t> flags(static_cast<size_t>(n) + 1, 0);
+  for (int64_t j = 0; j < n; ++j) flags[j] = is_event(x[j]) ? 1 : 0;
+  return flags;
+}
+
+// The sum of the weights of the entries [lo, hi) whose column holds an event. A shared weight is
+// multiplied by the count (no events add nothing, not 0 * NaN), as the numba kernels do.
+template <typename A, typename W, typename I>
+inline A binary_row_sum(const W* w, bool homo, const I* idx, int64_t lo, int64_t hi, const uint8_t* flags,
+                        int64_t n) {
+  if (homo) {
+    int64_t count = 0;
+#pragma omp simd reduction(+ : count)
+    for (int64_t e = lo; e < hi; ++e) count += flags[clamp_column(idx[e], n)];
+    return count == 0 ? A(0) : static_cast<A>(w[0]) * static_cast<A>(count);
+  }
+  A s[4] = {A(0), A(0), A(0), A(0)};  // four running sums: the adds do not wait on one another
+  int64_t e = lo;
+  for (; e + 4 <= hi; e += 4)
+    for (int q = 0; q < 4; ++q) s[q] += flags[clamp_column(idx[e + q], n)] ? static_cast<A>(w[e + q]) : A(0);
+  for (; e < hi; ++e) s[0] += flags[clamp_column(idx[e], n)] ? static_cast<A>(w[e]) : A(0);
+  return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
+// The sum of w * x[column] over the entries [lo, hi) whose column lies in [0, n) (n > 0), in four running
+// sums (reassociated, as numba's fastmath={'reassoc'} kernels are; no vector gathers, which cost more
+// than they save on CPUs that microcode them).
+template <typename A, typename W, typename I, typename X>
+inline A float_row_sum(const W* w, bool homo, const I* idx, int64_t lo, int64_t hi, const X* x, int64_t n) {
+  const uint64_t un = static_cast<uint64_t>(n);
+  A s[4] = {A(0), A(0), A(0), A(0)};
+  auto term = [&](int64_t e) {
+    const uint64_t c = static_cast<uint64_t>(static_cast<int64_t>(idx[e]));
+    const A t = static_cast<A>(w[homo ? 0 : e]) * static_cast<A>(x[c < un ? c : 0]);
+    return c < un ? t : A(0);
+  };
+  int64_t e = lo;
+  for (; e + 4 <= hi; e += 4)
+    for (int q = 0; q < 4; ++q) s[q] += term(e + q);
+  for (; e < hi; ++e) s[0] += term(e);
+  return (s[0] + s[1]) + (s[2] + s[3]);
+}
+#endif
 
 template <typename F> ffi::Error with_weight_type(ffi::DataType t, F&& f) {
   switch (t) {
