@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import zlib
 
-from hypothesis import HealthCheck, Phase, seed, settings
+from hypothesis import HealthCheck, Phase, given, seed, settings
 
 # Draws per operator in `make test`: each draw compiles new shapes on every backend and transformation,
 # so draws cost the suite ~10 s each; `make stress` draws hundreds.
@@ -50,3 +50,19 @@ def reproducible(name: str):
 
 
 settings.register_profile('eventjax-differential', differential_settings())
+
+
+def agree_on_draws(name: str, problems, check) -> None:
+    """Draw ``problems`` under the profile's settings and seed; fail with ``check``'s findings.
+
+    ``check(problem)`` returns the list of disagreements (empty when every
+    backend and transformation agrees with the oracle).
+    """
+    @reproducible(name)
+    @differential_settings()
+    @given(problems)
+    def run(problem):
+        bad = check(problem)
+        assert not bad, '\n'.join(bad)
+
+    run()

@@ -1,19 +1,11 @@
 """Every backend agrees with the contract's oracle on the index-list operators (see indexed.py)."""
 
 import pytest
-from hypothesis import given
 
 from tests.differential.indexed import OPERATORS, check, problems
-from tests.differential.profile import differential_settings, reproducible
+from tests.differential.profile import agree_on_draws
 
 
 @pytest.mark.parametrize('name', OPERATORS)
 def test_backends_and_transformations_agree_with_the_contract(name):
-    @reproducible(name)
-    @differential_settings()
-    @given(problems(name))
-    def run(problem):
-        bad = check(problem)
-        assert not bad, '\n'.join(bad)
-
-    run()
+    agree_on_draws(name, problems(name), check)
