@@ -251,6 +251,9 @@ def _events_summary(args, results, sizes, notes) -> None:
           'fastest cpu backend')
     for line in benchmarks.events_findings(results, elsewhere, installed=installed):
         print(line)
+    print('\nevents targets')
+    for line in benchmarks.events_targets(results, elsewhere, installed=installed):
+        print(f'  {line}')
 
 
 def _parser() -> argparse.ArgumentParser:

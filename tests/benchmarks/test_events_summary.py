@@ -39,3 +39,25 @@ def test_the_three_event_forms_of_the_bench_compute_the_same_product():
         assert sorted(got) == ['bit-packed', 'bool', 'index-list']
         np.testing.assert_allclose(got['index-list'], got['bool'], rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(got['bit-packed'], got['bool'], rtol=1e-5, atol=1e-5)
+
+
+def test_the_targets_say_met_or_missed_with_the_figures_behind_them():
+    from eventjax.benchmarks.events_summary import events_targets
+
+    results = [result('bool binary_csrmv T 0.1%', 'numba', 100.0, be=300.0),
+               result('index-list binary_csrmv_indexed T 0.1%', 'numba', 40.0, base=120.0, be=300.0),
+               result('index-list binary_csrmv_indexed T 0.1%', 'jax', 90.0, base=120.0)]
+    speed, versus = events_targets(results, installed='0.2.1')
+    assert speed.startswith('MISSED: index list >= 2x faster than bool, 0.1% events, n=100,000')
+    assert 'jax 1.33x' in speed and 'numba 3.00x' in speed
+    assert versus.startswith("met: numba <= 0.5x brainevent's fastest cpu backend")
+    elsewhere = [{'version': '0.3.0', 'n': 100_000, 'rate': 0.001, 'backend': 'numba', 'us': 150.0}]
+    _, versus = events_targets(results, elsewhere, installed='0.2.1')
+    assert versus.startswith('MISSED') and 'n=100,000 0.1% bool vs 0.3.0 0.67x' in versus
+    assert 'index-list vs 0.3.0' not in versus  # 0.27x: within the goal
+
+
+def test_targets_without_measurements_say_so():
+    from eventjax.benchmarks.events_summary import events_targets
+
+    assert all(line.startswith('not measured') for line in events_targets([]))

@@ -8,12 +8,13 @@ Example:
 """
 
 from eventjax.benchmarks.cases import CASES, FAMILIES, Case, Problem, cases_for
-from eventjax.benchmarks.events_summary import brainevent_elsewhere, events_findings
+from eventjax.benchmarks.events_summary import brainevent_elsewhere, events_findings, events_targets
 from eventjax.benchmarks.machine import Machine, measure_machine
 from eventjax.benchmarks.plasticity import PlasticityResult, format_plasticity, run_plasticity
 from eventjax.benchmarks.report import LEGEND, Result, format_table, plot, write_json
 from eventjax.benchmarks.runner import QUICK_SIZES, SIZES, run
 
 __all__ = ['CASES', 'FAMILIES', 'LEGEND', 'QUICK_SIZES', 'SIZES', 'Case', 'Machine', 'PlasticityResult', 'Problem',
-           'Result', 'brainevent_elsewhere', 'cases_for', 'events_findings', 'format_plasticity', 'format_table',
+           'Result', 'brainevent_elsewhere', 'cases_for', 'events_findings', 'events_targets',
+           'format_plasticity', 'format_table',
            'measure_machine', 'plot', 'run', 'run_plasticity', 'write_json']
