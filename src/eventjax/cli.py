@@ -27,6 +27,7 @@ _EPILOG = """examples:
   eventjax bench --quick                     time the standard kernels (small sizes)
   eventjax bench --family csr --plot csr.png one family, with a plot (needs eventjax[plot])
   eventjax bench --family plasticity         in-place weight updates at 4,000, 10,000 and 100,000 neurons
+  eventjax bench --family dt2t               per-synapse products at 4,000 and 100,000 neurons, with brainevent
   eventjax cache --clear                     delete the compiled kernels (numba, C++, CUDA)
 """
 
@@ -267,8 +268,9 @@ def _parser() -> argparse.ArgumentParser:
     bench = sub.add_parser('bench', help='time the standard kernels against dense, the memory floor, brainevent '
                                          'and scipy')
     bench.add_argument('--family', action='append',
-                       choices=('dense', 'csr', 'fcn', 'jitc', 'delay', 'events', 'plasticity'),
-                       help='kernel family; repeat for several (default: all products; plasticity only when named)')
+                       choices=('dense', 'csr', 'fcn', 'jitc', 'delay', 'events', 'dt2t', 'plasticity'),
+                       help='kernel family; repeat for several (default: all products; dt2t (per-synapse '
+                            'products) and plasticity only when named)')
     bench.add_argument('--backends', nargs='+', metavar='NAME', help='backends to time (default: all that run here)')
     bench.add_argument('--sizes', nargs='+', type=int, metavar='N',
                        help='neuron counts of the square networks (default 1000 4000 10000; the dense family '
