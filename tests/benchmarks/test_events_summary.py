@@ -16,8 +16,17 @@ def test_a_form_is_compared_with_its_interleaved_bool_time_and_numba_with_the_fa
                  {'version': '0.3.0', 'n': 100_000, 'rate': 0.001, 'backend': 'jax_raw', 'us': 900.0}]
     (line,) = events_findings(results, elsewhere, installed='0.2.1')
     assert 'index-list/bool numba 0.33x' in line
-    assert 'brainevent 0.2.1 fastest cpu (numba 300.0 us): bool 0.33x, index-list 0.13x' in line
-    assert 'brainevent 0.3.0 fastest cpu (numba 200.0 us): bool 0.50x, index-list 0.20x' in line
+    assert ('brainevent 0.2.1 fastest cpu: bool 0.33x (numba 300.0 us), index-list 0.13x (numba 300.0 us)'
+            in line)
+    assert ('brainevent 0.3.0 fastest cpu: bool 0.50x (numba 200.0 us), index-list 0.20x (numba 200.0 us)'
+            in line)
+
+
+def test_each_form_is_compared_with_brainevent_timed_in_its_own_blocks():
+    results = [result('bool binary_csrmv T 2.0%', 'numba', 100.0, be=400.0),
+               result('index-list binary_csrmv_indexed T 2.0%', 'numba', 60.0, base=100.0, be=100.0)]
+    (line,) = events_findings(results, installed='0.2.1')
+    assert 'bool 0.25x (numba 400.0 us), index-list 0.60x (numba 100.0 us)' in line
 
 
 def test_a_missing_interpreter_costs_a_note_not_the_run():
