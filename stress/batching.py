@@ -96,10 +96,10 @@ def _transformed(fn, jit):
     return jax.jit(fn) if jit else fn
 
 
-def vmap_operator(rng, index: int, case: ops.Case, backend, jit, last=None):
+def vmap_operator(rng, index: int, case: ops.Case, backend, jit, last=None, boolean=None):
     x = np.asarray(case.operand)
     last = (bool(rng.integers(2)) if last is None else last) and x.ndim == 2
-    xs = ops.operand_like(rng, case.name, (BATCH, *x.shape))
+    xs = ops.operand_like(rng, case.name, (BATCH, *x.shape), boolean)
     expected = np.stack([case.product(xb) for xb in xs])
     if last:
         xs = np.moveaxis(xs, 0, -1)
@@ -161,8 +161,8 @@ def one_call(report: Report, rng, pool, who: str) -> None:
 def checked_call(report: Report, who: str, kind: str, index, case, backend, jit: bool, rng, **choice) -> None:
     """One watched call of ``kind`` ('vmap', 'scan' or 'grad'), its results checked into ``report``.
 
-    ``choice`` fixes what is otherwise drawn (``last`` for 'vmap'; ``n`` and
-    ``both`` for 'scan').
+    ``choice`` fixes what is otherwise drawn (``last`` and ``boolean`` events
+    for 'vmap'; ``n`` and ``both`` for 'scan').
     """
     what = f'{who}: {kind} {case.name + str(case.statics) if case else "stress_scan_only"} backend={backend} jit={jit}'
     try:
@@ -208,7 +208,9 @@ def warm(report: Report, seed: int, who: str = 'warm-up') -> None:
         for index, case in enumerate(pool):
             for backend in (None, *ops.backends(case.name)):
                 for last in ((False, True) if np.ndim(case.operand) == 2 else (False,)):
-                    checked_call(report, who, 'vmap', index, case, backend, jit, rng, last=last)
+                    # events come as booleans or floats: each dtype is an executable of its own
+                    for boolean in ((False, True) if case.name.startswith('binary_') else (None,)):
+                        checked_call(report, who, 'vmap', index, case, backend, jit, rng, last=last, boolean=boolean)
                 if index in grad_candidates(pool):
                     checked_call(report, who, 'grad', index, case, backend, jit, rng)
         for backend in scan_backends():
