@@ -14,8 +14,9 @@ each with a random backend, eager or under ``jit``.
 Variety and compiles. Every (transform, case, backend, batch axis, eager or
 ``jit``) is its own executable (about 1.5-3 MiB that JAX keeps: see
 ``stress/README.md``), so the set is bounded: a pool of 6 cases (long
-mode; 4 short) drawn from the small shape set of ``operators``, and
-``general_batching_rule`` over vectors of 4 or 7. The long mode draws its
+mode; 4 short) drawn from the small shape set of ``operators``, a batch
+of events has its case's dtype (the pool draws boolean and float events),
+and ``general_batching_rule`` runs over vectors of 4 or 7. The long mode draws its
 pool once per process (``long_pool``), so :func:`warm` can call every
 member of that set before the timed mix, checked like any call.
 """
@@ -96,10 +97,12 @@ def _transformed(fn, jit):
     return jax.jit(fn) if jit else fn
 
 
-def vmap_operator(rng, index: int, case: ops.Case, backend, jit, last=None, boolean=None):
+def vmap_operator(rng, index: int, case: ops.Case, backend, jit, last=None):
     x = np.asarray(case.operand)
     last = (bool(rng.integers(2)) if last is None else last) and x.ndim == 2
-    xs = ops.operand_like(rng, case.name, (BATCH, *x.shape), boolean)
+    # The batch has the case's own event dtype: boolean and float events each compile an
+    # executable of their own, and the case pool already draws both.
+    xs = ops.operand_like(rng, case.name, (BATCH, *x.shape), x.dtype == np.bool_)
     expected = np.stack([case.product(xb) for xb in xs])
     if last:
         xs = np.moveaxis(xs, 0, -1)
@@ -161,8 +164,8 @@ def one_call(report: Report, rng, pool, who: str) -> None:
 def checked_call(report: Report, who: str, kind: str, index, case, backend, jit: bool, rng, **choice) -> None:
     """One watched call of ``kind`` ('vmap', 'scan' or 'grad'), its results checked into ``report``.
 
-    ``choice`` fixes what is otherwise drawn (``last`` and ``boolean`` events
-    for 'vmap'; ``n`` and ``both`` for 'scan').
+    ``choice`` fixes what is otherwise drawn (``last`` for 'vmap'; ``n`` and
+    ``both`` for 'scan').
     """
     what = f'{who}: {kind} {case.name + str(case.statics) if case else "stress_scan_only"} backend={backend} jit={jit}'
     try:
@@ -208,9 +211,7 @@ def warm(report: Report, seed: int, who: str = 'warm-up') -> None:
         for index, case in enumerate(pool):
             for backend in (None, *ops.backends(case.name)):
                 for last in ((False, True) if np.ndim(case.operand) == 2 else (False,)):
-                    # events come as booleans or floats: each dtype is an executable of its own
-                    for boolean in ((False, True) if case.name.startswith('binary_') else (None,)):
-                        checked_call(report, who, 'vmap', index, case, backend, jit, rng, last=last, boolean=boolean)
+                    checked_call(report, who, 'vmap', index, case, backend, jit, rng, last=last)
                 if index in grad_candidates(pool):
                     checked_call(report, who, 'grad', index, case, backend, jit, rng)
         for backend in scan_backends():
