@@ -30,12 +30,14 @@ SCENARIOS = {
     'config_cycle': 0.08,
     'eager_vmap': 0.05,
 }
-# The long mode runs the scenarios that compile the most first, so a long
-# run's memory is paid early and what follows runs warm code: the cold
-# configuration races (every racing trace costs fresh keys, by design), then
-# the operator pool's first calls; the scenarios that call the most come last.
-LONG_ORDER = ('config_flip', 'config_load', 'mixed', 'batching', 'faults', 'config_cycle', 'eager_vmap',
-              'prange', 'dynamic_batcher', 'cpp_kernel', 'resources', 'differential')
+# The long mode's order. After the warm-up (``WARM``) come the scenarios that
+# call under the process's initial configuration, on the code the warm-up
+# compiled; the ones that change the global configuration while threads trace
+# come last. Their traces make the initial configuration's key dirty (the race
+# rule of the concurrency guide): run first, they would leave every executable
+# the warm-up compiled unreachable, kept by JAX, and compiled a second time.
+LONG_ORDER = ('mixed', 'batching', 'faults', 'eager_vmap', 'prange', 'dynamic_batcher', 'resources',
+              'config_flip', 'config_load', 'config_cycle', 'cpp_kernel', 'differential')
 # The long mode runs these in a process of their own: every problem the
 # differential tester draws has new shapes, so new executables that JAX keeps
 # (up to its caches' entry limits); that growth is its own, reported apart.
