@@ -184,11 +184,16 @@ def _bench(args) -> int:
     for family in dict.fromkeys(r.family for r in results):
         print(f'\n{family}')
         print(benchmarks.format_table([r for r in results if r.family == family]))
-    if any(r.family == 'events' for r in results):
-        _events_summary(args, results, sizes, notes)
+    targets = _events_summary(args, results, sizes, notes) if any(r.family == 'events' for r in results) else []
     print(f'\n{benchmarks.LEGEND}')
     for note in notes:
         print(f'note: {note}')
+    if targets:  # last, with the delay family's: the goals met and missed
+        print('\nevents targets')
+        for line in targets:
+            print(f'  {line}')
+    if any(r.family == 'delay' for r in results):
+        _delay_summary(args, results)  # last: it ends with the targets met and missed
     try:
         if args.json:
             benchmarks.write_json(args.json, results, machine, notes)
@@ -232,8 +237,11 @@ def _cache(args) -> int:
     return 0
 
 
-def _events_summary(args, results, sizes, notes) -> None:
-    """Each event form against the bool form, and numba against brainevent (this one and, if given, another)."""
+def _events_summary(args, results, sizes, notes) -> list[str]:
+    """Each event form against the bool form, and numba against brainevent (this one and, if given, another).
+
+    Returns the lines of the family's targets, printed at the end of the run.
+    """
     from eventjax import benchmarks
     from eventjax.benchmarks.anchors import import_optional
     from eventjax.benchmarks.cases import EVENTS_RATES, EVENTS_SIZES
@@ -252,9 +260,25 @@ def _events_summary(args, results, sizes, notes) -> None:
           'fastest cpu backend')
     for line in benchmarks.events_findings(results, elsewhere, installed=installed):
         print(line)
-    print('\nevents targets')
-    for line in benchmarks.events_targets(results, elsewhere, installed=installed):
-        print(f'  {line}')
+    return benchmarks.events_targets(results, elsewhere, installed=installed)
+
+
+def _delay_summary(args, results) -> None:
+    """Delivery against the undelayed product, numba against brainevent (if given), and the targets."""
+    from eventjax import benchmarks
+
+    elsewhere = []
+    if args.brainevent_python and not args.no_compare:
+        sizes = sorted({r.n for r in results if r.family == 'delay'})
+        elsewhere, why = benchmarks.brainevent_delay_elsewhere(args.brainevent_python, sizes, seed=args.seed)
+        if why:
+            print(f'note: {why}')
+    else:
+        print('note: delay: no --brainevent-python, so no comparison with brainevent (it installs on Python 3.12).')
+    print('\ndelay: µs per step / the undelayed event product in the same scan on the same backend; numba / '
+          "brainevent's fastest cpu backend (timed right after, in its own interpreter)")
+    for line in benchmarks.delay_findings(results, elsewhere):
+        print(line)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -283,8 +307,8 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument('--quick', action='store_true', help='small sizes, fewer timed calls')
     bench.add_argument('--no-compare', action='store_true', help='leave out brainevent and scipy (faster)')
     bench.add_argument('--brainevent-python', metavar='PYTHON',
-                       help='events family: also time brainevent installed for this interpreter (e.g. brainevent '
-                            '0.3.0 on Python 3.12) on the same arrays, in the same run')
+                       help='events and delay families: also time brainevent installed for this interpreter '
+                            '(e.g. brainevent 0.3.0 on Python 3.12) on the same arrays, in the same run')
     bench.add_argument('--seed', type=int, default=0)
     bench.add_argument('--no-progress', action='store_true', help='no progress bar on stderr')
     return parser
