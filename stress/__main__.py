@@ -50,7 +50,7 @@ APART = ('differential',)
 # cores compile), every result checked. Their memory is then paid within the first
 # minute instead of when the timed mix reaches them.
 # ``config_cycle`` warms its two configurations as drafts, published later.
-WARM = ('mixed', 'batching', 'config_cycle', 'eager_vmap', 'prange')
+WARM = ('mixed', 'batching', 'config_cycle', 'eager_vmap', 'prange', 'dynamic_batcher')
 DEFAULT_SECONDS = {'short': 45.0, 'long': 180.0}
 # One call (compilation included, on a loaded 2-core machine) may take this long.
 CALL_BOUND = {'short': 120.0, 'long': 180.0}
@@ -173,14 +173,15 @@ def main(argv=None) -> int:
 
 def _warm_up(names: list[str], trace: RssTrace, compiles: CompileCount, quiet) -> Report:
     """Call every member of the key sets of scenarios ``names`` once, one thread per scenario."""
-    from stress import batching, config_cycle, eager_vmap, mixed, prange  # noqa: PLC0415  (the run's own pools)
+    from stress import batching, config_cycle, dynamic_batcher, eager_vmap, mixed, prange  # noqa: PLC0415
 
     report = Report('warm-up')
     steps = {'mixed': lambda: mixed.warm(report, mixed.long_pool(mixed.LONG_SEED)),
              'batching': lambda: batching.warm(report, batching.LONG_SEED),
              'config_cycle': lambda: config_cycle.warm(report),
              'eager_vmap': lambda: eager_vmap.warm(report),
-             'prange': lambda: prange.warm(report)}
+             'prange': lambda: prange.warm(report),
+             'dynamic_batcher': lambda: dynamic_batcher.warm(report)}
     before, began = rss_mib(), time.monotonic()
     trace.mark('warm-up')
     report.failures.extend(run_threads(len(names), lambda i: steps[names[i]](), 1800))
