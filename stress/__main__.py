@@ -183,10 +183,17 @@ def _warm_up(names: list[str], trace: RssTrace, compiles: CompileCount, quiet) -
              'prange': lambda: prange.warm(report),
              'dynamic_batcher': lambda: dynamic_batcher.warm(report)}
     before, began = rss_mib(), time.monotonic()
+    took = {}
+
+    def step(i: int) -> None:
+        steps[names[i]]()
+        took[names[i]] = time.monotonic() - began
+
     trace.mark('warm-up')
-    report.failures.extend(run_threads(len(names), lambda i: steps[names[i]](), 1800))
+    report.failures.extend(run_threads(len(names), step, 1800))
     report.seconds = time.monotonic() - began
-    report.extra['of'] = '+'.join(names)
+    # When each thread finished: the last one sets how long the warm-up takes.
+    report.extra['of'] = '+'.join(f'{n}:{took[n]:.0f}s' if n in took else n for n in names)
     if before is not None:
         report.extra['rss_mib'] = f'{before:.0f}->{rss_mib():.0f} ({rss_mib() - before:+.0f})'
     report.extra['compiles'] = compiles.compiles_between(began)
