@@ -44,3 +44,25 @@ def test_readme_example_runs_and_prints_the_values_in_its_comments():
     ej.clear_backends()
     assert out.getvalue().split('\n')[:-1] == expected
     assert len(set(expected)) > 1  # the output shows the switch
+
+
+# The compact-event and per-synapse names (brainevent's and eventjax's own): each exported, each with an
+# example that runs, whether its module is a kernel module or a container.
+COMPACT_AND_PER_SYNAPSE = (
+    'CompactBinary', 'CompactEvents', 'IndexedEvents', 'BitPackedBinary', 'BitPackedEvents', 'compact_events',
+    'expand_events', 'bitpack', 'bitunpack', 'binary_csrmv_indexed', 'binary_csrmm_indexed', 'binary_csrmv_packed',
+    'binary_fcnmv_packed', 'csrmv_dt2t', 'csrmm_dt2t', 'cscmv_dt2t', 'cscmm_dt2t', 'fcnmv_dt2t', 'fcnmm_dt2t',
+    'jitsmv_dt2t', 'jitumv_dt2t', 'jitnmv_dt2t', 'csr_sddmm', 'csr_slice_rows')
+
+
+@pytest.mark.parametrize('name', COMPACT_AND_PER_SYNAPSE)
+def test_compact_and_per_synapse_names_have_a_running_example(name):
+    obj = getattr(ej, name)
+    assert '>>>' in (obj.__doc__ or ''), f'{name} has no example'
+    finder = doctest.DocTestFinder(recurse=False)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    module = importlib.import_module(obj.__module__)
+    for test in finder.find(obj, name, globs=dict(vars(module))):
+        runner.run(test)
+    ej.clear_backends()
+    assert runner.failures == 0 and runner.tries > 0
