@@ -153,7 +153,8 @@ class JITCMatrix(SparseMatrix):
         one = np.ones((), self.dtype)
         unit_params = one if self.law == 'homo' else (0 * one, one)
         with jax.ensure_compile_time_eval():  # under jit, the unit parameters stay concrete for tocsr()
-            draws = JITCMatrix(unit_params, prob=self.prob, seed=self.seed, shape=self.stored_shape, law=self.law).tocsr()
+            draws = JITCMatrix(unit_params, prob=self.prob, seed=self.seed, shape=self.stored_shape,
+                               law=self.law).tocsr()
         w = self.weights
         if self.law == 'homo':
             values = w[0] * draws.data
