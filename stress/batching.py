@@ -10,6 +10,15 @@ Workers pick at random among:
   whose answer is ``A.T @ c`` (``A @ c`` when transposed);
 
 each with a random backend, eager or under ``jit``.
+
+Variety and compiles. Every (transform, case, backend, batch axis, eager or
+``jit``) is its own executable (about 1.5-3 MiB that JAX keeps: see
+``stress/README.md``), so the set is bounded: a pool of 6 cases (long
+mode; 4 short) drawn from the small shape set of ``operators``, a batch
+of events has its case's dtype (the pool draws boolean and float events),
+and ``general_batching_rule`` runs over vectors of 4 or 7. The long mode draws its
+pool once per process (``long_pool``), so :func:`warm` can call every
+member of that set before the timed mix, checked like any call.
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ from stress.harness import Report, run_threads, watched
 
 BATCH = 3
 SCAN_BACKENDS = ('jax', 'numba')
+SCAN_LENGTHS = (4, 7)
 
 
 @functools.cache
@@ -87,10 +97,12 @@ def _transformed(fn, jit):
     return jax.jit(fn) if jit else fn
 
 
-def vmap_operator(rng, index: int, case: ops.Case, backend, jit):
+def vmap_operator(rng, index: int, case: ops.Case, backend, jit, last=None):
     x = np.asarray(case.operand)
-    last = bool(rng.integers(2)) and x.ndim == 2
-    xs = ops.operand_like(rng, case.name, (BATCH, *x.shape))
+    last = (bool(rng.integers(2)) if last is None else last) and x.ndim == 2
+    # The batch has the case's own event dtype: boolean and float events each compile an
+    # executable of their own, and the case pool already draws both.
+    xs = ops.operand_like(rng, case.name, (BATCH, *x.shape), x.dtype == np.bool_)
     expected = np.stack([case.product(xb) for xb in xs])
     if last:
         xs = np.moveaxis(xs, 0, -1)
@@ -99,10 +111,10 @@ def vmap_operator(rng, index: int, case: ops.Case, backend, jit):
     return fn(xs), expected
 
 
-def vmap_scan_only(rng, backend, jit):
-    n = int(rng.choice((4, 7)))
+def vmap_scan_only(rng, backend, jit, n=None, both=None):
+    n = int(rng.choice(SCAN_LENGTHS)) if n is None else n
     xs = rng.normal(size=(BATCH, n)).astype(np.float32)
-    both = bool(rng.integers(2))
+    both = bool(rng.integers(2)) if both is None else both
     ws = rng.normal(size=(BATCH, 1) if both else (1,)).astype(np.float32)
     fn = FUNCTIONS.get(('scan', backend, both, jit), lambda: _transformed(jax.vmap(
         lambda x, w: call_scan_only(x, w, backend), in_axes=(0, 0 if both else None)), jit))
@@ -125,28 +137,43 @@ def grad_operator(rng, index: int, case: ops.Case, backend, jit):
     return got, a @ c.astype(np.float64)
 
 
+def scan_backends() -> tuple[str, ...]:
+    return tuple(b for b in SCAN_BACKENDS if b in scan_only_primitive().available_backends('cpu'))
+
+
+def grad_candidates(pool) -> list[int]:
+    """Indices of the float cases of ``pool``: ``grad`` differentiates the float operand."""
+    return [i for i, c in enumerate(pool) if not c.name.startswith('binary_')]
+
+
 def one_call(report: Report, rng, pool, who: str) -> None:
     kind = ('vmap', 'scan', 'grad')[int(rng.integers(3))]
     jit = rng.random() < 0.75  # eager vmap/grad retrace on every call: JAX's cost, not ours
     if kind == 'scan':
-        backends = tuple(b for b in SCAN_BACKENDS if b in scan_only_primitive().available_backends('cpu'))
-        backend = backends[int(rng.integers(len(backends)))]
-        case = None
-    else:
-        candidates = [i for i, c in enumerate(pool) if kind == 'vmap' or not c.name.startswith('binary_')]
-        if not candidates:  # no float operator in the pool: grad has nothing to differentiate
-            kind, candidates = 'vmap', list(range(len(pool)))
-        index = candidates[int(rng.integers(len(candidates)))]
-        case = pool[index]
-        options = (None, *ops.backends(case.name))
-        backend = options[int(rng.integers(len(options)))]
+        backends = scan_backends()
+        checked_call(report, who, kind, None, None, backends[int(rng.integers(len(backends)))], jit, rng)
+        return
+    candidates = list(range(len(pool))) if kind == 'vmap' else grad_candidates(pool)
+    if not candidates:  # no float operator in the pool: grad has nothing to differentiate
+        kind, candidates = 'vmap', list(range(len(pool)))
+    index = candidates[int(rng.integers(len(candidates)))]
+    options = (None, *ops.backends(pool[index].name))
+    checked_call(report, who, kind, index, pool[index], options[int(rng.integers(len(options)))], jit, rng)
+
+
+def checked_call(report: Report, who: str, kind: str, index, case, backend, jit: bool, rng, **choice) -> None:
+    """One watched call of ``kind`` ('vmap', 'scan' or 'grad'), its results checked into ``report``.
+
+    ``choice`` fixes what is otherwise drawn (``last`` for 'vmap'; ``n`` and
+    ``both`` for 'scan').
+    """
     what = f'{who}: {kind} {case.name + str(case.statics) if case else "stress_scan_only"} backend={backend} jit={jit}'
     try:
         with watched(what):
             if kind == 'scan':
-                got, expected = vmap_scan_only(rng, backend, jit)
+                got, expected = vmap_scan_only(rng, backend, jit, **choice)
             elif kind == 'vmap':
-                got, expected = vmap_operator(rng, index, case, backend, jit)
+                got, expected = vmap_operator(rng, index, case, backend, jit, **choice)
             else:
                 got, expected = grad_operator(rng, index, case, backend, jit)
             got = jax.tree.map(np.asarray, got)
@@ -161,15 +188,46 @@ def one_call(report: Report, rng, pool, who: str) -> None:
     report.add(1, 0)
 
 
-def run(seconds: float, threads: int = 4, long: bool = False) -> Report:
-    report = Report('batching')
-    seed = int(time.time()) % 100_000 + 7
-    rng = np.random.default_rng(seed)
+def make_pool(rng, size: int) -> list[ops.Case]:
     names = ops.operators()
-    pool = [ops.random_case(rng, names[int(rng.integers(len(names)))]) for _ in range(6 if long else 4)]
+    pool = [ops.random_case(rng, names[int(rng.integers(len(names)))]) for _ in range(size)]
     floats = [n for n in names if not n.startswith('binary_')]
     if floats and all(c.name.startswith('binary_') for c in pool):
         pool[-1] = ops.random_case(rng, floats[int(rng.integers(len(floats)))])  # so grad has work
+    return pool
+
+
+@functools.cache
+def long_pool(seed: int) -> tuple[ops.Case, ...]:
+    """The long run's pool, drawn once per process so that :func:`warm` and :func:`run` share it."""
+    return tuple(make_pool(np.random.default_rng(seed), 6))
+
+
+def warm(report: Report, seed: int, who: str = 'warm-up') -> None:
+    """Every call of the long run's key set once, in this thread: each compiles here, none later."""
+    pool = long_pool(seed)
+    rng = np.random.default_rng(seed)
+    for jit in (True, False):
+        for index, case in enumerate(pool):
+            for backend in (None, *ops.backends(case.name)):
+                for last in ((False, True) if np.ndim(case.operand) == 2 else (False,)):
+                    checked_call(report, who, 'vmap', index, case, backend, jit, rng, last=last)
+                if index in grad_candidates(pool):
+                    checked_call(report, who, 'grad', index, case, backend, jit, rng)
+        for backend in scan_backends():
+            for n in SCAN_LENGTHS:
+                for both in (False, True):
+                    checked_call(report, who, 'scan', None, None, backend, jit, rng, n=n, both=both)
+
+
+# The long run's pool is drawn once per process from this seed (the run prints it).
+LONG_SEED = int(time.time()) % 100_000 + 7
+
+
+def run(seconds: float, threads: int = 4, long: bool = False) -> Report:
+    report = Report('batching')
+    seed = LONG_SEED if long else int(time.time()) % 100_000 + 7
+    pool = list(long_pool(seed)) if long else make_pool(np.random.default_rng(seed), 4)
     start = time.monotonic()
     deadline = start + seconds
 

@@ -3,11 +3,12 @@
 Each call picks an operator case from a pool (dense, CSR, FCN; mv and mm;
 binary and float; shapes from a small set), a backend among those the cpu
 has (or None: the default), and eager or jitted. The workers start together
-on a cold pool, so they compile its code concurrently; in long mode they
-also redraw a case's values now and then (same shapes and dtypes), so new
-data keeps flowing through warm code, and nothing compiles once the pool is
-warm: a long run's memory is paid early. Afterwards the same pool, warmed,
-measures throughput with 1, 2, 4 and 8 threads.
+on a cold pool, so they compile its code concurrently (in long mode the
+run's warm-up has compiled the pool before, see ``stress/README.md``, and
+the workers run warm code from the start); in long mode they also redraw
+a case's values now and then (same shapes and dtypes), so new data keeps
+flowing through warm code, and nothing compiles once the pool is warm: a
+long run's memory is paid early. Afterwards the same pool, warmed, measures throughput with 1, 2, 4 and 8 threads.
 
 Pallas is left out: the standard kernels have no pallas cpu kernel, and
 interpret mode (tens of ms a call) would only measure the interpreter.

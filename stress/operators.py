@@ -115,9 +115,9 @@ def _events(rng, shape, boolean=None):
     return rng.choice(np.array([-1.0, 0.0, 0.5, 2.0], np.float32), size=shape)
 
 
-def operand_like(rng, name, shape):
-    """A random operand of ``shape`` for operator ``name`` (events or floats)."""
-    return _events(rng, shape) if name.startswith('binary_') else rng.normal(size=shape).astype(np.float32)
+def operand_like(rng, name, shape, boolean=None):
+    """A random operand of ``shape`` for operator ``name`` (events: ``boolean`` or float, drawn if None)."""
+    return _events(rng, shape, boolean) if name.startswith('binary_') else rng.normal(size=shape).astype(np.float32)
 
 
 def _operand(rng, name, length, boolean=None):

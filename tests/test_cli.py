@@ -79,6 +79,15 @@ class TestBench:
         assert out.startswith('machine: memory bandwidth ') and ' GB/s ' in out.splitlines()[0]
         assert plot.stat().st_size > 1000
 
+    def test_bench_delay_ends_with_the_targets_met_or_missed(self, capsys):
+        code = cli.main(['bench', '--family', 'delay', '--backends', 'jax', '--sizes', '300', '--quick',
+                         '--no-progress'])
+        out = capsys.readouterr().out
+        assert code == 0
+        assert 'n=300: delivery / undelayed: jax ' in out and 'no --brainevent-python' in out
+        assert 'n=300 jax: delivery <= 1.5x the undelayed product: ' in out
+        assert out.rstrip().splitlines()[-1] == 'targets met: ' + str(out.count(': met (')) + ' of 1'
+
     def test_bench_writes_every_result_and_the_machine_to_json(self, capsys, tmp_path):
         path = tmp_path / 'bench.json'
         assert cli.main(['bench', '--family', 'dense', '--backends', 'jax', '--sizes', '32', '--quick',

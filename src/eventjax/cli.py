@@ -188,6 +188,8 @@ def _bench(args) -> int:
     print(f'\n{benchmarks.LEGEND}')
     for note in notes:
         print(f'note: {note}')
+    if any(r.family == 'delay' for r in results):
+        _delay_summary(args, results)  # last: it ends with the targets met and missed
     try:
         if args.json:
             benchmarks.write_json(args.json, results, machine, notes)
@@ -253,6 +255,24 @@ def _events_summary(args, results, sizes, notes) -> None:
         print(line)
 
 
+def _delay_summary(args, results) -> None:
+    """Delivery against the undelayed product, numba against brainevent (if given), and the targets."""
+    from eventjax import benchmarks
+
+    elsewhere = []
+    if args.brainevent_python and not args.no_compare:
+        sizes = sorted({r.n for r in results if r.family == 'delay'})
+        elsewhere, why = benchmarks.brainevent_delay_elsewhere(args.brainevent_python, sizes, seed=args.seed)
+        if why:
+            print(f'note: {why}')
+    else:
+        print('note: delay: no --brainevent-python, so no comparison with brainevent (it installs on Python 3.12).')
+    print('\ndelay: µs per step / the undelayed event product in the same scan on the same backend; numba / '
+          "brainevent's fastest cpu backend (timed right after, in its own interpreter)")
+    for line in benchmarks.delay_findings(results, elsewhere):
+        print(line)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog='eventjax', description=_DESCRIPTION, epilog=_EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -278,8 +298,8 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument('--quick', action='store_true', help='small sizes, fewer timed calls')
     bench.add_argument('--no-compare', action='store_true', help='leave out brainevent and scipy (faster)')
     bench.add_argument('--brainevent-python', metavar='PYTHON',
-                       help='events family: also time brainevent installed for this interpreter (e.g. brainevent '
-                            '0.3.0 on Python 3.12) on the same arrays, in the same run')
+                       help='events and delay families: also time brainevent installed for this interpreter '
+                            '(e.g. brainevent 0.3.0 on Python 3.12) on the same arrays, in the same run')
     bench.add_argument('--seed', type=int, default=0)
     bench.add_argument('--no-progress', action='store_true', help='no progress bar on stderr')
     return parser

@@ -1,7 +1,7 @@
 """The arrays of one delayed delivery, from NumPy alone.
 
 ``eventjax bench --family delay`` builds its problem here, and so does
-``bench/delay_brainevent.py``, which loads this file by path in a separate
+``brainevent_delay.py`` beside it, which loads this file by path in a separate
 environment (brainevent 0.3.0 needs Python 3.12), so both time the same
 arrays from the same seed.
 """

@@ -12,7 +12,7 @@ import json
 import pathlib
 import subprocess
 
-__all__ = ['brainevent_elsewhere', 'events_findings']
+__all__ = ['brainevent_elsewhere', 'events_findings', 'json_lines_elsewhere']
 
 SCRIPT = pathlib.Path(__file__).resolve().parent / 'brainevent_events.py'
 
@@ -20,6 +20,11 @@ SCRIPT = pathlib.Path(__file__).resolve().parent / 'brainevent_events.py'
 def brainevent_elsewhere(python: str, sizes, rates, *, seed: int = 0, timeout_s: float = 900.0):
     """``(rows, note)``: brainevent's timings from another interpreter (rows: dicts), or ``([], why not)``."""
     cmd = [python, str(SCRIPT), '--sizes', *map(str, sizes), '--rates', *map(str, rates), '--seed', str(seed)]
+    return json_lines_elsewhere(cmd, python, timeout_s)
+
+
+def json_lines_elsewhere(cmd, python: str, timeout_s: float):
+    """``(rows, note)``: the JSON lines ``cmd`` prints (other lines skipped), or ``(rows, why it failed)``."""
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:  # the other environment costs its lines, not the run

@@ -154,10 +154,10 @@ class TestLargerProblems:
 
 
 class TestJaxEventRowCapacities:
-    """The jax kernel's event rows past its size bound (lowered here): each capacity exactly filled and
-    one past it, every event, no event, binary and graded, and a row longer than the padded width."""
+    """The jax kernel's event rows past its size bound (lowered here): passes of rows exactly filled and
+    one past, every event, no event, binary and graded, and a row longer than the padded width."""
 
-    M, N, K, LENGTH = 128, 40, 8, 5  # 1,024 entries; capacities 16 and 64 (of 128 rows); padded width 16
+    M, N, K, LENGTH = 128, 40, 8, 5  # 1,024 entries; padded width 16, so 32 rows a pass
 
     @pytest.fixture(autouse=True)
     def _event_rows_from_1024(self, monkeypatch):
@@ -168,7 +168,7 @@ class TestJaxEventRowCapacities:
         rng = np.random.default_rng(21)
         lengths = np.full(self.M, self.K)
         if long_row:
-            lengths[0], lengths[1:10] = 17, 7  # same entry count; row 0 one past the width
+            lengths[0], lengths[1:10] = 35, 5  # same entry count; row 0 takes three pieces of the width
         indptr = np.r_[0, np.cumsum(lengths)].astype(np.int32)
         nnz = int(indptr[-1])
         indices = rng.integers(0, self.N, nnz).astype(np.int32)
@@ -195,8 +195,8 @@ class TestJaxEventRowCapacities:
                 want = oracle.deliver(ring, events, data, indices, indptr, delays, 3, weighted=weighted)
                 np.testing.assert_allclose(f(events, weighted), want, rtol=1e-5, atol=1e-5)
 
-    def test_each_capacity_exactly_full_and_one_past(self):
-        self.check(False, (0, 16, 17, 64, 65, self.M))
+    def test_each_pass_exactly_full_and_one_past(self):
+        self.check(False, (0, 31, 32, 33, 64, 65, self.M))
 
-    def test_an_event_row_longer_than_the_width_takes_the_reference(self):
-        self.check(True, (1, 16, 17), first_row=True)
+    def test_an_event_row_longer_than_the_width_is_read_in_pieces(self):
+        self.check(True, (1, 32, 33), first_row=True)

@@ -77,6 +77,21 @@ class TestInPlace:
         assert 'f32[4,5]{1,0} copy(' not in hlo  # neither the loop nor its entry copies the ring
 
 
+class TestJaxEventRowsInPlace(TestInPlace):
+    """The jax kernel's event-row loops (past its size bound, lowered here) carry the ring: never a copy."""
+
+    prim = None
+
+    @pytest.fixture(autouse=True)
+    def _event_rows_from_one_entry(self, monkeypatch):
+        from eventjax.kernels.delay import jax_impl
+        monkeypatch.setattr(jax_impl, 'SMALL', 1)
+
+    @pytest.fixture
+    def backend(self):
+        return 'jax'
+
+
 @pytest.mark.filterwarnings('ignore::DeprecationWarning')
 class TestNumbaLargePath:
     """From ``PREFETCH_MIN_ENTRIES`` stored entries the numba kernel lists the event rows and prefetches ahead."""

@@ -123,16 +123,16 @@ def test_numba_prefetching_kernels_match_numpy(monkeypatch, name):
     w, indices, indptr, spikes, trace = _problem(8, 0.3)
     lo, hi = -0.5, 0.5
     if name == 'csr_on_pre':
-        kernel = numba_impl.csr_on_pre_kernel(w_min=lo, w_max=hi)
+        kernel = numba_impl.csr_on_pre_kernel()
         out = w.copy()
-        kernel(w, indices, indptr, spikes, trace, out)
+        kernel(w, indices, indptr, spikes, trace, np.array([lo, hi], np.float32), out)
         want = _on_pre(w, indices, indptr, spikes, trace, lo, hi)
     else:
         rows, col_ptr, pos = (np.asarray(a) for a in ej.csr_column_view(indices, indptr, shape=(M, N)))
         post, pre_trace = spikes[:N], np.linspace(-1, 1, M, dtype=np.float32)
-        kernel = numba_impl.csr2csc_on_post_kernel(w_min=lo, w_max=hi)
+        kernel = numba_impl.csr2csc_on_post_kernel()
         out = w.copy()
-        kernel(w, rows, col_ptr, pos, pre_trace, post, out)
+        kernel(w, rows, col_ptr, pos, pre_trace, post, np.array([lo, hi], np.float32), out)
         want = w.copy()
         for j in np.flatnonzero(post):
             for c in range(col_ptr[j], col_ptr[j + 1]):
@@ -142,11 +142,12 @@ def test_numba_prefetching_kernels_match_numpy(monkeypatch, name):
 
 
 def test_numba_bounds_keep_nan_and_clip_inf():
-    kernel = numba_impl.csr_on_pre_kernel(w_min=0.0, w_max=1.0)
+    kernel = numba_impl.csr_on_pre_kernel()
     w = np.array([0.5, np.nan, 0.5, 0.5], np.float32)
     trace = np.array([np.nan, 0.1, np.inf, -np.inf], np.float32)
     out = w.copy()
-    kernel(w, np.arange(4, dtype=np.int32), np.array([0, 4], np.int32), np.array([True]), trace, out)
+    kernel(w, np.arange(4, dtype=np.int32), np.array([0, 4], np.int32), np.array([True]), trace,
+           np.array([0.0, 1.0], np.float32), out)
     assert np.isnan(out[0]) and np.isnan(out[1])
     assert out[2:].tolist() == [1.0, 0.0]
 
@@ -160,3 +161,19 @@ def test_numba_kernel_repairs_an_unvalidated_indptr_itself():
                         np.ones(2, np.float32), shape=(3, 2), validate=False, backend='jax')
     np.testing.assert_array_equal(np.asarray(out), [1.0, 1.0, 1.0, 1.0])
     np.testing.assert_array_equal(np.asarray(out), np.asarray(ref))
+
+
+def test_numba_bounds_are_an_operand_so_every_pair_shares_one_handler():
+    # Compiled into the kernel, each pair of bounds cost a numba compilation (seconds); as an operand, none.
+    pytest.importorskip('numba')
+    from eventjax.backends import numba_bridge  # noqa: PLC0415
+
+    w, indices, indptr, spikes, trace = _problem(8, 0.5)
+    ej.csr_on_pre(w, indices, indptr, spikes, trace, -1.0, 1.0, shape=(M, N), backend='numba')
+    before = numba_bridge.target_count()
+    for lo, hi in [(-0.01, 0.02), (None, 0.03), (0.0, None), (None, None)]:
+        got = ej.csr_on_pre(w, indices, indptr, spikes, trace, lo, hi, shape=(M, N), backend='numba')
+        want = _on_pre(w, indices, indptr, spikes, trace, -np.inf if lo is None else lo, np.inf if hi is None else hi)
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+    assert numba_bridge.target_count() == before
+

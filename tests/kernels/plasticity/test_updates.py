@@ -15,7 +15,7 @@ from eventjax.kernels.plasticity.dense_on_pre import _dense_on_pre
 from eventjax.kernels.plasticity.fcn_on_pre import _fcn_on_pre
 
 M, N, K = 7, 5, 3
-LO, HI = -0.1, 0.3  # one pair of bounds: each pair is compiled into the numba kernels
+LO, HI = -0.1, 0.3
 
 
 def _bound(v, lo, hi):

@@ -24,6 +24,7 @@ from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.interpreters import ad
 
 from eventjax.backends import XLACustomKernel
@@ -66,7 +67,10 @@ class Update:
 
     The family's ``reference.<name>_delta(*operands, **static)`` returns
     ``(increment, touched)`` shaped like the weights; static parameters
-    ``w_min`` and ``w_max`` are the bounds.
+    ``w_min`` and ``w_max`` are the bounds. The numba kernels get them as
+    one more operand after the others (``[w_min, w_max]`` in the weights'
+    dtype, ``-inf`` / ``inf`` for None), so one compiled handler serves
+    every pair; the other backends read the static parameters.
 
     Example::
 
@@ -80,8 +84,8 @@ class Update:
         self.name, self.family, self.operands = name, family, tuple(operands)
         self._trace = self.operands.index(trace)
         self._prepare = prepare
-        self.primitive = XLACustomKernel(name) if prepare is None else \
-            _PreparedKernel(name, prepare, prepared_in_kernel)
+        self.primitive = _UpdateKernel(name) if prepare is None else \
+            _PreparedUpdateKernel(name, prepare, prepared_in_kernel)
         self.primitive.def_jax_kernel(_impl(family, _jax_module(family), name))
         for backend in kernels:
             if backend == 'pallas':
@@ -128,3 +132,39 @@ class Update:
             clipped |= pre > static['w_max']
         dout = jnp.where(touched & clipped, jnp.zeros_like(dw), dw + jnp.where(touched, d_increment, 0))
         return [out], [dout]
+
+
+# The backends whose kernels take the bounds as a trailing operand: numba
+# compiles what a kernel reads from its closure into its machine code, so
+# bounds held there cost a compilation (seconds) per pair.
+_BOUNDS_AS_OPERAND = frozenset({'numba'})
+
+
+def _bounds_operand(kernel_generator: Callable) -> Callable:
+    """``kernel_generator`` whose kernel is called with ``[w_min, w_max]`` appended to its operands."""
+    def generator(*, outs, input_output_aliases=None, w_min=None, w_max=None, **params):
+        # Named, so the lowering forwards the aliases (the bridge then writes into the weights' buffer).
+        fn = kernel_generator(outs=outs, input_output_aliases=input_output_aliases, **params)
+        if not callable(fn):
+            return fn  # the lowering reports it
+        dtype = (outs[0] if isinstance(outs, (tuple, list)) else outs).dtype
+        bounds = np.array([-np.inf if w_min is None else w_min, np.inf if w_max is None else w_max], dtype)
+        return lambda *operands: fn(*operands, bounds)
+    return generator
+
+
+class _BoundsOperand:
+    """Registers the kernels of :data:`_BOUNDS_AS_OPERAND` through :func:`_bounds_operand`."""
+
+    def def_kernel(self, backend: str, platform: str, kernel_generator: Callable, asdefault: bool = False) -> None:
+        if backend in _BOUNDS_AS_OPERAND:
+            kernel_generator = _bounds_operand(kernel_generator)
+        super().def_kernel(backend, platform, kernel_generator, asdefault)
+
+
+class _UpdateKernel(_BoundsOperand, XLACustomKernel):
+    """An update's primitive."""
+
+
+class _PreparedUpdateKernel(_BoundsOperand, _PreparedKernel):
+    """An update's primitive whose operands go through ``prepare`` first (see :class:`Update`)."""

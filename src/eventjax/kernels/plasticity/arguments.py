@@ -83,8 +83,8 @@ def _bound(who: str, name: str, value):
     if value is None:
         return None
     if isinstance(value, jax.core.Tracer):
-        raise TypeError(f'{who}: {name} must be a Python number or a concrete scalar array (it is compiled '
-                        f'into the kernels), got a traced value; pass it outside jit, or clip yourself after '
+        raise TypeError(f'{who}: {name} must be a Python number or a concrete scalar array (a static '
+                        f'parameter of the update), got a traced value; pass it outside jit, or clip yourself after '
                         f'the update.')
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
         return float(value)

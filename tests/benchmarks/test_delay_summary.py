@@ -1,0 +1,36 @@
+"""The delay family's summary: each backend's delivery against its undelayed product, numba against brainevent,
+and one met/missed line per target, ending with the count."""
+
+import stat
+
+from eventjax.benchmarks.delay_summary import brainevent_delay_elsewhere, delay_findings
+from eventjax.benchmarks.report import Result
+
+
+def result(backend, n, us, base):
+    return Result('delay', 'csr_delay_deliver', backend, n, 100, us, base, baseline='binary_csrmv T')
+
+
+def test_each_target_is_met_or_missed_by_its_ratio_and_the_count_closes_the_summary():
+    results = [result('numba', 4000, 30.0, 25.0), result('jax', 4000, 90.0, 30.0),
+               result('numba', 100_000, 4000.0, 800.0)]
+    elsewhere = [{'version': '0.3.0', 'n': 100_000, 'backend': 'numba', 'us': 5000.0},
+                 {'version': '0.3.0', 'n': 100_000, 'backend': 'jax_raw', 'us': 90000.0}]
+    lines = delay_findings(results, elsewhere)
+    assert lines[0] == '  n=4000: delivery / undelayed: jax 3.00x, numba 1.20x'
+    assert 'numba / brainevent 0.3.0 numba (5000.0 us): 0.80x' in lines[1]
+    assert '  n=4000 jax: delivery <= 1.5x the undelayed product: missed (3.00x)' in lines
+    assert '  n=4000 numba: delivery <= 1.5x the undelayed product: met (1.20x)' in lines
+    assert "  n=100000 numba <= 0.5x brainevent 0.3.0's fastest cpu backend: missed (0.80x)" in lines
+    assert lines[-1] == 'targets met: 1 of 4'
+
+
+def test_brainevent_json_lines_are_read_from_the_other_interpreter_and_a_missing_one_costs_a_note(tmp_path):
+    fake = tmp_path / 'python'
+    fake.write_text('#!/bin/sh\necho "compiling..."\n'
+                    'echo \'{"version": "0.3.0", "n": 4000, "backend": "numba", "us": 12.5}\'\n')
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    rows, why = brainevent_delay_elsewhere(str(fake), [4000], timeout_s=10)
+    assert why is None and rows == [{'version': '0.3.0', 'n': 4000, 'backend': 'numba', 'us': 12.5}]
+    rows, why = brainevent_delay_elsewhere('/no/such/python', [4000], timeout_s=10)
+    assert rows == [] and 'did not run' in why
