@@ -91,7 +91,7 @@ def main(argv=None) -> int:
                         help='fail the run if one call takes longer (seconds)')
     parser.add_argument('--only', nargs='*', choices=sorted(SCENARIOS), default=None)
     parser.add_argument('--diff-examples', type=int, default=None,
-                        help='problems the differential scenario draws at most (default: 2 short, 400 long)')
+                        help='problems the differential scenario draws at most (default: 1 short, 400 long)')
     parser.add_argument('--diff-seconds', type=float, default=None,
                         help="the differential scenario's own time bound (default: its share of --seconds)")
     parser.add_argument('--rss-log', default=None,
