@@ -21,20 +21,21 @@ from hypothesis import given, seed
 from tests.differential import indexed, per_synapse, plasticity, transforms
 from tests.differential.check import Outcome, check_problem
 from tests.differential.delay import check_delivery, deliveries, delivery_backends
-from tests.differential.profile import differential_settings
+from tests.differential.profile import differential_settings, past_the_simplest
 from tests.differential.strategies import problems
 
 import eventjax as ej
 from stress.harness import Report, watched
 
 ROUND = 5  # draws per operator per round, at most
-DEFAULT_EXAMPLES = {'short': 2, 'long': 400}
+DEFAULT_EXAMPLES = {'short': 1, 'long': 400}  # random draws: hypothesis's simplest is passed over
 
 
 def _round(name: str, draws: int, round_seed: int, deadline: float, outcome: Outcome, limit: int) -> None:
     @seed(round_seed)
     @differential_settings(draws)
     @given(problems(name))
+    @past_the_simplest
     def draw(problem):
         if time.monotonic() > deadline or outcome.problems >= limit:
             return
@@ -47,6 +48,7 @@ def _plasticity_round(name: str, draws: int, round_seed: int, deadline: float, o
     @seed(round_seed)
     @differential_settings(draws)
     @given(plasticity.plasticity_problems(name))
+    @past_the_simplest
     def draw(problem):
         if time.monotonic() > deadline or outcome.problems >= limit:
             return
@@ -64,6 +66,7 @@ def _delivery_round(draws: int, round_seed: int, deadline: float, outcome: Outco
     @seed(round_seed)
     @differential_settings(draws)
     @given(deliveries())
+    @past_the_simplest
     def draw(problem):
         if time.monotonic() > deadline:
             return
@@ -78,6 +81,7 @@ def _indexed_round(name: str, draws: int, round_seed: int, deadline: float, foun
     @seed(round_seed)
     @differential_settings(draws)
     @given(module.problems(name))
+    @past_the_simplest
     def draw(problem):
         if time.monotonic() > deadline:
             return

@@ -39,15 +39,21 @@ WEIGHTS = (0.35, 0.2, 0.15, 0.15, 0.07, 0.08)
 
 def model(weights):
     """``rows -> binary_densemm(W, rows.T).T``; the pretend backend ``'short'`` drops the last answer row."""
-    products = {b: jax.jit(functools.partial(ej.binary_densemm, weights, backend=b))
-                for b in (None, *batch_backends())}
+    products = _products()
 
     def fn(rows, backend=None):
         if backend == 'short':
-            return np.asarray(products[None](rows.T)).T[:-1]
-        return products[backend](rows.T).T
+            return np.asarray(products[None](weights, rows.T)).T[:-1]
+        return products[backend](weights, rows.T).T
 
     return fn
+
+
+@functools.cache
+def _products() -> dict:
+    # One jitted product per backend for the whole process, the weights an argument: every
+    # model (the warm-up's and the scenario's) shares what they compile.
+    return {b: jax.jit(functools.partial(ej.binary_densemm, backend=b)) for b in (None, *batch_backends())}
 
 
 @functools.cache
@@ -172,6 +178,17 @@ class Scenario:
         if worker.is_alive():
             self.report.add(0, 0, failure=f'close() did not stop the worker within {CALL_BOUND_S} s')
 
+
+def warm(report: Report, who: str = 'warm-up') -> None:
+    """Compile every batch size on every backend (a batcher's own warm-up), then check one answer of each."""
+    scenario = Scenario(report, 0)
+    rng = np.random.default_rng(0)
+    for backend in (None, *batch_backends()):
+        spikes = rng.random(N) < 0.3
+        what = f'{who}: dynamic_batcher backend={backend}'
+        with watched(what):
+            scenario.check(what, spikes, scenario.batcher(spikes, backend, timeout=CALL_BOUND_S))
+    scenario.close()
 
 
 def run(seconds: float, threads: int = 6, long: bool = False) -> Report:

@@ -71,6 +71,24 @@ def _check(report: Report, what: str, got, expected) -> None:
     report.add(0, 1, wrong=bad, failure=bad and f'{what}: wrong result')
 
 
+def _backends() -> list[str]:
+    return sorted(set(batching.SCAN_BACKENDS) & ops.usable_cpu_backends())
+
+
+def _warm_one(report: Report, what: str, ours, plain, args, expected) -> None:
+    with watched(what):
+        for _ in range(2):  # warm both functions and anything built lazily on the first call
+            _check(report, what, ours(*args), expected)
+            jax.block_until_ready(plain(*args))
+
+
+def warm(report: Report, who: str = 'warm-up') -> None:
+    """Every case on every backend twice, checked: what the scenario compiles, compiled in this thread."""
+    for backend in _backends():
+        for name, ours, plain, args, expected in _cases(backend):
+            _warm_one(report, f'{who}: eager_vmap {name} backend={backend}', ours, plain, args, expected)
+
+
 def run(seconds: float, long: bool = False) -> Report:
     report = Report('eager_vmap')
     calls = CALLS if long else SHORT_CALLS
@@ -85,13 +103,10 @@ def run(seconds: float, long: bool = False) -> Report:
     ratios = {}
     jax.monitoring.register_event_duration_secs_listener(listener)
     try:
-        for backend in sorted(set(batching.SCAN_BACKENDS) & ops.usable_cpu_backends()):
+        for backend in _backends():
             for name, ours, plain, args, expected in _cases(backend):
                 what = f'{name} backend={backend}'
-                with watched(what):
-                    for _ in range(2):  # warm both functions and anything built lazily on the first call
-                        _check(report, what, ours(*args), expected)
-                        jax.block_until_ready(plain(*args))
+                _warm_one(report, what, ours, plain, args, expected)
                 rss_before, compiles_before = rss_mib(), compiles[0]
                 done = 0
                 with watched(what):

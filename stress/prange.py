@@ -74,6 +74,23 @@ def _jitted():
     return jax.jit(lambda w, x: prim(w, x, outs=jax.ShapeDtypeStruct((w.shape[0],), w.dtype)))
 
 
+def warm(report: Report, who: str = 'warm-up', data=None) -> None:
+    """Call every shape, eagerly and jitted, once and check it: all the scenario compiles."""
+    if 'numba' not in ops.usable_cpu_backends():
+        return
+    if data is None:
+        rng = np.random.default_rng(0)
+        data = [(rng.normal(size=s).astype(np.float32), rng.normal(size=s[1]).astype(np.float32)) for s in SHAPES]
+    for w, x in data:
+        for jit in (False, True):
+            what = f'{who}: prange warm-up {w.shape} jit={jit}'
+            with watched(what):
+                got = np.asarray(call(w, x, jit))
+            expected = w.astype(np.float64) @ x.astype(np.float64)
+            bad = not np.allclose(got, expected, rtol=ops.RTOL, atol=ops.ATOL)
+            report.add(1, 1, wrong=bad, failure=bad and f'{what}: max error {np.max(np.abs(got - expected)):.3g}')
+
+
 def run(seconds: float, threads: int = 8, long: bool = False) -> Report:
     report = Report('prange')
     if 'numba' not in ops.usable_cpu_backends():
@@ -86,10 +103,7 @@ def run(seconds: float, threads: int = 8, long: bool = False) -> Report:
     rng = np.random.default_rng(seed)
     data = [(rng.normal(size=s).astype(np.float32), rng.normal(size=s[1]).astype(np.float32)) for s in SHAPES]
     start = time.monotonic()
-    for w, x in data:  # compile once per shape and mode before the threads start
-        for jit in (False, True):
-            with watched(f'prange warm-up {w.shape} jit={jit}'):
-                np.asarray(call(w, x, jit))
+    warm(report, 'prange', data)  # compile once per shape and mode before the threads start
     report.extra['warm_up_s'] = round(time.monotonic() - start, 1)
     deadline = time.monotonic() + max(seconds, 4.0)
 

@@ -44,3 +44,22 @@ def test_readme_example_runs_and_prints_the_values_in_its_comments():
     ej.clear_backends()
     assert out.getvalue().split('\n')[:-1] == expected
     assert len(set(expected)) > 1  # the output shows the switch
+
+
+# The compact-event and per-synapse names (brainevent's and eventjax's own): each exported with an example,
+# defined in a module whose examples run (here or in tests/kernels/test_docstrings.py; doctest finds an
+# object's examples in the module that defines it), so the examples are not run twice.
+COMPACT_AND_PER_SYNAPSE = (
+    'CompactBinary', 'CompactEvents', 'IndexedEvents', 'BitPackedBinary', 'BitPackedEvents', 'compact_events',
+    'expand_events', 'bitpack', 'bitunpack', 'binary_csrmv_indexed', 'binary_csrmm_indexed', 'binary_csrmv_packed',
+    'binary_fcnmv_packed', 'csrmv_dt2t', 'csrmm_dt2t', 'cscmv_dt2t', 'cscmm_dt2t', 'fcnmv_dt2t', 'fcnmm_dt2t',
+    'jitsmv_dt2t', 'jitumv_dt2t', 'jitnmv_dt2t', 'csr_sddmm', 'csr_slice_rows')
+
+
+@pytest.mark.parametrize('name', COMPACT_AND_PER_SYNAPSE)
+def test_compact_and_per_synapse_names_have_an_example_that_runs(name):
+    obj = getattr(ej, name)
+    module = importlib.import_module(obj.__module__)
+    assert obj.__module__ in MODULES, f'{name} is defined in {obj.__module__}, whose examples no test runs'
+    found = doctest.DocTestFinder().find(module)
+    assert any(t.examples and t.name.endswith('.' + obj.__name__) for t in found), f'{name} has no example'

@@ -40,6 +40,20 @@ SCALE = textwrap.dedent('''\
         ffi::Ffi::Bind().Arg<ffi::Buffer<ffi::EJ_DT>>().Ret<ffi::Buffer<ffi::EJ_DT>>().Attr<EJ_T>("scale"));
     ''')
 
+# One source for every dtype: the bridge defines EJ_DT from the input's dtype (dtype_macros).
+DOUBLED = textwrap.dedent('''\
+    #include "xla/ffi/api/ffi.h"
+    namespace ffi = xla::ffi;
+
+    static ffi::Error Impl(ffi::Buffer<ffi::EJ_DT> x, ffi::ResultBuffer<ffi::EJ_DT> y) {
+      for (size_t i = 0; i < x.element_count(); ++i) y->typed_data()[i] = 2 * x.typed_data()[i];
+      return ffi::Error::Success();
+    }
+
+    XLA_FFI_DEFINE_HANDLER_SYMBOL(eventjax_test_doubled, Impl,
+        ffi::Ffi::Bind().Arg<ffi::Buffer<ffi::EJ_DT>>().Ret<ffi::Buffer<ffi::EJ_DT>>());
+    ''')
+
 HAS_CXX = bool(native_build.cpp_toolchain().path)
 HAS_NVCC = bool(native_build.cuda_toolchain().path)
 needs_cxx = pytest.mark.skipif(not HAS_CXX, reason='no C++ compiler on this machine')
@@ -100,6 +114,21 @@ class TestCppKernel:
             with pytest.raises(Exception, match='negative entry in x'):
                 f(-x - 1).block_until_ready()
             np.testing.assert_allclose(f(x), 3 * x)
+
+    def test_dtype_macros_build_one_library_per_input_dtype(self):
+        p = ej.XLACustomKernel(f'cpp_doubled_{next(_names)}')
+        p.def_cpp_kernel(lambda outs: NativeKernel('eventjax_test_doubled', source=DOUBLED, dtype_macros={'EJ_DT': -1}))
+        before = native_bridge.target_count()
+        for x in (jnp.arange(3.0), jnp.arange(3, dtype=jnp.int32)):
+            out = p(x, outs=jax.ShapeDtypeStruct(x.shape, x.dtype), backend='cpp')
+            assert out.dtype == x.dtype and out.tolist() == [0, 2, 4]
+        assert native_bridge.target_count() == before + 2
+
+    def test_dtype_macros_name_the_ffi_types_and_must_name_an_input(self):
+        kernel = NativeKernel('k', source='x', defines={'N': 2}, dtype_macros={'W': 0, 'S': -1})
+        assert kernel.for_inputs([np.float32, np.bool_]).defines == {'N': '2', 'W': 'F32', 'S': 'PRED'}
+        with pytest.raises(KernelSpecError, match=r"dtype_macros\['W'\] names input 0"):
+            kernel.for_inputs([])
 
     def test_the_library_is_loaded_once_per_content_and_named_by_it(self):
         p, x = make_scale(), jnp.arange(3.0)
@@ -280,6 +309,30 @@ class TestKernelSpec:
             c_type(np.float16)
 
 
+# The input dtypes of a call to each standard family's binary product (float32 weights, int32 indices, bool events).
+STANDARD_INPUTS = {'csr': (np.float32, np.int32, np.int32, np.bool_), 'fixed_conn': (np.float32, np.int32, np.bool_)}
+
+
+def standard_kernel(family, backend):
+    impl = importlib.import_module(f'eventjax.kernels.{family}.{backend}_impl')
+    kg = getattr(impl, {'csr': 'binary_csrmv_kernel', 'fixed_conn': 'binary_fcnmv_kernel'}[family])
+    return kg(shape=(3, 4), transpose=True, outs=None)
+
+
+@needs_cxx
+class TestStandardCppSources:
+    def test_a_call_builds_only_its_dtype_combination(self):
+        kernel = standard_kernel('csr', 'cpp').for_inputs(STANDARD_INPUTS['csr'])
+        assert kernel.defines == {'EJ_WEIGHT': 'F32', 'EJ_INDEX': 'S32', 'EJ_OPERAND': 'PRED'}
+
+    # Every (weights, indices, operand) combination instantiated at once: over a minute of g++ per source.
+    @pytest.mark.long
+    @pytest.mark.parametrize('family', ['csr', 'fixed_conn'])
+    def test_every_dtype_combination_compiles(self, family):
+        kernel = standard_kernel(family, 'cpp')
+        assert native_build.load_symbol(compile_kernel(kernel), kernel.entry, 'test') is not None
+
+
 @pytest.mark.skipif(not HAS_NVCC, reason='nvcc is not installed')
 class TestCudaBuild:
     def test_a_cuda_handler_compiles_and_links_without_a_gpu(self):
@@ -287,15 +340,18 @@ class TestCudaBuild:
         assert path.endswith('.so') and os.path.getsize(path) > 0
         assert native_build.load_symbol(path, 'eventjax_test_twice', 'test') is not None
 
-    # Each standard source instantiates its kernels for every dtype triple: nvcc takes about half a minute
-    # per source on a quiet 2-core machine. The default run builds the CSR source (it shares the header
-    # and the dispatch with the others); the long run builds every one.
-    @pytest.mark.parametrize('family', [
-        'csr', pytest.param('fixed_conn', marks=pytest.mark.long)])
-    def test_the_standard_cuda_kernels_compile(self, family):
-        impl = importlib.import_module(f'eventjax.kernels.{family}.cuda_impl')
-        kg = getattr(impl, {'csr': 'binary_csrmv_kernel', 'fixed_conn': 'binary_fcnmv_kernel'}[family])
-        kernel = kg(shape=(3, 4), transpose=True, outs=None)
+    # A call builds its own dtype combination only (nvcc's start-up dominates it: ~25 s under load 11, so
+    # the default run builds the CSR source, which shares the header and the dispatch with the others);
+    # with no dtype macros a source instantiates all 72, which the long run checks for every source.
+    @pytest.mark.parametrize('family', ['csr', pytest.param('fixed_conn', marks=pytest.mark.long)])
+    def test_the_standard_cuda_kernels_compile_for_a_call(self, family):
+        kernel = standard_kernel(family, 'cuda').for_inputs(STANDARD_INPUTS[family])
+        assert native_build.load_symbol(compile_kernel(kernel, 'cuda'), kernel.entry, 'test') is not None
+
+    @pytest.mark.long
+    @pytest.mark.parametrize('family', ['csr', 'fixed_conn'])
+    def test_the_standard_cuda_kernels_compile_for_every_dtype(self, family):
+        kernel = standard_kernel(family, 'cuda')
         assert native_build.load_symbol(compile_kernel(kernel, 'cuda'), kernel.entry, 'test') is not None
 
     @pytest.mark.skipif(not ej.backends_available()['cuda']['gpu'].available, reason='no GPU for the cuda backend')

@@ -3,11 +3,12 @@
 from hypothesis import given
 
 from tests.differential.delay import check_delivery, deliveries, delivery_backends
-from tests.differential.profile import differential_settings, reproducible
+from tests.differential.profile import differential_settings, past_the_simplest, reproducible
 
 
 @reproducible('csr_delay_deliver')
 @differential_settings()
 @given(deliveries())
+@past_the_simplest
 def test_csr_delay_deliver_agrees_with_the_oracle_on_every_backend(problem):
     assert check_delivery(problem, delivery_backends()) > 0

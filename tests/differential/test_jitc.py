@@ -11,7 +11,8 @@ from tests.differential.strategies import FAMILIES, problems
 from tests.differential.transforms import standard_operators
 
 OPERATORS = [n for n in standard_operators() if n in FAMILIES['jitc']]
-# Fewer draws than the other families by default: every draw compiles the generator's loops anew.
+# Fewer draws than the other families by default: every draw compiles the generator's loops anew. The
+# default single draw is hypothesis's simplest problem (an empty matrix: cheap), the other draws random.
 EXAMPLES = int(os.environ.get('EVENTJAX_DIFF_JITC_EXAMPLES', 1))
 
 

@@ -5,7 +5,7 @@ from hypothesis import given
 
 from tests.differential import plasticity
 from tests.differential.plasticity import CHECKED, UPDATES, backends_of, check, plasticity_problems
-from tests.differential.profile import differential_settings, reproducible
+from tests.differential.profile import differential_settings, past_the_simplest, reproducible
 
 
 @pytest.mark.parametrize('name', CHECKED)
@@ -13,6 +13,7 @@ def test_plasticity_backends_agree_with_the_contract(name):
     @reproducible(name)
     @differential_settings()
     @given(plasticity_problems(name))
+    @past_the_simplest
     def one(problem):
         bad = check(problem, backends_of(name))
         assert not bad, '\n'.join(bad)
@@ -32,6 +33,7 @@ def test_plasticity_pallas_agrees_with_the_contract(name, pallas_on_cpu):
     @reproducible(f'{name}-pallas')
     @differential_settings()
     @given(plasticity_problems(name))
+    @past_the_simplest
     def one(problem):
         bad = check(problem, ('pallas',))
         assert not bad, '\n'.join(bad)

@@ -26,7 +26,7 @@ so an edited source never reuses an old target.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -101,6 +101,10 @@ class NativeKernel:
             cache key, so editing one rebuilds.
         attributes: static attributes passed to the handler (``.Attr<float>("scale")`` in the binding);
             use numpy scalars to fix their type (``np.float32(2)``).
+        dtype_macros: macros set at each lowering to the XLA FFI type name of an input's dtype
+            (``{'T': 0}``: ``T`` is ``F32`` when input 0 is float32, ``PRED`` when bool; -1 names
+            the last input), so a source that dispatches on dtypes compiles only the combinations
+            a program uses, each on first use into a library of its own (cached like any build).
         vmap_method: how ``jax.vmap`` runs the kernel (``jax.ffi.ffi_call``'s option); the
             default runs it once per batch element.
 
@@ -121,6 +125,7 @@ class NativeKernel:
     depends: tuple[str, ...] = attrs.field(default=(), converter=_strings)
     attributes: Mapping[str, Any] = attrs.field(factory=dict, converter=dict)
     vmap_method: str = 'sequential'
+    dtype_macros: Mapping[str, int] = attrs.field(factory=dict, converter=dict)
 
     def __attrs_post_init__(self) -> None:
         if not self.entry.isidentifier():
@@ -128,6 +133,17 @@ class NativeKernel:
         if bool(self.source) == bool(self.file):
             raise KernelSpecError('NativeKernel: give exactly one of source= (the text) and file= (a path); '
                                   f'got {"both" if self.source else "neither"}.')
+
+    def for_inputs(self, dtypes: Sequence[Any]) -> NativeKernel:
+        """This kernel with its ``dtype_macros`` defined from the inputs' ``dtypes``."""
+        if not self.dtype_macros:
+            return self
+        for macro, index in self.dtype_macros.items():
+            if not -len(dtypes) <= index < len(dtypes):
+                raise KernelSpecError(f'NativeKernel {self.entry!r}: dtype_macros[{macro!r}] names input {index}, '
+                                      f'but the call has {len(dtypes)} inputs.')
+        named = {macro: ffi_type(dtypes[index]) for macro, index in self.dtype_macros.items()}
+        return attrs.evolve(self, defines={**self.defines, **named})
 
     def _read(self, path: str) -> str:
         try:
@@ -255,7 +271,7 @@ def native_kernel_generator(kg: Callable, backend: str = 'cpp') -> Callable:
             raise native_build.NativeBuildError(f'{backend} backend: {tool.reason} {tool.fix}')
 
         def call(*arrays: Any) -> tuple:
-            target = _target_for(kernel, backend)
+            target = _target_for(kernel.for_inputs([a.dtype for a in arrays]), backend)
             # An aliased output shares its input's buffer, so the handler finds the input's values there.
             ffi = jax.ffi.ffi_call(target.name, outs, vmap_method=kernel.vmap_method,
                                    input_output_aliases=dict(input_output_aliases or {}))

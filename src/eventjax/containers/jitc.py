@@ -150,9 +150,11 @@ class JITCMatrix(SparseMatrix):
         low) * u`` or ``loc + scale * z``), so gradients reach ``weights``.
         The view (``.T``) is kept.
         """
-        one = jnp.ones((), self.dtype)
+        one = np.ones((), self.dtype)
         unit_params = one if self.law == 'homo' else (0 * one, one)
-        draws = JITCMatrix(unit_params, prob=self.prob, seed=self.seed, shape=self.stored_shape, law=self.law).tocsr()
+        with jax.ensure_compile_time_eval():  # under jit, the unit parameters stay concrete for tocsr()
+            draws = JITCMatrix(unit_params, prob=self.prob, seed=self.seed, shape=self.stored_shape,
+                               law=self.law).tocsr()
         w = self.weights
         if self.law == 'homo':
             values = w[0] * draws.data
@@ -192,7 +194,25 @@ class JITCMatrix(SparseMatrix):
         generator), so ``A.tocsr().todense() == A.todense()``.
         """
         m, n = self.stored_shape
-        seed = np.uint32(np.asarray(check_seed('JITCMatrix.tocsr()', self.seed)))
+        # Compile-time evaluation: called under jit (entries(), dt2t()), the generator's jnp steps on the
+        # concrete seed run eagerly instead of becoming tracers that NumPy cannot read.
+        with jax.ensure_compile_time_eval():
+            seed = concrete_or_none(check_seed('JITCMatrix.tocsr()', self.seed))
+            if seed is None:
+                raise ValueError('JITCMatrix.tocsr(): the seed is traced (a jit argument or vmapped); the number of '
+                                 'connections depends on it, so pass it as a Python int or a concrete array.')
+            rows_all, cols_all, vals_all = self._generate(np.uint32(seed), m, n)
+        rows = np.concatenate(rows_all) if rows_all else np.zeros(0, np.int64)
+        order = np.argsort(rows, kind='stable')
+        cols = np.concatenate(cols_all)[order] if cols_all else np.zeros(0, np.int64)
+        data = np.concatenate(vals_all)[order] if vals_all else np.zeros(0, self.dtype)
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=m))])
+        csr = CSR((attach(jnp.asarray(data), self.unit), jnp.asarray(cols, jnp.int32), jnp.asarray(indptr, jnp.int32)),
+                  shape=self.stored_shape)
+        return csr.T if self.transposed else csr
+
+    def _generate(self, seed, m, n):
+        """Rows, columns and weights of the connections, one list entry per generator step."""
         span = gen.span_of(self.prob)
         acc = np.float32 if self.dtype == np.float16 else self.dtype
         rows_all, cols_all, vals_all = [], [], []
@@ -212,11 +232,4 @@ class JITCMatrix(SparseMatrix):
                 t += 1
                 c[live] += 1 + np.asarray(gen.draw(key_s, t) % np.uint32(span)).astype(np.int64)[live]
                 live = live[c[live] < n]
-        rows = np.concatenate(rows_all) if rows_all else np.zeros(0, np.int64)
-        order = np.argsort(rows, kind='stable')
-        cols = np.concatenate(cols_all)[order] if cols_all else np.zeros(0, np.int64)
-        data = np.concatenate(vals_all)[order] if vals_all else np.zeros(0, self.dtype)
-        indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=m))])
-        csr = CSR((attach(jnp.asarray(data), self.unit), jnp.asarray(cols, jnp.int32), jnp.asarray(indptr, jnp.int32)),
-                  shape=self.stored_shape)
-        return csr.T if self.transposed else csr
+        return rows_all, cols_all, vals_all

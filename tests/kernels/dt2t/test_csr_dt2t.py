@@ -167,6 +167,14 @@ class TestOtherLayouts:
         g = jax.grad(lambda w: ej.jitsmv_dt2t(w, 0.3, yr, 7, shape=(M, N)).sum())(2.0)
         np.testing.assert_allclose(g, yr[rows].sum(), rtol=1e-6)
 
+    def test_jit_dt2t_runs_inside_jit_with_traced_weights_and_rejects_a_traced_seed(self):
+        yr = values(39, M, np.float32)
+        eager = ej.jitnmv_dt2t(1.0, 0.5, 0.3, yr, 7, shape=(M, N))
+        jitted = jax.jit(lambda p, y: ej.jitnmv_dt2t(p[0], p[1], 0.3, y, 7, shape=(M, N)))(jnp.array([1.0, 0.5]), yr)
+        np.testing.assert_allclose(jitted, eager, rtol=1e-6)
+        with pytest.raises(ValueError, match='the seed is traced'):
+            jax.jit(lambda s: ej.jitsmv_dt2t(1.0, 0.3, yr, s, shape=(M, N)))(7)
+
 
 class TestBadInput:
     def test_errors_name_the_argument_and_the_fix(self):

@@ -89,3 +89,24 @@ def test_a_wrong_number_of_words_names_the_length():
         ej.binary_csrmv_packed(data, indices, indptr, np.zeros(3, np.uint32), shape=(M, N), transpose=True)
     with pytest.raises(TypeError, match='uint32'):
         ej.binary_csrmv_packed(data, indices, indptr, np.zeros(2, np.int32), shape=(M, N), transpose=True)
+
+
+@pytest.mark.parametrize('layout', ['uniform', 'padded', 'one long row'])
+def test_jax_row_layouts_give_the_dense_product(layout):
+    """Without ``transpose`` the jax kernel picks a layout at run time; each gives the dense product."""
+    rng = np.random.default_rng(4)
+    lengths = np.full(M, 4)
+    if layout == 'padded':
+        lengths = rng.integers(2, 6, M)
+    elif layout == 'one long row':
+        lengths[7] = 30  # beyond the padded width: the oracle's path
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    indices = rng.integers(0, N, indptr[-1]).astype(np.int32)
+    data = rng.normal(size=indptr[-1]).astype(np.float32)
+    A = np.zeros((M, N))
+    for i in range(M):
+        np.add.at(A[i], indices[indptr[i]:indptr[i + 1]], data[indptr[i]:indptr[i + 1]])
+    s = spikes(4, N)
+    got = jax.jit(lambda w: ej.binary_csrmv_packed(data, indices, indptr, w, shape=(M, N), backend='jax'))(
+        ej.bitpack(s))
+    np.testing.assert_allclose(got, A @ s, rtol=1e-5, atol=1e-5)

@@ -1,8 +1,12 @@
 // Shared by the cpp (.cc) and cuda (.cu) kernels of the standard event products.
 //
 // The handlers take every operand as an ffi::AnyBuffer and dispatch on its
-// dtype at run time, so one library serves every dtype combination (one
-// build, cached on disk, instead of one per combination). Each source serves
+// dtype at run time. A build compiles the dtypes named by EJ_WEIGHT, EJ_INDEX
+// and EJ_OPERAND (XLA FFI type names: F32, S32, PRED, ...), which the bridge
+// defines from each call's operands: every combination a program uses is a
+// small library of its own, built in seconds on first use and cached on disk,
+// where all 72 combinations in one library took the compiler over a minute.
+// Left undefined, a macro keeps every dtype of its kind. Each source serves
 // the binary and the float product, with x a vector or a row-major matrix of
 // k columns (mv and mm). The semantics are those of the pure-JAX reference
 // kernels: an event is an entry that is true or > 0; a connection whose index lies outside [0, n) is dropped; weights of
@@ -132,37 +136,63 @@ inline A float_row_sum(const W* w, bool homo, const I* idx, int64_t lo, int64_t 
 }
 #endif
 
+// Whether this build compiles dtype D for a kind of operand (see the top of this file).
+#if defined(EJ_WEIGHT)
+#define EJ_WEIGHT_BUILT(D) (ffi::DataType::D == ffi::DataType::EJ_WEIGHT)
+#else
+#define EJ_WEIGHT_BUILT(D) true
+#endif
+#if defined(EJ_INDEX)
+#define EJ_INDEX_BUILT(D) (ffi::DataType::D == ffi::DataType::EJ_INDEX)
+#else
+#define EJ_INDEX_BUILT(D) true
+#endif
+#if defined(EJ_OPERAND)
+#define EJ_OPERAND_BUILT(D) (ffi::DataType::D == ffi::DataType::EJ_OPERAND)
+#else
+#define EJ_OPERAND_BUILT(D) true
+#endif
+
+// f(Tag<T>) where this build compiles T; else an error (the bridge never calls a library with other dtypes).
+template <bool Built, typename T, typename F> ffi::Error when_built(F&& f) {
+  if constexpr (Built) {
+    return f(Tag<T>{});
+  } else {
+    return ffi::Error::Internal("eventjax native kernel: this library was built for other dtypes");
+  }
+}
+
 template <typename F> ffi::Error with_weight_type(ffi::DataType t, F&& f) {
   switch (t) {
-    case ffi::DataType::F16: return f(Tag<half_t>{});
-    case ffi::DataType::F32: return f(Tag<float>{});
-    case ffi::DataType::F64: return f(Tag<double>{});
+    case ffi::DataType::F16: return when_built<EJ_WEIGHT_BUILT(F16), half_t>(f);
+    case ffi::DataType::F32: return when_built<EJ_WEIGHT_BUILT(F32), float>(f);
+    case ffi::DataType::F64: return when_built<EJ_WEIGHT_BUILT(F64), double>(f);
     default: return ffi::Error::InvalidArgument("eventjax native kernel: weights must be float16, float32 or float64");
   }
 }
 
 template <typename F> ffi::Error with_index_type(ffi::DataType t, F&& f) {
   switch (t) {
-    case ffi::DataType::S32: return f(Tag<int32_t>{});
-    case ffi::DataType::S64: return f(Tag<int64_t>{});
+    case ffi::DataType::S32: return when_built<EJ_INDEX_BUILT(S32), int32_t>(f);
+    case ffi::DataType::S64: return when_built<EJ_INDEX_BUILT(S64), int64_t>(f);
     default: return ffi::Error::InvalidArgument("eventjax native kernel: indices must be int32 or int64");
   }
 }
 
 template <typename F> ffi::Error with_event_type(ffi::DataType t, F&& f) {
   switch (t) {
-    case ffi::DataType::PRED: return f(Tag<bool>{});
-    case ffi::DataType::S8: return f(Tag<int8_t>{});
-    case ffi::DataType::S16: return f(Tag<int16_t>{});
-    case ffi::DataType::S32: return f(Tag<int32_t>{});
-    case ffi::DataType::S64: return f(Tag<int64_t>{});
-    case ffi::DataType::U8: return f(Tag<uint8_t>{});
-    case ffi::DataType::U16: return f(Tag<uint16_t>{});
-    case ffi::DataType::U32: return f(Tag<uint32_t>{});
-    case ffi::DataType::U64: return f(Tag<uint64_t>{});
-    case ffi::DataType::F16: return f(Tag<half_t>{});
-    case ffi::DataType::F32: return f(Tag<float>{});
-    case ffi::DataType::F64: return f(Tag<double>{});
+    case ffi::DataType::PRED: return when_built<EJ_OPERAND_BUILT(PRED), bool>(f);
+    case ffi::DataType::S8: return when_built<EJ_OPERAND_BUILT(S8), int8_t>(f);
+    case ffi::DataType::S16: return when_built<EJ_OPERAND_BUILT(S16), int16_t>(f);
+    case ffi::DataType::S32: return when_built<EJ_OPERAND_BUILT(S32), int32_t>(f);
+    case ffi::DataType::S64: return when_built<EJ_OPERAND_BUILT(S64), int64_t>(f);
+    case ffi::DataType::U8: return when_built<EJ_OPERAND_BUILT(U8), uint8_t>(f);
+    case ffi::DataType::U16: return when_built<EJ_OPERAND_BUILT(U16), uint16_t>(f);
+    case ffi::DataType::U32: return when_built<EJ_OPERAND_BUILT(U32), uint32_t>(f);
+    case ffi::DataType::U64: return when_built<EJ_OPERAND_BUILT(U64), uint64_t>(f);
+    case ffi::DataType::F16: return when_built<EJ_OPERAND_BUILT(F16), half_t>(f);
+    case ffi::DataType::F32: return when_built<EJ_OPERAND_BUILT(F32), float>(f);
+    case ffi::DataType::F64: return when_built<EJ_OPERAND_BUILT(F64), double>(f);
     default: return ffi::Error::InvalidArgument("eventjax native kernel: events must be bool, an integer or a float");
   }
 }
