@@ -16,7 +16,8 @@ connections per row; measured under load, so as ratios):
   and the flag-per-flag branch mispredicted once per event at 2%.
 - Set bits of packed words are found by counting trailing zeros (one step
   per event, not per bit).
-- From :data:`SCATTER_PARALLEL_MIN_ENTRIES` visited entries on, the event
+- From :data:`SCATTER_PARALLEL_MIN_ENTRIES` visited entries on (about a
+  million), the event
   rows are split by entry count over numba's threads, each adding into its
   own copy of the output, and the copies are summed at the end (split by
   output column, so no two threads write one entry). The split is fixed by
@@ -44,10 +45,12 @@ __all__ = ['SCATTER_PARALLEL_MIN_ENTRIES', 'event_rows', 'packed_rows', 'scatter
 _U = np.uint64
 
 # A scatter that visits this many entries or more (events x row length) runs on numba's threads.
-# Below it the extra copies of the output (zeroed, then summed: 2 x n values) and the launch cost
-# about what a second thread saves: 4,000 neurons at 2% (8,000 entries) stay serial, 100,000 at 2%
-# (200,000 entries) split.
-SCATTER_PARALLEL_MIN_ENTRIES = 1 << 16
+# At 100,000 neurons and 2% events (200,000 entries) two threads took 0.7x the time of one when the
+# call ran alone, but 1.1-1.3x when it ran right after XLA's own threaded work (a 600 x 600 matrix
+# product), as it does inside a model's step: the second thread is late and the copies (zeroed, then
+# summed: 2 x n values) are paid anyway. From a million entries (several ms on one thread) that
+# delay is small beside the half of the work a second thread takes over.
+SCATTER_PARALLEL_MIN_ENTRIES = 1 << 20
 # A failed bounds check inside a parallel region is not safe (as for by_work): serial then.
 _THREADS_ALLOWED = not numba.config.BOUNDSCHECK
 
