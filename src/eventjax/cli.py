@@ -27,6 +27,7 @@ _EPILOG = """examples:
   eventjax bench --quick                     time the standard kernels (small sizes)
   eventjax bench --family csr --plot csr.png one family, with a plot (needs eventjax[plot])
   eventjax bench --family plasticity         in-place weight updates at 4,000, 10,000 and 100,000 neurons
+  eventjax bench --family dt2t               per-synapse products at 4,000 and 100,000 neurons, with brainevent
   eventjax cache --clear                     delete the compiled kernels (numba, C++, CUDA)
 """
 
@@ -183,11 +184,14 @@ def _bench(args) -> int:
     for family in dict.fromkeys(r.family for r in results):
         print(f'\n{family}')
         print(benchmarks.format_table([r for r in results if r.family == family]))
-    if any(r.family == 'events' for r in results):
-        _events_summary(args, results, sizes, notes)
+    targets = _events_summary(args, results, sizes, notes) if any(r.family == 'events' for r in results) else []
     print(f'\n{benchmarks.LEGEND}')
     for note in notes:
         print(f'note: {note}')
+    if targets:  # last, with the delay family's: the goals met and missed
+        print('\nevents targets')
+        for line in targets:
+            print(f'  {line}')
     if any(r.family == 'delay' for r in results):
         _delay_summary(args, results)  # last: it ends with the targets met and missed
     try:
@@ -233,8 +237,11 @@ def _cache(args) -> int:
     return 0
 
 
-def _events_summary(args, results, sizes, notes) -> None:
-    """Each event form against the bool form, and numba against brainevent (this one and, if given, another)."""
+def _events_summary(args, results, sizes, notes) -> list[str]:
+    """Each event form against the bool form, and numba against brainevent (this one and, if given, another).
+
+    Returns the lines of the family's targets, printed at the end of the run.
+    """
     from eventjax import benchmarks
     from eventjax.benchmarks.anchors import import_optional
     from eventjax.benchmarks.cases import EVENTS_RATES, EVENTS_SIZES
@@ -253,6 +260,7 @@ def _events_summary(args, results, sizes, notes) -> None:
           'fastest cpu backend')
     for line in benchmarks.events_findings(results, elsewhere, installed=installed):
         print(line)
+    return benchmarks.events_targets(results, elsewhere, installed=installed)
 
 
 def _delay_summary(args, results) -> None:
@@ -284,8 +292,9 @@ def _parser() -> argparse.ArgumentParser:
     bench = sub.add_parser('bench', help='time the standard kernels against dense, the memory floor, brainevent '
                                          'and scipy')
     bench.add_argument('--family', action='append',
-                       choices=('dense', 'csr', 'fcn', 'jitc', 'delay', 'events', 'plasticity'),
-                       help='kernel family; repeat for several (default: all products; plasticity only when named)')
+                       choices=('dense', 'csr', 'fcn', 'jitc', 'delay', 'events', 'dt2t', 'plasticity'),
+                       help='kernel family; repeat for several (default: all products; dt2t (per-synapse '
+                            'products) and plasticity only when named)')
     bench.add_argument('--backends', nargs='+', metavar='NAME', help='backends to time (default: all that run here)')
     bench.add_argument('--sizes', nargs='+', type=int, metavar='N',
                        help='neuron counts of the square networks (default 1000 4000 10000; the dense family '

@@ -192,7 +192,7 @@ def _call_symbol(builder, symbol: str, args: Sequence) -> Any:
 
 @intrinsic
 def launch_begin(typingctx):
-    """Call ``int64 eventjax_numba_launch_begin(void)`` before a parallel run."""
+    """Call ``int64 eventjax_numba_launch_begin(void)`` before a parallel run; it returns the run's thread count."""
 
     def codegen(context, builder, sig, args):
         return _call_symbol(builder, 'eventjax_numba_launch_begin', [])

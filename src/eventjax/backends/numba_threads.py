@@ -131,9 +131,10 @@ def _make_launch_hooks(serial: bool) -> tuple:
             while numba_intrinsics.cas_i64(launch_addr, 0, 1) != 0:
                 numba_intrinsics.spin_pause()
         n = numba_intrinsics.load_i64(threads_addr)
+        n = top if n == 0 else min(n, top)
         # Per calling thread in numba: XLA threads each need it set.
-        numba.set_num_threads(top if n == 0 else min(n, top))
-        return 0
+        numba.set_num_threads(n)
+        return n
 
     @numba.cfunc(types.int64())
     def end():

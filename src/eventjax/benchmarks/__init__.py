@@ -9,7 +9,7 @@ Example:
 
 from eventjax.benchmarks.cases import CASES, FAMILIES, Case, Problem, cases_for
 from eventjax.benchmarks.delay_summary import brainevent_delay_elsewhere, delay_findings
-from eventjax.benchmarks.events_summary import brainevent_elsewhere, events_findings
+from eventjax.benchmarks.events_summary import brainevent_elsewhere, events_findings, events_targets
 from eventjax.benchmarks.machine import Machine, measure_machine
 from eventjax.benchmarks.plasticity import PlasticityResult, format_plasticity, run_plasticity
 from eventjax.benchmarks.report import LEGEND, Result, format_table, plot, write_json
@@ -17,5 +17,5 @@ from eventjax.benchmarks.runner import QUICK_SIZES, SIZES, run
 
 __all__ = ['CASES', 'FAMILIES', 'LEGEND', 'QUICK_SIZES', 'SIZES', 'Case', 'Machine', 'PlasticityResult', 'Problem',
            'Result', 'brainevent_delay_elsewhere', 'brainevent_elsewhere', 'cases_for', 'delay_findings',
-           'events_findings', 'format_plasticity', 'format_table', 'measure_machine', 'plot', 'run', 'run_plasticity',
-           'write_json']
+           'events_findings', 'events_targets', 'format_plasticity', 'format_table', 'measure_machine', 'plot', 'run',
+           'run_plasticity', 'write_json']

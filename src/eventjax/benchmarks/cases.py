@@ -86,12 +86,13 @@ class Case:
     """An operator of a family, and how to build an instance of size ``n``.
 
     Attributes:
-        family: ``'dense'``, ``'csr'``, ``'fcn'``, ``'jitc'``, ``'delay'`` or ``'events'``.
+        family: ``'dense'``, ``'csr'``, ``'fcn'``, ``'jitc'``, ``'delay'``, ``'events'`` or ``'dt2t'``.
         operator: label in the table, e.g. ``'binary_csrmv T'``.
         function: the public function's name in ``eventjax``.
         build: ``build(n, rng, rate=...) -> Problem``; ``rate``, the fraction
             of neurons with an event, defaults to the family's.
         max_n: the largest ``n`` it is built for (None: no limit).
+        primitive: the primitive's name where it is not ``function``'s.
     """
 
     family: str
@@ -99,13 +100,14 @@ class Case:
     function: str
     build: Callable[..., Problem]
     max_n: int | None = None
+    primitive: str | None = None
 
     def available(self) -> bool:
         return hasattr(ej, self.function)
 
     def backends(self, platform: str = 'cpu') -> tuple[str, ...]:
         """The backends the operator's primitive has on ``platform``."""
-        return tuple(ej.primitives().get(self.function, {}).get(platform, ()))
+        return tuple(ej.primitives().get(self.primitive or self.function, {}).get(platform, ()))
 
 
 def _events(rng, n, batch=None, rate=EVENT_RATE) -> np.ndarray:
@@ -305,9 +307,43 @@ def _events_case(form: str, rate: float):
     return build
 
 
+def _dt2t_case(fn, transpose, events=False):
+    """One value per stored connection (100 per row): ``fn`` (``csrmv_dt2t`` or ``fcnmv_dt2t``) against brainevent's.
+
+    ``y`` is a normal float vector, or with ``events`` a bool vector at
+    ``EVENT_RATE`` (the numba kernel reads the weights of its event rows
+    only). Baseline: the same values from ``jax.numpy`` (``w * y[rows]``, a
+    gather), on each backend's row. brainevent has both names with the same
+    arguments and ``transpose`` convention.
+    """
+    def build(n, rng, rate=EVENT_RATE):
+        k = min(n, CONN_PER_ROW)
+        data, indices, indptr, spikes = events_problem(n, rng, rate, k=k)
+        y = jnp.asarray(spikes if events else rng.standard_normal(n, dtype=np.float32))
+        w, idx = jnp.asarray(data), jnp.asarray(indices)
+        if fn == 'fcnmv_dt2t':
+            w, idx = w.reshape(n, k), idx.reshape(n, k)
+            args = (w, idx, y)
+            call = lambda w, i, y, backend: ej.fcnmv_dt2t(w, i, y, shape=(n, n), transpose=transpose,
+                                                          backend=backend, validate=False)
+            base = lambda w, i, y, backend: w * (y[i] if transpose else y[:, None]).astype(w.dtype)
+        else:
+            args = (y, w, idx, jnp.asarray(indptr))
+            call = lambda y, w, i, p, backend: ej.csrmv_dt2t(y, w, i, p, shape=(n, n), transpose=transpose,
+                                                             backend=backend, validate=False)
+            rows = jnp.asarray(np.repeat(np.arange(n, dtype=np.int32), k))
+            base = lambda y, w, i, p, backend: w * y[i if transpose else rows].astype(w.dtype)
+        # brainevent wants y in w's dtype (events as 0/1: the same values); its fcnmv_dt2t is jax.numpy (no backend).
+        y_be = y.astype(w.dtype)
+        be_args = (w, idx, y_be) if fn == 'fcnmv_dt2t' else (y_be, *args[1:])
+        be = BraineventCall(fn, be_args, {'shape': (n, n), 'transpose': transpose}, backends=fn != 'fcnmv_dt2t')
+        return Problem(args, call, args, base, k, baseline='jnp gather', brainevent=be)
+    return build
+
+
 def default_sizes(families, sizes):
     """The family's own sizes when one family with its own runs alone (JITC, delay, events), else ``sizes``."""
-    own = {'jitc': JITC_SIZES, 'delay': DELAY_SIZES, 'events': EVENTS_SIZES}
+    own = {'jitc': JITC_SIZES, 'delay': DELAY_SIZES, 'events': EVENTS_SIZES, 'dt2t': EVENTS_SIZES}
     families = set(families)
     if len(families) == 1 and (family := next(iter(families))) in own:
         return own[family]
@@ -334,8 +370,16 @@ CASES = (
     *(Case('events', f'{form} {fn} T {rate:.1%}', fn, _events_case(form, rate))
       for rate in EVENTS_RATES
       for form, fn in EVENTS_FORMS),
+    # Every per-synapse product runs on one primitive, csr_dt2t.
+    Case('dt2t', 'csrmv_dt2t', 'csrmv_dt2t', _dt2t_case('csrmv_dt2t', False), primitive='csr_dt2t'),
+    Case('dt2t', 'csrmv_dt2t T', 'csrmv_dt2t', _dt2t_case('csrmv_dt2t', True), primitive='csr_dt2t'),
+    Case('dt2t', f'csrmv_dt2t (events {EVENT_RATE:.0%})', 'csrmv_dt2t', _dt2t_case('csrmv_dt2t', False, events=True),
+         primitive='csr_dt2t'),
+    Case('dt2t', 'fcnmv_dt2t', 'fcnmv_dt2t', _dt2t_case('fcnmv_dt2t', False), primitive='csr_dt2t'),
+    Case('dt2t', 'fcnmv_dt2t T', 'fcnmv_dt2t', _dt2t_case('fcnmv_dt2t', True), primitive='csr_dt2t'),
 )
 
+# The products `eventjax bench` times by default; the per-synapse family (dt2t) runs when named.
 FAMILIES = ('dense', 'csr', 'fcn', 'jitc', 'delay', 'events')
 
 

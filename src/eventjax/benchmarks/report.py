@@ -98,6 +98,10 @@ def _format_against_a_stored_baseline(results) -> str:
     rows = [(r.operator, r.backend, str(r.n), str(r.conn_per_row), f'{r.median_us:.1f}', r.baseline,
              _num(r.dense_us, '.1f'), _num(r.speedup, '.2f', 'x'), _num(r.memory_mb, '.2f'),
              _num(r.baseline_mb, '.1f')) for r in results]
+    if any(r.brainevent_us is not None for r in results):  # brainevent timed beside eventjax: its columns too
+        header += ('be', 'be us', 'x be')
+        rows = [(*row, r.brainevent_backend or '-', _num(r.brainevent_us, '.1f'), _num(r.x_brainevent, '.2f', 'x'))
+                for row, r in zip(rows, results)]
     return _lines(header, rows)
 
 

@@ -32,17 +32,14 @@ import numpy as np
 
 from eventjax.kernels.common.numba_events import (
     FASTMATH,
-    PREFETCH_MIN_ENTRIES,
-    ROWS_AHEAD,
     binary_row_sum,
     by_direction,
     event_flags,
-    event_indices,
     float_row_sum,
-    prefetch_entries,
     row_has_event,
     trusted_indptr,
 )
+from eventjax.kernels.common.numba_scatter import event_rows, scatter_spans
 
 __all__ = ['binary_csrmm_kernel', 'binary_csrmv_kernel', 'csrmm_kernel', 'csrmv_kernel', 'trusted_indptr']
 
@@ -163,58 +160,16 @@ def _mv_scatter(data, indices, indptr, v, out, err):
                 out[j] += (data[0] if data.shape[0] == 1 else data[k]) * vi
 
 
-@numba.njit(cache=True, inline='always')
-def _scatter_row(data, indices, indptr, i, nnz, out):
-    """out[indices[k]] += data[k] (data[0] when it has one entry) over row i, columns outside [0, n) dropped."""
-    start, end = _row_range(indptr, i, nnz)
-    n = _U(out.shape[0])
-    if data.shape[0] == 1:
-        w = data[0]
-        for k in range(start, end):
-            j = _U(np.int64(indices[k]))
-            if j < n:
-                out[j] += w
-    else:
-        for k in range(start, end):
-            j = _U(np.int64(indices[k]))
-            if j < n:
-                out[j] += data[k]
-
-
 @numba.njit(cache=True)
 def _binary_mv_scatter(data, indices, indptr, spikes, out, err):
-    """The event-driven path: only rows with an event are visited (large matrices: the next ones prefetched)."""
+    """The event-driven path: only the rows with an event are visited (``numba_scatter``: threads, prefetching)."""
     indptr = trusted_indptr(indptr, indices.shape[0])
-    nnz = indices.shape[0]
-    out[:] = 0
-    if nnz < PREFETCH_MIN_ENTRIES:
-        for i in range(spikes.shape[0]):
-            if spikes[i] > 0:
-                _scatter_row(data, indices, indptr, i, nnz, out)
-        return
-    rows = event_indices(spikes)
-    n = _U(out.shape[0])
-    homogeneous = data.shape[0] == 1
-    for a in range(rows.shape[0]):
-        if a + ROWS_AHEAD < rows.shape[0]:
-            ahead = rows[a + ROWS_AHEAD]
-            lo, hi = np.int64(indptr[ahead]), np.int64(indptr[ahead + 1])
-            prefetch_entries(indices, lo, hi)
-            if not homogeneous:
-                prefetch_entries(data, lo, hi)
-        # Written out, not _scatter_row: through the helper this loop ran 9% slower at n = 100,000.
-        start, end = _row_range(indptr, rows[a], nnz)
-        if homogeneous:
-            w = data[0]
-            for k in range(start, end):
-                j = _U(np.int64(indices[k]))
-                if j < n:
-                    out[j] += w
-        else:
-            for k in range(start, end):
-                j = _U(np.int64(indices[k]))
-                if j < n:
-                    out[j] += data[k]
+    rows = np.empty(spikes.shape[0], np.int64)
+    count = event_rows(spikes, rows)
+    spans = np.empty((count, 2), np.int64)
+    for a in range(count):
+        spans[a, 0], spans[a, 1] = np.int64(indptr[rows[a]]), np.int64(indptr[rows[a] + 1])
+    scatter_spans(data, indices, indices, spans, count, out, False)  # no permutation: perm is not read
 
 
 @numba.njit(cache=True, fastmath=FASTMATH)

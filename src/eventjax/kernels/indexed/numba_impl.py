@@ -14,13 +14,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from eventjax.kernels.common.numba_events import (
-    FASTMATH,
-    PREFETCH_MIN_ENTRIES,
-    ROWS_AHEAD,
-    event_columns,
-    prefetch_entries,
-)
+from eventjax.kernels.common.numba_events import FASTMATH, event_columns
+from eventjax.kernels.common.numba_scatter import packed_rows, scatter_spans
 
 _U = np.uint64
 
@@ -34,48 +29,22 @@ def _bounds(indptr, i, nnz):
     return start, min(max(np.int64(indptr[i + 1]), start), nnz)
 
 
-@numba.njit(cache=True, fastmath=FASTMATH, inline='always')
+@numba.njit(cache=True, inline='always')
 def _scatter_rows(data, indices, indptr, perm, ids, count, out, permuted):
-    """out[indices[k]] += w(k) over the entries of each listed row.
-
-    Indices are read unsigned, so one compare drops a negative one too; the
-    three weight forms get a loop each (a branch per entry cost 5x here).
-    """
+    """out[indices[k]] += w(k) over the entries of each listed row (``numba_scatter``: threads, prefetching)."""
     if count[0] > ids.shape[0]:
         out[:] = np.nan  # an overflowed list: NaN everywhere, never a silent drop
         return
-    out[:] = 0
-    nnz, m, n, nd = np.int64(indices.shape[0]), _U(indptr.shape[0] - 1), _U(out.shape[0]), _U(data.shape[0])
+    nnz, m = np.int64(indices.shape[0]), _U(indptr.shape[0] - 1)
     live = min(max(np.int64(count[0]), 0), ids.shape[0])
-    ahead = nnz >= PREFETCH_MIN_ENTRIES  # beyond the last-level cache: ask for the next rows early
+    spans = np.empty((live, 2), np.int64)
+    rows = 0
     for s in range(live):
-        if ahead and s + ROWS_AHEAD < live:
-            a = _U(np.int64(ids[s + ROWS_AHEAD]))
-            if a < m:
-                lo, hi = _bounds(indptr, np.int64(a), nnz)
-                prefetch_entries(indices, lo, hi)
-                if nd != 1 and not permuted:
-                    prefetch_entries(data, lo, hi)
         i = _U(np.int64(ids[s]))
-        if i >= m:
-            continue
-        start, end = _bounds(indptr, np.int64(i), nnz)
-        if nd == 1:
-            w = data[0]
-            for k in range(start, end):
-                j = _U(np.int64(indices[k]))
-                if j < n:
-                    out[j] += w
-        elif not permuted:
-            for k in range(start, end):
-                j = _U(np.int64(indices[k]))
-                if j < n:
-                    out[j] += data[k]
-        else:
-            for k in range(start, end):
-                j, p = _U(np.int64(indices[k])), _U(np.int64(perm[k]))
-                if j < n and p < nd:
-                    out[j] += data[p]
+        if i < m:
+            spans[rows, 0], spans[rows, 1] = _bounds(indptr, np.int64(i), nnz)
+            rows += 1
+    scatter_spans(data, indices, perm, spans, rows, out, permuted)
 
 
 def binary_csrmv_indexed_kernel(permuted):
@@ -83,12 +52,12 @@ def binary_csrmv_indexed_kernel(permuted):
     return _scatter_permuted if permuted else _scatter
 
 
-@numba.njit(cache=True, fastmath=FASTMATH)
+@numba.njit(cache=True)
 def _scatter(data, indices, indptr, perm, ids, count, out, err):
     _scatter_rows(data, indices, indptr, perm, ids, count, out, False)
 
 
-@numba.njit(cache=True, fastmath=FASTMATH)
+@numba.njit(cache=True)
 def _scatter_permuted(data, indices, indptr, perm, ids, count, out, err):
     _scatter_rows(data, indices, indptr, perm, ids, count, out, True)
 
@@ -167,45 +136,14 @@ def _packed_bounds(indptr, sizes, i, nnz):
 
 @numba.njit(cache=True)
 def _packed_scatter(data, indices, indptr, words, sizes, out, err):
-    """out[indices[e]] += w(e) over the rows of the set bits; a word without events costs one test.
-
-    The set bits are decoded into a list first, so the scatter can ask for
-    the entries of the row ``ROWS_AHEAD`` ahead, as the index-list kernel does.
-    """
-    out[:] = 0
-    m, n, nnz, nd = np.int64(sizes[0]), _U(out.shape[0]), np.int64(indices.shape[0]), data.shape[0]
-    rows = np.empty(words.shape[0] * 32, np.int64)
-    live = 0
-    for q in range(words.shape[0]):
-        word = np.uint64(words[q])
-        b = 0
-        while word != 0:
-            if word & np.uint64(1):
-                i = np.int64(q) * 32 + b
-                if i < m:
-                    rows[live] = i
-                    live += 1
-            word >>= np.uint64(1)
-            b += 1
-    ahead = nnz >= PREFETCH_MIN_ENTRIES
-    for s in range(live):
-        if ahead and s + ROWS_AHEAD < live:
-            lo, hi = _packed_bounds(indptr, sizes, rows[s + ROWS_AHEAD], nnz)
-            prefetch_entries(indices, lo, hi)
-            if nd != 1:
-                prefetch_entries(data, lo, hi)
-        start, end = _packed_bounds(indptr, sizes, rows[s], nnz)
-        if nd == 1:
-            w = data[0]
-            for e in range(start, end):
-                j = _U(np.int64(indices[e]))
-                if j < n:
-                    out[j] += w
-        else:
-            for e in range(start, end):
-                j = _U(np.int64(indices[e]))
-                if j < n:
-                    out[j] += data[e]
+    """out[indices[e]] += w(e) over the rows of the set bits; a word without events costs one test."""
+    m, nnz = np.int64(sizes[0]), np.int64(indices.shape[0])
+    rows = np.empty(min(m, words.shape[0] * 32), np.int64)
+    count = packed_rows(words, m, rows)
+    spans = np.empty((count, 2), np.int64)
+    for a in range(count):
+        spans[a, 0], spans[a, 1] = _packed_bounds(indptr, sizes, rows[a], nnz)
+    scatter_spans(data, indices, indices, spans, count, out, False)  # no permutation: perm is not read
 
 
 @numba.njit(cache=True, fastmath=FASTMATH)
