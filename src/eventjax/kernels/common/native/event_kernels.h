@@ -136,22 +136,26 @@ inline A float_row_sum(const W* w, bool homo, const I* idx, int64_t lo, int64_t 
 }
 #endif
 
-// Whether this build compiles dtype D for a kind of operand (see the top of this file).
+// The dtype this build compiles for each kind of operand (see the top of this file); INVALID: every dtype.
 #if defined(EJ_WEIGHT)
-#define EJ_WEIGHT_BUILT(D) (ffi::DataType::D == ffi::DataType::EJ_WEIGHT)
+constexpr ffi::DataType kWeightOnly = ffi::DataType::EJ_WEIGHT;
 #else
-#define EJ_WEIGHT_BUILT(D) true
+constexpr ffi::DataType kWeightOnly = ffi::DataType::INVALID;
 #endif
 #if defined(EJ_INDEX)
-#define EJ_INDEX_BUILT(D) (ffi::DataType::D == ffi::DataType::EJ_INDEX)
+constexpr ffi::DataType kIndexOnly = ffi::DataType::EJ_INDEX;
 #else
-#define EJ_INDEX_BUILT(D) true
+constexpr ffi::DataType kIndexOnly = ffi::DataType::INVALID;
 #endif
 #if defined(EJ_OPERAND)
-#define EJ_OPERAND_BUILT(D) (ffi::DataType::D == ffi::DataType::EJ_OPERAND)
+constexpr ffi::DataType kOperandOnly = ffi::DataType::EJ_OPERAND;
 #else
-#define EJ_OPERAND_BUILT(D) true
+constexpr ffi::DataType kOperandOnly = ffi::DataType::INVALID;
 #endif
+
+// Whether a build restricted to dtype Only (INVALID: none) compiles dtype D.
+template <ffi::DataType Only, ffi::DataType D>
+constexpr bool kBuilt = Only == ffi::DataType::INVALID || Only == D;
 
 // f(Tag<T>) where this build compiles T; else an error (the bridge never calls a library with other dtypes).
 template <bool Built, typename T, typename F> ffi::Error when_built(F&& f) {
@@ -164,35 +168,35 @@ template <bool Built, typename T, typename F> ffi::Error when_built(F&& f) {
 
 template <typename F> ffi::Error with_weight_type(ffi::DataType t, F&& f) {
   switch (t) {
-    case ffi::DataType::F16: return when_built<EJ_WEIGHT_BUILT(F16), half_t>(f);
-    case ffi::DataType::F32: return when_built<EJ_WEIGHT_BUILT(F32), float>(f);
-    case ffi::DataType::F64: return when_built<EJ_WEIGHT_BUILT(F64), double>(f);
+    case ffi::DataType::F16: return when_built<kBuilt<kWeightOnly, ffi::DataType::F16>, half_t>(f);
+    case ffi::DataType::F32: return when_built<kBuilt<kWeightOnly, ffi::DataType::F32>, float>(f);
+    case ffi::DataType::F64: return when_built<kBuilt<kWeightOnly, ffi::DataType::F64>, double>(f);
     default: return ffi::Error::InvalidArgument("eventjax native kernel: weights must be float16, float32 or float64");
   }
 }
 
 template <typename F> ffi::Error with_index_type(ffi::DataType t, F&& f) {
   switch (t) {
-    case ffi::DataType::S32: return when_built<EJ_INDEX_BUILT(S32), int32_t>(f);
-    case ffi::DataType::S64: return when_built<EJ_INDEX_BUILT(S64), int64_t>(f);
+    case ffi::DataType::S32: return when_built<kBuilt<kIndexOnly, ffi::DataType::S32>, int32_t>(f);
+    case ffi::DataType::S64: return when_built<kBuilt<kIndexOnly, ffi::DataType::S64>, int64_t>(f);
     default: return ffi::Error::InvalidArgument("eventjax native kernel: indices must be int32 or int64");
   }
 }
 
 template <typename F> ffi::Error with_event_type(ffi::DataType t, F&& f) {
   switch (t) {
-    case ffi::DataType::PRED: return when_built<EJ_OPERAND_BUILT(PRED), bool>(f);
-    case ffi::DataType::S8: return when_built<EJ_OPERAND_BUILT(S8), int8_t>(f);
-    case ffi::DataType::S16: return when_built<EJ_OPERAND_BUILT(S16), int16_t>(f);
-    case ffi::DataType::S32: return when_built<EJ_OPERAND_BUILT(S32), int32_t>(f);
-    case ffi::DataType::S64: return when_built<EJ_OPERAND_BUILT(S64), int64_t>(f);
-    case ffi::DataType::U8: return when_built<EJ_OPERAND_BUILT(U8), uint8_t>(f);
-    case ffi::DataType::U16: return when_built<EJ_OPERAND_BUILT(U16), uint16_t>(f);
-    case ffi::DataType::U32: return when_built<EJ_OPERAND_BUILT(U32), uint32_t>(f);
-    case ffi::DataType::U64: return when_built<EJ_OPERAND_BUILT(U64), uint64_t>(f);
-    case ffi::DataType::F16: return when_built<EJ_OPERAND_BUILT(F16), half_t>(f);
-    case ffi::DataType::F32: return when_built<EJ_OPERAND_BUILT(F32), float>(f);
-    case ffi::DataType::F64: return when_built<EJ_OPERAND_BUILT(F64), double>(f);
+    case ffi::DataType::PRED: return when_built<kBuilt<kOperandOnly, ffi::DataType::PRED>, bool>(f);
+    case ffi::DataType::S8: return when_built<kBuilt<kOperandOnly, ffi::DataType::S8>, int8_t>(f);
+    case ffi::DataType::S16: return when_built<kBuilt<kOperandOnly, ffi::DataType::S16>, int16_t>(f);
+    case ffi::DataType::S32: return when_built<kBuilt<kOperandOnly, ffi::DataType::S32>, int32_t>(f);
+    case ffi::DataType::S64: return when_built<kBuilt<kOperandOnly, ffi::DataType::S64>, int64_t>(f);
+    case ffi::DataType::U8: return when_built<kBuilt<kOperandOnly, ffi::DataType::U8>, uint8_t>(f);
+    case ffi::DataType::U16: return when_built<kBuilt<kOperandOnly, ffi::DataType::U16>, uint16_t>(f);
+    case ffi::DataType::U32: return when_built<kBuilt<kOperandOnly, ffi::DataType::U32>, uint32_t>(f);
+    case ffi::DataType::U64: return when_built<kBuilt<kOperandOnly, ffi::DataType::U64>, uint64_t>(f);
+    case ffi::DataType::F16: return when_built<kBuilt<kOperandOnly, ffi::DataType::F16>, half_t>(f);
+    case ffi::DataType::F32: return when_built<kBuilt<kOperandOnly, ffi::DataType::F32>, float>(f);
+    case ffi::DataType::F64: return when_built<kBuilt<kOperandOnly, ffi::DataType::F64>, double>(f);
     default: return ffi::Error::InvalidArgument("eventjax native kernel: events must be bool, an integer or a float");
   }
 }
