@@ -5,7 +5,14 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from eventjax.kernels.common.compaction import CHUNK_SLOTS, HEAD_FRACTION, by_event_chunks, by_event_count, capacities, compact
+from eventjax.kernels.common.compaction import (
+    CHUNK_SLOTS,
+    HEAD_FRACTION,
+    by_event_chunks,
+    by_event_count,
+    capacities,
+    compact,
+)
 
 
 class TestCompact:
