@@ -20,7 +20,7 @@ import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
-from numba.extending import intrinsic
+from numba.extending import intrinsic, register_jitable
 
 from eventjax.backends import ffi_abi
 
@@ -329,7 +329,11 @@ def make_error(api, errc, err):
     return call_ptr(fn, base)
 
 
-@numba.njit(cache=True)
+# register_jitable, not njit: its calls are typed with the message's plain string
+# type, so every handler shares one compiled ``fail``. A dispatcher compiles once
+# per distinct literal message, and a handler holds one per buffer it checks
+# (measured: a fifth to a third of a handler's compile time).
+@register_jitable
 def fail(api, errc, message):
     """Return an ``XLA_FFI_Error*`` carrying ``message``."""
     err = np.zeros(ERROR_BUFFER_LEN, np.uint8)
