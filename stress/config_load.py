@@ -38,7 +38,12 @@ this scenario's compiles and memory. The short mode pools the first four
 operators; the long mode, whose memory must settle within its first minute,
 pools two drawn at random: the race (operators following the flips, checked
 against NumPy) is the same with two, and over many runs every operator
-takes part.
+takes part. A long run makes the cold pass alone before its warm-up
+(:func:`cold_first`), and its warm-up drafts every state and compiles the
+workers' calls under it (:func:`warm`); the scenario's own turn
+(``cold=0``) then warms each change before making it from the first one,
+and measures from its second pass, when every state has been current
+before.
 """
 
 from __future__ import annotations
