@@ -218,14 +218,7 @@ def _warm_up(names: list[str], trace: RssTrace, compiles: CompileCount, quiet) -
     report.seconds = time.monotonic() - began
     # When each scenario finished: the last one sets how long the warm-up takes.
     report.extra['of'] = '+'.join(f'{n}:{took[n]:.0f}s' if n in took else n for n in names)
-    if before is not None:
-        report.extra['rss_mib'] = f'{before:.0f}->{rss_mib():.0f} ({rss_mib() - before:+.0f})'
-    report.extra['compiles'] = compiles.compiles_between(began)
-    if not quiet:
-        print(report.line(), flush=True)
-        for failure in report.failures:
-            print('   ', failure, flush=True)
-    return report
+    return _close_early(report, before, began, compiles, quiet)
 
 
 def _cold_first(name: str, trace: RssTrace, compiles: CompileCount, quiet) -> Report:
@@ -233,6 +226,11 @@ def _cold_first(name: str, trace: RssTrace, compiles: CompileCount, quiet) -> Re
     before, began = rss_mib(), time.monotonic()
     trace.mark(f'{name}_cold')
     report = importlib.import_module(f'stress.{name}').cold_first()
+    return _close_early(report, before, began, compiles, quiet)
+
+
+def _close_early(report: Report, before, began: float, compiles: CompileCount, quiet) -> Report:
+    """Add the memory and compilations since ``began`` to a step made before the scenarios; print it."""
     if before is not None:
         report.extra['rss_mib'] = f'{before:.0f}->{rss_mib():.0f} ({rss_mib() - before:+.0f})'
     report.extra['compiles'] = compiles.compiles_between(began)
