@@ -31,12 +31,13 @@ SCENARIOS = {
     'config_cycle': 0.08,
     'eager_vmap': 0.05,
 }
-# The long mode's order. After the warm-up (``WARM``) come the scenarios that
-# call under the process's initial configuration, on the code the warm-up
-# compiled; the ones that change the global configuration while threads trace
-# come last. Their traces make the initial configuration's key dirty (the race
-# rule of the concurrency guide): run first, they would leave every executable
-# the warm-up compiled unreachable, kept by JAX, and compiled a second time.
+# The long mode's order. After the cold changes (``COLD_FIRST``) and the warm-up
+# (``WARM``) come the scenarios that call under the process's initial
+# configuration, on the code the warm-up compiled; the ones that change the
+# global configuration while threads may trace come last. Their traces make
+# the initial configuration's key dirty (the race rule of the concurrency
+# guide): run first, they would leave every executable the warm-up compiled
+# unreachable, kept by JAX, and compiled a second time.
 # ``config_cycle`` comes first of those: its flips trace nothing (it checks
 # that), so they dirty no key, and the keys its warm-up drafts are still in
 # the configuration table, which ``config_load``'s many states would churn.
