@@ -5,7 +5,14 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from eventjax.kernels.common.compaction import by_event_count, capacities, compact
+from eventjax.kernels.common.compaction import (
+    CHUNK_SLOTS,
+    HEAD_FRACTION,
+    by_event_chunks,
+    by_event_count,
+    capacities,
+    compact,
+)
 
 
 class TestCompact:
@@ -37,3 +44,20 @@ class TestByEventCount:
     def test_a_short_mask_has_no_capacity_and_runs_the_full_branch(self):
         assert capacities(10) == ()
         assert int(by_event_count(jnp.ones(10, bool), lambda idx: jnp.int32(0), lambda: jnp.int32(-1))) == -1
+
+
+class TestByEventChunks:
+    # 100 slots per event in 4,000 neurons: wide passes of 81 neurons after a narrow first one of 10.
+    @pytest.mark.parametrize('count', [0, 1, 9, 10, 11, 90, 91, 92, 500, 4000])
+    def test_every_event_is_visited_once_across_the_narrow_and_the_wide_passes(self, count):
+        m, slots = 4000, 100
+        chunk = CHUNK_SLOTS // slots
+        assert chunk // HEAD_FRACTION == 10 and chunk == 81
+        mask = np.zeros(m, bool)
+        mask[np.random.default_rng(count).choice(m, count, replace=False)] = True
+
+        def body(neurons, valid, seen):
+            return seen.at[jnp.where(valid, neurons, m)].add(1, mode='drop')
+
+        seen = jax.jit(lambda mk: by_event_chunks(mk, slots, body, jnp.zeros(m, jnp.int32)))(jnp.asarray(mask))
+        np.testing.assert_array_equal(np.asarray(seen), mask.astype(np.int32))
