@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import eventjax as ej
@@ -30,12 +31,13 @@ SCENARIOS = {
     'config_cycle': 0.08,
     'eager_vmap': 0.05,
 }
-# The long mode's order. After the warm-up (``WARM``) come the scenarios that
-# call under the process's initial configuration, on the code the warm-up
-# compiled; the ones that change the global configuration while threads trace
-# come last. Their traces make the initial configuration's key dirty (the race
-# rule of the concurrency guide): run first, they would leave every executable
-# the warm-up compiled unreachable, kept by JAX, and compiled a second time.
+# The long mode's order. After the cold changes (``COLD_FIRST``) and the warm-up
+# (``WARM``) come the scenarios that call under the process's initial
+# configuration, on the code the warm-up compiled; the ones that change the
+# global configuration while threads may trace come last. Their traces make
+# the initial configuration's key dirty (the race rule of the concurrency
+# guide): run first, they would leave every executable the warm-up compiled
+# unreachable, kept by JAX, and compiled a second time.
 # ``config_cycle`` comes first of those: its flips trace nothing (it checks
 # that), so they dirty no key, and the keys its warm-up drafts are still in
 # the configuration table, which ``config_load``'s many states would churn.
@@ -46,11 +48,21 @@ LONG_ORDER = ('mixed', 'batching', 'faults', 'eager_vmap', 'prange', 'dynamic_ba
 # (up to its caches' entry limits); that growth is its own, reported apart.
 APART = ('differential',)
 # A long run of 2 minutes or more starts with a warm-up: these scenarios' bounded key
-# sets, each called once in a thread of its own (compiles release the GIL, so both
-# cores compile), every result checked. Their memory is then paid within the first
-# minute instead of when the timed mix reaches them.
-# ``config_cycle`` warms its two configurations as drafts, published later.
-WARM = ('mixed', 'batching', 'config_cycle', 'eager_vmap', 'prange', 'dynamic_batcher')
+# sets, each called once, every result checked. Their memory is then paid within the
+# first minute instead of when the timed mix reaches them. One thread per core takes
+# the next scenario from this list, longest first: compiles release the GIL, so every
+# core compiles, while more threads than cores only fight over the GIL (on 2 cores, 6
+# threads took 71 s where one thread took 44 s). ``config_cycle`` warms its two
+# configurations as drafts, published later.
+WARM = ('batching', 'config_cycle', 'mixed', 'config_load', 'eager_vmap', 'dynamic_batcher', 'prange')
+# Before the warm-up, a long run of 2 minutes or more makes these scenarios' cold changes
+# (``cold_first()``: the race the content keys must survive): every trace that races a
+# change leaves executables under keys never current again, a bounded cost the first
+# minute should hold; made at the scenario's turn, it would grow memory after it. They
+# make the initial configuration's key dirty too, so they come before anything else
+# compiles, and the scenario's own turn (``cold=0``) makes warmed changes only;
+# ``config_load``'s warm-up drafts and compiles its states for it.
+COLD_FIRST = ('config_flip', 'config_load')
 DEFAULT_SECONDS = {'short': 45.0, 'long': 180.0}
 # One call (compilation included, on a loaded 2-core machine) may take this long.
 CALL_BOUND = {'short': 120.0, 'long': 180.0}
@@ -120,6 +132,9 @@ def main(argv=None) -> int:
     compiles = CompileCount()
     with Watchdog(sum(budgets.values()) * 3 + 600), watch, RssTrace() as trace, compiles:
         warming = [n for n in WARM if n in names] if long and total >= 2 * RSS_MINUTE else []
+        cold_first = [n for n in COLD_FIRST if n in names] if warming else []
+        for name in cold_first:
+            reports.append(_cold_first(name, trace, compiles, args.report_json))
         if warming:
             reports.append(_warm_up(warming, trace, compiles, args.report_json))
         for name in names:
@@ -134,6 +149,8 @@ def main(argv=None) -> int:
                 kwargs = {'long': long} if 'long' in accepts else {}
                 if 'examples' in accepts:
                     kwargs['examples'] = args.diff_examples
+                if name in cold_first:
+                    kwargs['cold'] = 0
                 report = module.run(seconds=budget, **kwargs)
             after = rss_mib()
             if before is not None and report.extra.get('process') != 'own':
@@ -172,28 +189,49 @@ def main(argv=None) -> int:
 
 
 def _warm_up(names: list[str], trace: RssTrace, compiles: CompileCount, quiet) -> Report:
-    """Call every member of the key sets of scenarios ``names`` once, one thread per scenario."""
-    from stress import batching, config_cycle, dynamic_batcher, eager_vmap, mixed, prange  # noqa: PLC0415
+    """Call every member of the key sets of scenarios ``names`` once, one thread per core."""
+    from stress import batching, config_cycle, config_load, dynamic_batcher, eager_vmap, mixed, prange  # noqa: PLC0415
 
     report = Report('warm-up')
     steps = {'mixed': lambda: mixed.warm(report, mixed.long_pool(mixed.LONG_SEED)),
              'batching': lambda: batching.warm(report, batching.LONG_SEED),
              'config_cycle': lambda: config_cycle.warm(report),
+             'config_load': lambda: config_load.warm(report),
              'eager_vmap': lambda: eager_vmap.warm(report),
              'prange': lambda: prange.warm(report),
              'dynamic_batcher': lambda: dynamic_batcher.warm(report)}
     before, began = rss_mib(), time.monotonic()
     took = {}
+    queue = list(names)
+    lock = threading.Lock()
 
     def step(i: int) -> None:
-        steps[names[i]]()
-        took[names[i]] = time.monotonic() - began
+        while True:
+            with lock:
+                if not queue:
+                    return
+                name = queue.pop(0)
+            steps[name]()
+            took[name] = time.monotonic() - began
 
     trace.mark('warm-up')
-    report.failures.extend(run_threads(len(names), step, 1800))
+    report.failures.extend(run_threads(min(len(names), _cores()), step, 1800))
     report.seconds = time.monotonic() - began
-    # When each thread finished: the last one sets how long the warm-up takes.
+    # When each scenario finished: the last one sets how long the warm-up takes.
     report.extra['of'] = '+'.join(f'{n}:{took[n]:.0f}s' if n in took else n for n in names)
+    return _close_early(report, before, began, compiles, quiet)
+
+
+def _cold_first(name: str, trace: RssTrace, compiles: CompileCount, quiet) -> Report:
+    """Scenario ``name``'s cold changes alone (its ``cold_first()``), reported as ``<name>_cold``."""
+    before, began = rss_mib(), time.monotonic()
+    trace.mark(f'{name}_cold')
+    report = importlib.import_module(f'stress.{name}').cold_first()
+    return _close_early(report, before, began, compiles, quiet)
+
+
+def _close_early(report: Report, before, began: float, compiles: CompileCount, quiet) -> Report:
+    """Add the memory and compilations since ``began`` to a step made before the scenarios; print it."""
     if before is not None:
         report.extra['rss_mib'] = f'{before:.0f}->{rss_mib():.0f} ({rss_mib() - before:+.0f})'
     report.extra['compiles'] = compiles.compiles_between(began)
@@ -202,6 +240,11 @@ def _warm_up(names: list[str], trace: RssTrace, compiles: CompileCount, quiet) -
         for failure in report.failures:
             print('   ', failure, flush=True)
     return report
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count() or 1
 
 
 def _keys_made() -> int:

@@ -13,12 +13,18 @@ each with a random backend, eager or under ``jit``.
 
 Variety and compiles. Every (transform, case, backend, batch axis, eager or
 ``jit``) is its own executable (about 1.5-3 MiB that JAX keeps: see
-``stress/README.md``), so the set is bounded: a pool of 6 cases (long
-mode; 4 short) drawn from the small shape set of ``operators``, a batch
-of events has its case's dtype (the pool draws boolean and float events),
-and ``general_batching_rule`` runs over vectors of 4 or 7. The long mode draws its
-pool once per process (``long_pool``), so :func:`warm` can call every
-member of that set before the timed mix, checked like any call.
+``stress/README.md``), so the set is bounded (:func:`key_set`): a pool of
+6 cases (long mode; 4 short) drawn from the small shape set of
+``operators``, a batch of events has its case's dtype (the pool draws
+boolean and float events), and ``general_batching_rule`` runs over vectors
+of 4 or 7. Each (case, backend) is called in one mode: ``vmap`` (both batch
+axes of an mm case) under ``jit`` on every other pair and eagerly on the
+rest, ``grad`` in the other mode, so each case, backend and transform runs
+both eagerly and under ``jit``; the scan-only primitive likewise alternates
+over (backend, length, operands batched). Which half is jitted turns with
+the run's seed (``mixed.PARITY``). The long mode draws its pool once per
+process (``long_pool``), so :func:`warm` can call every member of that set
+before the timed mix, checked like any call.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ import numpy as np
 import eventjax as ej
 from stress import operators as ops
 from stress.harness import Report, run_threads, watched
+from stress.mixed import PARITY
 
 BATCH = 3
 SCAN_BACKENDS = ('jax', 'numba')
@@ -146,19 +153,38 @@ def grad_candidates(pool) -> list[int]:
     return [i for i, c in enumerate(pool) if not c.name.startswith('binary_')]
 
 
-def one_call(report: Report, rng, pool, who: str) -> None:
-    kind = ('vmap', 'scan', 'grad')[int(rng.integers(3))]
+def key_set(pool) -> tuple[tuple, ...]:
+    """The calls made over ``pool``: ``(kind, case index, backend, jit, choice)``, each once.
+
+    ``choice`` fixes what :func:`checked_call` would otherwise draw. Pair
+    ``j`` of case ``i``'s backend choices runs ``vmap`` under ``jit`` when
+    ``i + j + PARITY`` is even, and ``grad`` (float cases) in the other mode.
+    """
+    keys = []
+    floats = set(grad_candidates(pool))
+    for index, case in enumerate(pool):
+        for j, backend in enumerate((None, *ops.backends(case.name))):
+            jit = (index + j + PARITY) % 2 == 0
+            for last in ((False, True) if np.ndim(case.operand) == 2 else (False,)):
+                keys.append(('vmap', index, backend, jit, {'last': last}))
+            if index in floats:
+                keys.append(('grad', index, backend, not jit, {}))
+    for b, backend in enumerate(scan_backends()):
+        for k, n in enumerate(SCAN_LENGTHS):
+            for both in (False, True):
+                keys.append(('scan', None, backend, (b + k + both + PARITY) % 2 == 0, {'n': n, 'both': both}))
+    return tuple(keys)
+
+
+def one_call(report: Report, rng, pool, who: str, keys=None) -> None:
+    """One call drawn from ``pool``'s key set: a kind, then jitted with probability 3/4, then a member."""
+    keys = key_set(pool) if keys is None else keys
+    kinds = sorted({key[0] for key in keys})
+    kind = kinds[int(rng.integers(len(kinds)))]
     jit = rng.random() < 0.75  # eager vmap/grad retrace on every call: JAX's cost, not ours
-    if kind == 'scan':
-        backends = scan_backends()
-        checked_call(report, who, kind, None, None, backends[int(rng.integers(len(backends)))], jit, rng)
-        return
-    candidates = list(range(len(pool))) if kind == 'vmap' else grad_candidates(pool)
-    if not candidates:  # no float operator in the pool: grad has nothing to differentiate
-        kind, candidates = 'vmap', list(range(len(pool)))
-    index = candidates[int(rng.integers(len(candidates)))]
-    options = (None, *ops.backends(pool[index].name))
-    checked_call(report, who, kind, index, pool[index], options[int(rng.integers(len(options)))], jit, rng)
+    members = [key for key in keys if key[0] == kind and key[3] == jit] or [key for key in keys if key[0] == kind]
+    kind, index, backend, jit, choice = members[int(rng.integers(len(members)))]
+    checked_call(report, who, kind, index, None if index is None else pool[index], backend, jit, rng, **choice)
 
 
 def checked_call(report: Report, who: str, kind: str, index, case, backend, jit: bool, rng, **choice) -> None:
@@ -207,17 +233,8 @@ def warm(report: Report, seed: int, who: str = 'warm-up') -> None:
     """Every call of the long run's key set once, in this thread: each compiles here, none later."""
     pool = long_pool(seed)
     rng = np.random.default_rng(seed)
-    for jit in (True, False):
-        for index, case in enumerate(pool):
-            for backend in (None, *ops.backends(case.name)):
-                for last in ((False, True) if np.ndim(case.operand) == 2 else (False,)):
-                    checked_call(report, who, 'vmap', index, case, backend, jit, rng, last=last)
-                if index in grad_candidates(pool):
-                    checked_call(report, who, 'grad', index, case, backend, jit, rng)
-        for backend in scan_backends():
-            for n in SCAN_LENGTHS:
-                for both in (False, True):
-                    checked_call(report, who, 'scan', None, None, backend, jit, rng, n=n, both=both)
+    for kind, index, backend, jit, choice in key_set(pool):
+        checked_call(report, who, kind, index, None if index is None else pool[index], backend, jit, rng, **choice)
 
 
 # The long run's pool is drawn once per process from this seed (the run prints it).
@@ -230,13 +247,14 @@ def run(seconds: float, threads: int = 4, long: bool = False) -> Report:
     pool = list(long_pool(seed)) if long else make_pool(np.random.default_rng(seed), 4)
     start = time.monotonic()
     deadline = start + seconds
+    keys = key_set(pool)
 
     def worker(i):
         local = np.random.default_rng(seed + i)
         for _ in range(100_000):
             if time.monotonic() > deadline:
                 break
-            one_call(report, local, pool, f'worker {i}')
+            one_call(report, local, pool, f'worker {i}', keys)
 
     report.failures.extend(run_threads(threads, worker, seconds + 300))
     report.seconds = time.monotonic() - start

@@ -38,7 +38,12 @@ this scenario's compiles and memory. The short mode pools the first four
 operators; the long mode, whose memory must settle within its first minute,
 pools two drawn at random: the race (operators following the flips, checked
 against NumPy) is the same with two, and over many runs every operator
-takes part.
+takes part. A long run makes the cold pass alone before its warm-up
+(:func:`cold_first`), and its warm-up drafts every state and compiles the
+workers' calls under it (:func:`warm`); the scenario's own turn
+(``cold=0``) then warms each change before making it from the first one,
+and measures from its second pass, when every state has been current
+before.
 """
 
 from __future__ import annotations
@@ -102,16 +107,83 @@ def plain_value(state) -> float:
     return VALUES[glob if glob in VALUES else default]
 
 
-def run(seconds: float, flips: int | None = None, threads: int = 8, long: bool = False) -> Report:
-    report = Report('config_load')
+@functools.cache
+def instrument_calls() -> tuple:
+    """``(prim, x, out, jitted)``: the instrument's operand and its jitted call, built once per process.
+
+    The warm-up (:func:`warm`) and :func:`run` must compile and call the same
+    jitted function for the warm-up's executables to be the scenario's.
+    """
     prim = make_primitive()
-    apply(prim, (None, 'a'))  # state 0
-    # At least four passes: cold, warmed, and two over states seen before to measure.
-    flips = max(flips or (2000 if long else 120), 4 * PERIOD)
-    table = states(flips)
     x = jnp.zeros(4, jnp.float32)
     out = jax.ShapeDtypeStruct(x.shape, x.dtype)
-    jitted = jax.jit(lambda x: prim(x, outs=out))
+    return prim, x, out, jax.jit(lambda x: prim(x, outs=out))
+
+
+def instrument(kind: str) -> tuple[float, set | None]:
+    """One call of the instrument of ``kind``: its value, and the values allowed whatever the state (or None)."""
+    prim, x, out, jitted = instrument_calls()
+    if kind == 'eager':
+        return float(np.asarray(prim(x, outs=out))[0]), None
+    if kind == 'jit':
+        return float(np.asarray(jitted(x))[0]), None
+    if kind == 'override_c':
+        with ej.config.override(cpu='c'):
+            return float(np.asarray(jitted(x))[0]), {3.0}
+    if kind == 'override_skipped':
+        with ej.config.override(cpu='warp'):
+            return float(np.asarray(prim(x, outs=out))[0]), None
+    return float(np.asarray(prim(x, outs=out, backend='b'))[0]), {2.0}
+
+
+def warm_all() -> None:
+    """Every call a worker makes after the cold pass, once, so no worker compiles after the switch."""
+    for kind in KINDS[:-1]:
+        instrument(kind)
+
+
+def warm(report: Report, who: str = 'warm-up') -> None:
+    """Draft every state of the cycle and compile the workers' calls under it, checked, publishing none.
+
+    The keys the drafts reserve were never current, so no racing trace can
+    make them dirty (see the concurrency guide); :func:`run` with
+    ``cold=False`` then switches to each of them without compiling.
+    """
+    prim = make_primitive()
+    for state in dict.fromkeys(states(PERIOD)):
+        with ej.config.drafting() as draft:
+            apply(prim, state)
+        with ej.config.warming(draft.snapshot):
+            for kind in KINDS[:-1]:
+                value, allowed = instrument(kind)
+                allowed = {plain_value(state)} if allowed is None else allowed
+                bad = value not in allowed
+                report.add(1, 1, wrong=bad, failure=bad and (
+                    f'{who}: config_load {kind} under {state}: got {value}, allowed {sorted(allowed)}'))
+
+
+def cold_first(threads: int = 8) -> Report:
+    """The cold pass alone, briefly: a long run makes it before its warm-up (see ``stress/README.md``)."""
+    return run(PERIOD * 0.05, flips=PERIOD, threads=threads, long=True, name='config_load_cold')
+
+
+def run(seconds: float, flips: int | None = None, threads: int = 8, long: bool = False, cold: int = 1,
+        name: str = 'config_load') -> Report:
+    """Changes ``k = 1, 2, ...`` under load within about ``seconds``, checked; see the module docstring.
+
+    ``cold=0`` leaves out the cold pass (a long run made it first, and
+    its warm-up warmed every state): every change is warmed, and every state
+    reached has been compiled before. ``flips=PERIOD`` makes the cold pass
+    only.
+    """
+    report = Report(name)
+    prim, x, out, jitted = instrument_calls()
+    apply(prim, (None, 'a'))  # state 0
+    # At least four passes: cold, warmed, and two over states seen before to measure;
+    # or the cold pass alone.
+    only_cold = flips == PERIOD and cold
+    flips = flips if only_cold else max(flips or (2000 if long else 120), 4 * PERIOD)
+    table = states(flips)
     rng = np.random.default_rng(int(time.time()) % 100_000)
     names = ops.operators()
     if long:  # two operators drawn at random: see the module docstring
@@ -123,19 +195,6 @@ def run(seconds: float, flips: int | None = None, threads: int = 8, long: bool =
     deadline = time.monotonic() + seconds
     ej.clear_backends()
 
-    def instrument(kind):
-        if kind == 'eager':
-            return float(np.asarray(prim(x, outs=out))[0]), None
-        if kind == 'jit':
-            return float(np.asarray(jitted(x))[0]), None
-        if kind == 'override_c':
-            with ej.config.override(cpu='c'):
-                return float(np.asarray(jitted(x))[0]), {3.0}
-        if kind == 'override_skipped':
-            with ej.config.override(cpu='warp'):
-                return float(np.asarray(prim(x, outs=out))[0]), None
-        return float(np.asarray(prim(x, outs=out, backend='b'))[0]), {2.0}
-
     cold_calls = threading.Condition()  # .n: operator calls of the cold pass still running
     cold_calls.n = 0
 
@@ -143,7 +202,7 @@ def run(seconds: float, flips: int | None = None, threads: int = 8, long: bool =
         local = np.random.default_rng(i)
         while not stop.is_set() and time.monotonic() < deadline + 600:
             kind = KINDS[i % len(KINDS)] if local.random() < 0.7 else KINDS[int(local.integers(len(KINDS)))]
-            if kind == 'operator' and marks['committed'] > PERIOD:
+            if kind == 'operator' and (not cold or marks['committed'] > PERIOD):
                 kind = KINDS[i % (len(KINDS) - 1)]  # the warmed passes time the instrument only
             first = marks['committed']
             what = f'worker {i}: {kind}'
@@ -172,31 +231,27 @@ def run(seconds: float, flips: int | None = None, threads: int = 8, long: bool =
             report.add(1, 1, wrong=bad, failure=bad and (
                 f'{what}: got {value}, changes {first}..{last} allow {sorted(allowed)}'))
 
-    def warm_all():
-        # Every call a worker makes after the cold pass, once, so no worker compiles after the switch.
-        for kind in KINDS[:-1]:
-            instrument(kind)
-
     pool_thread = threading.Thread(
         target=lambda: report.failures.extend(run_threads(threads, worker, seconds + 300)))
     start = time.monotonic()
     pool_thread.start()
     pause = max(seconds / (flips + 1), 0.002)
     done = 0
-    measured_from = 3 * PERIOD
+    # Without the cold pass, every state from the second pass on has been current before.
+    measured_from = 3 * PERIOD if cold else PERIOD
     rss_mark = None
     count = CompileCount()
     for k in range(1, flips + 1):
         if time.monotonic() > deadline and k > measured_from + PERIOD:
             break
         time.sleep(pause)
-        if k == measured_from - PERIOD + 1:
+        if cold and k == measured_from - PERIOD + 1:
             # A cold-pass call still tracing dirties the keys of the states it sees change; once
             # none is left, the next pass gives those states fresh keys and the measured pass
             # after it finds every key it needs.
             with cold_calls:
                 cold_calls.wait_for(lambda: cold_calls.n == 0, timeout=600)
-        if k > PERIOD:
+        if k > PERIOD or not cold:
             with ej.config.drafting() as draft:
                 apply(prim, table[k])
             with ej.config.warming(draft.snapshot):

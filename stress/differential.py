@@ -73,6 +73,10 @@ def _delivery_round(draws: int, round_seed: int, deadline: float, outcome: Outco
         with watched('differential: csr_delay_deliver'):
             outcome.comparisons += check_delivery(problem, delivery_backends())
         outcome.problems += 1
+
+    draw()
+
+
 def _indexed_round(name: str, draws: int, round_seed: int, deadline: float, found: list, module=indexed) -> None:
     """Draws of an operator with its own problems and oracle (``module``: index lists, per-synapse products).
 

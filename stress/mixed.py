@@ -2,7 +2,12 @@
 
 Each call picks an operator case from a pool (dense, CSR, FCN; mv and mm;
 binary and float; shapes from a small set), a backend among those the cpu
-has (or None: the default), and eager or jitted. The workers start together
+has (or None: the default), and eager or jitted, from the pool's key set
+(:func:`key_set`): every case on every backend choice, half of those pairs
+under ``jit`` and half eagerly, so every operator and every backend runs
+both ways while the executables a pool compiles are halved. Which half is
+jitted turns with the run's seed (``PARITY``), so over runs every
+(operator, backend, mode) is called. The workers start together
 on a cold pool, so they compile its code concurrently (in long mode the
 run's warm-up has compiled the pool before, see ``stress/README.md``, and
 the workers run warm code from the start); in long mode they also redraw
@@ -28,6 +33,8 @@ from stress.harness import Report, run_threads, watched
 THREAD_COUNTS = (1, 2, 4, 8)
 # The long run's shared pool is drawn once per process from this seed (the run prints it).
 LONG_SEED = int(time.time()) % 100_000
+# Which half of every pool's (case, backend) pairs runs under jit: see key_set.
+PARITY = LONG_SEED % 2
 
 
 def make_pool(rng: np.random.Generator, size: int) -> list[ops.Case]:
@@ -51,6 +58,19 @@ def choices(case: ops.Case) -> tuple:
     return (None, *ops.backends(case.name))
 
 
+def key_set(pool) -> tuple[tuple[int, object, bool], ...]:
+    """The ``(case index, backend, jit)`` calls made over ``pool``: each case on each backend choice once.
+
+    Backend choice ``j`` of case ``i`` runs under ``jit`` when ``i + j +
+    PARITY`` is odd: every case has both eager and jitted calls, and so has
+    every backend (the pool's cases alternate), at half the executables of
+    calling each pair both ways. Each call is its own executable kept by JAX
+    (see ``stress/README.md``), so this set bounds what a pool compiles.
+    """
+    return tuple((i, backend, (i + j + PARITY) % 2 == 1)
+                 for i, case in enumerate(pool) for j, backend in enumerate(choices(case)))
+
+
 def call_and_check(report: Report, case: ops.Case, backend, jit: bool, who: str) -> bool:
     """One watched call; records the check (or the exception) in ``report``."""
     what = f'{who}: {case.name} {case.statics} backend={backend} jit={jit}'
@@ -69,23 +89,22 @@ def hammer(report: Report, pool, seed: int, deadline: float, max_calls: int,
            fresh: float = 0.0, stop: threading.Event | None = None, who: str = 'worker') -> int:
     """Random calls from ``pool`` until the deadline, ``max_calls`` or ``stop``; returns the count."""
     rng = np.random.default_rng(seed)
+    keys = key_set(pool)
     n = 0
     while n < max_calls and time.monotonic() < deadline and not (stop and stop.is_set()):
-        case = pool[int(rng.integers(len(pool)))]
+        index, backend, jit = keys[int(rng.integers(len(keys)))]
+        case = pool[index]
         if fresh and rng.random() < fresh:
             case = ops.redraw(rng, case)
-        options = choices(case)
-        call_and_check(report, case, options[int(rng.integers(len(options)))], bool(rng.integers(2)), who)
+        call_and_check(report, case, backend, jit, who)
         n += 1
     return n
 
 
 def warm(report: Report, pool) -> None:
-    """Call every (case, backend, eager/jit) of ``pool`` once, in this thread."""
-    for case in pool:
-        for backend in choices(case):
-            for jit in (False, True):
-                call_and_check(report, case, backend, jit, 'warm-up')
+    """Call every member of ``pool``'s key set once, in this thread."""
+    for index, backend, jit in key_set(pool):
+        call_and_check(report, pool[index], backend, jit, 'warm-up')
 
 
 def throughput(report: Report, pool, seconds_each: float, seed: int) -> dict[int, float]:
