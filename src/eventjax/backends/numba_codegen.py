@@ -47,7 +47,7 @@ import numpy as np
 from eventjax.backends import ffi_abi as A
 from eventjax.backends.numba_intrinsics import (
     load_i64, load_i32, store_i64, store_i32, as_voidptr, address_of,
-    fail, make_error, launch_begin, launch_end, call_kernel, ERROR_BUFFER_LEN)
+    fail, fail_count, fail_buffer, make_error, launch_begin, launch_end, call_kernel, ERROR_BUFFER_LEN)
 
 kernel = None  # the user's njit kernel, bound before compilation
 
@@ -71,8 +71,8 @@ def handler(frame_p):
 _LIST = '''\
     n = load_i64(frame + {base} + A.LIST_SIZE)
     if n != {count}:
-        return as_voidptr(fail(api, A.ERRC_INVALID_ARGUMENT,
-            "{where}: expected {count} {what}, XLA passed " + str(n)))
+        return as_voidptr(fail_count(api, A.ERRC_INVALID_ARGUMENT,
+            "{where}: expected {count} {what}, XLA passed ", n))
     types_ = load_i64(frame + {base} + A.LIST_TYPES)
     items = load_i64(frame + {base} + A.LIST_ITEMS)
 '''
@@ -85,9 +85,8 @@ _BUFFER = '''\
     dt = load_i32(b + A.BUFFER_DTYPE)
     rk = load_i64(b + A.BUFFER_RANK)
     if dt != {code} or rk != {rank}:
-        return as_voidptr(fail(api, A.ERRC_INVALID_ARGUMENT,
-            "{where}: {what} {i} must be {dtype}[rank {rank}], got XLA "
-            "dtype code " + str(dt) + " rank " + str(rk)))
+        return as_voidptr(fail_buffer(api, A.ERRC_INVALID_ARGUMENT,
+            "{where}: {what} {i} must be {dtype}[rank {rank}], got XLA ", dt, rk))
     d = load_i64(b + A.BUFFER_DIMS)
     {var} = numba.carray(as_voidptr(load_i64(b + A.BUFFER_DATA)),
                          ({shape}), np.{dtype})

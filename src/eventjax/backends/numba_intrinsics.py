@@ -20,7 +20,7 @@ import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
-from numba.extending import intrinsic
+from numba.extending import intrinsic, register_jitable
 
 from eventjax.backends import ffi_abi
 
@@ -330,8 +330,40 @@ def make_error(api, errc, err):
 
 
 @numba.njit(cache=True)
-def fail(api, errc, message):
-    """Return an ``XLA_FFI_Error*`` carrying ``message``."""
+def _error(api, errc, message):
     err = np.zeros(ERROR_BUFFER_LEN, np.uint8)
     report_error(err, message)
     return make_error(api, errc, err)
+
+
+@numba.njit(cache=True)
+def _count_error(api, errc, message, n):
+    return _error(api, errc, message + str(n))
+
+
+@numba.njit(cache=True)
+def _buffer_error(api, errc, message, dtype_code, rank):
+    return _error(api, errc, message + 'dtype code ' + str(dtype_code) + ' rank ' + str(rank))
+
+
+# The three below are register_jitable, not njit: a call from a handler is typed
+# with the message's plain string type, so one compile serves every handler (a
+# dispatcher compiles once per distinct literal message, and a handler holds one
+# per buffer it checks). The njit helpers they call, string formatting included,
+# go to numba's disk cache, so a process that compiles a handler finds them there.
+@register_jitable
+def fail(api, errc, message):
+    """Return an ``XLA_FFI_Error*`` carrying ``message``."""
+    return _error(api, errc, message)
+
+
+@register_jitable
+def fail_count(api, errc, message, n):
+    """:func:`fail` with ``message`` followed by the count ``n``."""
+    return _count_error(api, errc, message, n)
+
+
+@register_jitable
+def fail_buffer(api, errc, message, dtype_code, rank):
+    """:func:`fail` with ``message`` followed by the XLA dtype code and rank of a buffer."""
+    return _buffer_error(api, errc, message, dtype_code, rank)
