@@ -124,7 +124,7 @@ def _scatter(data, indices, perm, spans, a0, a1, out, permuted, ahead):
 
     The entry index ``k`` is unsigned: a signed one makes numba wrap
     negative indices on every read (a shift, an and and an add per array),
-    which cost 1.6x at 4,000 neurons (the output in L1) and 5-7% at 100,000
+    which cost 1.6x at 4,000 neurons (where the output fits in the first-level cache) and 5-7% at 100,000
     (there the random adds into the output, an L2 read-modify-write, bound
     the loop).
     """
