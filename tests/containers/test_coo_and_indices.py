@@ -103,6 +103,17 @@ class TestScipyAndEdgeLists:
         with pytest.raises(TypeError, match='scipy.sparse'):
             ej.CSR.from_scipy(np.eye(2))
 
+    def test_fromcoo_and_from_edges_refuse_data_of_another_length(self):
+        rows, cols = np.array([1, 0, 1]), np.array([0, 2, 1])
+        for data in (np.ones(2, np.float32), np.ones(4, np.float32), np.ones((1, 3), np.float32)):
+            with pytest.raises(ValueError, match=r'CSR.fromcoo\(\): data must have length 3'):
+                ej.CSR.fromcoo(data, rows, cols, shape=(2, 3))
+        with pytest.raises(ValueError, match='data must have length 4'):
+            ej.FixedNumConn.from_edges(np.array([1, 0, 1, 0]), np.array([0, 2, 1, 1]), np.ones(3, np.float32),
+                                       shape=(2, 3))
+        np.testing.assert_allclose(ej.CSR.fromcoo(2.0, rows, cols, shape=(2, 3)).todense(),
+                                   _dense(rows, cols, np.full(3, 2.0), (2, 3)))
+
     def test_fixed_num_conn_from_an_edge_list(self):
         pre, post = np.array([1, 0, 1, 0]), np.array([0, 2, 1, 1])
         A = ej.FixedNumConn.from_edges(pre, post, np.array([1., 2., 3., 4.], np.float32), shape=(2, 3))
