@@ -33,6 +33,7 @@ __all__ = [
     'repair_indptr',
     'validate_csr_structure',
     'validate_fcn_indices',
+    'validate_indptr',
 ]
 
 WEIGHT_DTYPES = ('float16', 'float32', 'float64')
@@ -201,12 +202,31 @@ def is_concrete(*xs) -> bool:
 _SKIP = 'validate=False skips this check and drops such entries instead (see the Semantics page).'
 
 
-def validate_csr_structure(who: str, indices, indptr, n: int) -> None:
+def validate_indptr(who: str, indptr, nnz: int, *, skip: str = _SKIP) -> None:
+    """Check concrete row pointers: they start at 0, never decrease and end at most at ``nnz``.
+
+    ``skip`` ends each message (what ``validate=False`` would do instead; empty where there is none).
+    """
+    ip = np.asarray(indptr)
+    if ip[0] != 0:
+        raise ValueError(f'{who}: indptr[0] must be 0, got {ip[0]}; indptr[i] is where row i starts. {skip}'.rstrip())
+    steps = np.diff(ip)
+    if steps.size and steps.min() < 0:
+        i = int(np.flatnonzero(steps < 0)[0]) + 1
+        raise ValueError(f'{who}: indptr must never decrease, but indptr[{i}] = {ip[i]} < indptr[{i - 1}] = '
+                         f'{ip[i - 1]}; fix the row pointers. {skip}'.rstrip())
+    if ip[-1] > nnz:
+        raise ValueError(f'{who}: indptr[-1] = {ip[-1]} is past the end of indices (length {nnz}); '
+                         f'indptr[-1] must be at most len(indices). {skip}'.rstrip())
+
+
+def validate_csr_structure(who: str, indices, indptr, n: int, *, what: str = 'the columns of shape',
+                           skip: str = _SKIP) -> None:
     """Check concrete CSR structure by value; raises ``ValueError`` at the first bad position.
 
     ``indptr`` must start at 0, never decrease and end at most at
     ``len(indices)``; every column index of an entry that belongs to a row
-    (``indices[:indptr[-1]]``) must lie in ``[0, n)``.
+    (``indices[:indptr[-1]]``) must lie in ``[0, n)`` (``what`` names ``n``).
 
     Example:
         >>> validate_csr_structure('csrmv()', np.array([0, 7]), np.array([0, 1, 2]), 3)
@@ -214,23 +234,12 @@ def validate_csr_structure(who: str, indices, indptr, n: int) -> None:
         ...
         ValueError: csrmv(): indices[1] = 7 is outside [0, 3) (the columns of shape)...
     """
-    ip = np.asarray(indptr)
-    nnz = int(np.shape(indices)[0])
-    if ip[0] != 0:
-        raise ValueError(f'{who}: indptr[0] must be 0, got {ip[0]}; indptr[i] is where row i starts. {_SKIP}')
-    steps = np.diff(ip)
-    if steps.size and steps.min() < 0:
-        i = int(np.flatnonzero(steps < 0)[0]) + 1
-        raise ValueError(f'{who}: indptr must never decrease, but indptr[{i}] = {ip[i]} < indptr[{i - 1}] = '
-                         f'{ip[i - 1]}; fix the row pointers. {_SKIP}')
-    if ip[-1] > nnz:
-        raise ValueError(f'{who}: indptr[-1] = {ip[-1]} is past the end of indices (length {nnz}); '
-                         f'indptr[-1] must be at most len(indices). {_SKIP}')
-    used = np.asarray(indices)[: int(ip[-1])]
+    validate_indptr(who, indptr, int(np.shape(indices)[0]), skip=skip)
+    used = np.asarray(indices)[: int(np.asarray(indptr)[-1])]
     if used.size and (used.min() < 0 or used.max() >= n):
         k = int(np.flatnonzero((used < 0) | (used >= n))[0])
-        raise ValueError(f'{who}: indices[{k}] = {used[k]} is outside [0, {n}) (the columns of shape); fix '
-                         f'the index or the shape. {_SKIP}')
+        raise ValueError(f'{who}: indices[{k}] = {used[k]} is outside [0, {n}) ({what}); fix '
+                         f'the index or the shape. {skip}'.rstrip())
 
 
 def validate_fcn_indices(who: str, indices, n: int) -> None:
