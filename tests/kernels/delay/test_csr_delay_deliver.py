@@ -133,6 +133,15 @@ class TestArguments:
             _run(None, ring, SPIKES, data, indices, indptr, delays, 0, weighted='yes')
 
 
+class TestRingAndStep:
+    prim = _csr_delay_deliver.primitive
+
+    def test_a_bfloat16_ring_is_a_type_error_on_every_backend(self, backend):
+        ring, data, indices, indptr, delays = oracle.problem(12)
+        with pytest.raises(TypeError, match='ring must be a float16, float32 or float64 array'):
+            _run(backend, ring.astype(jnp.bfloat16), SPIKES, data, indices, indptr, delays, 0)
+
+
 class TestLargerProblems:
     prim = _csr_delay_deliver.primitive
 

@@ -6,6 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from eventjax.kernels.common.checks import (
+    WEIGHT_DTYPES,
     check_csr_operands,
     check_events,
     check_length,
@@ -71,9 +72,11 @@ def check_delay_call(who, ring, events, data, indices, indptr, delays, t, *, sha
     events, weighted = unwrap_events(who, events, weighted)
     ring, data, events, unit = _split_units(ring, data, events, weighted)
     ring = jnp.asarray(ring)
-    if not jnp.issubdtype(ring.dtype, jnp.floating):
-        raise TypeError(f'{who}: ring must be a float array (it accumulates weights), got {ring.dtype}; '
-                        'make it with jnp.zeros((L, n), jnp.float32).')
+    # The ring is updated in place in its own dtype, so it takes the weights' float types only (numba and
+    # warp have no bfloat16 to add into).
+    if ring.dtype.name not in WEIGHT_DTYPES:
+        raise TypeError(f'{who}: ring must be a float16, float32 or float64 array (it accumulates weights), got '
+                        f'{ring.dtype}; make it with jnp.zeros((L, n), jnp.float32).')
     if ring.ndim != 2:
         raise ValueError(f'{who}: ring must be a float array of shape (L, {n}) (L steps of {n} targets), got '
                          f'{ring.dtype} of shape {ring.shape}.')
