@@ -141,6 +141,14 @@ class TestRingAndStep:
         with pytest.raises(TypeError, match='ring must be a float16, float32 or float64 array'):
             _run(backend, ring.astype(jnp.bfloat16), SPIKES, data, indices, indptr, delays, 0)
 
+    def test_a_python_int_step_past_int32_keeps_its_slot(self, backend):
+        ring, data, indices, indptr, delays = oracle.problem(13)
+        t = 2 ** 40 + 3
+        got = _run(backend, ring, SPIKES, data, indices, indptr, delays, t)
+        want = oracle.deliver(ring, SPIKES, data, indices, indptr, delays, t % ring.shape[0], weighted=False)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+        np.testing.assert_array_equal(got, _run(backend, ring, SPIKES, data, indices, indptr, delays, -(2 ** 40) + 3))
+
 
 class TestLargerProblems:
     prim = _csr_delay_deliver.primitive

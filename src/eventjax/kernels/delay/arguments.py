@@ -96,6 +96,8 @@ def check_delay_call(who, ring, events, data, indices, indptr, delays, t, *, sha
     if delays.ndim != 1 or delays.shape[0] not in (1, nnz):
         raise ValueError(f'{who}: delays must have length {nnz} (one per entry of indices) or be one shared delay, '
                          f'got shape {delays.shape}.')
+    if isinstance(t, int) and not isinstance(t, bool):
+        t = t % max(length, 1)  # a Python step past int32 keeps its slot, as an int64 array's does
     t = jnp.asarray(t)
     if not jnp.issubdtype(t.dtype, jnp.integer) or t.size != 1:
         raise TypeError(f'{who}: t must be one integer (the current step), got {t.dtype} of shape {t.shape}.')
