@@ -138,7 +138,7 @@ class TestRingAndStep:
 
     def test_a_bfloat16_ring_is_a_type_error_on_every_backend(self, backend):
         ring, data, indices, indptr, delays = oracle.problem(12)
-        with pytest.raises(TypeError, match='ring must be a float16, float32 or float64 array'):
+        with pytest.raises(TypeError, match='ring must be a float array, float16, float32 or float64'):
             _run(backend, ring.astype(jnp.bfloat16), SPIKES, data, indices, indptr, delays, 0)
 
     def test_a_python_int_step_past_int32_keeps_its_slot(self, backend):

@@ -75,8 +75,8 @@ def check_delay_call(who, ring, events, data, indices, indptr, delays, t, *, sha
     # The ring is updated in place in its own dtype, so it takes the weights' float types only (numba and
     # warp have no bfloat16 to add into).
     if ring.dtype.name not in WEIGHT_DTYPES:
-        raise TypeError(f'{who}: ring must be a float16, float32 or float64 array (it accumulates weights), got '
-                        f'{ring.dtype}; make it with jnp.zeros((L, n), jnp.float32).')
+        raise TypeError(f'{who}: ring must be a float array, float16, float32 or float64 (it accumulates '
+                        f'weights), got {ring.dtype}; make it with jnp.zeros((L, n), jnp.float32).')
     if ring.ndim != 2:
         raise ValueError(f'{who}: ring must be a float array of shape (L, {n}) (L steps of {n} targets), got '
                          f'{ring.dtype} of shape {ring.shape}.')
