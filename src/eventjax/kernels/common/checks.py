@@ -39,8 +39,15 @@ __all__ = [
 WEIGHT_DTYPES = ('float16', 'float32', 'float64')
 
 
-def dtype_of(x) -> np.dtype:
-    """The dtype of an array or Python scalar, as JAX will see it."""
+def dtype_of(x, who: str = 'eventjax', name: str = 'the operand') -> np.dtype:
+    """The dtype of an array or Python scalar, as JAX will see it.
+
+    A list or tuple is refused as JAX refuses it, but by argument name (JAX's
+    own message, "Cannot determine dtype of [...]", names neither).
+    """
+    if isinstance(x, (list, tuple)):
+        raise TypeError(f'{who}: {name} must be an array or a scalar, got a {type(x).__name__}; wrap it with '
+                        f'jnp.asarray({name}).')
     return np.dtype(jnp.result_type(x))
 
 
@@ -86,7 +93,7 @@ def check_weights(who: str, name: str, x):
         >>> check_weights('csrmv()', 'data', 0.5).shape
         (1,)
     """
-    dtype = dtype_of(x)
+    dtype = dtype_of(x, who, name)
     if dtype.name not in WEIGHT_DTYPES:
         raise TypeError(f'{who}: {name} must be a float16, float32 or float64 array, got {dtype.name}; '
                         f'cast it, e.g. {name}.astype(jnp.float32).')
@@ -101,7 +108,7 @@ def check_index_array(who: str, name: str, x, rank: int = 1):
     a value that does not fit would silently become another index, so it is
     refused here instead.
     """
-    dtype = np.dtype(x.dtype) if isinstance(x, np.ndarray) else dtype_of(x)
+    dtype = np.dtype(x.dtype) if isinstance(x, np.ndarray) else dtype_of(x, who, name)
     if dtype.name not in ('int32', 'int64'):
         raise TypeError(f'{who}: {name} must be an int32 or int64 array, got {dtype.name}; '
                         f'cast it, e.g. {name}.astype(jnp.int32).')
@@ -153,7 +160,7 @@ def check_events(who: str, name: str, x):
         >>> check_events('f()', 'spikes', jnp.array([1.0, 0.0], jnp.bfloat16)).dtype
         dtype('float32')
     """
-    dtype = dtype_of(x)
+    dtype = dtype_of(x, who, name)
     if not (dtype == np.bool_ or jnp.issubdtype(dtype, jnp.floating) or jnp.issubdtype(dtype, jnp.integer)):
         raise TypeError(f'{who}: {name} must be a bool, integer or float array of events, got {dtype.name}.')
     x = jnp.asarray(x)
@@ -176,7 +183,7 @@ def float_result_dtype(who: str, name: str, weights, x) -> np.dtype:
         >>> float_result_dtype('csrmv()', 'v', 0.5, jnp.ones(2, jnp.float16))  # a Python scalar is weak
         dtype('float16')
     """
-    got = dtype_of(x)
+    got = dtype_of(x, who, name)
     if not (jnp.issubdtype(got, jnp.floating) or jnp.issubdtype(got, jnp.integer) or got == np.bool_):
         raise TypeError(f'{who}: {name} must be a real numeric array, got {got.name}.')
     return np.dtype(jnp.result_type(weights, x))
@@ -188,7 +195,7 @@ def check_float_operand(who: str, name: str, x, dtype: np.dtype):
     The cast happens outside the primitive, so autodiff returns tangents in
     the operand's own dtype.
     """
-    got = dtype_of(x)
+    got = dtype_of(x, who, name)
     if not (jnp.issubdtype(got, jnp.floating) or jnp.issubdtype(got, jnp.integer) or got == np.bool_):
         raise TypeError(f'{who}: {name} must be a real numeric array, got {got.name}.')
     return jnp.asarray(x).astype(dtype)
