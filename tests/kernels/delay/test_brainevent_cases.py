@@ -291,6 +291,15 @@ class TestLayout:
         with pytest.raises(ValueError, match='layout needs'):
             ej.csr_delay_deliver_layout(jnp.zeros((2, 4)), events, lay, 0)
 
+    def test_a_delay_too_long_for_any_ring_is_named_without_allocating_the_ring(self):
+        # 2**31 steps of 10 targets: the ring such a delay needs would be 86 GB.
+        with pytest.raises(ValueError, match=r'longest delay, 2147483647 steps, needs a ring of 2147483648 x 10'):
+            ej.CSRDelayLayout.build(np.ones(2, np.float32), np.array([0, 1]), np.array([0, 1, 2]),
+                                    np.array([1, 2 ** 31 - 1]), shape=(2, 10))
+        lay = ej.CSRDelayLayout.build(np.ones(2, np.float32), np.array([0, 1]), np.array([0, 1, 2]),
+                                      np.array([1, 3]), shape=(2, 10))
+        assert lay.ring_length == 4
+
     def test_layout_gradients_are_the_plain_calls(self, backend):
         data, indices, indptr, delays = _csr(6, 4, 3, 4, seed=6)
         lay = ej.CSRDelayLayout.build(data, indices, indptr, np.full_like(delays, 2), shape=(6, 4))

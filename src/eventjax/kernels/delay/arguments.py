@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -71,7 +72,7 @@ def check_delay_call(who, ring, events, data, indices, indptr, delays, t, *, sha
     m, n = check_shape(who, shape)
     events, weighted = unwrap_events(who, events, weighted)
     ring, data, events, unit = _split_units(ring, data, events, weighted)
-    ring = jnp.asarray(ring)
+    ring = ring if isinstance(ring, jax.ShapeDtypeStruct) else jnp.asarray(ring)  # a layout checks a shape
     # The ring is updated in place in its own dtype, so it takes the weights' float types only (numba and
     # warp have no bfloat16 to add into).
     if ring.dtype.name not in WEIGHT_DTYPES:
