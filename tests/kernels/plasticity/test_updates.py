@@ -174,6 +174,14 @@ class TestCsrOnPre(UpdateSuite):
     def call(self, args, kwargs, backend, lo=None, hi=None):
         return ej.csr_on_pre(*args, lo, hi, backend=backend, **kwargs)
 
+    def test_a_max_row_length_shorter_than_a_row_costs_time_not_entries(self, backend):
+        args, kwargs, want = self.case(np.random.default_rng(21), 'bool')
+        longest = int(np.max(np.diff(args[2])))
+        assert longest > 2
+        f = jax.jit(lambda ptr: ej.csr_on_pre(args[0], args[1], ptr, *args[3:], backend=backend,
+                                              max_row_length=2, **kwargs))
+        np.testing.assert_allclose(f(args[2]), want(None, None), rtol=1e-6)
+
 
 class TestCsr2CscOnPost(UpdateSuite):
     prim = _csr2csc_on_post.primitive
@@ -200,6 +208,13 @@ class TestCsr2CscOnPost(UpdateSuite):
 
     def call(self, args, kwargs, backend, lo=None, hi=None):
         return ej.csr2csc_on_post(*args, lo, hi, backend=backend, **kwargs)
+
+    def test_a_max_col_length_shorter_than_a_column_costs_time_not_entries(self, backend):
+        args, kwargs, want = self.case(np.random.default_rng(22), 'bool')
+        assert int(np.max(np.diff(args[2]))) > 2
+        f = jax.jit(lambda ptr: ej.csr2csc_on_post(args[0], args[1], ptr, *args[3:], backend=backend,
+                                                   max_col_length=2, **kwargs))
+        np.testing.assert_allclose(f(args[2]), want(None, None), rtol=1e-6)
 
 
 class TestDenseOnPre(UpdateSuite):
