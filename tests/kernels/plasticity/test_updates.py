@@ -61,6 +61,13 @@ class UpdateSuite:
         untouched = expected(None, None) == np.asarray(args[0])
         np.testing.assert_array_equal(np.asarray(out)[untouched], np.asarray(args[0])[untouched])
 
+    def test_float16_weights_with_bounds_match_the_jax_kernel_exactly(self, backend):
+        args, kwargs, _ = self.case(np.random.default_rng(3), 'bool')
+        args = (np.asarray(args[0]).astype(np.float16), *args[1:])
+        out = self.call(args, kwargs, backend, lo=LO, hi=HI)
+        assert out.dtype == np.float16
+        np.testing.assert_array_equal(np.asarray(out), np.asarray(self.call(args, kwargs, 'jax', lo=LO, hi=HI)))
+
     def test_jit_with_donation_matches_and_copies_nothing(self, backend):
         args, kwargs, expected = self.case(np.random.default_rng(3), 'bool')
         w, rest = args[0], args[1:]

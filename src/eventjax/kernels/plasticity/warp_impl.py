@@ -26,16 +26,24 @@ def _scalars(w_min, w_max):
     return {'lo': -math.inf if w_min is None else float(w_min), 'hi': math.inf if w_max is None else float(w_max)}
 
 
+def _bound_type(wt):
+    """The bounds' scalar type: warp's FFI cannot pass a float16 scalar, so float16 weights take float64 bounds."""
+    wp = import_warp()
+    return wp.float64 if wt is wp.float16 else wt
+
+
 @functools.cache
 def _bounded(wt):
     wp = import_warp()
+    bt = _bound_type(wt)
 
     @wp.func
-    def bounded(v: wt, lo: wt, hi: wt) -> wt:
-        if v < lo:
-            return lo
-        if v > hi:
-            return hi
+    def bounded(v: wt, lo: bt, hi: bt) -> wt:
+        # Rounded once, from the Python number, as the jax and numba kernels round it.
+        if v < wt(lo):
+            return wt(lo)
+        if v > wt(hi):
+            return wt(hi)
         return v
 
     return bounded
@@ -44,11 +52,11 @@ def _bounded(wt):
 @functools.cache
 def _csr_on_pre(wt, it, st, tt):
     wp = import_warp()
-    is_event, bounded = event_test(st), _bounded(wt)
+    is_event, bounded, bt = event_test(st), _bounded(wt), _bound_type(wt)
 
     @wp.kernel(module='unique', enable_backward=False)
     def kernel(indices: wp.array(dtype=it), indptr: wp.array(dtype=it), spikes: wp.array(dtype=st),
-               trace: wp.array(dtype=tt), lo: wt, hi: wt, out: wp.array(dtype=wt)):
+               trace: wp.array(dtype=tt), lo: bt, hi: bt, out: wp.array(dtype=wt)):
         i = wp.tid()
         if not is_event(spikes[i]):
             return
@@ -65,11 +73,11 @@ def _csr_on_pre(wt, it, st, tt):
 @functools.cache
 def _csr2csc_on_post(wt, it, pt, tt, st):
     wp = import_warp()
-    is_event, bounded = event_test(st), _bounded(wt)
+    is_event, bounded, bt = event_test(st), _bounded(wt), _bound_type(wt)
 
     @wp.kernel(module='unique', enable_backward=False)
     def kernel(indices: wp.array(dtype=it), indptr: wp.array(dtype=it), weight_indices: wp.array(dtype=pt),
-               trace: wp.array(dtype=tt), spikes: wp.array(dtype=st), lo: wt, hi: wt, out: wp.array(dtype=wt)):
+               trace: wp.array(dtype=tt), spikes: wp.array(dtype=st), lo: bt, hi: bt, out: wp.array(dtype=wt)):
         j = wp.tid()
         if not is_event(spikes[j]):
             return
@@ -88,18 +96,18 @@ def _csr2csc_on_post(wt, it, pt, tt, st):
 @functools.cache
 def _dense(wt, st, tt, on_pre):
     wp = import_warp()
-    is_event, bounded = event_test(st), _bounded(wt)
+    is_event, bounded, bt = event_test(st), _bounded(wt), _bound_type(wt)
 
     if on_pre:
         @wp.kernel(module='unique', enable_backward=False)
-        def kernel(spikes: wp.array(dtype=st), trace: wp.array(dtype=tt), lo: wt, hi: wt,
+        def kernel(spikes: wp.array(dtype=st), trace: wp.array(dtype=tt), lo: bt, hi: bt,
                    out: wp.array2d(dtype=wt)):
             i, j = wp.tid()
             if is_event(spikes[i]):
                 out[i, j] = bounded(out[i, j] + wt(trace[j]), lo, hi)
     else:
         @wp.kernel(module='unique', enable_backward=False)
-        def kernel(trace: wp.array(dtype=tt), spikes: wp.array(dtype=st), lo: wt, hi: wt,
+        def kernel(trace: wp.array(dtype=tt), spikes: wp.array(dtype=st), lo: bt, hi: bt,
                    out: wp.array2d(dtype=wt)):
             i, j = wp.tid()
             if is_event(spikes[j]):
@@ -111,11 +119,11 @@ def _dense(wt, st, tt, on_pre):
 @functools.cache
 def _fcn_on_pre(wt, it, st, tt):
     wp = import_warp()
-    is_event, bounded = event_test(st), _bounded(wt)
+    is_event, bounded, bt = event_test(st), _bounded(wt), _bound_type(wt)
 
     @wp.kernel(module='unique', enable_backward=False)
     def kernel(indices: wp.array2d(dtype=it), spikes: wp.array(dtype=st), trace: wp.array(dtype=tt),
-               lo: wt, hi: wt, out: wp.array2d(dtype=wt)):
+               lo: bt, hi: bt, out: wp.array2d(dtype=wt)):
         i, c = wp.tid()
         if not is_event(spikes[i]):
             return
