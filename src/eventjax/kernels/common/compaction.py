@@ -134,7 +134,7 @@ def by_pieces(lengths, width: int, piece: Callable, carry):
         >>> int(by_pieces(jnp.array([5, 2]), 2, piece, jnp.int32(0)))
         7
     """
-    pieces = (jnp.max(lengths) + width - 1) // width
+    pieces = ((jnp.max(lengths) + width - 1) // width).astype(jnp.int32)  # the loop counter's dtype
     return jax.lax.fori_loop(1, pieces, lambda p, c: piece(p * width, c), piece(0, carry))
 
 

@@ -35,8 +35,9 @@ def _segments(weight, spikes, starts, lens, max_len, trace, partner_of, w_min, w
         first = starts[neuron]
 
         def piece(skip, weight):
-            ok = off + skip < length[:, None]
-            at = jnp.where(ok, first[:, None] + skip + off, 0).reshape(-1)
+            slot = (skip + off).astype(first.dtype)  # the pointers' dtype (int64 under x64)
+            ok = slot < length[:, None]
+            at = jnp.where(ok, first[:, None] + slot, 0).reshape(-1)
             ok = ok.reshape(-1)
             j = partner_of(at)
             pos = at if position_of is None else position_of(at)

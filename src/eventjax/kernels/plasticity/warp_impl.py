@@ -16,7 +16,7 @@ import functools
 import math
 
 from eventjax.backends.warp_bridge import WarpKernelSpec, import_warp
-from eventjax.kernels.common.warp_typing import event_test, warp_types
+from eventjax.kernels.common.warp_typing import event_test, index_reader, warp_types
 
 __all__ = ['csr2csc_on_post_kernel', 'csr_on_pre_kernel', 'dense_on_post_kernel', 'dense_on_pre_kernel',
            'fcn_on_pre_kernel']
@@ -52,6 +52,7 @@ def _bounded(wt):
 @functools.cache
 def _csr_on_pre(wt, it, st, tt):
     wp = import_warp()
+    as_index = index_reader(it)
     is_event, bounded, bt = event_test(st), _bounded(wt), _bound_type(wt)
 
     @wp.kernel(module='unique', enable_backward=False)
@@ -63,7 +64,7 @@ def _csr_on_pre(wt, it, st, tt):
         n = trace.shape[0]
         start, end = wp.max(int(indptr[i]), 0), wp.min(int(indptr[i + 1]), indices.shape[0])
         for k in range(start, end):
-            j = int(indices[k])
+            j = as_index(indices[k])
             if j >= 0 and j < n:
                 out[k] = bounded(out[k] + wt(trace[j]), lo, hi)
 
@@ -73,6 +74,8 @@ def _csr_on_pre(wt, it, st, tt):
 @functools.cache
 def _csr2csc_on_post(wt, it, pt, tt, st):
     wp = import_warp()
+    as_index = index_reader(it)
+    as_position = index_reader(pt)
     is_event, bounded, bt = event_test(st), _bounded(wt), _bound_type(wt)
 
     @wp.kernel(module='unique', enable_backward=False)
@@ -85,8 +88,8 @@ def _csr2csc_on_post(wt, it, pt, tt, st):
         size = out.shape[0]
         start, end = wp.max(int(indptr[j]), 0), wp.min(int(indptr[j + 1]), indices.shape[0])
         for c in range(start, end):
-            i = int(indices[c])
-            k = int(weight_indices[c])
+            i = as_index(indices[c])
+            k = as_position(weight_indices[c])
             if i >= 0 and i < m and k >= 0 and k < size:
                 out[k] = bounded(out[k] + wt(trace[i]), lo, hi)
 
@@ -119,6 +122,7 @@ def _dense(wt, st, tt, on_pre):
 @functools.cache
 def _fcn_on_pre(wt, it, st, tt):
     wp = import_warp()
+    as_index = index_reader(it)
     is_event, bounded, bt = event_test(st), _bounded(wt), _bound_type(wt)
 
     @wp.kernel(module='unique', enable_backward=False)
@@ -127,7 +131,7 @@ def _fcn_on_pre(wt, it, st, tt):
         i, c = wp.tid()
         if not is_event(spikes[i]):
             return
-        j = int(indices[i, c])
+        j = as_index(indices[i, c])
         if j >= 0 and j < trace.shape[0]:
             out[i, c] = bounded(out[i, c] + wt(trace[j]), lo, hi)
 
