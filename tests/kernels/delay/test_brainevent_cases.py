@@ -254,6 +254,19 @@ class TestArguments:
         with pytest.raises(TypeError, match='t must be one integer'):
             self._call(jnp.array([1, 2]), t=jnp.array([1, 2]))
 
+    def test_delays_or_a_step_in_time_units_show_the_conversion_to_steps(self):
+        u = pytest.importorskip('brainunit')
+        with pytest.raises(TypeError, match=r'delays must be integer steps, got a Quantity in ms; .*/ dt'):
+            self._call(jnp.array([1, 2]) * u.ms)
+        with pytest.raises(TypeError, match=r't must be integer steps, got a Quantity'):
+            self._call(jnp.array([1, 2]), t=1 * u.ms)
+        with pytest.raises(TypeError, match=r'fcn_delay_deliver\(\): delays must be integer steps'):
+            ej.fcn_delay_deliver(jnp.zeros((3, 2)), jnp.array([True]), 1.0, jnp.array([[0, 1]]),
+                                 jnp.array([[1, 2]]) * u.ms, 0, shape=(1, 2))
+        with pytest.raises(TypeError, match=r'CSRDelayLayout.build\(\): delays must be integer steps'):
+            ej.CSRDelayLayout.build(jnp.ones(2), jnp.array([0, 1]), jnp.array([0, 2]), jnp.array([1, 2]) * u.ms,
+                                    shape=(1, 2))
+
     def test_a_ring_in_volts_takes_millivolt_weights(self):
         u = pytest.importorskip('brainunit')
         got = ej.csr_delay_deliver(jnp.ones((3, 2)) * u.volt, jnp.array([True]), jnp.array([1.0]) * u.mV,

@@ -17,9 +17,9 @@ from eventjax.kernels.common.checks import (
     repair_indptr,
     validate_csr_structure,
 )
-from eventjax.kernels.common.units import conversion_factor, product_unit, split
+from eventjax.kernels.common.units import conversion_factor, is_quantity, product_unit, split
 
-__all__ = ['check_delay_call', 'repair_structure', 'unwrap_events', 'validate_delays']
+__all__ = ['check_delay_call', 'check_steps', 'repair_structure', 'unwrap_events', 'validate_delays']
 
 
 def unwrap_events(who: str, events, weighted):
@@ -41,6 +41,13 @@ def unwrap_events(who: str, events, weighted):
         raise ValueError(f'{who}: weighted={weighted} contradicts the events, {kind} (weighted '
                          f'{"always" if graded else "never"}); leave weighted=None, or pass the plain array.')
     return events, weighted
+
+
+def check_steps(who: str, name: str, x) -> None:
+    """Delays and the step count steps: a brainunit Quantity (a time) is a ``TypeError`` showing the conversion."""
+    if is_quantity(x):
+        raise TypeError(f'{who}: {name} must be integer steps, got a Quantity in {x.unit}; convert a time to '
+                        f'steps with jnp.round({name} / dt).astype(int).')
 
 
 def validate_delays(who: str, delays, length: int) -> None:
@@ -70,6 +77,8 @@ def check_delay_call(who, ring, events, data, indices, indptr, delays, t, *, sha
     last item returns (None: no unit) for the caller to put back.
     """
     m, n = check_shape(who, shape)
+    check_steps(who, 'delays', delays)
+    check_steps(who, 't', t)
     events, weighted = unwrap_events(who, events, weighted)
     ring, data, events, unit = _split_units(ring, data, events, weighted)
     ring = ring if isinstance(ring, jax.ShapeDtypeStruct) else jnp.asarray(ring)  # a layout checks a shape

@@ -6,7 +6,7 @@ import jax.numpy as jnp
 
 from eventjax.kernels.common.checks import check_index_array, check_shape, is_concrete, validate_fcn_indices
 from eventjax.kernels.common.units import attach, split
-from eventjax.kernels.delay.arguments import check_delay_call
+from eventjax.kernels.delay.arguments import check_delay_call, check_steps
 from eventjax.kernels.delay.csr_delay_deliver import _csr_delay_deliver
 
 __all__ = ['fcn_delay_deliver']
@@ -30,6 +30,7 @@ def fcn_delay_deliver(ring, events, weights, indices, delays, t, *, shape, weigh
     """
     who = 'fcn_delay_deliver()'
     rows, cols = check_shape(who, shape)
+    check_steps(who, 'delays', delays)
     indices = check_index_array(who, 'indices', indices, rank=2)
     m, k = indices.shape
     if m != rows:

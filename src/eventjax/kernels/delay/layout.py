@@ -16,7 +16,7 @@ import numpy as np
 
 from eventjax.kernels.common.checks import dtype_of, is_concrete
 from eventjax.kernels.common.units import attach, mantissa, split
-from eventjax.kernels.delay.arguments import check_delay_call
+from eventjax.kernels.delay.arguments import check_delay_call, check_steps
 from eventjax.kernels.delay.csr_delay_deliver import _csr_delay_deliver
 
 __all__ = ['CSRDelayLayout', 'csr_delay_deliver_layout']
@@ -46,6 +46,7 @@ class CSRDelayLayout:
     @classmethod
     def build(cls, data, indices, indptr, delays, *, shape) -> CSRDelayLayout:
         """Check a CSR structure and its delays, and sort each row's synapses by delay (stably)."""
+        check_steps('CSRDelayLayout.build()', 'delays', delays)
         data, unit = split(data)  # the layout keeps the weights' unit; delivery converts it
         concrete = is_concrete(data, indices, indptr, delays)
         length = int(np.max(np.asarray(delays))) + 1 if concrete and np.size(delays) else (1 if concrete else None)
