@@ -49,8 +49,8 @@ class CSRDelayLayout:
         >>> import eventjax as ej
         >>> lay = ej.CSRDelayLayout.build(np.array([1., 2.], np.float32), np.array([0, 1]), np.array([0, 2, 2]),
         ...                               np.array([3, 1]), shape=(2, 2))
-        >>> lay.delays, lay.ring_length
-        (Array([1, 3], dtype=int32), 4)
+        >>> lay.delays, lay.offsets, lay.ring_length
+        (Array([1, 3], dtype=int32), Array([3, 6], dtype=int32), 4)
     """
 
     def __init__(self, data, indices, indptr, delays, offsets, *, shape, ring_length):
@@ -60,7 +60,7 @@ class CSRDelayLayout:
 
     @classmethod
     def build(cls, data, indices, indptr, delays, *, shape) -> CSRDelayLayout:
-        """Check a CSR structure and its delays, and sort each row's synapses by delay (stably)."""
+        """Check a CSR structure and its delays, sort each row's synapses by delay (stably), pack their offsets."""
         data, unit = split(data)  # the layout keeps the weights' unit; delivery converts it
         concrete = is_concrete(data, indices, indptr, delays)
         length = int(np.max(np.asarray(delays))) + 1 if concrete and np.size(delays) else (1 if concrete else None)
