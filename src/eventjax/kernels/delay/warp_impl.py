@@ -9,8 +9,7 @@ donation or in a ``lax.scan`` carry nothing but the synapses of the events
 is touched. Dropped as on every backend: rows with an invalid ``indptr`` range, columns
 outside ``[0, n)``, delays outside ``[1, L)``. The layout form reads one
 packed offset ``delay * n + column`` per synapse (kept when it lies in
-``[n, L * n)``) and splits its ring position into row and column for the
-atomic add.
+``[n, L * n)``) and adds at its position in the ring's buffer seen flat.
 """
 
 # No `from __future__ import annotations`: warp evaluates kernel annotations
@@ -123,14 +122,15 @@ def _deliver_layout(rt, et, wt, pt, weighted):
         start, end = int(indptr[i]), int(indptr[i + 1])
         if start < 0 or end < start or end > nnz:
             return
+        # The ring's own (row-major) buffer seen flat: a position needs no division into row and column.
+        flat = wp.array(ptr=out.ptr, shape=(length * n,), dtype=rt)
         for k in range(start, end):
             o = int(offsets[k])
             if o >= n and o < length * n:
                 q = o - back
                 if q < 0:
                     q += length * n
-                slot = q // n
-                wp.atomic_add(out, slot, q - slot * n, rt(at(data[k * wstep]) * v))
+                wp.atomic_add(flat, q, rt(at(data[k * wstep]) * v))
 
     return deliver
 
