@@ -77,22 +77,25 @@ def _oracle(p, events=None):
                           p['indptr'], p['delays'], p['t'], weighted=p['weighted'])
 
 
+def _eager(p, deliver, where) -> int:
+    """One eager comparison: bad structure must raise ``ValueError``, good structure match the oracle."""
+    if not _bad(p):
+        _close(deliver(), _oracle(p), p['ring'].dtype, f'eager {where}')
+        return 1
+    try:
+        deliver()
+    except ValueError:
+        return 1
+    raise AssertionError(f'eager call with bad structure did not raise ValueError: {where}')
+
+
 def check_delivery(p, backends) -> int:
     """Check problem ``p`` on each of ``backends``; returns the number of comparisons made (raises on a mismatch)."""
     comparisons = 0
     dtype = p['ring'].dtype
     for backend in backends:
         where = f'{backend} on {p}'
-        if _bad(p):
-            try:
-                _deliver(p, backend)
-            except ValueError:
-                comparisons += 1
-            else:
-                raise AssertionError(f'eager call with bad structure did not raise ValueError: {where}')
-        else:
-            _close(_deliver(p, backend), _oracle(p), dtype, f'eager {where}')
-            comparisons += 1
+        comparisons += _eager(p, lambda b=backend: _deliver(p, b), where)
         # Traced structure: the bad entries are dropped as the oracle drops them.
         jitted = jax.jit(lambda d, dl, b=backend: _deliver(p, b, data=d, delays=dl))(p['data'], p['delays'])
         _close(jitted, _oracle(p), dtype, f'jit {where}')
@@ -142,16 +145,7 @@ def check_layout_delivery(p, backends) -> int:
     dtype = p['ring'].dtype
     for backend in backends:
         where = f'layout {backend} on {p}'
-        if _bad(p):
-            try:
-                _layout_deliver(p, backend, p['data'], p['delays'])
-            except ValueError:
-                comparisons += 1
-            else:
-                raise AssertionError(f'eager layout with bad structure did not raise ValueError: {where}')
-        else:
-            _close(_layout_deliver(p, backend, p['data'], p['delays']), _oracle(p), dtype, f'eager {where}')
-            comparisons += 1
+        comparisons += _eager(p, lambda b=backend: _layout_deliver(p, b, p['data'], p['delays']), where)
         # Built from traced arrays: no ring length known, bad synapses dropped at the call.
         jitted = jax.jit(lambda d, dl, b=backend: _layout_deliver(p, b, d, dl))(p['data'], p['delays'])
         _close(jitted, _oracle(p), dtype, f'jit {where}')
