@@ -35,6 +35,8 @@ class TestPackedOffsets:
         lay = _layout(data, indices, indptr, delays)
         assert lay.offsets.dtype == jnp.int32
         np.testing.assert_array_equal(lay.offsets, np.asarray(lay.delays) * 5 + np.asarray(lay.indices))
+        by_hand = ej.CSRDelayLayout(lay.data, lay.indices, lay.indptr, lay.delays, shape=(7, 5), ring_length=6)
+        np.testing.assert_array_equal(by_hand.offsets, lay.offsets)
 
 
 class TestLayoutDelivery:

@@ -53,9 +53,11 @@ class CSRDelayLayout:
         (Array([1, 3], dtype=int32), Array([3, 6], dtype=int32), 4)
     """
 
-    def __init__(self, data, indices, indptr, delays, offsets, *, shape, ring_length):
-        self.data, self.indices, self.indptr, self.delays, self.offsets = data, indices, indptr, delays, offsets
+    def __init__(self, data, indices, indptr, delays, offsets=None, *, shape, ring_length):
         self.shape = tuple(int(d) for d in shape)
+        if offsets is None:  # built by hand: pack them here (build() and unflattening pass them)
+            offsets = reference.packed_offsets(jnp.asarray(indices), jnp.asarray(delays).reshape(-1), self.shape[1])
+        self.data, self.indices, self.indptr, self.delays, self.offsets = data, indices, indptr, delays, offsets
         self.ring_length = ring_length
 
     @classmethod
