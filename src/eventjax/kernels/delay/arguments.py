@@ -19,7 +19,8 @@ from eventjax.kernels.common.checks import (
 )
 from eventjax.kernels.common.units import conversion_factor, is_quantity, product_unit, split
 
-__all__ = ['check_delay_call', 'check_steps', 'repair_structure', 'unwrap_events', 'validate_delays']
+__all__ = ['check_delay_call', 'check_steps', 'repair_layout', 'repair_structure', 'unwrap_events',
+           'validate_delays']
 
 
 def unwrap_events(who: str, events, weighted):
@@ -143,3 +144,8 @@ def _split_units(ring, data, events, weighted):
 def repair_structure(ring, events, data, indices, indptr, delays, t):
     """The ``prepare`` step: ``indptr`` repaired so every backend drops the same entries (numba repairs inside)."""
     return ring, events, data, indices, repair_indptr(indptr, indices.shape[0]), delays, t
+
+
+def repair_layout(ring, events, data, offsets, indptr, t):
+    """:func:`repair_structure` for the layout form (packed offsets in place of columns and delays)."""
+    return ring, events, data, offsets, repair_indptr(indptr, offsets.shape[0]), t
