@@ -27,10 +27,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from eventjax.kernels.common.checks import is_concrete
+from eventjax.kernels.common.checks import dtype_of, is_concrete
 from eventjax.kernels.common.units import attach, mantissa, split
 from eventjax.kernels.delay import reference
-from eventjax.kernels.delay.arguments import check_delay_call, repair_layout
+from eventjax.kernels.delay.arguments import check_delay_call, check_steps, repair_layout
 from eventjax.kernels.delay.delivery import Delivery
 
 __all__ = ['CSRDelayLayout', 'csr_delay_deliver_layout']
@@ -63,11 +63,18 @@ class CSRDelayLayout:
     @classmethod
     def build(cls, data, indices, indptr, delays, *, shape) -> CSRDelayLayout:
         """Check a CSR structure and its delays, sort each row's synapses by delay (stably), pack their offsets."""
+        check_steps('CSRDelayLayout.build()', 'delays', delays)
         data, unit = split(data)  # the layout keeps the weights' unit; delivery converts it
         concrete = is_concrete(data, indices, indptr, delays)
         length = int(np.max(np.asarray(delays))) + 1 if concrete and np.size(delays) else (1 if concrete else None)
-        dtype = jnp.result_type(data)
-        ring = jnp.zeros((length or 1, int(shape[1])), dtype if jnp.issubdtype(dtype, jnp.floating) else jnp.float32)
+        n = int(shape[1])
+        if length is not None and length * n >= 2 ** 31:
+            raise ValueError(f'CSRDelayLayout.build(): the longest delay, {length - 1} steps, needs a ring of '
+                             f'{length} x {n} entries, past 2**31; delays count steps (round(delay / dt)), '
+                             'not time.')
+        dtype = dtype_of(data, 'CSRDelayLayout.build()', 'data')
+        # Only the ring's shape and dtype are checked: a shape, never an (L, n) array allocated for that.
+        ring = jax.ShapeDtypeStruct((length or 1, n), dtype if jnp.issubdtype(dtype, jnp.floating) else jnp.float32)
         _, _, data, indices, indptr, delays, _, shape, _, _ = check_delay_call(
             'CSRDelayLayout.build()', ring, jnp.zeros(int(shape[0]), bool), data, indices, indptr, delays, 0,
             shape=shape, weighted=False, validate=concrete)

@@ -18,7 +18,7 @@ packed offset ``delay * n + column`` per synapse (kept when it lies in
 import functools
 
 from eventjax.backends.warp_bridge import WarpKernelSpec, import_warp
-from eventjax.kernels.common.warp_typing import accumulator_type, event_test, warp_types
+from eventjax.kernels.common.warp_typing import accumulator_type, event_test, index_reader, warp_types
 
 __all__ = ['csr_delay_deliver_kernel', 'csr_delay_deliver_layout_kernel']
 
@@ -50,6 +50,7 @@ def _event_value(et, at, weighted):
 @functools.cache
 def _deliver(rt, et, wt, it, weighted):
     wp = import_warp()
+    as_index = index_reader(it)
     at = accumulator_type(rt)
     value, active = _event_value(et, at, weighted)
 
@@ -78,7 +79,7 @@ def _deliver(rt, et, wt, it, weighted):
         if start < 0 or end < start or end > nnz:
             return
         for k in range(start, end):
-            j = int(indices[k])
+            j = as_index(indices[k])
             d = int(delays[k * dstep])
             if j >= 0 and j < n and d >= 1 and d < length:
                 slot = now + d
