@@ -79,6 +79,16 @@ class TestLayoutDelivery:
         np.testing.assert_allclose(got, oracle.deliver(ring, EVENTS, data, indices, indptr, delays, 2, weighted=True),
                                    rtol=1e-5, atol=1e-5)
 
+    def test_a_traced_build_from_int64_delays_keeps_them_for_the_ring_of_the_call(self, backend):
+        ring, data, indices, indptr, delays = oracle.problem(34, length=6)
+        with jax.enable_x64(True):
+            wide = jnp.asarray(delays, jnp.int64)
+            lay = jax.jit(lambda dl: ej.CSRDelayLayout.build(data, indices, indptr, dl, shape=(7, 5)))(wide)
+            np.testing.assert_array_equal(np.sort(np.asarray(lay.delays)), np.sort(delays))
+            got = ej.csr_delay_deliver_layout(ring, EVENTS, lay, 3, weighted=True, backend=backend)
+        np.testing.assert_allclose(got, oracle.deliver(ring, EVENTS, data, indices, indptr, delays, 3, weighted=True),
+                                   rtol=1e-5, atol=1e-5)
+
     def test_gradients_with_respect_to_weights_ring_and_events_are_the_raw_operators(self, backend):
         ring, data, indices, indptr, delays = oracle.problem(34)
         lay = _layout(data, indices, indptr, delays)

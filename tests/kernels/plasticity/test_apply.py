@@ -129,6 +129,19 @@ def test_traced_structure_needs_the_longest_row():
         f(jnp.array([0, 1]), jnp.array([0, 2]))
 
 
+def test_a_max_row_length_below_the_longest_row_is_refused_eagerly_and_nan_under_jit():
+    indices, indptr = jnp.array([0, 1, 0, 1, 0]), jnp.array([0, 3, 5])
+    add = lambda e, pre, post, p: e + 1.0
+    with pytest.raises(ValueError, match='max_row_length=2, but a neuron has 3 edges'):
+        ej.csr_apply_on_pre(add, jnp.zeros(5), np.asarray(indices), np.asarray(indptr), jnp.array([True, True]),
+                            shape=(2, 2), max_row_length=2)
+    f = jax.jit(lambda i, p, s: ej.csr_apply_on_pre(add, jnp.zeros(5), i, p, s, shape=(2, 2), max_row_length=2))
+    out = np.asarray(f(indices, indptr, jnp.array([True, True])))
+    assert np.isnan(out[:2]).all()  # the long row: never its first edges updated and its tail skipped
+    np.testing.assert_array_equal(out[3:], [1.0, 1.0])  # the row within the promise is updated
+    np.testing.assert_array_equal(f(indices, indptr, jnp.array([False, True])), [0, 0, 0, 1, 1])
+
+
 def test_rule_returning_another_structure_is_refused():
     with pytest.raises(TypeError, match='must return the edge state with the structure'):
         ej.csr_apply_on_pre(lambda e, a, b, c: (e, e), jnp.zeros(2), np.array([0, 1]), np.array([0, 2]),

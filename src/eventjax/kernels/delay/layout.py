@@ -74,7 +74,10 @@ class CSRDelayLayout:
                              'not time.')
         dtype = dtype_of(data, 'CSRDelayLayout.build()', 'data')
         # Only the ring's shape and dtype are checked: a shape, never an (L, n) array allocated for that.
-        ring = jax.ShapeDtypeStruct((length or 1, n), dtype if jnp.issubdtype(dtype, jnp.floating) else jnp.float32)
+        # Traced delays are checked against the longest ring any call may pass (L x n < 2**31): the ring
+        # is not known yet, and a shorter placeholder would drop every delay past it.
+        steps = length if length is not None else (2 ** 31 - 1) // max(n, 1)
+        ring = jax.ShapeDtypeStruct((steps, n), dtype if jnp.issubdtype(dtype, jnp.floating) else jnp.float32)
         _, _, data, indices, indptr, delays, _, shape, _, _ = check_delay_call(
             'CSRDelayLayout.build()', ring, jnp.zeros(int(shape[0]), bool), data, indices, indptr, delays, 0,
             shape=shape, weighted=False, validate=concrete)

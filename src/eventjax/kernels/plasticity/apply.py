@@ -72,6 +72,11 @@ def _segments(who, rule, edge_state, spikes, starts, lens, max_len, pre_vals, po
         edges = _take(edge_state, jnp.minimum(stored, size - 1))
         pre = _take(pre_vals, jnp.repeat(neuron, max_len))
         new = _rule_on(rule, edges, pre, _take(post_vals, jnp.clip(partner, 0, max(partners - 1, 0))), params, who)
+        # A neuron with more edges than max_len (a broken promise under jit) gets NaN in the edges this
+        # pass reaches, never a silently partial update.
+        broken = jnp.repeat(valid & (lens[neuron] > max_len), max_len)
+        new = jax.tree.map(lambda v: jnp.where(broken, jnp.nan, v) if jnp.issubdtype(v.dtype, jnp.inexact) else v,
+                           new)
         return jax.tree.map(lambda a, v: a.at[stored].set(v, mode='drop'), edge_state, new)
 
     # The edge state is the loop's carry: XLA updates it in place (no copy under donation or in a scan).
@@ -79,13 +84,17 @@ def _segments(who, rule, edge_state, spikes, starts, lens, max_len, pre_vals, po
 
 
 def _max_len(who, ptr, given, keyword):
-    """The most edges one neuron has: ``given``, or read from concrete pointers."""
-    if given is not None:
-        return int(given)
-    if not is_concrete(ptr):
+    """The most edges one neuron has: ``given`` (checked against concrete pointers), or read from them."""
+    if given is None and not is_concrete(ptr):
         raise ValueError(f'{who}: the structure is traced, so the longest row is unknown; pass '
                          f'{keyword}= (a Python int, at least the most edges any neuron has).')
-    return int(np.max(np.diff(np.asarray(ptr)), initial=0))
+    longest = int(np.max(np.diff(np.asarray(ptr)), initial=0)) if is_concrete(ptr) else None
+    if given is None:
+        return longest
+    if longest is not None and longest > int(given):
+        raise ValueError(f'{who}: {keyword}={int(given)}, but a neuron has {longest} edges; pass at least '
+                         f'{keyword}={longest} (or leave it out while the structure is concrete).')
+    return int(given)
 
 
 def csr_apply_on_pre(rule: Callable, edge_state: Any, indices, indptr, spikes, *, pre_vals=None, post_vals=None,
@@ -102,7 +111,9 @@ def csr_apply_on_pre(rule: Callable, edge_state: Any, indices, indptr, spikes, *
         pre_vals: a pytree of arrays of length ``m`` (or None).
         post_vals: a pytree of arrays of length ``n`` (or None).
         params: anything the rule reads; differentiable.
-        max_row_length: the most edges a row has (needed when the structure is traced).
+        max_row_length: the most edges a row has (needed when the structure is traced; checked when
+            it is concrete). Under ``jit`` a firing row with more edges gets NaN in the floating
+            leaves of its edges: a broken promise is never a silently partial update.
 
     Returns:
         ``edge_state`` with the edges of the firing rows replaced by the rule's result.
