@@ -134,6 +134,13 @@ class TestScipyAndEdgeLists:
         with pytest.raises(TypeError, match='scipy.sparse'):
             ej.CSR.from_scipy(np.eye(2))
 
+    def test_a_bool_scipy_matrix_and_a_traced_to_scipy_are_named_type_errors(self):
+        with pytest.raises(TypeError, match=r'holds bool entries.*astype\(np.float32\)'):
+            ej.CSR.from_scipy(sp.eye(3, dtype=bool, format='csr'))
+        A = ej.CSR.from_scipy(sp.coo_array((DATA, (ROWS, COLS)), shape=(5, 7)))
+        with pytest.raises(TypeError, match='call to_scipy\\(\\) outside'):
+            jax.jit(lambda a: a.to_scipy())(A)
+
     def test_fromcoo_and_from_edges_refuse_data_of_another_length(self):
         rows, cols = np.array([1, 0, 1]), np.array([0, 2, 1])
         for data in (np.ones(2, np.float32), np.ones(4, np.float32), np.ones((1, 3), np.float32)):

@@ -142,6 +142,9 @@ class CSR(PerSynapseOps, SparseMatrix):
         if not hasattr(matrix, 'tocsr'):
             raise TypeError(f'CSR.from_scipy(): expected a scipy.sparse matrix or array, got {type(matrix).__name__}.')
         m = matrix.tocsr()
+        if m.data.dtype == np.bool_ or np.issubdtype(m.data.dtype, np.complexfloating):
+            raise TypeError(f'CSR.from_scipy(): the matrix holds {m.data.dtype} entries, but weights are real; '
+                            'convert it first, e.g. CSR.from_scipy(matrix.astype(np.float32)).')
         return cls((jnp.asarray(m.data), jnp.asarray(m.indices, index_dtype), jnp.asarray(m.indptr, index_dtype)),
                    shape=m.shape)
 
@@ -157,6 +160,9 @@ class CSR(PerSynapseOps, SparseMatrix):
             import scipy.sparse as sp
         except ImportError as err:  # scipy comes with jax, but is not eventjax's own dependency
             raise ImportError('CSR.to_scipy() needs scipy: pip install scipy') from err
+        if not is_concrete(mantissa(self.data), self.indices, self.indptr):
+            raise TypeError('CSR.to_scipy(): the matrix is traced (inside jit, vmap or grad), but scipy needs '
+                            'concrete arrays; call to_scipy() outside the transformed function.')
         m, n = self.stored_shape
         nnz = np.shape(self.indices)[0]
         data = np.broadcast_to(np.asarray(self.data).reshape(-1), (nnz,)) if np.size(self.data) == 1 \
