@@ -20,7 +20,13 @@ import jax
 from hypothesis import given, seed
 from tests.differential import indexed, per_synapse, plasticity, transforms
 from tests.differential.check import Outcome, check_problem
-from tests.differential.delay import check_delivery, deliveries, delivery_backends
+from tests.differential.delay import (
+    check_delivery,
+    check_layout_delivery,
+    deliveries,
+    delivery_backends,
+    layout_backends,
+)
 from tests.differential.profile import differential_settings, past_the_simplest
 from tests.differential.strategies import problems
 
@@ -72,6 +78,8 @@ def _delivery_round(draws: int, round_seed: int, deadline: float, outcome: Outco
             return
         with watched('differential: csr_delay_deliver'):
             outcome.comparisons += check_delivery(problem, delivery_backends())
+        with watched('differential: csr_delay_deliver_layout'):
+            outcome.comparisons += check_layout_delivery(problem, layout_backends())
         outcome.problems += 1
 
     draw()

@@ -84,9 +84,11 @@ class TestBench:
                          '--no-progress'])
         out = capsys.readouterr().out
         assert code == 0
-        assert 'n=300: delivery / undelayed: jax ' in out and 'no --brainevent-python' in out
-        assert 'n=300 jax: delivery <= 1.5x the undelayed product: ' in out
-        assert out.rstrip().splitlines()[-1] == 'targets met: ' + str(out.count(': met (')) + ' of 1'
+        assert 'n=300 csr_delay_deliver: delivery / undelayed: jax ' in out and 'no --brainevent-python' in out
+        assert 'n=300 DelayedCSR.deliver: delivery / undelayed: jax ' in out
+        assert 'n=300 csr_delay_deliver jax: delivery <= 1.5x the undelayed product: ' in out
+        assert 'n=300 DelayedCSR.deliver jax: delivery <= 1.5x the undelayed product: ' in out
+        assert out.rstrip().splitlines()[-1] == 'targets met: ' + str(out.count(': met (')) + ' of 2'
 
     def test_bench_writes_every_result_and_the_machine_to_json(self, capsys, tmp_path):
         path = tmp_path / 'bench.json'

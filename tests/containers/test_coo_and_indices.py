@@ -54,6 +54,37 @@ class TestIndexConversions:
         with pytest.raises(ValueError, match=r'col_ids\[0\] = -1'):
             ej.coo2csr(np.array([0, 1]), np.array([-1, 0]), shape=(3, 3))
 
+    def test_bad_concrete_row_pointers_are_named_not_converted(self):
+        indices = np.array([0, 2, 1])
+        for bad, match in (([0, 3, 2], r'indptr must never decrease'), ([1, 2, 3], r'indptr\[0\] must be 0'),
+                           ([0, 2, 5], r'indptr\[-1\] = 5 is past the end')):
+            with pytest.raises(ValueError, match=r'csr_to_coo_index\(\): ' + match):
+                ej.csr_to_coo_index(np.array(bad), indices)
+            with pytest.raises(ValueError, match=r'csr_to_csc_index\(\): ' + match):
+                ej.csr_to_csc_index(np.array(bad), indices, shape=(2, 3))
+        with pytest.raises(TypeError, match='indptr must be a 1-D integer array'):
+            ej.csr_to_coo_index(np.array([0., 2., 3.]), indices)
+
+    def test_a_pointer_array_of_the_wrong_length_for_shape_is_refused(self):
+        with pytest.raises(ValueError, match=r'csr_to_csc_index\(\): indptr must have length 3 \(rows'):
+            ej.csr_to_csc_index(np.array([0, 2, 3, 3]), np.array([0, 2, 1]), shape=(2, 3))
+        with pytest.raises(ValueError, match=r'csc_to_csr_index\(\): indptr must have length 4 \(columns'):
+            ej.csc_to_csr_index(np.array([0, 1, 3]), np.array([1, 1, 0]), shape=(2, 3))
+
+    def test_conversion_errors_name_the_function_called_and_the_axis(self):
+        with pytest.raises(ValueError, match=r'csc_to_csr_index\(\): indices\[1\] = 5 is outside \[0, 2\) \(the rows'):
+            ej.csc_to_csr_index(np.array([0, 1, 2, 3]), np.array([1, 5, 0]), shape=(2, 3))
+        with pytest.raises(TypeError, match=r'coo2csr\(\): col_ids must hold integers'):
+            ej.coo2csr(np.array([0, 1]), np.array([0., 3.]), shape=(2, 3))
+        with pytest.raises(ValueError, match=r'coo2csr\(\): row_ids must be a 1-D array'):
+            ej.coo2csr(np.zeros((2, 2), int), np.array([0, 1, 0, 1]), shape=(2, 3))
+
+    def test_entries_past_the_last_row_pointer_belong_to_no_column(self):
+        indptr, rows, order = ej.csr_to_csc_index(np.array([0, 1, 2]), np.array([0, 1, 1]), shape=(2, 2))
+        np.testing.assert_array_equal(indptr, [0, 1, 2])
+        np.testing.assert_array_equal(rows[:2], [0, 1])
+        np.testing.assert_array_equal(order[:2], [0, 1])
+
     def test_traced_out_of_range_rows_belong_to_no_row(self):
         indptr, indices, _ = jax.jit(lambda r, c: ej.coo2csr(r, c, shape=(2, 2)))(
             jnp.array([5, 0, -1, 1]), jnp.array([0, 1, 1, 0]))
@@ -102,6 +133,17 @@ class TestScipyAndEdgeLists:
         np.testing.assert_allclose(A.T.to_scipy().toarray(), M.toarray().T, rtol=1e-6)
         with pytest.raises(TypeError, match='scipy.sparse'):
             ej.CSR.from_scipy(np.eye(2))
+
+    def test_fromcoo_and_from_edges_refuse_data_of_another_length(self):
+        rows, cols = np.array([1, 0, 1]), np.array([0, 2, 1])
+        for data in (np.ones(2, np.float32), np.ones(4, np.float32), np.ones((1, 3), np.float32)):
+            with pytest.raises(ValueError, match=r'CSR.fromcoo\(\): data must have length 3'):
+                ej.CSR.fromcoo(data, rows, cols, shape=(2, 3))
+        with pytest.raises(ValueError, match='data must have length 4'):
+            ej.FixedNumConn.from_edges(np.array([1, 0, 1, 0]), np.array([0, 2, 1, 1]), np.ones(3, np.float32),
+                                       shape=(2, 3))
+        np.testing.assert_allclose(ej.CSR.fromcoo(2.0, rows, cols, shape=(2, 3)).todense(),
+                                   _dense(rows, cols, np.full(3, 2.0), (2, 3)))
 
     def test_fixed_num_conn_from_an_edge_list(self):
         pre, post = np.array([1, 0, 1, 0]), np.array([0, 2, 1, 1])

@@ -107,6 +107,12 @@ class TestMatmulRouting:
         np.testing.assert_allclose(ej.EventArray(S) @ W, S @ DENSE)
         np.testing.assert_allclose(W @ ej.EventArray(S.T[:3]), DENSE @ S.T[:3])
 
+    def test_a_numpy_matrix_times_events_defers_to_the_events(self):
+        s3 = events(3)
+        np.testing.assert_allclose(DENSE @ ej.EventArray(s3), DENSE @ s3)
+        x = np.array([1.0, 0.0, -2.0], np.float32)
+        np.testing.assert_allclose(DENSE @ ej.GradedEvents(x), DENSE @ x)
+
     def test_float_events_count_where_positive(self, A):
         s = np.array([0.5, -1.0, 0.0, 2.0], np.float32)
         np.testing.assert_allclose(ej.EventArray(s) @ A, (s > 0) @ DENSE)

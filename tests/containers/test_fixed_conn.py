@@ -103,3 +103,12 @@ class TestFixedNumConnValidate:
             ej.FixedNumConn(args, shape=(2, 5))
         with pytest.raises(ValueError, match='weights must have shape'):
             ej.FixedNumConn(args, shape=(2, 5), validate=False).validate()
+
+
+class TestWithDelays:
+    def test_delays_of_the_transposed_shape_are_refused(self):
+        F = ej.FixedNumConn((np.ones((3, 2), np.float32), np.array([[0, 1], [1, 2], [2, 0]])), shape=(3, 3))
+        with pytest.raises(ValueError, match=r'delays must have the shape of indices, \(3, 2\)'):
+            F.with_delays(np.ones((2, 3), int))
+        assert F.with_delays(np.full((3, 2), 2)).ring_length == 3
+        assert F.with_delays(2).ring_length == 3

@@ -96,3 +96,13 @@ def test_weighted_array_is_brainevents_name():
     assert isinstance(ej.GradedEvents(X_ROWS), ej.EventArray)
     leaves, tree = jax.tree_util.tree_flatten(ej.GradedEvents(X_ROWS))
     assert type(jax.tree_util.tree_unflatten(tree, leaves)) is ej.GradedEvents
+
+
+@pytest.mark.parametrize('kind', ['csr', 'fcn', 'dense'])
+def test_events_of_the_wrong_length_are_named_by_the_product(kind):
+    A = _containers()[kind]
+    with pytest.raises(ValueError, match=r'GradedEvents product: each event vector must have 3 entries .*got 4'):
+        ej.GradedEvents(X_COLS) @ A
+    with pytest.raises(ValueError, match=r'GradedEvents product: each event vector must have 4 entries .*got 3'):
+        A @ ej.GradedEvents(X_ROWS)
+

@@ -8,6 +8,10 @@ backend eager, under ``jit``, ``vmap`` (a batch of two event vectors) and
 ``grad`` (w.r.t. the weights), and compares with the dense NumPy oracle of
 ``tests/kernels/delay/oracle.py``. Concrete bad delays or columns must raise
 ``ValueError`` on every backend; traced ones are dropped as the oracle drops them.
+:func:`check_layout_delivery` runs the same problem through
+``CSRDelayLayout`` (packed offsets, its own primitive): built from concrete
+arrays (bad ones raise ``ValueError``, at the build or by the ring's shape)
+and from traced ones inside ``jit`` (bad synapses dropped).
 """
 
 from __future__ import annotations
@@ -73,22 +77,25 @@ def _oracle(p, events=None):
                           p['indptr'], p['delays'], p['t'], weighted=p['weighted'])
 
 
+def _eager(p, deliver, where) -> int:
+    """One eager comparison: bad structure must raise ``ValueError``, good structure match the oracle."""
+    if not _bad(p):
+        _close(deliver(), _oracle(p), p['ring'].dtype, f'eager {where}')
+        return 1
+    try:
+        deliver()
+    except ValueError:
+        return 1
+    raise AssertionError(f'eager call with bad structure did not raise ValueError: {where}')
+
+
 def check_delivery(p, backends) -> int:
     """Check problem ``p`` on each of ``backends``; returns the number of comparisons made (raises on a mismatch)."""
     comparisons = 0
     dtype = p['ring'].dtype
     for backend in backends:
         where = f'{backend} on {p}'
-        if _bad(p):
-            try:
-                _deliver(p, backend)
-            except ValueError:
-                comparisons += 1
-            else:
-                raise AssertionError(f'eager call with bad structure did not raise ValueError: {where}')
-        else:
-            _close(_deliver(p, backend), _oracle(p), dtype, f'eager {where}')
-            comparisons += 1
+        comparisons += _eager(p, lambda b=backend: _deliver(p, b), where)
         # Traced structure: the bad entries are dropped as the oracle drops them.
         jitted = jax.jit(lambda d, dl, b=backend: _deliver(p, b, data=d, delays=dl))(p['data'], p['delays'])
         _close(jitted, _oracle(p), dtype, f'jit {where}')
@@ -126,10 +133,46 @@ def _weight_grad(p, cot):
     return np.array([out.sum()]) if p['data'].size == 1 and nnz != 1 else out
 
 
+def _layout_deliver(p, backend, data, delays, events=None):
+    lay = ej.CSRDelayLayout.build(data, p['indices'], p['indptr'], delays, shape=p['shape'])
+    return ej.csr_delay_deliver_layout(p['ring'], p['events'] if events is None else events, lay, p['t'],
+                                       weighted=p['weighted'], backend=backend)
+
+
+def check_layout_delivery(p, backends) -> int:
+    """Check problem ``p`` through a :class:`~eventjax.CSRDelayLayout` on each of ``backends``; returns the count."""
+    comparisons = 0
+    dtype = p['ring'].dtype
+    for backend in backends:
+        where = f'layout {backend} on {p}'
+        comparisons += _eager(p, lambda b=backend: _layout_deliver(p, b, p['data'], p['delays']), where)
+        # Built from traced arrays: no ring length known, bad synapses dropped at the call.
+        jitted = jax.jit(lambda d, dl, b=backend: _layout_deliver(p, b, d, dl))(p['data'], p['delays'])
+        _close(jitted, _oracle(p), dtype, f'jit {where}')
+        batch = np.stack([p['events'], p['events'][::-1]])
+        vm = jax.jit(jax.vmap(lambda e, dl, b=backend: _layout_deliver(p, b, p['data'], dl, events=e),
+                              in_axes=(0, None)))(batch, p['delays'])
+        for k in range(2):
+            _close(vm[k], _oracle(p, batch[k]), dtype, f'vmap {where}')
+        comparisons += 2
+    return comparisons
+
+
+@functools.cache
+def layout_backends() -> tuple[str, ...]:
+    """The layout delivery's backends on JAX's default platform, ``jax`` first."""
+    from eventjax.kernels.delay.layout import _csr_delay_deliver_layout
+    return _backends_of(_csr_delay_deliver_layout)
+
+
 @functools.cache
 def delivery_backends() -> tuple[str, ...]:
     """The delivery operator's backends on JAX's default platform, ``jax`` first."""
     from eventjax.kernels.delay.csr_delay_deliver import _csr_delay_deliver
+    return _backends_of(_csr_delay_deliver)
+
+
+def _backends_of(delivery) -> tuple[str, ...]:
     platform = 'gpu' if jax.default_backend() in ('gpu', 'cuda', 'rocm') else jax.default_backend()
-    names = _csr_delay_deliver.primitive.available_backends(platform)
+    names = delivery.primitive.available_backends(platform)
     return tuple(sorted(names, key=lambda b: b != 'jax'))

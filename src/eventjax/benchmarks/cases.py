@@ -12,6 +12,7 @@ Only the public API of eventjax is used, so this runs from an install.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import attrs
@@ -45,7 +46,8 @@ CSR_BASELINE_MAX_N = 1_000_000  # 10**8 stored connections, about 0.8 GB
 # The delay family: delays uniform in these steps (the ring holds the last + 1), timed as a model runs
 # it: a lax.scan of DELAY_SCAN steps from t = DELAY_T with the ring as its carry (updated in place), a new
 # spike vector each step, compared with the same scan of the undelayed event product (binary_csrmv T)
-# added into a carried input vector, on the same backend; both report time per step.
+# added into a carried input vector, on the same backend; both report time per step. Two rows: the
+# operator on the raw arrays, and DelayedCSR.deliver (the precomputed layout), as a model runs it.
 DELAY_STEPS = (1, 20)
 DELAY_T = 7
 DELAY_SCAN = 20
@@ -238,25 +240,36 @@ def _jitc_case(fn, transpose, events=True):
     return build
 
 
-def _delay_case(n, rng, rate=EVENT_RATE):
-    """``DELAY_SCAN`` steps of ``csr_delay_deliver`` in a scan; baseline: the same scan of the undelayed product.
+def _delay_case(n, rng, rate=EVENT_RATE, *, layout=False):
+    """``DELAY_SCAN`` steps of delayed delivery in a scan; baseline: the same scan of the undelayed product.
 
     The ring starts at zero inside the call (one fill per scan, as the
     baseline zeroes its vector) and is the scan's carry, so the delivery
     updates it in place; each step delivers a fresh spike vector at
     ``t = DELAY_T + step``. Summed over the ring, the result is the
-    baseline's: every delay lies within the ring.
+    baseline's: every delay lies within the ring. ``layout``: the delivery
+    is ``DelayedCSR.deliver`` (the layout built once, outside the timed
+    call: as a model runs it), else ``csr_delay_deliver`` on the raw arrays.
     """
     ring, _, data, indices, indptr, delays = delay_problem(n, rng, rate, k=min(n, CONN_PER_ROW), steps=DELAY_STEPS)
     spikes = jnp.asarray(rng.random((DELAY_SCAN, n)) < rate)
-    data, indices, indptr, delays = (jnp.asarray(a) for a in (data, indices, indptr, delays))
     steps = jnp.arange(DELAY_SCAN, dtype=jnp.int32) + DELAY_T
+    undelayed = tuple(jnp.asarray(a) for a in (data, indices, indptr)) + (spikes,)
 
-    def call(d, i, p, dl, s, backend):
+    def scan(deliver, s):
         def step(r, x):
             t, sp = x
-            return ej.csr_delay_deliver(r, sp, d, i, p, dl, t, shape=(n, n), backend=backend, validate=False), None
+            return deliver(r, sp, t), None
         return jax.lax.scan(step, jnp.zeros(ring.shape, ring.dtype), (steps, s))[0]
+
+    if layout:
+        args = (ej.DelayedCSR.from_csr_arrays(data, indices, indptr, delays, shape=(n, n)), spikes)
+        call = lambda W, s, backend: scan(lambda r, sp, t: W.deliver(r, sp, t, backend=backend), s)
+    else:
+        args = (*undelayed[:3], jnp.asarray(delays), spikes)
+        call = lambda d, i, p, dl, s, backend: scan(
+            lambda r, sp, t: ej.csr_delay_deliver(r, sp, d, i, p, dl, t, shape=(n, n), backend=backend,
+                                                  validate=False), s)
 
     def base(d, i, p, s, backend):
         def step(acc, sp):
@@ -264,8 +277,7 @@ def _delay_case(n, rng, rate=EVENT_RATE):
                                          validate=False), None
         return jax.lax.scan(step, jnp.zeros(n, jnp.float32), s)[0]
 
-    return Problem((data, indices, indptr, delays, spikes), call, (data, indices, indptr, spikes), base,
-                   min(n, CONN_PER_ROW), baseline='binary_csrmv T', steps=DELAY_SCAN)
+    return Problem(args, call, undelayed, base, min(n, CONN_PER_ROW), baseline='binary_csrmv T', steps=DELAY_SCAN)
 
 
 def _events_case(form: str, rate: float):
@@ -367,6 +379,10 @@ CASES = (
     Case('jitc', 'jitcmv', 'jitcmv', _jitc_case('jitcmv', False, events=False)),
     Case('delay', f'csr_delay_deliver (d {DELAY_STEPS[0]}-{DELAY_STEPS[1]}, scan step)', 'csr_delay_deliver',
          _delay_case),
+    # As a model runs it: W = CSR(...).with_delays(...), then W.deliver each step (the layout's own primitive).
+    Case('delay', f'DelayedCSR.deliver (layout, d {DELAY_STEPS[0]}-{DELAY_STEPS[1]}, scan step)',
+         'csr_delay_deliver_layout', functools.partial(_delay_case, layout=True),
+         primitive='csr_delay_deliver_layout'),
     *(Case('events', f'{form} {fn} T {rate:.1%}', fn, _events_case(form, rate))
       for rate in EVENTS_RATES
       for form, fn in EVENTS_FORMS),

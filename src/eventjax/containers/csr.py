@@ -122,7 +122,12 @@ class CSR(PerSynapseOps, SparseMatrix):
             raise TypeError('CSR.fromcoo(): pass a COO, or data, row, col and shape=(m, n).')
         indptr, indices, order = coo2csr(row, col, shape=shape)
         data = jnp.asarray(data)
-        data = data.reshape(1) if data.size == 1 and np.shape(order)[0] != 1 else data.reshape(-1)[order]
+        nnz = np.shape(order)[0]
+        if data.size != 1 and data.shape != (nnz,):
+            # A gather by order would clamp a short data and drop the tail of a long one, silently.
+            raise ValueError(f'CSR.fromcoo(): data must have length {nnz} (one weight per entry of row and col) or '
+                             f'be one shared weight, got shape {data.shape}.')
+        data = data.reshape(1) if data.size == 1 and nnz != 1 else data.reshape(-1)[order]
         return cls((data, jnp.asarray(indices), jnp.asarray(indptr)), shape=shape, validate=False)
 
     @classmethod

@@ -2,8 +2,9 @@
 
 ``W = CSR(...).with_delays(delays)`` (or ``FixedNumConn.with_delays``);
 then a model reads ``ring = W.deliver(ring, spikes, t)``. The container holds
-the structure sorted by delay within each row (:class:`~eventjax.CSRDelayLayout`),
-checked once when built.
+the structure sorted by delay within each row, with each synapse's delay and
+column packed into one offset (:class:`~eventjax.CSRDelayLayout`), checked
+once when built.
 """
 
 from __future__ import annotations

@@ -56,6 +56,7 @@ class EventArray:
     """
 
     _eventjax_container = True
+    __array_ufunc__ = None  # NumPy arrays defer ``ndarray @ events`` to __rmatmul__
 
     def __init__(self, value):
         # A brainunit Quantity keeps its unit; the operators split it off.

@@ -125,7 +125,12 @@ class FixedNumConn(WeightsAsData, PerSynapseOps, SparseMatrix):
 
     def with_delays(self, delays):
         """This matrix with delays (``(m, k)`` integer steps, or one shared): a :class:`~eventjax.DelayedCSR`."""
-        return self.tocsr().with_delays(jnp.reshape(jnp.asarray(delays), -1))
+        delays = jnp.asarray(delays)
+        if delays.size != 1 and delays.shape != jnp.shape(self.indices):
+            # Flattened, a (k, m) array has the right length but gives each delay to another synapse.
+            raise ValueError(f'FixedNumConn.with_delays(): delays must have the shape of indices, '
+                             f'{jnp.shape(self.indices)}, or be one shared delay, got {delays.shape}.')
+        return self.tocsr().with_delays(jnp.reshape(delays, -1))
 
     def tocoo(self):
         """The stored connections as a :class:`~eventjax.COO` of the matrix this object stands for."""

@@ -100,6 +100,12 @@ def graded_csr_product(data, indices, indptr, x, *, shape, transpose: bool):
     data, x, unit = split_product(data, x)
     data = jnp.asarray(data).reshape(-1)
     x = jnp.asarray(x)
+    size = shape[0] if transpose else shape[1]
+    if x.ndim in (1, 2) and x.shape[0] != size:
+        # Checked here: the kernels' own message would name the delivery operator they run on.
+        raise ValueError(f'GradedEvents product: each event vector must have {size} entries (the '
+                         f'{"rows" if transpose else "columns"} of the stored {shape[0]} x {shape[1]} matrix), '
+                         f'got {x.shape[0]}.')
     one = (lambda v: _scatter(data, indices, indptr, v, shape)) if transpose else \
         (lambda v: _gather(data, indices, indptr, v, shape))
     if x.ndim == 1:
@@ -145,6 +151,12 @@ def graded_dense_product(weights, x, *, transpose: bool):
     w = jnp.asarray(weights)
     w = w if transpose else w.T
     x = jnp.asarray(x)
+    if w.ndim != 2:
+        raise ValueError(f'GradedEvents product: the weights must be a matrix, got shape {jnp.shape(weights)}.')
+    if x.shape[0] != w.shape[0]:
+        raise ValueError(f'GradedEvents product: each event vector must have {w.shape[0]} entries (the '
+                         f'{"rows" if transpose else "columns"} of the {" x ".join(map(str, jnp.shape(weights)))} '
+                         f'weights), got {x.shape[0]}.')
     if x.ndim == 1:
         return attach(_dense(w, x), unit)
     return attach(jax.vmap(_dense, in_axes=(None, 1), out_axes=1)(w, x), unit)

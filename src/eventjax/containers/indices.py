@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from eventjax.kernels.common.checks import is_concrete
+from eventjax.kernels.common.checks import is_concrete, validate_csr_structure, validate_indptr
 
 __all__ = ['coo2csr', 'coo_to_csc_index', 'csc_to_csr_index', 'csr_to_coo_index', 'csr_to_csc_index']
 
@@ -39,6 +39,12 @@ def _index_dtype(xp, size: int):
 
 
 def _check_coords(who, name, coords, bound, what):
+    if np.ndim(coords) != 1:
+        raise ValueError(f'{who}: {name} must be a 1-D array (one coordinate per entry), got shape '
+                         f'{np.shape(coords)}.')
+    dtype = coords.dtype if hasattr(coords, 'dtype') else np.asarray(coords).dtype  # lists too
+    if not np.issubdtype(dtype, np.integer):
+        raise TypeError(f'{who}: {name} must hold integers, got dtype {dtype}.')
     if is_concrete(coords):
         c = np.asarray(coords)
         bad = np.flatnonzero((c < 0) | (c >= bound))
@@ -47,8 +53,10 @@ def _check_coords(who, name, coords, bound, what):
                              f'drop that entry or enlarge shape.')
 
 
-def _group(who, xp, major, minor, n_major: int, names):
+def _group(who, xp, major, minor, n_major: int, names, *, check=True):
     """Sort the entries by ``major`` (stably): ``(indptr, minor in that order, order)``."""
+    if check:
+        _check_coords(who, names[0], major, n_major, 'rows' if names[0] == 'row_ids' else 'the leading axis')
     major, minor = xp.asarray(major).reshape(-1), xp.asarray(minor).reshape(-1)
     if major.shape != minor.shape:
         raise ValueError(f'{who}: {names[0]} and {names[1]} must have the same length, got {major.shape[0]} '
@@ -56,7 +64,6 @@ def _group(who, xp, major, minor, n_major: int, names):
     for arr, name in zip((major, minor), names):
         if not np.issubdtype(arr.dtype, np.integer):
             raise TypeError(f'{who}: {name} must hold integers, got dtype {arr.dtype}.')
-    _check_coords(who, names[0], major, n_major, 'rows' if names[0] == 'row_ids' else 'the leading axis')
     dtype = _index_dtype(xp, major.shape[0])
     # An out-of-range coordinate (traced input) sorts past the end, owned by no row.
     key = xp.where((major >= 0) & (major < n_major), major, n_major)
@@ -68,6 +75,37 @@ def _group(who, xp, major, minor, n_major: int, names):
         counts = jnp.bincount(key, length=n_major + 1)[:n_major]
     indptr = xp.concatenate([xp.zeros(1, dtype), xp.cumsum(counts).astype(dtype)])
     return indptr, minor[order].astype(np.int32), order
+
+
+def _entry_rows(who, indptr, indices):
+    """``(row of each entry, indices)``; concrete row pointers are checked first."""
+    xp = _module(indptr, indices)
+    indptr, indices = xp.asarray(indptr), xp.asarray(indices)
+    for arr, name in ((indptr, 'indptr'), (indices, 'indices')):
+        if not np.issubdtype(arr.dtype, np.integer) or arr.ndim != 1:
+            raise TypeError(f'{who}: {name} must be a 1-D integer array, got {arr.dtype} of shape {arr.shape}.')
+    if indptr.shape[0] == 0:
+        raise ValueError(f'{who}: indptr must hold at least one entry (rows + 1), got none.')
+    nnz = indices.shape[0]
+    if is_concrete(indptr):
+        # searchsorted assumes sorted row pointers: bad ones would put entries in rows they are not in.
+        validate_indptr(who, indptr, nnz, skip='')
+    rows = xp.searchsorted(indptr[1:], xp.arange(nnz, dtype=indptr.dtype), side='right')
+    return rows.astype(np.int32 if nnz < np.iinfo(np.int32).max else indptr.dtype), indices
+
+
+def _transposed_index(who, indptr, indices, major: int, minor: int, names):
+    """The compressed index of the transpose: ``major`` rows of ``minor`` columns become ``minor`` rows."""
+    if np.shape(indptr) != (major + 1,):
+        raise ValueError(f'{who}: indptr must have length {major + 1} ({names[0]} of shape + 1), got shape '
+                         f'{np.shape(indptr)}.')
+    if is_concrete(indptr, indices):
+        validate_csr_structure(who, np.asarray(indices), indptr, minor, what=f'the {names[1]} of shape', skip='')
+    rows, cols = _entry_rows(who, indptr, indices)
+    xp = _module(rows, cols)
+    # Entries past indptr[-1] belong to no row: they sort past the last column, where products drop them.
+    cols = xp.where(rows < major, cols, minor)
+    return _group(who, xp, cols, rows, minor, ('indices', 'rows'), check=False)
 
 
 def coo2csr(row_ids, col_ids, *, shape):
@@ -108,12 +146,7 @@ def csr_to_coo_index(indptr, indices):
         >>> ej.csr_to_coo_index(np.array([0, 2, 3]), np.array([0, 2, 1]))
         (array([0, 0, 1], dtype=int32), array([0, 2, 1]))
     """
-    xp = _module(indptr, indices)
-    indptr = xp.asarray(indptr)
-    nnz = xp.asarray(indices).shape[0]
-    dtype = indptr.dtype if np.issubdtype(indptr.dtype, np.integer) else np.int32
-    rows = xp.searchsorted(indptr[1:], xp.arange(nnz, dtype=dtype), side='right')
-    return rows.astype(np.int32 if nnz < np.iinfo(np.int32).max else dtype), indices
+    return _entry_rows('csr_to_coo_index()', indptr, indices)
 
 
 def coo_to_csc_index(pre_ids, indices, *, shape):
@@ -149,8 +182,8 @@ def csr_to_csc_index(csr_indptr, csr_indices, *, shape):
         >>> indptr, rows, order
         (array([0, 2, 3], dtype=int32), array([0, 1, 0], dtype=int32), array([0, 2, 1], dtype=int32))
     """
-    rows, cols = csr_to_coo_index(csr_indptr, csr_indices)
-    return coo_to_csc_index(rows, cols, shape=shape)
+    m, n = (int(d) for d in shape)
+    return _transposed_index('csr_to_csc_index()', csr_indptr, csr_indices, m, n, ('rows', 'columns'))
 
 
 def csc_to_csr_index(csc_indptr, csc_indices, *, shape):
@@ -167,4 +200,4 @@ def csc_to_csr_index(csc_indptr, csc_indices, *, shape):
     """
     m, n = (int(d) for d in shape)
     # A CSC structure of (m, n) is the CSR structure of the (n, m) transpose.
-    return csr_to_csc_index(csc_indptr, csc_indices, shape=(n, m))
+    return _transposed_index('csc_to_csr_index()', csc_indptr, csc_indices, n, m, ('columns', 'rows'))

@@ -254,6 +254,19 @@ class TestArguments:
         with pytest.raises(TypeError, match='t must be one integer'):
             self._call(jnp.array([1, 2]), t=jnp.array([1, 2]))
 
+    def test_delays_or_a_step_in_time_units_show_the_conversion_to_steps(self):
+        u = pytest.importorskip('brainunit')
+        with pytest.raises(TypeError, match=r'delays must be integer steps, got a Quantity in ms; .*/ dt'):
+            self._call(jnp.array([1, 2]) * u.ms)
+        with pytest.raises(TypeError, match=r't must be integer steps, got a Quantity'):
+            self._call(jnp.array([1, 2]), t=1 * u.ms)
+        with pytest.raises(TypeError, match=r'fcn_delay_deliver\(\): delays must be integer steps'):
+            ej.fcn_delay_deliver(jnp.zeros((3, 2)), jnp.array([True]), 1.0, jnp.array([[0, 1]]),
+                                 jnp.array([[1, 2]]) * u.ms, 0, shape=(1, 2))
+        with pytest.raises(TypeError, match=r'CSRDelayLayout.build\(\): delays must be integer steps'):
+            ej.CSRDelayLayout.build(jnp.ones(2), jnp.array([0, 1]), jnp.array([0, 2]), jnp.array([1, 2]) * u.ms,
+                                    shape=(1, 2))
+
     def test_a_ring_in_volts_takes_millivolt_weights(self):
         u = pytest.importorskip('brainunit')
         got = ej.csr_delay_deliver(jnp.ones((3, 2)) * u.volt, jnp.array([True]), jnp.array([1.0]) * u.mV,
@@ -290,6 +303,15 @@ class TestLayout:
                                                                   delays, 1, weighted=False), rtol=1e-5, atol=1e-5)
         with pytest.raises(ValueError, match='layout needs'):
             ej.csr_delay_deliver_layout(jnp.zeros((2, 4)), events, lay, 0)
+
+    def test_a_delay_too_long_for_any_ring_is_named_without_allocating_the_ring(self):
+        # 2**31 steps of 10 targets: the ring such a delay needs would be 86 GB.
+        with pytest.raises(ValueError, match=r'longest delay, 2147483647 steps, needs a ring of 2147483648 x 10'):
+            ej.CSRDelayLayout.build(np.ones(2, np.float32), np.array([0, 1]), np.array([0, 1, 2]),
+                                    np.array([1, 2 ** 31 - 1]), shape=(2, 10))
+        lay = ej.CSRDelayLayout.build(np.ones(2, np.float32), np.array([0, 1]), np.array([0, 1, 2]),
+                                      np.array([1, 3]), shape=(2, 10))
+        assert lay.ring_length == 4
 
     def test_layout_gradients_are_the_plain_calls(self, backend):
         data, indices, indptr, delays = _csr(6, 4, 3, 4, seed=6)

@@ -133,6 +133,23 @@ class TestArguments:
             _run(None, ring, SPIKES, data, indices, indptr, delays, 0, weighted='yes')
 
 
+class TestRingAndStep:
+    prim = _csr_delay_deliver.primitive
+
+    def test_a_bfloat16_ring_is_a_type_error_on_every_backend(self, backend):
+        ring, data, indices, indptr, delays = oracle.problem(12)
+        with pytest.raises(TypeError, match='ring must be a float array, float16, float32 or float64'):
+            _run(backend, ring.astype(jnp.bfloat16), SPIKES, data, indices, indptr, delays, 0)
+
+    def test_a_python_int_step_past_int32_keeps_its_slot(self, backend):
+        ring, data, indices, indptr, delays = oracle.problem(13)
+        t = 2 ** 40 + 3
+        got = _run(backend, ring, SPIKES, data, indices, indptr, delays, t)
+        want = oracle.deliver(ring, SPIKES, data, indices, indptr, delays, t % ring.shape[0], weighted=False)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+        np.testing.assert_array_equal(got, _run(backend, ring, SPIKES, data, indices, indptr, delays, -(2 ** 40) + 3))
+
+
 class TestLargerProblems:
     prim = _csr_delay_deliver.primitive
 

@@ -192,6 +192,15 @@ class TestBadInput:
         with pytest.raises(ValueError, match=r'fcnmv_dt2t\(\): indices must have shape \(7, k\)'):
             ej.fcnmv_dt2t(1.0, np.zeros((M + 1, 2), np.int32), jnp.ones(M), shape=(M, N))
 
+    def test_fcn_weights_of_another_shape_name_the_shape_of_indices(self):
+        indices = np.zeros((M, 2), np.int32)
+        with pytest.raises(ValueError, match=r'fcnmv_dt2t\(\): weights must have the shape of indices, \(7, 2\)'):
+            ej.fcnmv_dt2t(jnp.ones((2, M)), indices, jnp.ones(M), shape=(M, N))
+        with pytest.raises(ValueError, match=r'fcnmm_dt2t\(\): weights must have the shape of indices'):
+            ej.fcnmm_dt2t(jnp.ones((3, 2, M)), indices, jnp.ones((3, M)), shape=(M, N))
+        np.testing.assert_allclose(ej.fcnmv_dt2t(jnp.ones(2 * M), indices, jnp.ones(M), shape=(M, N)),
+                                   np.ones((M, 2)))
+
 
 class TestUnits:
     def test_units_multiply_through_every_form_and_the_numbers_are_the_unitless_ones(self):

@@ -141,6 +141,11 @@ class TestCompaction:
         with pytest.raises(TypeError, match='capacity must be a non-negative Python int'):
             ej.compact_events(np.array([True]), 1.5)
 
+    def test_a_numpy_integer_capacity_is_a_capacity(self):
+        ids, count = ej.compact_events(np.array([True, False, True]), np.int64(3) - 1)
+        assert ids.tolist() == [0, 2] and int(count) == 2
+        assert ej.EventArray(np.array([True, False])).compact(np.int32(1)).capacity == 1
+
     def test_a_bad_permutation_entry_is_named(self):
         data, indices, indptr, perm = problem(9)
         perm[3] = NNZ

@@ -61,6 +61,13 @@ class UpdateSuite:
         untouched = expected(None, None) == np.asarray(args[0])
         np.testing.assert_array_equal(np.asarray(out)[untouched], np.asarray(args[0])[untouched])
 
+    def test_float16_weights_with_bounds_match_the_jax_kernel_exactly(self, backend):
+        args, kwargs, _ = self.case(np.random.default_rng(3), 'bool')
+        args = (np.asarray(args[0]).astype(np.float16), *args[1:])
+        out = self.call(args, kwargs, backend, lo=LO, hi=HI)
+        assert out.dtype == np.float16
+        np.testing.assert_array_equal(np.asarray(out), np.asarray(self.call(args, kwargs, 'jax', lo=LO, hi=HI)))
+
     def test_jit_with_donation_matches_and_copies_nothing(self, backend):
         args, kwargs, expected = self.case(np.random.default_rng(3), 'bool')
         w, rest = args[0], args[1:]
@@ -174,6 +181,14 @@ class TestCsrOnPre(UpdateSuite):
     def call(self, args, kwargs, backend, lo=None, hi=None):
         return ej.csr_on_pre(*args, lo, hi, backend=backend, **kwargs)
 
+    def test_a_max_row_length_shorter_than_a_row_costs_time_not_entries(self, backend):
+        args, kwargs, want = self.case(np.random.default_rng(21), 'bool')
+        longest = int(np.max(np.diff(args[2])))
+        assert longest > 2
+        f = jax.jit(lambda ptr: ej.csr_on_pre(args[0], args[1], ptr, *args[3:], backend=backend,
+                                              max_row_length=2, **kwargs))
+        np.testing.assert_allclose(f(args[2]), want(None, None), rtol=1e-6)
+
 
 class TestCsr2CscOnPost(UpdateSuite):
     prim = _csr2csc_on_post.primitive
@@ -200,6 +215,13 @@ class TestCsr2CscOnPost(UpdateSuite):
 
     def call(self, args, kwargs, backend, lo=None, hi=None):
         return ej.csr2csc_on_post(*args, lo, hi, backend=backend, **kwargs)
+
+    def test_a_max_col_length_shorter_than_a_column_costs_time_not_entries(self, backend):
+        args, kwargs, want = self.case(np.random.default_rng(22), 'bool')
+        assert int(np.max(np.diff(args[2]))) > 2
+        f = jax.jit(lambda ptr: ej.csr2csc_on_post(args[0], args[1], ptr, *args[3:], backend=backend,
+                                                   max_col_length=2, **kwargs))
+        np.testing.assert_allclose(f(args[2]), want(None, None), rtol=1e-6)
 
 
 class TestDenseOnPre(UpdateSuite):

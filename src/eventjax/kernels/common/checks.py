@@ -33,13 +33,21 @@ __all__ = [
     'repair_indptr',
     'validate_csr_structure',
     'validate_fcn_indices',
+    'validate_indptr',
 ]
 
 WEIGHT_DTYPES = ('float16', 'float32', 'float64')
 
 
-def dtype_of(x) -> np.dtype:
-    """The dtype of an array or Python scalar, as JAX will see it."""
+def dtype_of(x, who: str = 'eventjax', name: str = 'the operand') -> np.dtype:
+    """The dtype of an array or Python scalar, as JAX will see it.
+
+    A list or tuple is refused as JAX refuses it, but by argument name (JAX's
+    own message, "Cannot determine dtype of [...]", names neither).
+    """
+    if isinstance(x, (list, tuple)):
+        raise TypeError(f'{who}: {name} must be an array or a scalar, got a {type(x).__name__}; wrap it with '
+                        f'jnp.asarray({name}).')
     return np.dtype(jnp.result_type(x))
 
 
@@ -85,7 +93,7 @@ def check_weights(who: str, name: str, x):
         >>> check_weights('csrmv()', 'data', 0.5).shape
         (1,)
     """
-    dtype = dtype_of(x)
+    dtype = dtype_of(x, who, name)
     if dtype.name not in WEIGHT_DTYPES:
         raise TypeError(f'{who}: {name} must be a float16, float32 or float64 array, got {dtype.name}; '
                         f'cast it, e.g. {name}.astype(jnp.float32).')
@@ -100,7 +108,7 @@ def check_index_array(who: str, name: str, x, rank: int = 1):
     a value that does not fit would silently become another index, so it is
     refused here instead.
     """
-    dtype = np.dtype(x.dtype) if isinstance(x, np.ndarray) else dtype_of(x)
+    dtype = np.dtype(x.dtype) if isinstance(x, np.ndarray) else dtype_of(x, who, name)
     if dtype.name not in ('int32', 'int64'):
         raise TypeError(f'{who}: {name} must be an int32 or int64 array, got {dtype.name}; '
                         f'cast it, e.g. {name}.astype(jnp.int32).')
@@ -152,7 +160,7 @@ def check_events(who: str, name: str, x):
         >>> check_events('f()', 'spikes', jnp.array([1.0, 0.0], jnp.bfloat16)).dtype
         dtype('float32')
     """
-    dtype = dtype_of(x)
+    dtype = dtype_of(x, who, name)
     if not (dtype == np.bool_ or jnp.issubdtype(dtype, jnp.floating) or jnp.issubdtype(dtype, jnp.integer)):
         raise TypeError(f'{who}: {name} must be a bool, integer or float array of events, got {dtype.name}.')
     x = jnp.asarray(x)
@@ -175,7 +183,7 @@ def float_result_dtype(who: str, name: str, weights, x) -> np.dtype:
         >>> float_result_dtype('csrmv()', 'v', 0.5, jnp.ones(2, jnp.float16))  # a Python scalar is weak
         dtype('float16')
     """
-    got = dtype_of(x)
+    got = dtype_of(x, who, name)
     if not (jnp.issubdtype(got, jnp.floating) or jnp.issubdtype(got, jnp.integer) or got == np.bool_):
         raise TypeError(f'{who}: {name} must be a real numeric array, got {got.name}.')
     return np.dtype(jnp.result_type(weights, x))
@@ -187,7 +195,7 @@ def check_float_operand(who: str, name: str, x, dtype: np.dtype):
     The cast happens outside the primitive, so autodiff returns tangents in
     the operand's own dtype.
     """
-    got = dtype_of(x)
+    got = dtype_of(x, who, name)
     if not (jnp.issubdtype(got, jnp.floating) or jnp.issubdtype(got, jnp.integer) or got == np.bool_):
         raise TypeError(f'{who}: {name} must be a real numeric array, got {got.name}.')
     return jnp.asarray(x).astype(dtype)
@@ -201,12 +209,31 @@ def is_concrete(*xs) -> bool:
 _SKIP = 'validate=False skips this check and drops such entries instead (see the Semantics page).'
 
 
-def validate_csr_structure(who: str, indices, indptr, n: int) -> None:
+def validate_indptr(who: str, indptr, nnz: int, *, skip: str = _SKIP) -> None:
+    """Check concrete row pointers: they start at 0, never decrease and end at most at ``nnz``.
+
+    ``skip`` ends each message (what ``validate=False`` would do instead; empty where there is none).
+    """
+    ip = np.asarray(indptr)
+    if ip[0] != 0:
+        raise ValueError(f'{who}: indptr[0] must be 0, got {ip[0]}; indptr[i] is where row i starts. {skip}'.rstrip())
+    steps = np.diff(ip)
+    if steps.size and steps.min() < 0:
+        i = int(np.flatnonzero(steps < 0)[0]) + 1
+        raise ValueError(f'{who}: indptr must never decrease, but indptr[{i}] = {ip[i]} < indptr[{i - 1}] = '
+                         f'{ip[i - 1]}; fix the row pointers. {skip}'.rstrip())
+    if ip[-1] > nnz:
+        raise ValueError(f'{who}: indptr[-1] = {ip[-1]} is past the end of indices (length {nnz}); '
+                         f'indptr[-1] must be at most len(indices). {skip}'.rstrip())
+
+
+def validate_csr_structure(who: str, indices, indptr, n: int, *, what: str = 'the columns of shape',
+                           skip: str = _SKIP) -> None:
     """Check concrete CSR structure by value; raises ``ValueError`` at the first bad position.
 
     ``indptr`` must start at 0, never decrease and end at most at
     ``len(indices)``; every column index of an entry that belongs to a row
-    (``indices[:indptr[-1]]``) must lie in ``[0, n)``.
+    (``indices[:indptr[-1]]``) must lie in ``[0, n)`` (``what`` names ``n``).
 
     Example:
         >>> validate_csr_structure('csrmv()', np.array([0, 7]), np.array([0, 1, 2]), 3)
@@ -214,23 +241,12 @@ def validate_csr_structure(who: str, indices, indptr, n: int) -> None:
         ...
         ValueError: csrmv(): indices[1] = 7 is outside [0, 3) (the columns of shape)...
     """
-    ip = np.asarray(indptr)
-    nnz = int(np.shape(indices)[0])
-    if ip[0] != 0:
-        raise ValueError(f'{who}: indptr[0] must be 0, got {ip[0]}; indptr[i] is where row i starts. {_SKIP}')
-    steps = np.diff(ip)
-    if steps.size and steps.min() < 0:
-        i = int(np.flatnonzero(steps < 0)[0]) + 1
-        raise ValueError(f'{who}: indptr must never decrease, but indptr[{i}] = {ip[i]} < indptr[{i - 1}] = '
-                         f'{ip[i - 1]}; fix the row pointers. {_SKIP}')
-    if ip[-1] > nnz:
-        raise ValueError(f'{who}: indptr[-1] = {ip[-1]} is past the end of indices (length {nnz}); '
-                         f'indptr[-1] must be at most len(indices). {_SKIP}')
-    used = np.asarray(indices)[: int(ip[-1])]
+    validate_indptr(who, indptr, int(np.shape(indices)[0]), skip=skip)
+    used = np.asarray(indices)[: int(np.asarray(indptr)[-1])]
     if used.size and (used.min() < 0 or used.max() >= n):
         k = int(np.flatnonzero((used < 0) | (used >= n))[0])
-        raise ValueError(f'{who}: indices[{k}] = {used[k]} is outside [0, {n}) (the columns of shape); fix '
-                         f'the index or the shape. {_SKIP}')
+        raise ValueError(f'{who}: indices[{k}] = {used[k]} is outside [0, {n}) ({what}); fix '
+                         f'the index or the shape. {skip}'.rstrip())
 
 
 def validate_fcn_indices(who: str, indices, n: int) -> None:

@@ -15,8 +15,8 @@ from collections.abc import Callable
 import jax
 import jax.numpy as jnp
 
-__all__ = ['CHUNK_SLOTS', 'by_event_chunks', 'by_event_count', 'capacities', 'compact', 'event_count_prefix',
-           'event_mask']
+__all__ = ['CHUNK_SLOTS', 'by_event_chunks', 'by_event_count', 'by_pieces', 'capacities', 'compact',
+           'event_count_prefix', 'event_mask']
 
 
 def event_mask(x):
@@ -120,6 +120,22 @@ def by_event_count(mask, branch: Callable, full: Callable, *, limit: int | None 
 CHUNK_SLOTS = 8192
 # The first pass is this many times narrower than the others (see by_event_chunks).
 HEAD_FRACTION = 8
+
+
+def by_pieces(lengths, width: int, piece: Callable, carry):
+    """``carry = piece(skip, carry)`` for ``skip = 0, width, 2 * width, ...`` until ``skip`` covers every length.
+
+    ``width`` is the slots a pass gives a neuron (its longest row, when that
+    is known); where it is only a promise (traced structure), a longer row
+    takes more pieces, so a wrong promise costs time, never entries.
+
+    Example:
+        >>> piece = lambda skip, total: total + jnp.sum(jnp.clip(jnp.array([5, 2]) - skip, 0, 2))
+        >>> int(by_pieces(jnp.array([5, 2]), 2, piece, jnp.int32(0)))
+        7
+    """
+    pieces = ((jnp.max(lengths) + width - 1) // width).astype(jnp.int32)  # the loop counter's dtype
+    return jax.lax.fori_loop(1, pieces, lambda p, c: piece(p * width, c), piece(0, carry))
 
 
 def by_event_chunks(mask, slots_per_event: int, body: Callable, carry):

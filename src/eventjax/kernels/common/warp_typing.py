@@ -13,7 +13,7 @@ import functools
 
 from eventjax.backends.warp_bridge import import_warp, warp_dtype
 
-__all__ = ['accumulator_type', 'event_test', 'operand_value', 'warp_types']
+__all__ = ['accumulator_type', 'event_test', 'index_reader', 'operand_value', 'warp_types']
 
 
 def warp_types(dtypes) -> tuple:
@@ -25,6 +25,29 @@ def accumulator_type(wt):
     """Sums of float16 weights run in float32."""
     wp = import_warp()
     return wp.float32 if wt is wp.float16 else wt
+
+
+@functools.cache
+def index_reader(it):
+    """A ``wp.func`` reading one stored index as an ``int``, -1 when it does not fit one.
+
+    warp's ``int`` is 32 bits: ``int(x)`` of an int64 index (``jax_enable_x64``)
+    such as ``2**33`` would wrap onto column 0, where the jax and numba kernels
+    drop it. Read through this, it is -1, which every kernel drops as it drops
+    any negative index.
+    """
+    wp = import_warp()
+    if it is wp.int64:
+        @wp.func
+        def as_index(x: wp.int64) -> int:
+            if x < wp.int64(0) or x > wp.int64(2147483647):
+                return -1
+            return int(x)
+    else:
+        @wp.func
+        def as_index(x: it) -> int:
+            return int(x)
+    return as_index
 
 
 @functools.cache

@@ -21,7 +21,7 @@ import functools
 
 from eventjax.backends.warp_bridge import WarpKernelSpec, import_warp
 from eventjax.kernels.common.warp_terms import row_is_idle, weighted_term
-from eventjax.kernels.common.warp_typing import accumulator_type, warp_types
+from eventjax.kernels.common.warp_typing import accumulator_type, index_reader, warp_types
 
 __all__ = ['binary_csrmm_kernel', 'binary_csrmv_kernel', 'csrmm_kernel', 'csrmv_kernel']
 
@@ -29,6 +29,7 @@ __all__ = ['binary_csrmm_kernel', 'binary_csrmv_kernel', 'csrmm_kernel', 'csrmv_
 @functools.cache
 def _mv(wt, it, xt, transpose, binary):
     wp = import_warp()
+    as_index = index_reader(it)
     at = accumulator_type(wt)
     term = weighted_term(xt, at, binary, False)
     idle = row_is_idle(xt, binary, False)
@@ -46,7 +47,7 @@ def _mv(wt, it, xt, transpose, binary):
         acc = at(0.0)
         if start >= 0 and start <= end and end <= nnz:
             for k in range(start, end):
-                j = int(indices[k])
+                j = as_index(indices[k])
                 if j >= 0 and j < n:
                     acc += term(at(data[k * step]), x, j)
         out[i] = wt(acc)
@@ -66,7 +67,7 @@ def _mv(wt, it, xt, transpose, binary):
         if start < 0 or end < start or end > nnz:
             return
         for k in range(start, end):
-            j = int(indices[k])
+            j = as_index(indices[k])
             if j >= 0 and j < n:
                 wp.atomic_add(out, j, wt(term(at(data[k * step]), x, i)))
 
@@ -76,6 +77,7 @@ def _mv(wt, it, xt, transpose, binary):
 @functools.cache
 def _mm(wt, it, xt, transpose, binary):
     wp = import_warp()
+    as_index = index_reader(it)
     at = accumulator_type(wt)
     term = weighted_term(xt, at, binary, True)
     idle = row_is_idle(xt, binary, True)
@@ -93,7 +95,7 @@ def _mm(wt, it, xt, transpose, binary):
         acc = at(0.0)
         if start >= 0 and start <= end and end <= nnz:
             for k in range(start, end):
-                j = int(indices[k])
+                j = as_index(indices[k])
                 if j >= 0 and j < n:
                     acc += term(at(data[k * step]), x, j, c)
         out[i, c] = wt(acc)
@@ -113,7 +115,7 @@ def _mm(wt, it, xt, transpose, binary):
         if start < 0 or end < start or end > nnz:
             return
         for k in range(start, end):
-            j = int(indices[k])
+            j = as_index(indices[k])
             if j >= 0 and j < n:
                 wp.atomic_add(out, j, c, wt(term(at(data[k * step]), x, i, c)))
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
 from eventjax.kernels.common.checks import (
+    WEIGHT_DTYPES,
     check_csr_operands,
     check_events,
     check_length,
@@ -15,9 +17,10 @@ from eventjax.kernels.common.checks import (
     repair_indptr,
     validate_csr_structure,
 )
-from eventjax.kernels.common.units import conversion_factor, product_unit, split
+from eventjax.kernels.common.units import conversion_factor, is_quantity, product_unit, split
 
-__all__ = ['check_delay_call', 'repair_structure', 'unwrap_events', 'validate_delays']
+__all__ = ['check_delay_call', 'check_steps', 'repair_layout', 'repair_structure', 'unwrap_events',
+           'validate_delays']
 
 
 def unwrap_events(who: str, events, weighted):
@@ -39,6 +42,13 @@ def unwrap_events(who: str, events, weighted):
         raise ValueError(f'{who}: weighted={weighted} contradicts the events, {kind} (weighted '
                          f'{"always" if graded else "never"}); leave weighted=None, or pass the plain array.')
     return events, weighted
+
+
+def check_steps(who: str, name: str, x) -> None:
+    """Delays and the step count steps: a brainunit Quantity (a time) is a ``TypeError`` showing the conversion."""
+    if is_quantity(x):
+        raise TypeError(f'{who}: {name} must be integer steps, got a Quantity in {x.unit}; convert a time to '
+                        f'steps with jnp.round({name} / dt).astype(int).')
 
 
 def validate_delays(who: str, delays, length: int) -> None:
@@ -68,12 +78,16 @@ def check_delay_call(who, ring, events, data, indices, indptr, delays, t, *, sha
     last item returns (None: no unit) for the caller to put back.
     """
     m, n = check_shape(who, shape)
+    check_steps(who, 'delays', delays)
+    check_steps(who, 't', t)
     events, weighted = unwrap_events(who, events, weighted)
     ring, data, events, unit = _split_units(ring, data, events, weighted)
-    ring = jnp.asarray(ring)
-    if not jnp.issubdtype(ring.dtype, jnp.floating):
-        raise TypeError(f'{who}: ring must be a float array (it accumulates weights), got {ring.dtype}; '
-                        'make it with jnp.zeros((L, n), jnp.float32).')
+    ring = ring if isinstance(ring, jax.ShapeDtypeStruct) else jnp.asarray(ring)  # a layout checks a shape
+    # The ring is updated in place in its own dtype, so it takes the weights' float types only (numba and
+    # warp have no bfloat16 to add into).
+    if ring.dtype.name not in WEIGHT_DTYPES:
+        raise TypeError(f'{who}: ring must be a float array, float16, float32 or float64 (it accumulates '
+                        f'weights), got {ring.dtype}; make it with jnp.zeros((L, n), jnp.float32).')
     if ring.ndim != 2:
         raise ValueError(f'{who}: ring must be a float array of shape (L, {n}) (L steps of {n} targets), got '
                          f'{ring.dtype} of shape {ring.shape}.')
@@ -93,6 +107,8 @@ def check_delay_call(who, ring, events, data, indices, indptr, delays, t, *, sha
     if delays.ndim != 1 or delays.shape[0] not in (1, nnz):
         raise ValueError(f'{who}: delays must have length {nnz} (one per entry of indices) or be one shared delay, '
                          f'got shape {delays.shape}.')
+    if isinstance(t, int) and not isinstance(t, bool):
+        t = t % max(length, 1)  # a Python step past int32 keeps its slot, as an int64 array's does
     t = jnp.asarray(t)
     if not jnp.issubdtype(t.dtype, jnp.integer) or t.size != 1:
         raise TypeError(f'{who}: t must be one integer (the current step), got {t.dtype} of shape {t.shape}.')
@@ -128,3 +144,8 @@ def _split_units(ring, data, events, weighted):
 def repair_structure(ring, events, data, indices, indptr, delays, t):
     """The ``prepare`` step: ``indptr`` repaired so every backend drops the same entries (numba repairs inside)."""
     return ring, events, data, indices, repair_indptr(indptr, indices.shape[0]), delays, t
+
+
+def repair_layout(ring, events, data, offsets, indptr, t):
+    """:func:`repair_structure` for the layout form (packed offsets in place of columns and delays)."""
+    return ring, events, data, offsets, repair_indptr(indptr, offsets.shape[0]), t

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from eventjax.kernels.common.checks import check_index_array
+from eventjax.kernels.common.checks import check_index_array, check_shape, is_concrete, validate_fcn_indices
 from eventjax.kernels.common.units import attach, split
-from eventjax.kernels.delay.arguments import check_delay_call
+from eventjax.kernels.delay.arguments import check_delay_call, check_steps
 from eventjax.kernels.delay.csr_delay_deliver import _csr_delay_deliver
 
 __all__ = ['fcn_delay_deliver']
@@ -29,14 +29,23 @@ def fcn_delay_deliver(ring, events, weights, indices, delays, t, *, shape, weigh
                [1., 0., 1.]], dtype=float32)
     """
     who = 'fcn_delay_deliver()'
+    rows, cols = check_shape(who, shape)
+    check_steps(who, 'delays', delays)
     indices = check_index_array(who, 'indices', indices, rank=2)
     m, k = indices.shape
-    if m != int(shape[0]):
-        raise ValueError(f'{who}: indices must have shape ({int(shape[0])}, k) (one row per row of shape), '
+    if m != rows:
+        raise ValueError(f'{who}: indices must have shape ({rows}, k) (one row per row of shape), '
                          f'got {indices.shape}.')
     indptr = jnp.arange(m + 1, dtype=indices.dtype) * k
     (weights, weight_unit), delays = split(weights), jnp.asarray(delays)
     weights = jnp.asarray(weights)
+    # Flattened, a (k, m) array has the right length but pairs each weight with another synapse.
+    for name, a in (('weights', weights), ('delays', delays)):
+        if a.size != 1 and a.shape != (m, k):
+            raise ValueError(f'{who}: {name} must have shape ({m}, {k}) (one per entry of indices) or be one '
+                             f'shared value, got {a.shape}.')
+    if validate and is_concrete(indices):
+        validate_fcn_indices(who, indices, cols)
     flat = lambda a: a.reshape(-1) if a.size != 1 or m * k == 1 else a.reshape(1)
     ring, events, data, indices, indptr, delays, t, shape, weighted, unit = check_delay_call(
         who, ring, events, attach(flat(weights), weight_unit), indices.reshape(-1), indptr, flat(delays), t,

@@ -11,7 +11,9 @@ the loops' carry, so XLA adds into it in place: donated, or as a
 would hand each branch a copy on XLA:CPU). A row longer than ``width`` is
 read in pieces of ``width`` slots: one more pass over the rows still that
 long per piece, so a skewed graph costs more passes, never a wrong result.
-Semantics are the reference's.
+Semantics are the reference's. The layout form reads one packed offset per
+synapse (``reference.packed_offsets``) where the plain form reads a column
+and a delay.
 """
 
 from __future__ import annotations
@@ -23,18 +25,20 @@ from eventjax.kernels.common import accumulation_dtype
 from eventjax.kernels.common.compaction import by_event_chunks
 from eventjax.kernels.delay import reference
 
-__all__ = ['csr_delay_deliver_kernel']
+__all__ = ['csr_delay_deliver_kernel', 'csr_delay_deliver_layout_kernel']
 
 # Below this many stored entries the chunked loops would only add compile time.
 SMALL = 32768
 
 
-def _deliver(ring, events, data, indices, indptr, delays, t, *, shape, weighted):
+def _per_entry(a, pos):
+    return jnp.broadcast_to(a[0], pos.shape) if a.shape[0] == 1 else a[pos]
+
+
+def _by_event_rows(ring, events, data, indptr, t, nnz, target, *, shape, weighted):
+    """The chunked loops over the event rows; ``target(pos, ok, now)``: each entry's flat position, kept flag."""
     m, n = shape
     length = ring.shape[0]
-    nnz = indices.shape[0]
-    if nnz < SMALL or m == 0 or n == 0 or length == 0:
-        return reference._deliver(ring, events, data, indices, indptr, delays, t, shape=shape, weighted=weighted)
     acc = accumulation_dtype(ring.dtype)
     active, value = reference.event_values(events, acc, weighted)
     lengths = jnp.maximum(indptr[1:] - indptr[:-1], 0)  # indptr comes repaired (non-decreasing)
@@ -44,9 +48,6 @@ def _deliver(ring, events, data, indices, indptr, delays, t, *, shape, weighted)
     now = jnp.mod(t.reshape(()).astype(jnp.int32), length)
     slot = jnp.arange(width, dtype=jnp.int32)
 
-    def per_entry(a, pos):
-        return jnp.broadcast_to(a[0], pos.shape) if a.shape[0] == 1 else a[pos]
-
     def piece(p, flat_ring):
         offset = p * width
 
@@ -54,12 +55,9 @@ def _deliver(ring, events, data, indices, indptr, delays, t, *, shape, weighted)
             count = jnp.where(valid, lengths[rows] - offset, 0)
             ok = slot < count[:, None]
             pos = jnp.where(ok, (indptr[rows] + offset).astype(jnp.int32)[:, None] + slot, 0)
-            cols, d = indices[pos], per_entry(delays, pos)
-            ok &= (cols >= 0) & (cols < n) & (d >= 1) & (d < length)
-            s = now + d
-            s = jnp.where(s >= length, s - length, s)
-            flat = jnp.where(ok, s * n + cols.astype(jnp.int32), length * n).reshape(-1)
-            terms = jnp.where(ok, per_entry(data, pos).astype(acc) * value[rows][:, None], jnp.zeros((), acc))
+            flat, ok = target(pos, ok, now)
+            flat = jnp.where(ok, flat, length * n).reshape(-1)
+            terms = jnp.where(ok, _per_entry(data, pos).astype(acc) * value[rows][:, None], jnp.zeros((), acc))
             return out.at[flat].add(terms.reshape(-1), mode='drop')
 
         return by_event_chunks(active & (lengths > offset), width, one_pass, flat_ring)
@@ -68,5 +66,45 @@ def _deliver(ring, events, data, indices, indptr, delays, t, *, shape, weighted)
     return out.reshape(length, n).astype(ring.dtype)
 
 
+def _small(ring, nnz, m):
+    return nnz < SMALL or m == 0 or 0 in ring.shape
+
+
+def _deliver(ring, events, data, indices, indptr, delays, t, *, shape, weighted):
+    m, n = shape
+    length = ring.shape[0]
+    if _small(ring, indices.shape[0], m):
+        return reference._deliver(ring, events, data, indices, indptr, delays, t, shape=shape, weighted=weighted)
+
+    def target(pos, ok, now):
+        cols, d = indices[pos], _per_entry(delays, pos)
+        ok &= (cols >= 0) & (cols < n) & (d >= 1) & (d < length)
+        s = now + d
+        s = jnp.where(s >= length, s - length, s)
+        return s * n + cols.astype(jnp.int32), ok
+
+    return _by_event_rows(ring, events, data, indptr, t, indices.shape[0], target, shape=shape, weighted=weighted)
+
+
+def _deliver_layout(ring, events, data, offsets, indptr, t, *, shape, weighted):
+    """The layout form: one packed offset per synapse (``reference.packed_offsets``), no slot arithmetic."""
+    m, n = shape
+    length = ring.shape[0]
+    if _small(ring, offsets.shape[0], m):
+        return reference._deliver_layout(ring, events, data, offsets, indptr, t, shape=shape, weighted=weighted)
+
+    def target(pos, ok, now):
+        off = offsets[pos]
+        ok &= (off >= n) & (off < length * n)
+        flat = off - (length - now) * n  # now * n + off - L * n, without passing 2**31
+        return jnp.where(flat < 0, flat + length * n, flat), ok
+
+    return _by_event_rows(ring, events, data, indptr, t, offsets.shape[0], target, shape=shape, weighted=weighted)
+
+
 def csr_delay_deliver_kernel(*, shape, weighted, outs):
     return lambda *operands: (_deliver(*operands, shape=shape, weighted=weighted),)
+
+
+def csr_delay_deliver_layout_kernel(*, shape, weighted, outs):
+    return lambda *operands: (_deliver_layout(*operands, shape=shape, weighted=weighted),)

@@ -7,7 +7,9 @@ input 0, so the bridge passes the ring once, as the kernel's in/out ``out``
 parameter (the kernel lists the other inputs, then ``out``), and under
 donation or in a ``lax.scan`` carry nothing but the synapses of the events
 is touched. Dropped as on every backend: rows with an invalid ``indptr`` range, columns
-outside ``[0, n)``, delays outside ``[1, L)``.
+outside ``[0, n)``, delays outside ``[1, L)``. The layout form reads one
+packed offset ``delay * n + column`` per synapse (kept when it lies in
+``[n, L * n)``) and adds at its position in the ring's buffer seen flat.
 """
 
 # No `from __future__ import annotations`: warp evaluates kernel annotations
@@ -16,9 +18,9 @@ outside ``[0, n)``, delays outside ``[1, L)``.
 import functools
 
 from eventjax.backends.warp_bridge import WarpKernelSpec, import_warp
-from eventjax.kernels.common.warp_typing import accumulator_type, event_test, warp_types
+from eventjax.kernels.common.warp_typing import accumulator_type, event_test, index_reader, warp_types
 
-__all__ = ['csr_delay_deliver_kernel']
+__all__ = ['csr_delay_deliver_kernel', 'csr_delay_deliver_layout_kernel']
 
 
 @functools.cache
@@ -48,6 +50,7 @@ def _event_value(et, at, weighted):
 @functools.cache
 def _deliver(rt, et, wt, it, weighted):
     wp = import_warp()
+    as_index = index_reader(it)
     at = accumulator_type(rt)
     value, active = _event_value(et, at, weighted)
 
@@ -76,7 +79,7 @@ def _deliver(rt, et, wt, it, weighted):
         if start < 0 or end < start or end > nnz:
             return
         for k in range(start, end):
-            j = int(indices[k])
+            j = as_index(indices[k])
             d = int(delays[k * dstep])
             if j >= 0 and j < n and d >= 1 and d < length:
                 slot = now + d
@@ -91,3 +94,49 @@ def csr_delay_deliver_kernel(dtypes, *, shape, weighted, outs):
     """The warp spec for ``csr_delay_deliver`` with inputs of ``dtypes``: ``out`` (the ring, in place) updated."""
     rt, et, wt, it, _, _, _ = warp_types(dtypes)
     return WarpKernelSpec(_deliver(rt, et, wt, it, weighted), dim=lambda *shapes: shapes[1])
+
+
+@functools.cache
+def _deliver_layout(rt, et, wt, pt, weighted):
+    wp = import_warp()
+    at = accumulator_type(rt)
+    value, active = _event_value(et, at, weighted)
+
+    @wp.kernel(module='unique', enable_backward=False)
+    def deliver(events: wp.array(dtype=et), data: wp.array(dtype=wt), offsets: wp.array(dtype=wp.int32),
+                indptr: wp.array(dtype=pt), t: wp.array(dtype=wp.int32), out: wp.array2d(dtype=rt)):
+        i = wp.tid()
+        x = events[i]
+        if not active(x):
+            return
+        v = value(x)
+        length = out.shape[0]
+        n = out.shape[1]
+        nnz = offsets.shape[0]
+        wstep = 1
+        if data.shape[0] == 1:
+            wstep = 0
+        now = t[0] % length
+        if now < 0:
+            now += length
+        back = (length - now) * n  # now * n + offset - L * n stays within int32
+        start, end = int(indptr[i]), int(indptr[i + 1])
+        if start < 0 or end < start or end > nnz:
+            return
+        # The ring's own (row-major) buffer seen flat: a position needs no division into row and column.
+        flat = wp.array(ptr=out.ptr, shape=(length * n,), dtype=rt)
+        for k in range(start, end):
+            o = int(offsets[k])
+            if o >= n and o < length * n:
+                q = o - back
+                if q < 0:
+                    q += length * n
+                wp.atomic_add(flat, q, rt(at(data[k * wstep]) * v))
+
+    return deliver
+
+
+def csr_delay_deliver_layout_kernel(dtypes, *, shape, weighted, outs):
+    """The warp spec for ``csr_delay_deliver_layout`` (packed offsets): ``out`` (the ring, in place) updated."""
+    rt, et, wt, _, pt, _ = warp_types(dtypes)
+    return WarpKernelSpec(_deliver_layout(rt, et, wt, pt, weighted), dim=lambda *shapes: shapes[1])

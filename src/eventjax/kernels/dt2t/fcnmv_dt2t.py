@@ -26,6 +26,9 @@ def _fcn(who, weights, indices, y, *, shape, transpose, matrix, backend, validat
     k = indices.shape[1]
     w = jnp.asarray(getattr(weights, 'mantissa', weights))
     lead = w.ndim - 2
+    if w.ndim >= 2 and w.shape[lead:] != indices.shape and w.shape[-1] != m * k:
+        raise ValueError(f'{who}: weights must have the shape of indices, {indices.shape}, or be one shared '
+                         f'scalar, got {w.shape}.')
     if w.ndim >= 2 and w.shape[lead:] == indices.shape:
         weights = weights.reshape((*w.shape[:lead], m * k))
     indptr = jnp.arange(m + 1, dtype=indices.dtype) * k

@@ -13,7 +13,7 @@ entry of no row stays 0; a column outside ``[0, n)`` is never read.
 import functools
 
 from eventjax.backends.warp_bridge import WarpKernelSpec, import_warp
-from eventjax.kernels.common.warp_typing import accumulator_type, event_test, warp_types
+from eventjax.kernels.common.warp_typing import accumulator_type, event_test, index_reader, warp_types
 
 __all__ = ['csr_dt2t_kernel', 'csr_sddmm_kernel']
 
@@ -40,6 +40,7 @@ def _factor(yt, wt, events):
 @functools.cache
 def _dt2t(wt, it, yt, transpose, events):
     wp = import_warp()
+    as_index = index_reader(it)
     factor = _factor(yt, wt, events)
 
     @wp.kernel(module='unique', enable_backward=False)
@@ -53,7 +54,7 @@ def _dt2t(wt, it, yt, transpose, events):
     def by_column(w: wp.array2d(dtype=wt), indices: wp.array(dtype=it), indptr: wp.array(dtype=it),
                   y: wp.array2d(dtype=yt), out: wp.array2d(dtype=wt)):
         b, k = wp.tid()
-        j = int(indices[k])
+        j = as_index(indices[k])
         if k >= int(indptr[0]) and k < int(indptr[indptr.shape[0] - 1]) and j >= 0 and j < y.shape[1]:
             out[b, k] = factor(w[b, k], y[b, j])
 
@@ -71,6 +72,7 @@ def csr_dt2t_kernel(dtypes, *, shape, transpose, events, outs):
 @functools.cache
 def _sddmm(wt, it):
     wp = import_warp()
+    as_index = index_reader(it)
     at = accumulator_type(wt)
 
     @wp.kernel(module='unique', enable_backward=False)
@@ -78,7 +80,7 @@ def _sddmm(wt, it):
               indptr: wp.array(dtype=it), out: wp.array(dtype=wt)):
         i = wp.tid()
         for k in range(int(indptr[i]), int(indptr[i + 1])):
-            j = int(indices[k])
+            j = as_index(indices[k])
             if j >= 0 and j < bt.shape[0]:
                 total = at(0.0)
                 for t in range(a.shape[1]):

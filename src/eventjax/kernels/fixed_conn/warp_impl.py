@@ -22,7 +22,7 @@ import functools
 
 from eventjax.backends.warp_bridge import WarpKernelSpec, import_warp
 from eventjax.kernels.common.warp_terms import row_is_idle, weighted_term
-from eventjax.kernels.common.warp_typing import accumulator_type, warp_types
+from eventjax.kernels.common.warp_typing import accumulator_type, index_reader, warp_types
 
 __all__ = ['binary_fcnmm_kernel', 'binary_fcnmv_kernel', 'fcnmm_kernel', 'fcnmv_kernel']
 
@@ -45,6 +45,7 @@ def _weight(wt):
 @functools.cache
 def _mv(wt, it, xt, transpose, binary):
     wp = import_warp()
+    as_index = index_reader(it)
     at = accumulator_type(wt)
     weight = _weight(wt)
     term = weighted_term(xt, at, binary, False)
@@ -57,7 +58,7 @@ def _mv(wt, it, xt, transpose, binary):
         n = x.shape[0]
         acc = at(0.0)
         for j in range(indices.shape[1]):
-            c = int(indices[i, j])
+            c = as_index(indices[i, j])
             if c >= 0 and c < n:
                 acc += term(weight(w, i, j), x, c)
         out[i] = wt(acc)
@@ -70,7 +71,7 @@ def _mv(wt, it, xt, transpose, binary):
             return
         n = out.shape[0]
         for j in range(indices.shape[1]):
-            c = int(indices[i, j])
+            c = as_index(indices[i, j])
             if c >= 0 and c < n:
                 wp.atomic_add(out, c, wt(term(weight(w, i, j), x, i)))
 
@@ -80,6 +81,7 @@ def _mv(wt, it, xt, transpose, binary):
 @functools.cache
 def _mm(wt, it, xt, transpose, binary):
     wp = import_warp()
+    as_index = index_reader(it)
     at = accumulator_type(wt)
     weight = _weight(wt)
     term = weighted_term(xt, at, binary, True)
@@ -92,7 +94,7 @@ def _mm(wt, it, xt, transpose, binary):
         n = x.shape[0]
         acc = at(0.0)
         for j in range(indices.shape[1]):
-            c = int(indices[i, j])
+            c = as_index(indices[i, j])
             if c >= 0 and c < n:
                 acc += term(weight(w, i, j), x, c, col)
         out[i, col] = wt(acc)
@@ -105,7 +107,7 @@ def _mm(wt, it, xt, transpose, binary):
             return
         n = out.shape[0]
         for j in range(indices.shape[1]):
-            c = int(indices[i, j])
+            c = as_index(indices[i, j])
             if c >= 0 and c < n:
                 wp.atomic_add(out, c, col, wt(term(weight(w, i, j), x, i, col)))
 

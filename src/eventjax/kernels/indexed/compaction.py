@@ -11,6 +11,7 @@ simulation that outgrew its capacity shows it at once.
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
 
 from eventjax.kernels.common.checks import check_events, check_rank, is_concrete
 from eventjax.kernels.common.compaction import compact, event_count_prefix, event_mask
@@ -19,11 +20,11 @@ __all__ = ['compact_events', 'expand_events']
 
 
 def check_capacity(who: str, capacity) -> int:
-    """``capacity`` as a non-negative Python int (a static shape)."""
-    if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 0:
+    """``capacity`` as a non-negative Python int (a static shape); a NumPy integer (``n // 10`` of one) counts."""
+    if isinstance(capacity, (bool, np.bool_)) or not isinstance(capacity, (int, np.integer)) or capacity < 0:
         raise TypeError(f'{who}: capacity must be a non-negative Python int (the static length of the index '
                         f'list), got {capacity!r}.')
-    return capacity
+    return int(capacity)
 
 
 def compact_events(spikes, capacity: int | None = None):

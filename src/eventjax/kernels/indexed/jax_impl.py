@@ -58,7 +58,7 @@ def row_block(data, indices, indptr, perm, rows, live, *, n, acc):
 
 def _listed_rows(data, indices, indptr, perm, ids, count, *, shape, acc):
     m, n = shape
-    live = (jnp.arange(ids.shape[0]) < count.reshape(())) & (ids >= 0) & (ids < m)
+    live = (jnp.arange(ids.shape[0], dtype=count.dtype) < count.reshape(())) & (ids >= 0) & (ids < m)
     cols, w, ok, fits = row_block(data, indices, indptr, perm, ids, live, n=n, acc=acc)
 
     def block():

@@ -30,7 +30,7 @@ def event_multiplicity(ids, count, size: int, dtype=jnp.int32):
         Array([1, 0, 2], dtype=int32)
     """
     count = jnp.reshape(count, ())
-    live = (jnp.arange(ids.shape[0]) < count) & (ids >= 0) & (ids < size)
+    live = (jnp.arange(ids.shape[0], dtype=count.dtype) < count) & (ids >= 0) & (ids < size)
     return jnp.zeros((size,), dtype).at[jnp.where(live, ids, size)].add(jnp.ones((), dtype), mode='drop')
 
 

@@ -14,7 +14,7 @@ permutation entries outside ``data`` are dropped. An overflowed list
 import functools
 
 from eventjax.backends.warp_bridge import WarpKernelSpec, import_warp
-from eventjax.kernels.common.warp_typing import accumulator_type, event_test, warp_types
+from eventjax.kernels.common.warp_typing import accumulator_type, event_test, index_reader, warp_types
 
 __all__ = ['binary_csrmm_indexed_kernel', 'binary_csrmv_indexed_kernel', 'binary_csrmv_packed_kernel',
            'csr_slice_rows_kernel']
@@ -23,6 +23,7 @@ __all__ = ['binary_csrmm_indexed_kernel', 'binary_csrmv_indexed_kernel', 'binary
 @functools.cache
 def _scatter(wt, it, permuted):
     wp = import_warp()
+    as_index = index_reader(it)
     at = accumulator_type(wt)
 
     @wp.kernel(module='unique', enable_backward=False)
@@ -48,13 +49,13 @@ def _scatter(wt, it, permuted):
         start = wp.min(wp.max(int(indptr[i]), 0), nnz)
         end = wp.min(wp.max(int(indptr[i + 1]), start), nnz)
         for k in range(start, end):
-            j = int(indices[k])
+            j = as_index(indices[k])
             if j >= 0 and j < n:
                 p = k
                 if nd == 1:
                     p = 0
                 elif wp.static(permuted):
-                    p = int(perm[k])
+                    p = as_index(perm[k])
                 if p >= 0 and p < nd:
                     wp.atomic_add(out, j, wt(at(data[p])))
 
@@ -70,6 +71,7 @@ def binary_csrmv_indexed_kernel(dtypes, *, shape, permuted, outs):
 @functools.cache
 def _scatter_mm(wt, it, bt, permuted):
     wp = import_warp()
+    as_index = index_reader(it)
     at = accumulator_type(wt)
     is_event = event_test(bt)
 
@@ -97,13 +99,13 @@ def _scatter_mm(wt, it, bt, permuted):
         start = wp.min(wp.max(int(indptr[i]), 0), nnz)
         end = wp.min(wp.max(int(indptr[i + 1]), start), nnz)
         for k in range(start, end):
-            j = int(indices[k])
+            j = as_index(indices[k])
             if j >= 0 and j < n:
                 p = k
                 if nd == 1:
                     p = 0
                 elif wp.static(permuted):
-                    p = int(perm[k])
+                    p = as_index(perm[k])
                 if p >= 0 and p < nd:
                     wp.atomic_add(out, j, c, wt(at(data[p])))
 
@@ -121,6 +123,7 @@ def binary_csrmm_indexed_kernel(dtypes, *, shape, permuted, outs):
 @functools.cache
 def _slice(wt, it):
     wp = import_warp()
+    as_index = index_reader(it)
     at = accumulator_type(wt)
 
     @wp.kernel(module='unique', enable_backward=False)
@@ -135,7 +138,7 @@ def _slice(wt, it):
         start = wp.min(wp.max(int(indptr[i]), 0), nnz)
         end = wp.min(wp.max(int(indptr[i + 1]), start), nnz)
         for k in range(start, end):
-            j = int(indices[k])
+            j = as_index(indices[k])
             if j >= 0 and j < n:
                 p = k
                 if data.shape[0] == 1:
@@ -154,6 +157,7 @@ def csr_slice_rows_kernel(dtypes, *, shape, outs):
 @functools.cache
 def _packed(wt, it, transpose):
     wp = import_warp()
+    as_index = index_reader(it)
     at = accumulator_type(wt)
 
     @wp.func
@@ -179,7 +183,7 @@ def _packed(wt, it, transpose):
             if i < m and ((word >> wp.uint32(b)) & wp.uint32(1)) != wp.uint32(0):
                 se = bounds(indptr, sizes, i, nnz)
                 for e in range(se[0], se[1]):
-                    j = int(indices[e])
+                    j = as_index(indices[e])
                     if j >= 0 and j < n:
                         p = e
                         if data.shape[0] == 1:
@@ -194,7 +198,7 @@ def _packed(wt, it, transpose):
         se = bounds(indptr, sizes, r, indices.shape[0])
         acc = at(0.0)
         for e in range(se[0], se[1]):
-            j = int(indices[e])
+            j = as_index(indices[e])
             if j >= 0 and j < n:
                 if ((words[j // 32] >> wp.uint32(j % 32)) & wp.uint32(1)) != wp.uint32(0):
                     p = e

@@ -39,7 +39,8 @@ def csr2csc_on_post(weight, indices, indptr, weight_indices, pre_trace, post_spi
         pre_trace: length ``m``, cast to the weights' dtype.
         post_spike: length ``n``; ``True`` or ``> 0`` is an event.
         w_min, w_max, shape, backend, validate: as in :func:`csr_on_pre`.
-        max_col_length: the most entries a column holds (read from a concrete ``indptr``).
+        max_col_length: the most entries a column holds (read from a concrete ``indptr``); a
+            longer column is read in more passes (slower, never cut short).
 
     Returns:
         The updated ``weight``.

@@ -42,7 +42,8 @@ def csr_on_pre(weight, indices, indptr, pre_spike, post_trace, w_min=None, w_max
             (None: resolved as for every operator).
         validate: check concrete structure by value.
         max_row_length: the most entries a row holds, for the event-driven
-            ``jax`` kernel when ``indptr`` is traced (read from it otherwise).
+            ``jax`` kernel when ``indptr`` is traced (read from it otherwise);
+            a longer row is read in more passes (slower, never cut short).
 
     Returns:
         The updated ``weight``.

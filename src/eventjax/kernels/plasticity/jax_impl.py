@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from eventjax.kernels.common.compaction import by_event_chunks, event_mask
+from eventjax.kernels.common.compaction import by_event_chunks, by_pieces, event_mask
 from eventjax.kernels.common.update import apply_bounds
 from eventjax.kernels.plasticity import reference
 
@@ -32,16 +32,23 @@ def _segments(weight, spikes, starts, lens, max_len, trace, partner_of, w_min, w
 
     def one_pass(neuron, valid, weight):
         length = jnp.where(valid, lens[neuron], 0)  # one gather per neuron, broadcast over its slots
-        ok = off < length[:, None]
-        at = jnp.where(ok, starts[neuron][:, None] + off, 0).reshape(-1)
-        ok = ok.reshape(-1)
-        j = partner_of(at)
-        pos = at if position_of is None else position_of(at)
-        ok &= (j >= 0) & (j < n) & (pos >= 0) & (pos < size)
-        pos = jnp.where(ok, pos, size)  # past the end: dropped by the scatter
-        old = weight[jnp.minimum(pos, size - 1)]
-        new = apply_bounds(old, trace[jnp.clip(j, 0, n - 1)], ok, w_min, w_max)
-        return weight.at[pos].set(new, mode='drop')
+        first = starts[neuron]
+
+        def piece(skip, weight):
+            slot = (skip + off).astype(first.dtype)  # the pointers' dtype (int64 under x64)
+            ok = slot < length[:, None]
+            at = jnp.where(ok, first[:, None] + slot, 0).reshape(-1)
+            ok = ok.reshape(-1)
+            j = partner_of(at)
+            pos = at if position_of is None else position_of(at)
+            ok &= (j >= 0) & (j < n) & (pos >= 0) & (pos < size)
+            pos = jnp.where(ok, pos, size)  # past the end: dropped by the scatter
+            old = weight[jnp.minimum(pos, size - 1)]
+            new = apply_bounds(old, trace[jnp.clip(j, 0, n - 1)], ok, w_min, w_max)
+            return weight.at[pos].set(new, mode='drop')
+
+        # numba and warp read whole rows: a row past max_len (a wrong max_row_length) takes more pieces.
+        return by_pieces(length, max_len, piece, weight)
 
     return by_event_chunks(event_mask(spikes), max_len, one_pass, weight)
 

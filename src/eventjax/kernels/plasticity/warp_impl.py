@@ -16,7 +16,7 @@ import functools
 import math
 
 from eventjax.backends.warp_bridge import WarpKernelSpec, import_warp
-from eventjax.kernels.common.warp_typing import event_test, warp_types
+from eventjax.kernels.common.warp_typing import event_test, index_reader, warp_types
 
 __all__ = ['csr2csc_on_post_kernel', 'csr_on_pre_kernel', 'dense_on_post_kernel', 'dense_on_pre_kernel',
            'fcn_on_pre_kernel']
@@ -26,16 +26,24 @@ def _scalars(w_min, w_max):
     return {'lo': -math.inf if w_min is None else float(w_min), 'hi': math.inf if w_max is None else float(w_max)}
 
 
+def _bound_type(wt):
+    """The bounds' scalar type: warp's FFI cannot pass a float16 scalar, so float16 weights take float64 bounds."""
+    wp = import_warp()
+    return wp.float64 if wt is wp.float16 else wt
+
+
 @functools.cache
 def _bounded(wt):
     wp = import_warp()
+    bt = _bound_type(wt)
 
     @wp.func
-    def bounded(v: wt, lo: wt, hi: wt) -> wt:
-        if v < lo:
-            return lo
-        if v > hi:
-            return hi
+    def bounded(v: wt, lo: bt, hi: bt) -> wt:
+        # Rounded once, from the Python number, as the jax and numba kernels round it.
+        if v < wt(lo):
+            return wt(lo)
+        if v > wt(hi):
+            return wt(hi)
         return v
 
     return bounded
@@ -44,18 +52,19 @@ def _bounded(wt):
 @functools.cache
 def _csr_on_pre(wt, it, st, tt):
     wp = import_warp()
-    is_event, bounded = event_test(st), _bounded(wt)
+    as_index = index_reader(it)
+    is_event, bounded, bt = event_test(st), _bounded(wt), _bound_type(wt)
 
     @wp.kernel(module='unique', enable_backward=False)
     def kernel(indices: wp.array(dtype=it), indptr: wp.array(dtype=it), spikes: wp.array(dtype=st),
-               trace: wp.array(dtype=tt), lo: wt, hi: wt, out: wp.array(dtype=wt)):
+               trace: wp.array(dtype=tt), lo: bt, hi: bt, out: wp.array(dtype=wt)):
         i = wp.tid()
         if not is_event(spikes[i]):
             return
         n = trace.shape[0]
         start, end = wp.max(int(indptr[i]), 0), wp.min(int(indptr[i + 1]), indices.shape[0])
         for k in range(start, end):
-            j = int(indices[k])
+            j = as_index(indices[k])
             if j >= 0 and j < n:
                 out[k] = bounded(out[k] + wt(trace[j]), lo, hi)
 
@@ -65,11 +74,13 @@ def _csr_on_pre(wt, it, st, tt):
 @functools.cache
 def _csr2csc_on_post(wt, it, pt, tt, st):
     wp = import_warp()
-    is_event, bounded = event_test(st), _bounded(wt)
+    as_index = index_reader(it)
+    as_position = index_reader(pt)
+    is_event, bounded, bt = event_test(st), _bounded(wt), _bound_type(wt)
 
     @wp.kernel(module='unique', enable_backward=False)
     def kernel(indices: wp.array(dtype=it), indptr: wp.array(dtype=it), weight_indices: wp.array(dtype=pt),
-               trace: wp.array(dtype=tt), spikes: wp.array(dtype=st), lo: wt, hi: wt, out: wp.array(dtype=wt)):
+               trace: wp.array(dtype=tt), spikes: wp.array(dtype=st), lo: bt, hi: bt, out: wp.array(dtype=wt)):
         j = wp.tid()
         if not is_event(spikes[j]):
             return
@@ -77,8 +88,8 @@ def _csr2csc_on_post(wt, it, pt, tt, st):
         size = out.shape[0]
         start, end = wp.max(int(indptr[j]), 0), wp.min(int(indptr[j + 1]), indices.shape[0])
         for c in range(start, end):
-            i = int(indices[c])
-            k = int(weight_indices[c])
+            i = as_index(indices[c])
+            k = as_position(weight_indices[c])
             if i >= 0 and i < m and k >= 0 and k < size:
                 out[k] = bounded(out[k] + wt(trace[i]), lo, hi)
 
@@ -88,18 +99,18 @@ def _csr2csc_on_post(wt, it, pt, tt, st):
 @functools.cache
 def _dense(wt, st, tt, on_pre):
     wp = import_warp()
-    is_event, bounded = event_test(st), _bounded(wt)
+    is_event, bounded, bt = event_test(st), _bounded(wt), _bound_type(wt)
 
     if on_pre:
         @wp.kernel(module='unique', enable_backward=False)
-        def kernel(spikes: wp.array(dtype=st), trace: wp.array(dtype=tt), lo: wt, hi: wt,
+        def kernel(spikes: wp.array(dtype=st), trace: wp.array(dtype=tt), lo: bt, hi: bt,
                    out: wp.array2d(dtype=wt)):
             i, j = wp.tid()
             if is_event(spikes[i]):
                 out[i, j] = bounded(out[i, j] + wt(trace[j]), lo, hi)
     else:
         @wp.kernel(module='unique', enable_backward=False)
-        def kernel(trace: wp.array(dtype=tt), spikes: wp.array(dtype=st), lo: wt, hi: wt,
+        def kernel(trace: wp.array(dtype=tt), spikes: wp.array(dtype=st), lo: bt, hi: bt,
                    out: wp.array2d(dtype=wt)):
             i, j = wp.tid()
             if is_event(spikes[j]):
@@ -111,15 +122,16 @@ def _dense(wt, st, tt, on_pre):
 @functools.cache
 def _fcn_on_pre(wt, it, st, tt):
     wp = import_warp()
-    is_event, bounded = event_test(st), _bounded(wt)
+    as_index = index_reader(it)
+    is_event, bounded, bt = event_test(st), _bounded(wt), _bound_type(wt)
 
     @wp.kernel(module='unique', enable_backward=False)
     def kernel(indices: wp.array2d(dtype=it), spikes: wp.array(dtype=st), trace: wp.array(dtype=tt),
-               lo: wt, hi: wt, out: wp.array2d(dtype=wt)):
+               lo: bt, hi: bt, out: wp.array2d(dtype=wt)):
         i, c = wp.tid()
         if not is_event(spikes[i]):
             return
-        j = int(indices[i, c])
+        j = as_index(indices[i, c])
         if j >= 0 and j < trace.shape[0]:
             out[i, c] = bounded(out[i, c] + wt(trace[j]), lo, hi)
 
