@@ -11,8 +11,12 @@ from eventjax.kernels.common.numba_scatter import (  # noqa: E402
     SCATTER_PARALLEL_MIN_ENTRIES,
     event_rows,
     packed_rows,
+    scatter_kernel,
     scatter_spans,
+    scatter_spans_threaded,
 )
+from eventjax.kernels.csr import numba_impl as csr_numba  # noqa: E402
+from eventjax.kernels.indexed import numba_impl as indexed_numba  # noqa: E402
 
 N = 3001  # outputs; not a multiple of 64 or 32
 
@@ -74,36 +78,64 @@ def _reference(data, indices, perm, spans, permuted):
     return out
 
 
+@pytest.mark.parametrize('scatter', [scatter_spans, scatter_spans_threaded], ids=['serial', 'threaded'])
 @pytest.mark.parametrize('form', ['per-entry', 'homogeneous', 'permuted'])
-@pytest.mark.parametrize('rows', [3, SCATTER_PARALLEL_MIN_ENTRIES // 100 + 40])  # serial; split over threads
-def test_scatter_spans_adds_each_listed_entry_once(form, rows):
+@pytest.mark.parametrize('rows', [3, SCATTER_PARALLEL_MIN_ENTRIES // 100 + 40])  # below the split; from it
+def test_scatter_spans_adds_each_listed_entry_once(form, rows, scatter):
     permuted = form == 'permuted'
     data, indices, perm, spans = _problem(np.random.default_rng(rows), rows, homogeneous=form == 'homogeneous',
                                           permuted=permuted)
     out = np.full(N, np.nan, np.float32)  # the kernel must fill it: the bridge hands it over uninitialised
-    scatter_spans(data, indices, perm, spans, spans.shape[0], out, permuted)
+    scatter(data, indices, perm, spans, spans.shape[0], out, permuted)
     np.testing.assert_allclose(out, _reference(data, indices, perm, spans, permuted), rtol=1e-4, atol=1e-3)
 
 
 def test_a_split_scatter_gives_the_same_sums_every_call_and_on_one_thread_the_same_values():
     data, indices, perm, spans = _problem(np.random.default_rng(0), 2 * SCATTER_PARALLEL_MIN_ENTRIES // 100)
-    first, again, single = (np.empty(N, np.float32) for _ in range(3))
-    scatter_spans(data, indices, perm, spans, spans.shape[0], first, False)
-    scatter_spans(data, indices, perm, spans, spans.shape[0], again, False)
+    first, again, single, serial = (np.empty(N, np.float32) for _ in range(4))
+    scatter_spans_threaded(data, indices, perm, spans, spans.shape[0], first, False)
+    scatter_spans_threaded(data, indices, perm, spans, spans.shape[0], again, False)
     np.testing.assert_array_equal(first, again)
     ej.config.set_numba_num_threads(1)
     try:
-        scatter_spans(data, indices, perm, spans, spans.shape[0], single, False)
+        scatter_spans_threaded(data, indices, perm, spans, spans.shape[0], single, False)
     finally:
         ej.config.set_numba_num_threads(None)
+    scatter_spans(data, indices, perm, spans, spans.shape[0], serial, False)
     np.testing.assert_allclose(first, single, rtol=1e-5, atol=1e-4)
+    np.testing.assert_array_equal(single, serial)  # one thread: the serial scatter's order of sums
 
 
-def test_only_the_first_count_spans_are_read():
+@pytest.mark.parametrize('scatter', [scatter_spans, scatter_spans_threaded], ids=['serial', 'threaded'])
+def test_only_the_first_count_spans_are_read(scatter):
     data, indices, perm, spans = _problem(np.random.default_rng(1), 10)
     out = np.empty(N, np.float32)
-    scatter_spans(data, indices, perm, spans, 4, out, False)
+    scatter(data, indices, perm, spans, 4, out, False)
     np.testing.assert_allclose(out, _reference(data, indices, perm, spans[:4], False), rtol=1e-5, atol=1e-5)
+
+
+class TestKernelChoice:
+    def test_only_a_matrix_that_can_hold_the_split_bound_gets_the_threaded_scatter(self):
+        side = int(np.ceil(np.sqrt(SCATTER_PARALLEL_MIN_ENTRIES)))
+        assert scatter_kernel((side, side), 'serial', 'threaded') == 'threaded'
+        assert scatter_kernel((SCATTER_PARALLEL_MIN_ENTRIES, 1), 'serial', 'threaded') == 'threaded'
+        assert scatter_kernel((SCATTER_PARALLEL_MIN_ENTRIES - 1, 1), 'serial', 'threaded') == 'serial'
+        assert scatter_kernel((0, 10**9), 'serial', 'threaded') == 'serial'
+
+    def test_the_transposed_binary_kernels_pick_by_matrix_size(self):
+        small, large = (100, 100), (4000, 4000)
+        assert csr_numba.binary_csrmv_kernel(transpose=True, shape=small, outs=()) is csr_numba._binary_mv_scatter
+        assert csr_numba.binary_csrmv_kernel(transpose=True, shape=large, outs=()) \
+            is csr_numba._binary_mv_scatter_threaded
+        for permuted, serial, threaded in ((False, '_scatter', '_scatter_threaded'),
+                                           (True, '_scatter_permuted', '_scatter_permuted_threaded')):
+            assert indexed_numba.binary_csrmv_indexed_kernel(small, permuted) is getattr(indexed_numba, serial)
+            assert indexed_numba.binary_csrmv_indexed_kernel(large, permuted) is getattr(indexed_numba, threaded)
+        packed = indexed_numba.binary_csrmv_packed_kernel
+        assert packed(small, 0, True) is indexed_numba._packed_scatter
+        assert packed(large, 0, True) is indexed_numba._packed_scatter_threaded
+        assert packed((4000, 10), 4000, True) is indexed_numba._packed_scatter_threaded  # FCN: m x k entries
+        assert packed(large, 0, False) is indexed_numba._packed_gather
 
 
 def test_the_threads_are_off_under_boundscheck_only():

@@ -96,6 +96,16 @@ class TestJaxEventRowsInPlace(TestInPlace):
 class TestNumbaLargePath:
     """From ``PREFETCH_MIN_ENTRIES`` stored entries the numba kernel lists the event rows and prefetches ahead."""
 
+    def test_only_a_matrix_that_can_reach_the_bound_gets_the_pipelined_kernel(self):
+        pytest.importorskip('numba')
+        from eventjax.kernels.common.numba_events import PREFETCH_MIN_ENTRIES
+        from eventjax.kernels.delay import numba_impl
+
+        for weighted, small, large in ((False, numba_impl._binary, numba_impl._binary_pipelined),
+                                       (True, numba_impl._weighted, numba_impl._weighted_pipelined)):
+            assert numba_impl.csr_delay_deliver_kernel(shape=(PREFETCH_MIN_ENTRIES - 1, 1), weighted=weighted) is small
+            assert numba_impl.csr_delay_deliver_kernel(shape=(PREFETCH_MIN_ENTRIES, 1), weighted=weighted) is large
+
     @pytest.mark.parametrize('weighted', [False, True])
     @pytest.mark.parametrize('homogeneous', [False, True])
     def test_the_prefetching_path_matches_numpy(self, weighted, homogeneous):
@@ -119,7 +129,8 @@ class TestNumbaLargePath:
         events[rows] = rng.standard_normal(len(rows)).astype(np.float32) if weighted else 1.0
         ring = rng.standard_normal((length, n)).astype(np.float32)
         out = ring.copy()
-        kernel = numba_impl.csr_delay_deliver_kernel(weighted=weighted)
+        kernel = numba_impl.csr_delay_deliver_kernel(shape=(m, n), weighted=weighted)
+        assert kernel in (numba_impl._binary_pipelined, numba_impl._weighted_pipelined)
         kernel(ring, events, data, indices, indptr, delays, np.array([-2], np.int32), out, np.zeros(8, np.uint8))
         want = ring.astype(np.float64)
         for i in rows:

@@ -5,7 +5,10 @@ the event rows into the output: ``out[indices[k]] += w(k)`` over the
 entries ``k`` of each event row. The bool, index-list and bit-packed forms
 differ only in how they find the rows, so each turns its events into a list
 of entry ranges (:func:`event_rows`, :func:`packed_rows`, then
-``spans[r] = (start, end)``) and calls :func:`scatter_spans`.
+``spans[r] = (start, end)``) and calls :func:`scatter_spans`, or
+:func:`scatter_spans_threaded` for a matrix large enough to need threads
+(:func:`scatter_kernel` picks when the kernel is chosen: the split over
+threads is most of the compile time of a dtype signature).
 
 Why the loops look the way they do (2-core AVX-512 machine, 100
 connections per row; measured under load, so as ratios):
@@ -40,7 +43,8 @@ from eventjax.backends.numba_intrinsics import launch_begin, launch_end
 from eventjax.backends.numba_threads import threading_layer
 from eventjax.kernels.common.numba_events import PREFETCH_MIN_ENTRIES, ROWS_AHEAD, prefetch_entries
 
-__all__ = ['SCATTER_PARALLEL_MIN_ENTRIES', 'event_rows', 'packed_rows', 'scatter_spans']
+__all__ = ['SCATTER_PARALLEL_MIN_ENTRIES', 'event_rows', 'packed_rows', 'scatter_kernel', 'scatter_spans',
+           'scatter_spans_threaded']
 
 _U = np.uint64
 
@@ -207,6 +211,22 @@ def _shares(spans, count, total, shares):
     return cut
 
 
+def scatter_kernel(shape, serial, threaded):
+    """``threaded`` for a matrix of ``shape`` with :data:`SCATTER_PARALLEL_MIN_ENTRIES` entries, else ``serial``.
+
+    ``serial`` calls :func:`scatter_spans`, ``threaded``
+    :func:`scatter_spans_threaded`. A smaller matrix (without repeated
+    entries) never reaches the split, so its handler does not compile it:
+    that is most of the compile time, seconds per dtype signature.
+
+    Example:
+        >>> scatter_kernel((100, 100), 'S', 'T'), scatter_kernel((4000, 4000), 'S', 'T')
+        ('S', 'T')
+    """
+    m, n = shape
+    return threaded if m * n >= SCATTER_PARALLEL_MIN_ENTRIES else serial
+
+
 @numba.njit(cache=True)
 def scatter_spans(data, indices, perm, spans, count, out, permuted):
     """out = 0, then out[indices[k]] += w(k) over the entries ``k`` in ``spans[:count]`` (``(start, end)`` rows).
@@ -214,7 +234,17 @@ def scatter_spans(data, indices, perm, spans, count, out, permuted):
     ``w(k)`` is ``data[0]`` when ``data`` has one entry, else ``data[perm[k]]``
     when ``permuted``, else ``data[k]``. Spans must lie within ``indices``
     (and ``perm``); columns outside ``[0, len(out))`` and ``perm`` entries
-    outside ``data`` are dropped.
+    outside ``data`` are dropped. Runs on the calling thread;
+    :func:`scatter_spans_threaded` splits large calls.
+    """
+    _scatter_share(data, indices, perm, spans, 0, count, out, permuted, indices.shape[0] >= PREFETCH_MIN_ENTRIES)
+
+
+@numba.njit(cache=True)
+def scatter_spans_threaded(data, indices, perm, spans, count, out, permuted):
+    """:func:`scatter_spans`, split over numba's threads from :data:`SCATTER_PARALLEL_MIN_ENTRIES` visited entries on.
+
+    The same sums on every call (the split is fixed by the thread count).
     """
     ahead = indices.shape[0] >= PREFETCH_MIN_ENTRIES
     total = 0

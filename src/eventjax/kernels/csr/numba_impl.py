@@ -19,8 +19,11 @@ of ``x`` (for binary kernels only the rows with an event, so the
 event-driven path costs events x connections per row). Indices are read
 unsigned, so one compare drops a bad column. From
 ``numba_events.PARALLEL_MIN_WORK`` visited entries on, the gathers run their
-rows on numba's threads (no two threads write one row); the scatters stay
-serial.
+rows on numba's threads (no two threads write one row). The binary vector
+scatter of a matrix that can hold ``numba_scatter.SCATTER_PARALLEL_MIN_ENTRIES``
+entries splits large calls over threads (``numba_scatter``); a smaller one
+gets the serial scatter alone, whose compile is a fraction of the time. The
+other scatters stay serial.
 From ``numba_events.PREFETCH_MIN_ENTRIES`` stored entries on (beyond the
 last-level cache) the binary vector scatter prefetches the event rows ahead.
 """
@@ -39,7 +42,7 @@ from eventjax.kernels.common.numba_events import (
     row_has_event,
     trusted_indptr,
 )
-from eventjax.kernels.common.numba_scatter import event_rows, scatter_spans
+from eventjax.kernels.common.numba_scatter import event_rows, scatter_kernel, scatter_spans, scatter_spans_threaded
 
 __all__ = ['binary_csrmm_kernel', 'binary_csrmv_kernel', 'csrmm_kernel', 'csrmv_kernel', 'trusted_indptr']
 
@@ -160,16 +163,26 @@ def _mv_scatter(data, indices, indptr, v, out, err):
                 out[j] += (data[0] if data.shape[0] == 1 else data[k]) * vi
 
 
-@numba.njit(cache=True)
-def _binary_mv_scatter(data, indices, indptr, spikes, out, err):
-    """The event-driven path: only the rows with an event are visited (``numba_scatter``: threads, prefetching)."""
+@numba.njit(cache=True, inline='always')
+def _event_scatter(scatter, data, indices, indptr, spikes, out):
+    """The event-driven path: only the rows with an event are visited, by ``scatter`` (of ``numba_scatter``)."""
     indptr = trusted_indptr(indptr, indices.shape[0])
     rows = np.empty(spikes.shape[0], np.int64)
     count = event_rows(spikes, rows)
     spans = np.empty((count, 2), np.int64)
     for a in range(count):
         spans[a, 0], spans[a, 1] = np.int64(indptr[rows[a]]), np.int64(indptr[rows[a] + 1])
-    scatter_spans(data, indices, indices, spans, count, out, False)  # no permutation: perm is not read
+    scatter(data, indices, indices, spans, count, out, False)  # no permutation: perm is not read
+
+
+@numba.njit(cache=True)
+def _binary_mv_scatter(data, indices, indptr, spikes, out, err):
+    _event_scatter(scatter_spans, data, indices, indptr, spikes, out)
+
+
+@numba.njit(cache=True)
+def _binary_mv_scatter_threaded(data, indices, indptr, spikes, out, err):
+    _event_scatter(scatter_spans_threaded, data, indices, indptr, spikes, out)
 
 
 @numba.njit(cache=True, fastmath=FASTMATH)
@@ -213,6 +226,14 @@ def _binary_csrmm_scatter(data, indices, indptr, B, out, err):
 
 
 csrmv_kernel = by_direction('csrmv', _mv_scatter, _mv_gather, _mv_gather_parallel)
-binary_csrmv_kernel = by_direction('binary_csrmv', _binary_mv_scatter, _binary_mv_gather, _binary_mv_gather_parallel)
+_binary_csrmv_kernel = by_direction('binary_csrmv', _binary_mv_scatter, _binary_mv_gather,
+                                    _binary_mv_gather_parallel)
+
+
+def binary_csrmv_kernel(*, transpose, shape, outs):
+    """The kernel for ``binary_csrmv``: a scatter on numba's threads only for a matrix that can need them."""
+    if transpose:
+        return scatter_kernel(shape, _binary_mv_scatter, _binary_mv_scatter_threaded)
+    return _binary_csrmv_kernel(transpose=transpose, shape=shape, outs=outs)
 csrmm_kernel = by_direction('csrmm', _csrmm_scatter, _mm_gather, _mm_gather_parallel)
 binary_csrmm_kernel = by_direction('binary_csrmm', _binary_csrmm_scatter, _binary_mm_gather, _binary_mm_gather_parallel)

@@ -7,7 +7,8 @@ visits only the rows that carry an event and adds each kept synapse into
 ``out[slot, column]``. Under donation or in a ``lax.scan`` carry that is all
 the work, so a delivery costs events x synapses, not the ring's size.
 
-For large structures (from ``PREFETCH_MIN_ENTRIES`` stored entries) the
+For large structures (from ``PREFETCH_MIN_ENTRIES`` stored entries; only
+matrices of that many entries get the kernel that can take this path) the
 kernel lists the event rows first and runs a two-stage pipeline: it asks
 the caches for the columns, weights and delays of the row ``2 * ROWS_AHEAD``
 rows ahead, and for the ring entries the row ``ROWS_AHEAD`` ahead will add
@@ -80,23 +81,48 @@ def _is_event(x, weighted):
     return x != 0 if weighted else x > 0
 
 
+@numba.njit(cache=True, inline='always')
+def _now(out, t):
+    """The ring slot of step ``t`` (floor modulo: a negative ``t`` counts back from the end)."""
+    return _U(np.int64(t[0]) % np.int64(out.shape[0]))
+
+
+@numba.njit(cache=True, inline='always')
+def _deliver_each_row(events, data, indices, indptr, delays, now, out, weighted):
+    """Every row, tested for an event (``indptr`` is trusted)."""
+    length, n = _U(out.shape[0]), _U(out.shape[1])
+    one = out.dtype.type(1)
+    flat = out.reshape(-1)
+    for i in range(events.shape[0]):
+        x = events[i]
+        if _is_event(x, weighted):
+            _deliver_row(flat, data, indices, delays, _U(np.int64(indptr[i])), _U(np.int64(indptr[i + 1])), now,
+                         out.dtype.type(x) if weighted else one, n, length, not weighted)
+
+
 @numba.njit(cache=True)
 def _deliver(events, data, indices, indptr, delays, t, out, weighted):
+    """The delivery of a structure below ``PREFETCH_MIN_ENTRIES`` stored entries."""
+    if out.shape[0] == 0 or out.shape[1] == 0:
+        return
+    _deliver_each_row(events, data, indices, trusted_indptr(indptr, indices.shape[0]), delays, _now(out, t), out,
+                      weighted)
+
+
+@numba.njit(cache=True)
+def _deliver_pipelined(events, data, indices, indptr, delays, t, out, weighted):
+    """The delivery that lists the event rows and prefetches ahead from ``PREFETCH_MIN_ENTRIES`` stored entries on."""
     length, n = _U(out.shape[0]), _U(out.shape[1])
     nnz = indices.shape[0]
     if length == 0 or n == 0:
         return
     indptr = trusted_indptr(indptr, nnz)
-    now = _U(np.int64(t[0]) % np.int64(length))  # floor modulo: a negative t counts back from the end
+    now = _now(out, t)
+    if nnz < PREFETCH_MIN_ENTRIES:
+        _deliver_each_row(events, data, indices, indptr, delays, now, out, weighted)
+        return
     one = out.dtype.type(1)
     flat = out.reshape(-1)
-    if nnz < PREFETCH_MIN_ENTRIES:
-        for i in range(events.shape[0]):
-            x = events[i]
-            if _is_event(x, weighted):
-                _deliver_row(flat, data, indices, delays, _U(np.int64(indptr[i])), _U(np.int64(indptr[i + 1])), now,
-                             out.dtype.type(x) if weighted else one, n, length, not weighted)
-        return
     rows = _event_rows(events, weighted)
     for a in range(rows.shape[0]):
         if a + 2 * ROWS_AHEAD < rows.shape[0]:
@@ -139,8 +165,27 @@ def _weighted(ring, events, data, indices, indptr, delays, t, out, err):
     _deliver(events, data, indices, indptr, delays, t, out, True)
 
 
-def csr_delay_deliver_kernel(*, weighted):
-    """The numba kernel of ``csr_delay_deliver``: one per event mode; ``out`` aliases ``ring``."""
+@numba.njit(cache=True)
+def _binary_pipelined(ring, events, data, indices, indptr, delays, t, out, err):
+    _deliver_pipelined(events, data, indices, indptr, delays, t, out, False)
+
+
+@numba.njit(cache=True)
+def _weighted_pipelined(ring, events, data, indices, indptr, delays, t, out, err):
+    _deliver_pipelined(events, data, indices, indptr, delays, t, out, True)
+
+
+def csr_delay_deliver_kernel(*, shape, weighted):
+    """The numba kernel of ``csr_delay_deliver``: one per event mode; ``out`` aliases ``ring``.
+
+    Only a matrix of ``PREFETCH_MIN_ENTRIES`` entries or more (``m * n``)
+    gets the kernel that can take the prefetching pipeline: a smaller one
+    (without repeated entries) never reaches it, and its kernel compiles in
+    a third of the time.
+    """
+    m, n = shape
+    if m * n >= PREFETCH_MIN_ENTRIES:
+        return _weighted_pipelined if weighted else _binary_pipelined
     return _weighted if weighted else _binary
 
 

@@ -15,7 +15,7 @@ import numba
 import numpy as np
 
 from eventjax.kernels.common.numba_events import FASTMATH, event_columns
-from eventjax.kernels.common.numba_scatter import packed_rows, scatter_spans
+from eventjax.kernels.common.numba_scatter import packed_rows, scatter_kernel, scatter_spans, scatter_spans_threaded
 
 _U = np.uint64
 
@@ -30,8 +30,8 @@ def _bounds(indptr, i, nnz):
 
 
 @numba.njit(cache=True, inline='always')
-def _scatter_rows(data, indices, indptr, perm, ids, count, out, permuted):
-    """out[indices[k]] += w(k) over the entries of each listed row (``numba_scatter``: threads, prefetching)."""
+def _scatter_rows(scatter, data, indices, indptr, perm, ids, count, out, permuted):
+    """out[indices[k]] += w(k) over the entries of each listed row, by ``scatter`` (of ``numba_scatter``)."""
     if count[0] > ids.shape[0]:
         out[:] = np.nan  # an overflowed list: NaN everywhere, never a silent drop
         return
@@ -44,22 +44,38 @@ def _scatter_rows(data, indices, indptr, perm, ids, count, out, permuted):
         if i < m:
             spans[rows, 0], spans[rows, 1] = _bounds(indptr, np.int64(i), nnz)
             rows += 1
-    scatter_spans(data, indices, perm, spans, rows, out, permuted)
+    scatter(data, indices, perm, spans, rows, out, permuted)
 
 
-def binary_csrmv_indexed_kernel(permuted):
-    """The numba kernel: a scatter from the listed rows (weights through ``perm`` when ``permuted``)."""
-    return _scatter_permuted if permuted else _scatter
+def binary_csrmv_indexed_kernel(shape, permuted):
+    """The numba kernel: a scatter from the listed rows (weights through ``perm`` when ``permuted``).
+
+    Only a matrix that can hold ``numba_scatter.SCATTER_PARALLEL_MIN_ENTRIES``
+    entries gets the scatter that splits large calls over threads.
+    """
+    if permuted:
+        return scatter_kernel(shape, _scatter_permuted, _scatter_permuted_threaded)
+    return scatter_kernel(shape, _scatter, _scatter_threaded)
 
 
 @numba.njit(cache=True)
 def _scatter(data, indices, indptr, perm, ids, count, out, err):
-    _scatter_rows(data, indices, indptr, perm, ids, count, out, False)
+    _scatter_rows(scatter_spans, data, indices, indptr, perm, ids, count, out, False)
 
 
 @numba.njit(cache=True)
 def _scatter_permuted(data, indices, indptr, perm, ids, count, out, err):
-    _scatter_rows(data, indices, indptr, perm, ids, count, out, True)
+    _scatter_rows(scatter_spans, data, indices, indptr, perm, ids, count, out, True)
+
+
+@numba.njit(cache=True)
+def _scatter_threaded(data, indices, indptr, perm, ids, count, out, err):
+    _scatter_rows(scatter_spans_threaded, data, indices, indptr, perm, ids, count, out, False)
+
+
+@numba.njit(cache=True)
+def _scatter_permuted_threaded(data, indices, indptr, perm, ids, count, out, err):
+    _scatter_rows(scatter_spans_threaded, data, indices, indptr, perm, ids, count, out, True)
 
 
 @numba.njit(cache=True, fastmath=FASTMATH, inline='always')
@@ -134,16 +150,26 @@ def _packed_bounds(indptr, sizes, i, nnz):
     return _bounds(indptr, i, nnz)
 
 
-@numba.njit(cache=True)
-def _packed_scatter(data, indices, indptr, words, sizes, out, err):
-    """out[indices[e]] += w(e) over the rows of the set bits; a word without events costs one test."""
+@numba.njit(cache=True, inline='always')
+def _packed_scatter_rows(scatter, data, indices, indptr, words, sizes, out):
+    """out[indices[e]] += w(e) over the rows of the set bits, by ``scatter``; a word without events costs one test."""
     m, nnz = np.int64(sizes[0]), np.int64(indices.shape[0])
     rows = np.empty(min(m, words.shape[0] * 32), np.int64)
     count = packed_rows(words, m, rows)
     spans = np.empty((count, 2), np.int64)
     for a in range(count):
         spans[a, 0], spans[a, 1] = _packed_bounds(indptr, sizes, rows[a], nnz)
-    scatter_spans(data, indices, indices, spans, count, out, False)  # no permutation: perm is not read
+    scatter(data, indices, indices, spans, count, out, False)  # no permutation: perm is not read
+
+
+@numba.njit(cache=True)
+def _packed_scatter(data, indices, indptr, words, sizes, out, err):
+    _packed_scatter_rows(scatter_spans, data, indices, indptr, words, sizes, out)
+
+
+@numba.njit(cache=True)
+def _packed_scatter_threaded(data, indices, indptr, words, sizes, out, err):
+    _packed_scatter_rows(scatter_spans_threaded, data, indices, indptr, words, sizes, out)
 
 
 @numba.njit(cache=True, fastmath=FASTMATH)
@@ -161,6 +187,14 @@ def _packed_gather(data, indices, indptr, words, sizes, out, err):
         out[r] = acc
 
 
-def binary_csrmv_packed_kernel(transpose):
-    """The numba kernel of the bit-packed product: a scatter over set bits, or a gather testing bits."""
-    return _packed_scatter if transpose else _packed_gather
+def binary_csrmv_packed_kernel(shape, fixed, transpose):
+    """The numba kernel of the bit-packed product: a scatter over set bits, or a gather testing bits.
+
+    The scatter splits large calls over threads only for a matrix that can
+    hold ``numba_scatter.SCATTER_PARALLEL_MIN_ENTRIES`` entries (``m * k``
+    for a FCN matrix).
+    """
+    if not transpose:
+        return _packed_gather
+    m, n = shape
+    return scatter_kernel((m, fixed or n), _packed_scatter, _packed_scatter_threaded)
