@@ -41,7 +41,8 @@ from eventjax.kernels.common.numba_scatter import event_rows
 __all__ = ['csr_delay_deliver_kernel', 'csr_delay_deliver_layout_kernel']
 
 # The layout kernel asks for the ring entries of the row ahead from a ring of this many entries on
-# (float32: 2 MiB, beyond a core's L2); below, the ring stays in L2 and the hints cost more than they save.
+# (float32: 2 MiB, beyond a core's level-2 cache); below, the ring stays in that cache and the hints
+# cost more than they save.
 TARGETS_PREFETCH_MIN = 1 << 19
 
 _U = np.uint64
