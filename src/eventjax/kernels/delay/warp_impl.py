@@ -48,11 +48,26 @@ def _event_value(et, at, weighted):
 
 
 @functools.cache
+def _ring_now():
+    """A ``wp.func``: the ring row of step ``t[0]`` (floor modulo: a negative step counts back from the end)."""
+    wp = import_warp()
+
+    @wp.func
+    def ring_now(t: wp.array(dtype=wp.int32), length: int) -> int:
+        now = t[0] % length
+        if now < 0:
+            now += length
+        return now
+    return ring_now
+
+
+@functools.cache
 def _deliver(rt, et, wt, it, weighted):
     wp = import_warp()
     as_index = index_reader(it)
     at = accumulator_type(rt)
     value, active = _event_value(et, at, weighted)
+    ring_now = _ring_now()
 
     @wp.kernel(module='unique', enable_backward=False)
     def deliver(events: wp.array(dtype=et), data: wp.array(dtype=wt),
@@ -66,15 +81,9 @@ def _deliver(rt, et, wt, it, weighted):
         length = out.shape[0]
         n = out.shape[1]
         nnz = indices.shape[0]
-        wstep = 1
-        if data.shape[0] == 1:
-            wstep = 0
-        dstep = 1
-        if delays.shape[0] == 1:
-            dstep = 0
-        now = t[0] % length
-        if now < 0:
-            now += length
+        wstep = wp.where(data.shape[0] == 1, 0, 1)  # one shared weight (or delay): always entry 0
+        dstep = wp.where(delays.shape[0] == 1, 0, 1)
+        now = ring_now(t, length)
         start, end = int(indptr[i]), int(indptr[i + 1])
         if start < 0 or end < start or end > nnz:
             return
@@ -101,6 +110,7 @@ def _deliver_layout(rt, et, wt, pt, weighted):
     wp = import_warp()
     at = accumulator_type(rt)
     value, active = _event_value(et, at, weighted)
+    ring_now = _ring_now()
 
     @wp.kernel(module='unique', enable_backward=False)
     def deliver(events: wp.array(dtype=et), data: wp.array(dtype=wt), offsets: wp.array(dtype=wp.int32),
@@ -113,12 +123,8 @@ def _deliver_layout(rt, et, wt, pt, weighted):
         length = out.shape[0]
         n = out.shape[1]
         nnz = offsets.shape[0]
-        wstep = 1
-        if data.shape[0] == 1:
-            wstep = 0
-        now = t[0] % length
-        if now < 0:
-            now += length
+        wstep = wp.where(data.shape[0] == 1, 0, 1)
+        now = ring_now(t, length)
         back = (length - now) * n  # now * n + offset - L * n stays within int32
         start, end = int(indptr[i]), int(indptr[i + 1])
         if start < 0 or end < start or end > nnz:
