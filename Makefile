@@ -24,11 +24,11 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 
 test: setup
-	$(BIN)/python -m pytest -n 2 --dist loadfile -q tests
+	$(BIN)/python -m pytest -n 2 --dist loadfile -q tests benchmarks/tests
 	$(BIN)/python -m stress --mode short
 
 test-fast: setup
-	$(BIN)/python -m pytest -n 2 --dist loadfile -q -x tests
+	$(BIN)/python -m pytest -n 2 --dist loadfile -q -x tests benchmarks/tests
 
 # The minutes-long variants `make test` leaves out (tests marked `long`), then the differential
 # tests with more draws per operator than the default run's.
@@ -45,11 +45,13 @@ stress: setup
 
 BENCH_ARGS ?=
 
-# brainevent and scipy give eventjax bench its side-by-side columns; only this target installs them.
+# Everything that times or compares lives in benchmarks/ (not in the wheel): eventjax bench's tables, then
+# the machinery timings of benchmarks/micro. brainevent and scipy give the side-by-side columns; only this
+# target installs them.
 bench: setup
 	$(BIN)/python -m pip install -q -e '.[compare]'
 	$(BIN)/python -m eventjax bench $(BENCH_ARGS)
-	$(BIN)/python -m bench
+	$(BIN)/python -m benchmarks.micro
 
 # 1 vs 2 processes on localhost at 100,000 neurons, spike exchange timed apart.
 .PHONY: bench-distributed
@@ -69,7 +71,7 @@ demo: setup
 	$(BIN)/python docs/examples/cuba.py
 
 lint: setup
-	$(BIN)/python -m ruff check src tests stress bench docs/examples
+	$(BIN)/python -m ruff check src tests stress benchmarks docs/examples
 	$(BIN)/python tools/check_layers.py
 
 clean:

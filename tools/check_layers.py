@@ -1,6 +1,6 @@
 """Check that imports inside src/eventjax flow one way, for every module.
 
-Layers, highest first: __main__ -> cli -> benchmarks -> compat -> the package root
+Layers, highest first: __main__ -> cli -> compat -> the package root
 (eventjax/__init__.py) -> serving -> distributed -> containers -> kernels ->
 backends -> primitive -> config -> errors -> _version. A module may import from its own layer or a
 lower one, never a higher one; a module in no layer is itself a problem, so
@@ -16,7 +16,7 @@ import ast
 import pathlib
 import sys
 
-LAYERS = ['__main__', 'cli', 'benchmarks', 'compat', '', 'serving', 'distributed', 'containers', 'kernels', 'backends',
+LAYERS = ['__main__', 'cli', 'compat', '', 'serving', 'distributed', 'containers', 'kernels', 'backends',
           'primitive', 'config',
           'errors', '_version']  # '' is the package root
 ROOT = pathlib.Path(__file__).resolve().parent.parent / 'src' / 'eventjax'

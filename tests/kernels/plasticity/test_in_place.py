@@ -12,9 +12,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from benchmarks.plasticity import weight_copies
 
 import eventjax as ej
-from eventjax.benchmarks.plasticity import weight_copies
 from eventjax.kernels.common import compaction
 from eventjax.kernels.plasticity import numba_impl
 

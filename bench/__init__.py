@@ -1,1 +1,0 @@
-"""Benchmarks; run with ``python -m bench`` (``make bench``)."""
