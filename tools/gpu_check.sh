@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
-# The GPU checks, run on a machine with an NVIDIA GPU (the device tool's H200):
-#   warp lands from .gpu/ (a GPU-only warp-lang 1.19 split in two parts: the
-#   machine has no network), then the GPU tests of the bridges and of every
-#   kernel family run with JAX's default platform = gpu (the cuda backend's
-#   C++/CUDA kernels built with the toolkit's nvcc, numba_cuda's kernels compiled to PTX by
-#   numba-cuda), then a short timing.
-# numba-cuda has no network to come from there: put its wheels in .gpu/numba_cuda/ first
+# eventjax's GPU checks, for a machine with an NVIDIA GPU and no network access:
+#   a GPU build of warp-lang 1.19 is unpacked from .gpu/a/ and .gpu/b/ (an xz tar split in parts,
+#   made beforehand on a machine with network access), then the GPU tests of the bridges and of
+#   every kernel family run with JAX's default platform = gpu (the cuda backend's C++/CUDA kernels
+#   built with the toolkit's nvcc, numba_cuda's kernels compiled to PTX by numba-cuda), then a
+#   short timing. Results go to $OUT (default /tmp/gpu-out).
+# numba-cuda's wheels go in .gpu/numba_cuda/ beforehand
 #   (pip download --no-deps --only-binary=:all: -d .gpu/numba_cuda 'numba-cuda>=0.30,<0.31'
 #    'cuda-bindings>=13,<14' 'cuda-core>=0.5,<2' 'cuda-pathfinder>=1.4,<2' 'nvidia-cuda-nvrtc>=13,<14');
 #   without them the numba_cuda tests skip, saying numba-cuda is not installed.
 set -u
 OUT=${OUT:-/tmp/gpu-out}
 mkdir -p "$OUT" /tmp/site
-cat $(ls /tmp/parts/part_* .gpu/a/part_* .gpu/b/part_* 2>/dev/null | sort -t_ -k2 -u) | xz -d | tar xf - -C /tmp/site || { echo "cannot unpack warp"; exit 2; }
+cat $(ls .gpu/a/part_* .gpu/b/part_* 2>/dev/null | sort -t_ -k2 -u) | xz -d | tar xf - -C /tmp/site || { echo "cannot unpack warp"; exit 2; }
 export PYTHONPATH=/tmp/site:$PWD/src:$PWD
 export NUMBA_CACHE_DIR=/tmp/numba_cache PYTHONUNBUFFERED=1
 # several test processes share one GPU: none may grab most of its memory up front

@@ -11,7 +11,7 @@ of entry ranges (:func:`event_rows`, :func:`packed_rows`, then
 threads is most of the compile time of a dtype signature).
 
 Why the loops look the way they do (2-core AVX-512 machine, 100
-connections per row; measured under load, so as ratios):
+connections per row; read as ratios within one run):
 
 - A bool vector is read eight flags per 64-bit word, and a block of eight
   words with no event costs one test: at 100,000 neurons and 0.1% events

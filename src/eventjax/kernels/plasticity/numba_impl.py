@@ -25,10 +25,10 @@ mispredicts, and the update ran 10x slower than the forward product. Indices are
 drops a bad one. From ``PREFETCH_MIN_ENTRIES`` stored entries on (beyond
 the last-level cache) the rows (columns) ``ROWS_AHEAD`` events ahead are
 prefetched, as in the forward product's scatter. The loops stay serial:
-numba's threads cost more to wake than a typical update takes (under load
-a parallel loop measured 50x slower; splitting the 2,000 event rows of
-n = 100,000 at 2% among threads measured 14x slower than the serial loop
-under load 10), and without validated structure two columns of the column
+numba's threads cost more to wake than a typical update takes (with other
+processes on the cores a parallel loop measured 50x slower; splitting the
+2,000 event rows of n = 100,000 at 2% among threads measured 14x slower
+than the serial loop), and without validated structure two columns of the column
 view may name the same weight.
 """
 
