@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import eventjax as ej
-from eventjax.backends import native_build
+from eventjax.backends.native import build as native_build
 from stress.config_flip import flip_while_working
 from stress.harness import Report
 

@@ -24,7 +24,7 @@ from stress.harness import Report, run_threads, watched
 try:  # module globals, not closure cells, so the bridge can cache the handler on disk
     import numba
 
-    from eventjax.backends.numba_bridge import report_error
+    from eventjax.backends.numba.bridge import report_error
 except ImportError:  # the scenario reports itself skipped
     numba = report_error = None
 
@@ -96,7 +96,7 @@ def run(seconds: float, threads: int = 8, long: bool = False) -> Report:
     if 'numba' not in ops.usable_cpu_backends():
         report.extra['skipped'] = 'numba not available'
         return report
-    from eventjax.backends import numba_bridge  # noqa: PLC0415
+    from eventjax.backends.numba import bridge as numba_bridge  # noqa: PLC0415
 
     report.extra['layer'] = numba_bridge.threading_layer()
     seed = int(time.time()) % 100_000 + 5

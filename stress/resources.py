@@ -25,7 +25,7 @@ TARGET_GROWTH_BOUND = 0
 def _target_count() -> int | None:
     if 'numba' not in ops.usable_cpu_backends():
         return None
-    from eventjax.backends import numba_bridge  # noqa: PLC0415
+    from eventjax.backends.numba import bridge as numba_bridge  # noqa: PLC0415
 
     return numba_bridge.target_count()
 

@@ -336,7 +336,7 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(eventjax_names_twice, Twice,
 class TestNativeKernels:
     def test_load_cpp_inline_registers_name_dot_function(self):
         # be: load_cpp_inline
-        from eventjax.backends import native_build
+        from eventjax.backends.native import build as native_build
 
         if not native_build.cpp_toolchain().path:
             pytest.skip('no C++ compiler')
@@ -351,7 +351,7 @@ class TestNativeKernels:
     def test_load_cuda_inline_and_file_build_for_the_gpu(self, tmp_path):
         # be: load_cuda_inline
         # be: load_cuda_file
-        from eventjax.backends import native_build
+        from eventjax.backends.native import build as native_build
 
         if not native_build.cuda_toolchain().path:
             pytest.skip('nvcc is not installed')

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numba
 import numpy as np
 
-from eventjax.backends import numba_bridge
+from eventjax.backends.numba import bridge as numba_bridge
 
 N = 2000
 CALLS = 3000
@@ -71,7 +71,7 @@ _FIRST_CALL = textwrap.dedent("""
     import time
     t0 = time.perf_counter()
     import jax, numba, numpy as np
-    from eventjax.backends import numba_bridge
+    from eventjax.backends.numba import bridge as numba_bridge
     t1 = time.perf_counter()
     @numba.njit
     def total(x, out):

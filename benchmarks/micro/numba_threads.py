@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import eventjax as ej
-from eventjax.backends import numba_threads
+from eventjax.backends.numba import threads as numba_threads
 
 N = 100_000
 CONN = 100

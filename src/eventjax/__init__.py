@@ -2,10 +2,11 @@
 
 from eventjax import config, errors
 from eventjax._version import __version__ as __version__
-from eventjax.backends import XLACustomKernel, backends_available, numba_threads
-from eventjax.backends.native_bridge import NativeKernel
-from eventjax.backends.native_modules import load_cpp_inline, load_cuda_file, load_cuda_inline
-from eventjax.backends.numba_cuda_backend import NumbaCudaKernel, numba_cuda_kernel
+from eventjax.backends import XLACustomKernel, backends_available
+from eventjax.backends.native.bridge import NativeKernel
+from eventjax.backends.native.modules import load_cpp_inline, load_cuda_file, load_cuda_inline
+from eventjax.backends.numba import threads as numba_threads
+from eventjax.backends.numba_cuda import NumbaCudaKernel, numba_cuda_kernel
 from eventjax.config import clear_backends, get_backend, set_backend
 from eventjax.containers import (
     COO,

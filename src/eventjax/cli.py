@@ -64,7 +64,7 @@ def _numba_threads() -> str:
     except ImportError:
         return 'numba is not installed'
     try:
-        from eventjax.backends import numba_bridge
+        from eventjax.backends.numba import bridge as numba_bridge
 
         layer = numba_bridge.threading_layer()
         return f'layer {layer!r}, {numba_bridge.get_num_threads()} of {numba.config.NUMBA_NUM_THREADS} threads'

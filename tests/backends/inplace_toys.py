@@ -12,7 +12,7 @@ import numba
 from jax.experimental import pallas as pl
 
 import eventjax as ej
-from eventjax.backends.warp_bridge import ByInputDtypes, WarpKernelSpec, import_warp, warp_dtype
+from eventjax.backends.warp.bridge import ByInputDtypes, WarpKernelSpec, import_warp, warp_dtype
 
 wp = import_warp()
 

@@ -66,7 +66,7 @@ class TestReport:
         (True, True, None),
     ])
     def test_warp_on_gpu_says_which_of_warp_and_jax_lacks_the_device(self, monkeypatch, cuda, jax_gpu, reason):
-        from eventjax.backends import warp_bridge
+        from eventjax.backends.warp import bridge as warp_bridge
 
         monkeypatch.setattr(bridge, 'package_missing', lambda module: False)
         monkeypatch.setattr(bridge, 'jax_has_platform', lambda platform: jax_gpu)
@@ -86,8 +86,8 @@ class TestMissingPackages:
         assert not numba and numba.fix == 'pip install numba'
 
     def test_importing_the_backends_imports_neither_warp_nor_numba(self):
-        code = ('import sys, eventjax.backends.availability, eventjax.backends.warp_bridge, '
-                'eventjax.backends.pallas_bridge; '
+        code = ('import sys, eventjax.backends.availability, eventjax.backends.warp.bridge, '
+                'eventjax.backends.pallas; '
                 "assert 'warp' not in sys.modules and 'numba' not in sys.modules, sorted(sys.modules)")
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
         subprocess.run([sys.executable, '-c', code], check=True, env=env, timeout=120)

@@ -12,7 +12,7 @@ import jax.ffi
 import numpy as np
 import pytest
 
-from eventjax.backends import ffi_abi
+from eventjax.backends.numba import ffi_abi
 
 # Each constant of the mirror, and the C expression it must equal.
 EXPECTED = {

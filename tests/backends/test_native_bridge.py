@@ -19,8 +19,9 @@ import numpy as np
 import pytest
 
 import eventjax as ej
-from eventjax.backends import native_bridge, native_build
-from eventjax.backends.native_bridge import NativeKernel, c_type, compile_kernel, ffi_type
+from eventjax.backends.native import bridge as native_bridge
+from eventjax.backends.native import build as native_build
+from eventjax.backends.native.bridge import NativeKernel, c_type, compile_kernel, ffi_type
 from eventjax.errors import KernelCompilationError, KernelSpecError
 
 SCALE = textwrap.dedent('''\
@@ -192,7 +193,7 @@ class TestBuildCache:
         wrapper.chmod(0o755)
         script = textwrap.dedent('''\
             import os, sys, time
-            from eventjax.backends.native_bridge import NativeKernel, compile_kernel
+            from eventjax.backends.native.bridge import NativeKernel, compile_kernel
             open(sys.argv[1] + sys.argv[2], 'w').close()
             deadline = time.monotonic() + 120
             while not all(os.path.exists(sys.argv[1] + n) for n in '01') and time.monotonic() < deadline:

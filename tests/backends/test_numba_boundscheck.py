@@ -8,7 +8,7 @@ import pytest
 numba = pytest.importorskip('numba')
 
 import eventjax as ej  # noqa: E402
-from eventjax.backends import numba_bridge as nb  # noqa: E402
+from eventjax.backends.numba import bridge as nb  # noqa: E402
 
 OUT = (jax.ShapeDtypeStruct((4,), np.float32),)
 

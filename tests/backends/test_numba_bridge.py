@@ -14,7 +14,7 @@ from jax.interpreters import mlir
 
 numba = pytest.importorskip('numba')
 
-from eventjax.backends import numba_bridge as nb  # noqa: E402
+from eventjax.backends.numba import bridge as nb  # noqa: E402
 from eventjax.errors import NumbaKernelError  # noqa: E402
 
 
@@ -331,7 +331,7 @@ class TestThreads:
         nb.set_num_threads(None)
 
     def test_the_threading_layer_is_thread_safe_or_serialised(self):
-        from eventjax.backends import numba_threads
+        from eventjax.backends.numba import threads as numba_threads
 
         layer = nb.threading_layer()
         assert layer == numba.threading_layer()  # the layer numba actually launched
@@ -344,7 +344,7 @@ class TestThreads:
     def test_the_environments_tbb_is_preferred_to_openmp(self):
         # Under load OpenMP waits milliseconds for a descheduled thread; TBB's caller does the work.
         env = {k: v for k, v in os.environ.items() if k != 'NUMBA_THREADING_LAYER'}
-        code = 'from eventjax.backends.numba_threads import threading_layer; print(threading_layer())'
+        code = 'from eventjax.backends.numba.threads import threading_layer; print(threading_layer())'
         layer = subprocess.run([sys.executable, '-c', code], env=env, capture_output=True, text=True,
                                timeout=120, check=True).stdout.strip()
         installed = os.path.exists(os.path.join(sys.prefix, 'lib', 'libtbb.so.12'))
@@ -388,7 +388,7 @@ class TestPrefetch:
     """``prefetch`` is a cache hint a kernel may issue anywhere, even past an array's end."""
 
     def test_hints_change_nothing_and_never_fault(self):
-        from eventjax.backends.numba_intrinsics import prefetch
+        from eventjax.backends.numba.intrinsics import prefetch
 
         @numba.njit
         def total(x, w):
@@ -401,7 +401,7 @@ class TestPrefetch:
 
     @pytest.mark.parametrize('index', [(1, 2), 1.5])
     def test_an_index_that_does_not_fit_the_array_is_a_typing_error(self, index):
-        from eventjax.backends.numba_intrinsics import prefetch
+        from eventjax.backends.numba.intrinsics import prefetch
 
         @numba.njit
         def hint(x, i):

@@ -11,8 +11,9 @@ import pytest
 
 numba = pytest.importorskip('numba')
 
-from eventjax.backends import numba_bridge as nb  # noqa: E402
-from eventjax.backends import numba_codegen, numba_keying  # noqa: E402
+from eventjax.backends.numba import bridge as nb  # noqa: E402
+from eventjax.backends.numba import codegen as numba_codegen  # noqa: E402
+from eventjax.backends.numba import keying as numba_keying  # noqa: E402
 
 OUT = (jax.ShapeDtypeStruct((3,), np.float32),)
 X = np.ones(3, np.float32)
@@ -85,7 +86,7 @@ class TestInProcess:
 _SCRIPT = textwrap.dedent("""
     import sys
     import jax, numba, numpy as np
-    from eventjax.backends import numba_bridge as nb
+    from eventjax.backends.numba import bridge as nb
 
     S, G = float(sys.argv[1]), np.array(float(sys.argv[2]), np.float32)
     ACC = {'int64': numba.int64, 'float64': numba.float64}[sys.argv[3]]
@@ -192,7 +193,7 @@ class TestEditsAcrossProcesses:
 _FACTORY = textwrap.dedent("""
     import sys
     import jax, numba, numpy as np
-    from eventjax.backends import numba_bridge as nb
+    from eventjax.backends.numba import bridge as nb
 
     OUT = (jax.ShapeDtypeStruct((3,), np.float32),)
 

@@ -15,7 +15,8 @@ import pytest
 
 import eventjax as ej
 from eventjax import cli
-from eventjax.backends import native_build, numba_cuda_backend
+from eventjax.backends import numba_cuda as numba_cuda_backend
+from eventjax.backends.native import build as native_build
 from eventjax.errors import KernelSpecError
 
 HAS_NUMBA_CUDA = importlib.util.find_spec('numba_cuda') is not None
@@ -27,7 +28,7 @@ needs_gpu = pytest.mark.skipif(not ON_GPU, reason='no GPU for the numba_cuda bac
 if HAS_NUMBA_CUDA:
     from numba import cuda
 
-    from eventjax.backends import numba_cuda_bridge as ncb
+    from eventjax.backends.numba_cuda import bridge as ncb
 
     @cuda.jit
     def twice(x, y):
@@ -75,7 +76,7 @@ class TestStatus:
         assert any('gpu' in line and ('yes' in line if ON_GPU else 'no: ' in line) for line in lines)
 
     def test_without_numba_cuda_the_reason_names_the_extra(self, monkeypatch):
-        monkeypatch.setattr(numba_cuda_backend.bridge, 'package_missing', lambda name: name == 'numba_cuda')
+        monkeypatch.setattr(numba_cuda_backend.core, 'package_missing', lambda name: name == 'numba_cuda')
         status = numba_cuda_backend.status('gpu')
         assert not status.available and 'numba-cuda' in status.reason and 'eventjax[numba-cuda]' in status.fix
 

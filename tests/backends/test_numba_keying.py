@@ -8,7 +8,7 @@ import pytest
 
 numba = pytest.importorskip('numba')
 
-from eventjax.backends.numba_keying import describe_kernel, kernel_fingerprint  # noqa: E402
+from eventjax.backends.numba.keying import describe_kernel, kernel_fingerprint  # noqa: E402
 
 
 def scale_by(s):

@@ -7,7 +7,7 @@ import pytest
 from jax.experimental import pallas as pl
 
 from eventjax.backends.availability import backend_status
-from eventjax.backends.pallas_bridge import PallasKernelSpecError, pallas_kernel_generator
+from eventjax.backends.pallas import PallasKernelSpecError, pallas_kernel_generator
 
 
 def affine_kg(*, outs):

@@ -58,7 +58,7 @@ print('walkthrough ok')
 
 # The backend README's C++ kernel, checked under jit, vmap and grad.
 CHECK_CPP = """
-from eventjax.backends import native_build
+from eventjax.backends.native import build as native_build
 if native_build.cpp_toolchain().path:
     np.testing.assert_allclose(y, [0.0, 1.0, 4.0, 9.0])
     sds = lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype)
@@ -102,6 +102,6 @@ def test_the_readme_walkthroughs_add_a_backend_and_an_operator_family(tmp_path):
     run = subprocess.run([sys.executable, '-c', script], env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]
     assert 'walkthrough ok' in run.stdout
-    from eventjax.backends import native_build
+    from eventjax.backends.native import build as native_build
 
     assert 'cpp walkthrough ok' in run.stdout or not native_build.cpp_toolchain().path

@@ -11,7 +11,7 @@ import pytest
 wp = pytest.importorskip('warp')
 
 from eventjax.backends.availability import backend_status  # noqa: E402
-from eventjax.backends.warp_bridge import (  # noqa: E402
+from eventjax.backends.warp.bridge import (  # noqa: E402
     SUPPORTED_WARP_DTYPES,
     ByInputDtypes,
     UnsupportedDtypeError,

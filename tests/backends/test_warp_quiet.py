@@ -4,7 +4,7 @@ import os
 import subprocess
 import sys
 
-from eventjax.backends import warp_quiet
+from eventjax.backends.warp import quiet as warp_quiet
 
 
 def test_the_no_driver_line_is_dropped_and_other_lines_are_replayed(capfd):
@@ -15,7 +15,7 @@ def test_the_no_driver_line_is_dropped_and_other_lines_are_replayed(capfd):
 
 
 def test_importing_warp_through_eventjax_prints_nothing_on_stderr():
-    code = 'from eventjax.backends.warp_bridge import import_warp; import_warp().init()'
+    code = 'from eventjax.backends.warp.bridge import import_warp; import_warp().init()'
     proc = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert 'Could not find or load the NVIDIA CUDA driver' not in proc.stderr

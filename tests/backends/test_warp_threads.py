@@ -19,7 +19,7 @@ import pytest
 wp = pytest.importorskip('warp')
 
 from eventjax.backends.availability import backend_status  # noqa: E402
-from eventjax.backends.warp_bridge import WarpKernelSpec, warp_kernel_generator  # noqa: E402
+from eventjax.backends.warp.bridge import WarpKernelSpec, warp_kernel_generator  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not backend_status('warp', 'cpu'), reason='warp cannot run on the CPU here')
 

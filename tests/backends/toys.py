@@ -13,8 +13,8 @@ import numba
 from jax.experimental import pallas as pl
 
 import eventjax as ej
-from eventjax.backends.numba_bridge import report_error
-from eventjax.backends.warp_bridge import WarpKernelSpec, import_warp, warp_dtype
+from eventjax.backends.numba.bridge import report_error
+from eventjax.backends.warp.bridge import WarpKernelSpec, import_warp, warp_dtype
 
 wp = import_warp()
 

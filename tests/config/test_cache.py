@@ -29,7 +29,7 @@ class TestHandlerDir:
     def test_the_numba_bridge_compiles_into_that_folder(self, monkeypatch, tmp_path):
         import numba
 
-        from eventjax.backends import numba_codegen
+        from eventjax.backends.numba import codegen as numba_codegen
 
         monkeypatch.setattr(numba.config, 'CACHE_DIR', '')
         monkeypatch.setenv('XDG_CACHE_HOME', str(tmp_path))
@@ -68,7 +68,7 @@ class TestNativeDir:
 COMPILE = textwrap.dedent('''
     import sys
     import jax, numpy as np, numba
-    from eventjax.backends import numba_bridge as nb
+    from eventjax.backends.numba import bridge as nb
     out = (jax.ShapeDtypeStruct((3,), np.float32),)
     for s in range(2, 2 + int(sys.argv[1])):
         def kg(outs, s=np.float32(s)):
@@ -111,7 +111,7 @@ class TestClearWhileCompiling:
     def test_a_clear_between_writing_and_caching_the_handler_is_retried(self, monkeypatch, tmp_path):
         import numba
 
-        from eventjax.backends import numba_codegen
+        from eventjax.backends.numba import codegen as numba_codegen
 
         monkeypatch.setattr(numba.config, 'CACHE_DIR', str(tmp_path))
         real, calls = numba_codegen._cached_module, []
@@ -131,7 +131,7 @@ class TestClearWhileCompiling:
     def test_a_cache_that_keeps_vanishing_falls_back_to_compiling_without_it(self, monkeypatch, tmp_path):
         import numba
 
-        from eventjax.backends import numba_codegen
+        from eventjax.backends.numba import codegen as numba_codegen
 
         monkeypatch.setattr(numba.config, 'CACHE_DIR', str(tmp_path))
 

@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip('numba')
 
-from eventjax.kernels.common.numba_events import PREFETCH_MIN_ENTRIES, ROWS_AHEAD  # noqa: E402
+from eventjax.kernels.common.numba.events import PREFETCH_MIN_ENTRIES, ROWS_AHEAD  # noqa: E402
 from eventjax.kernels.csr import numba_impl as csr  # noqa: E402
 from eventjax.kernels.fixed_conn import numba_impl as fcn  # noqa: E402
 

@@ -11,8 +11,13 @@ from __future__ import annotations
 import difflib
 import functools
 
-from eventjax.backends import native_bridge, numba_backend, numba_cuda_backend, pallas_bridge, reference, warp_bridge
+from eventjax.backends import jax as reference
+from eventjax.backends import numba as numba_backend
+from eventjax.backends import numba_cuda as numba_cuda_backend
+from eventjax.backends import pallas as pallas_bridge
 from eventjax.backends.bridge import Bridge
+from eventjax.backends.native import bridge as native_bridge
+from eventjax.backends.warp import bridge as warp_bridge
 from eventjax.config import register_backend_catalog
 
 __all__ = ['BRIDGES', 'backend_names', 'get_bridge']

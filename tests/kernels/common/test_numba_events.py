@@ -9,7 +9,7 @@ import pytest
 numba = pytest.importorskip('numba')
 
 import eventjax as ej  # noqa: E402
-from eventjax.kernels.common import numba_events  # noqa: E402
+from eventjax.kernels.common.numba import events as numba_events  # noqa: E402
 from eventjax.kernels.csr import numba_impl as csr_numba  # noqa: E402
 from eventjax.kernels.fixed_conn import numba_impl as fcn_numba  # noqa: E402
 

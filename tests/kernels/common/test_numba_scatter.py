@@ -6,8 +6,8 @@ import pytest
 pytest.importorskip('numba')
 
 import eventjax as ej  # noqa: E402
-from eventjax.kernels.common import numba_scatter  # noqa: E402
-from eventjax.kernels.common.numba_scatter import (  # noqa: E402
+from eventjax.kernels.common.numba import scatter as numba_scatter  # noqa: E402
+from eventjax.kernels.common.numba.scatter import (  # noqa: E402
     SCATTER_PARALLEL_MIN_ENTRIES,
     event_rows,
     packed_rows,

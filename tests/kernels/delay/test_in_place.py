@@ -98,7 +98,7 @@ class TestNumbaLargePath:
 
     def test_only_a_matrix_that_can_reach_the_bound_gets_the_pipelined_kernel(self):
         pytest.importorskip('numba')
-        from eventjax.kernels.common.numba_events import PREFETCH_MIN_ENTRIES
+        from eventjax.kernels.common.numba.events import PREFETCH_MIN_ENTRIES
         from eventjax.kernels.delay import numba_impl
 
         for weighted, small, large in ((False, numba_impl._binary, numba_impl._binary_pipelined),
@@ -110,7 +110,7 @@ class TestNumbaLargePath:
     @pytest.mark.parametrize('homogeneous', [False, True])
     def test_the_prefetching_path_matches_numpy(self, weighted, homogeneous):
         pytest.importorskip('numba')
-        from eventjax.kernels.common.numba_events import PREFETCH_MIN_ENTRIES, ROWS_AHEAD
+        from eventjax.kernels.common.numba.events import PREFETCH_MIN_ENTRIES, ROWS_AHEAD
         from eventjax.kernels.delay import numba_impl
 
         k, n, length = 50, 300, 6

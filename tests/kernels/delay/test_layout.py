@@ -144,7 +144,7 @@ class TestLayoutDelivery:
 def test_the_numba_layout_kernels_prefetching_paths_match_numpy(weighted, homogeneous):
     """A ring past ``TARGETS_PREFETCH_MIN`` entries and a structure past ``PREFETCH_MIN_ENTRIES``: every hint runs."""
     pytest.importorskip('numba')
-    from eventjax.kernels.common.numba_events import PREFETCH_MIN_ENTRIES, ROWS_AHEAD
+    from eventjax.kernels.common.numba.events import PREFETCH_MIN_ENTRIES, ROWS_AHEAD
     from eventjax.kernels.delay import numba_impl
 
     k, length = 50, 6

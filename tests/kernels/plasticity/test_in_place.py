@@ -166,7 +166,7 @@ def test_numba_kernel_repairs_an_unvalidated_indptr_itself():
 def test_numba_bounds_are_an_operand_so_every_pair_shares_one_handler():
     # Compiled into the kernel, each pair of bounds cost a numba compilation (seconds); as an operand, none.
     pytest.importorskip('numba')
-    from eventjax.backends import numba_bridge  # noqa: PLC0415
+    from eventjax.backends.numba import bridge as numba_bridge  # noqa: PLC0415
 
     w, indices, indptr, spikes, trace = _problem(8, 0.5)
     ej.csr_on_pre(w, indices, indptr, spikes, trace, -1.0, 1.0, shape=(M, N), backend='numba')

@@ -20,7 +20,7 @@ from collections.abc import Callable
 import jax
 
 from eventjax.backends import XLACustomKernel
-from eventjax.backends.warp_bridge import ByInputDtypes
+from eventjax.backends.warp.bridge import ByInputDtypes
 from eventjax.kernels.common.rules import register_rules
 
 __all__ = ['ALL_BACKENDS', 'Operator', 'register_kernels']

@@ -11,7 +11,7 @@ column index outside ``[0, n)`` is dropped there too.
 
 from __future__ import annotations
 
-from eventjax.kernels.common.native_sources import product_kernel
+from eventjax.kernels.common.native.sources import product_kernel
 
 __all__ = ['binary_csrmm_kernel', 'binary_csrmv_kernel', 'csrmm_kernel', 'csrmv_kernel']
 

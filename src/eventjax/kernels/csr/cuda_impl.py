@@ -9,7 +9,7 @@ repaired in JAX before the call; a column outside ``[0, n)`` is dropped.
 
 from __future__ import annotations
 
-from eventjax.kernels.common.native_sources import product_kernel
+from eventjax.kernels.common.native.sources import product_kernel
 
 __all__ = ['binary_csrmm_kernel', 'binary_csrmv_kernel', 'csrmm_kernel', 'csrmv_kernel']
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from eventjax.kernels.common.numba_events import (
+from eventjax.kernels.common.numba.events import (
     FASTMATH,
     binary_row_sum,
     by_direction,
@@ -42,7 +42,7 @@ from eventjax.kernels.common.numba_events import (
     row_has_event,
     trusted_indptr,
 )
-from eventjax.kernels.common.numba_scatter import event_rows, scatter_kernel, scatter_spans, scatter_spans_threaded
+from eventjax.kernels.common.numba.scatter import event_rows, scatter_kernel, scatter_spans, scatter_spans_threaded
 
 __all__ = ['binary_csrmm_kernel', 'binary_csrmv_kernel', 'csrmm_kernel', 'csrmv_kernel', 'trusted_indptr']
 

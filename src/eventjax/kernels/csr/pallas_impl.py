@@ -2,8 +2,8 @@
 
 Each generator ``kg(*, shape, transpose, outs)`` returns ``call(data,
 indices, indptr, x, *, interpret)``, the form
-:mod:`eventjax.backends.pallas_bridge` expects; the kernels themselves are
-shared with the FCN family in :mod:`eventjax.kernels.common.pallas_rows`.
+:mod:`eventjax.backends.pallas` expects; the kernels themselves are
+shared with the FCN family in :mod:`eventjax.kernels.common.pallas.rows`.
 
 ``transpose=False`` gathers row by row (one program per block of rows, a
 loop over each row's entries bounded by ``indptr``). ``transpose=True``
@@ -15,7 +15,7 @@ before binding.
 
 from __future__ import annotations
 
-from eventjax.kernels.common.pallas_rows import row_product_call
+from eventjax.kernels.common.pallas.rows import row_product_call
 
 __all__ = ['TPU_UNSUPPORTED', 'binary_csrmm_kernel', 'binary_csrmv_kernel', 'csrmm_kernel', 'csrmv_kernel']
 

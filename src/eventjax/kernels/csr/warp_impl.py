@@ -19,9 +19,9 @@ every stored entry, zeros of ``x`` included.
 
 import functools
 
-from eventjax.backends.warp_bridge import WarpKernelSpec, import_warp
-from eventjax.kernels.common.warp_terms import row_is_idle, weighted_term
-from eventjax.kernels.common.warp_typing import accumulator_type, index_reader, warp_types
+from eventjax.backends.warp.bridge import WarpKernelSpec, import_warp
+from eventjax.kernels.common.warp.terms import row_is_idle, weighted_term
+from eventjax.kernels.common.warp.typing import accumulator_type, index_reader, warp_types
 
 __all__ = ['binary_csrmm_kernel', 'binary_csrmv_kernel', 'csrmm_kernel', 'csrmv_kernel']
 

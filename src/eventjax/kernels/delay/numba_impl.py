@@ -28,15 +28,15 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from eventjax.backends.numba_intrinsics import prefetch
-from eventjax.kernels.common.numba_events import (
+from eventjax.backends.numba.intrinsics import prefetch
+from eventjax.kernels.common.numba.events import (
     PREFETCH_MIN_ENTRIES,
     ROWS_AHEAD,
     event_indices,
     prefetch_entries,
     trusted_indptr,
 )
-from eventjax.kernels.common.numba_scatter import event_rows
+from eventjax.kernels.common.numba.scatter import event_rows
 
 __all__ = ['csr_delay_deliver_kernel', 'csr_delay_deliver_layout_kernel']
 

@@ -19,7 +19,7 @@ from jax import lax
 from jax.experimental import pallas as pl
 
 from eventjax.kernels.common.events import accumulation_dtype
-from eventjax.kernels.common.pallas_rows import triton_params
+from eventjax.kernels.common.pallas.rows import triton_params
 
 __all__ = ['csr_delay_deliver_kernel', 'csr_delay_deliver_layout_kernel']
 

@@ -17,8 +17,8 @@ packed offset ``delay * n + column`` per synapse (kept when it lies in
 
 import functools
 
-from eventjax.backends.warp_bridge import WarpKernelSpec, import_warp
-from eventjax.kernels.common.warp_typing import accumulator_type, event_test, index_reader, warp_types
+from eventjax.backends.warp.bridge import WarpKernelSpec, import_warp
+from eventjax.kernels.common.warp.typing import accumulator_type, event_test, index_reader, warp_types
 
 __all__ = ['csr_delay_deliver_kernel', 'csr_delay_deliver_layout_kernel']
 

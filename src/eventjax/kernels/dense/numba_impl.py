@@ -26,8 +26,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from eventjax.backends.numba_intrinsics import prefetch
-from eventjax.kernels.common.numba_events import FASTMATH, by_work, event_indices
+from eventjax.backends.numba.intrinsics import prefetch
+from eventjax.kernels.common.numba.events import FASTMATH, by_work, event_indices
 
 __all__ = ['binary_densemm_kernel', 'binary_densemv_kernel']
 

@@ -1,7 +1,7 @@
 """Pallas kernels for the dense family (``binary_densemv``, ``binary_densemm``).
 
 Each generator ``kg(*, transpose, outs)`` returns ``call(weights, spikes, *,
-interpret)``, the form :mod:`eventjax.backends.pallas_bridge` expects.
+interpret)``, the form :mod:`eventjax.backends.pallas` expects.
 
 Both directions are gathers over tiles of the weight matrix, so neither
 needs atomics: ``transpose=False`` gives each program a block of output
@@ -24,7 +24,7 @@ from jax import lax
 from jax.experimental import pallas as pl
 
 from eventjax.kernels.common.events import accumulation_dtype, event_indicator
-from eventjax.kernels.common.pallas_rows import triton_params
+from eventjax.kernels.common.pallas.rows import triton_params
 
 __all__ = ['binary_densemm_kernel', 'binary_densemm_tpu_kernel', 'binary_densemv_kernel',
            'binary_densemv_tpu_kernel']

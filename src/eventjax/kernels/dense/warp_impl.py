@@ -8,8 +8,8 @@
 
 import functools
 
-from eventjax.backends.warp_bridge import WarpKernelSpec, import_warp
-from eventjax.kernels.common.warp_typing import accumulator_type, event_test, warp_types
+from eventjax.backends.warp.bridge import WarpKernelSpec, import_warp
+from eventjax.kernels.common.warp.typing import accumulator_type, event_test, warp_types
 
 __all__ = ['binary_densemm_kernel', 'binary_densemv_kernel']
 

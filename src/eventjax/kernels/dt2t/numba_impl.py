@@ -14,7 +14,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from eventjax.kernels.common.numba_events import FASTMATH
+from eventjax.kernels.common.numba.events import FASTMATH
 
 __all__ = ['csr_dt2t_kernel', 'csr_sddmm_kernel']
 

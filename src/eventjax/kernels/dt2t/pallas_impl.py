@@ -16,7 +16,7 @@ from jax import lax
 from jax.experimental import pallas as pl
 
 from eventjax.kernels.common.events import accumulation_dtype
-from eventjax.kernels.common.pallas_rows import triton_params
+from eventjax.kernels.common.pallas.rows import triton_params
 
 __all__ = ['TPU_UNSUPPORTED', 'csr_dt2t_kernel', 'csr_sddmm_kernel']
 

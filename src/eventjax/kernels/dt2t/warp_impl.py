@@ -12,8 +12,8 @@ entry of no row stays 0; a column outside ``[0, n)`` is never read.
 
 import functools
 
-from eventjax.backends.warp_bridge import WarpKernelSpec, import_warp
-from eventjax.kernels.common.warp_typing import accumulator_type, event_test, index_reader, warp_types
+from eventjax.backends.warp.bridge import WarpKernelSpec, import_warp
+from eventjax.kernels.common.warp.typing import accumulator_type, event_test, index_reader, warp_types
 
 __all__ = ['csr_dt2t_kernel', 'csr_sddmm_kernel']
 

@@ -9,7 +9,7 @@ binary products visit only the rows with an event, so they cost events x
 
 from __future__ import annotations
 
-from eventjax.kernels.common.native_sources import product_kernel
+from eventjax.kernels.common.native.sources import product_kernel
 
 __all__ = ['binary_fcnmm_kernel', 'binary_fcnmv_kernel', 'fcnmm_kernel', 'fcnmv_kernel']
 

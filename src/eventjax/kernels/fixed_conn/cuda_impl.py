@@ -9,7 +9,7 @@ index outside ``[0, n)`` is dropped.
 
 from __future__ import annotations
 
-from eventjax.kernels.common.native_sources import product_kernel
+from eventjax.kernels.common.native.sources import product_kernel
 
 __all__ = ['binary_fcnmm_kernel', 'binary_fcnmv_kernel', 'fcnmm_kernel', 'fcnmv_kernel']
 

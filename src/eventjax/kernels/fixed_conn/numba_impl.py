@@ -31,7 +31,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from eventjax.kernels.common.numba_events import (
+from eventjax.kernels.common.numba.events import (
     FASTMATH,
     PREFETCH_MIN_ENTRIES,
     ROWS_AHEAD,

@@ -20,9 +20,9 @@ backend, never read or written. Binary kernels select event weights
 
 import functools
 
-from eventjax.backends.warp_bridge import WarpKernelSpec, import_warp
-from eventjax.kernels.common.warp_terms import row_is_idle, weighted_term
-from eventjax.kernels.common.warp_typing import accumulator_type, index_reader, warp_types
+from eventjax.backends.warp.bridge import WarpKernelSpec, import_warp
+from eventjax.kernels.common.warp.terms import row_is_idle, weighted_term
+from eventjax.kernels.common.warp.typing import accumulator_type, index_reader, warp_types
 
 __all__ = ['binary_fcnmm_kernel', 'binary_fcnmv_kernel', 'fcnmm_kernel', 'fcnmv_kernel']
 

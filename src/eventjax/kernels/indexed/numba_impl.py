@@ -14,8 +14,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from eventjax.kernels.common.numba_events import FASTMATH, event_columns
-from eventjax.kernels.common.numba_scatter import packed_rows, scatter_kernel, scatter_spans, scatter_spans_threaded
+from eventjax.kernels.common.numba.events import FASTMATH, event_columns
+from eventjax.kernels.common.numba.scatter import packed_rows, scatter_kernel, scatter_spans, scatter_spans_threaded
 
 _U = np.uint64
 

@@ -14,7 +14,7 @@ from jax import lax
 from jax.experimental import pallas as pl
 
 from eventjax.kernels.common.events import accumulation_dtype
-from eventjax.kernels.common.pallas_rows import triton_params
+from eventjax.kernels.common.pallas.rows import triton_params
 
 __all__ = ['TPU_UNSUPPORTED', 'binary_csrmm_indexed_kernel', 'binary_csrmv_indexed_kernel',
            'binary_csrmv_packed_kernel', 'csr_slice_rows_kernel']

@@ -13,8 +13,8 @@ permutation entries outside ``data`` are dropped. An overflowed list
 
 import functools
 
-from eventjax.backends.warp_bridge import WarpKernelSpec, import_warp
-from eventjax.kernels.common.warp_typing import accumulator_type, event_test, index_reader, warp_types
+from eventjax.backends.warp.bridge import WarpKernelSpec, import_warp
+from eventjax.kernels.common.warp.typing import accumulator_type, event_test, index_reader, warp_types
 
 __all__ = ['binary_csrmm_indexed_kernel', 'binary_csrmv_indexed_kernel', 'binary_csrmv_packed_kernel',
            'csr_slice_rows_kernel']

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from eventjax.kernels.common.numba_events import event_columns
+from eventjax.kernels.common.numba.events import event_columns
 from eventjax.kernels.jitc import generator as gen
 
 __all__ = ['binary_jitcmm_kernel', 'binary_jitcmv_kernel', 'jitc_kernel', 'jitcmm_kernel', 'jitcmv_kernel']

@@ -1,7 +1,7 @@
 """Pallas kernels (gpu, Triton lowering; the cpu in interpret mode) for the plasticity updates.
 
 Each generator ``kg(*, outs, w_min, w_max, **static)`` returns ``call(*operands,
-*, interpret)``, the form :mod:`eventjax.backends.pallas_bridge` expects.
+*, interpret)``, the form :mod:`eventjax.backends.pallas` expects.
 Every update is the same walk: one program per block of neurons (rows on
 pre, columns on post); a neuron without an event returns at once, otherwise
 it visits its segment of stored entries and, for each, adds the trace of the
@@ -41,7 +41,7 @@ from jax import lax
 from jax.experimental import pallas as pl
 
 from eventjax.kernels.common.events import event_indicator
-from eventjax.kernels.common.pallas_rows import triton_params
+from eventjax.kernels.common.pallas.rows import triton_params
 
 __all__ = ['csr2csc_on_post_kernel', 'csr_on_pre_kernel', 'dense_on_post_kernel', 'dense_on_pre_kernel',
            'fcn_on_pre_kernel']

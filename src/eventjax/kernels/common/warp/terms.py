@@ -11,8 +11,8 @@ zeros of ``x`` included (``NaN * 0`` is NaN, as in IEEE arithmetic).
 
 import functools
 
-from eventjax.backends.warp_bridge import import_warp
-from eventjax.kernels.common.warp_typing import event_test
+from eventjax.backends.warp.bridge import import_warp
+from eventjax.kernels.common.warp.typing import event_test
 
 __all__ = ['row_is_idle', 'weighted_term']
 

@@ -1,4 +1,4 @@
-"""The ``numba_cuda`` backend's declaration (gpu); its machinery is :mod:`eventjax.backends.numba_cuda_bridge`.
+"""The ``numba_cuda`` backend's declaration (gpu); its machinery is :mod:`eventjax.backends.numba_cuda.bridge`.
 
 A kernel generator returns a :class:`NumbaCudaKernel`: a ``numba.cuda.jit``
 kernel and its launch configuration. The declaration lives apart from the
@@ -13,8 +13,9 @@ from typing import Any
 
 import attrs
 
-from eventjax.backends import bridge, native_build
+from eventjax.backends import bridge as core
 from eventjax.backends.bridge import BackendStatus, Bridge
+from eventjax.backends.native import build as native_build
 from eventjax.errors import KernelSpecError
 
 __all__ = ['BRIDGE', 'NumbaCudaKernel', 'numba_cuda_kernel', 'status', 'wrap']
@@ -115,14 +116,14 @@ def status(platform: str) -> BackendStatus:
     if platform != 'gpu':
         return BackendStatus('numba_cuda', platform, False, 'numba_cuda kernels run on NVIDIA GPUs only.',
                              "Use backend 'numba' (numba.njit kernels) on cpu.")
-    if bridge.package_missing('numba_cuda'):
+    if core.package_missing('numba_cuda'):
         return BackendStatus('numba_cuda', platform, False, 'numba-cuda (numba.cuda.jit) is not installed.', EXTRA)
     tool = native_build.cpp_toolchain()
     if not tool.path:
         return BackendStatus('numba_cuda', platform, False,
                              f'its launcher is C++ and needs a compiler: {tool.reason}', tool.fix)
-    if not bridge.jax_has_platform('gpu'):
-        return bridge.no_device_status('numba_cuda', platform)
+    if not core.jax_has_platform('gpu'):
+        return core.no_device_status('numba_cuda', platform)
     return BackendStatus('numba_cuda', platform, True)
 
 
@@ -137,7 +138,7 @@ def wrap(kernel_generator: Callable, platform: str) -> Callable:
         outs = tuple(outs) if isinstance(outs, (tuple, list)) else (outs,)
         spec = kernel_generator(**params, outs=outs)
         if isinstance(spec, NumbaCudaKernel):
-            from eventjax.backends import numba_cuda_bridge  # noqa: PLC0415
+            from eventjax.backends.numba_cuda import bridge as numba_cuda_bridge  # noqa: PLC0415
 
             return numba_cuda_bridge.launcher_call(spec, outs, input_output_aliases)
         if callable(spec) and not hasattr(spec, 'py_func'):
@@ -180,7 +181,7 @@ def numba_cuda_kernel(kernel: Any, outs: Any, *, grid: Any = None, block: Any = 
     shapes = (outs,) if single else tuple(outs)
 
     def call(*arrays: Any) -> Any:
-        from eventjax.backends import numba_cuda_bridge  # noqa: PLC0415
+        from eventjax.backends.numba_cuda import bridge as numba_cuda_bridge  # noqa: PLC0415
 
         result = numba_cuda_bridge.launcher_call(spec, shapes, input_output_aliases)(*arrays)
         return result[0] if single else result

@@ -17,7 +17,8 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from eventjax.backends import native_bridge, native_build
+from eventjax.backends.native import bridge as native_bridge
+from eventjax.backends.native import build as native_build
 from eventjax.errors import KernelSpecError
 
 __all__ = ['NativeModule', 'load_cpp_inline', 'load_cuda_file', 'load_cuda_inline']

@@ -2,14 +2,14 @@
 
 At the first lowering of a (kernel, input/output dtypes and ranks) the
 kernel is compiled to PTX by numba-cuda (no GPU needed: numba's NVVM and
-NVRTC do it) for the architecture :func:`eventjax.backends.native_bridge.cuda_arch`
+NVRTC do it) for the architecture :func:`eventjax.backends.native.bridge.cuda_arch`
 names; the PTX is kept on disk under :func:`eventjax.config.cache.native_dir`,
 named by the kernel's fingerprint (its code, options and the values it reads,
 as for numba CPU kernels), so a later process neither imports numba.cuda's
 compiler nor compiles.
 
 Every kernel runs through one XLA FFI target, ``eventjax_numba_cuda_launch``:
-a C++ handler (``numba_cuda_launch.cc``, built once with the ``cpp``
+a C++ handler (``launch.cc``, built once with the ``cpp``
 backend's compiler and cache) that loads the PTX into the context of XLA's
 stream the first time it is called there, packs each buffer the way numba's
 kernels take an array, and launches on that stream. The PTX is handed to the
@@ -34,7 +34,9 @@ import attrs
 import jax
 import numpy as np
 
-from eventjax.backends import native_bridge, native_build, numba_keying
+from eventjax.backends.native import bridge as native_bridge
+from eventjax.backends.native import build as native_build
+from eventjax.backends.numba import keying as numba_keying
 from eventjax.backends.targets import TargetRegistry
 from eventjax.config.cache import native_dir
 from eventjax.errors import KernelCompilationError, KernelSpecError, UnsupportedDtypeError
@@ -43,7 +45,7 @@ __all__ = ['TARGET', 'CompiledKernel', 'NumbaCudaCompileError', 'compile_kernel'
            'param_count']
 
 TARGET = 'eventjax_numba_cuda_launch'
-_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'numba_cuda_launch.cc')
+_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'launch.cc')
 _DTYPES = ('bool', 'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64', 'float16', 'float32',
            'float64', 'complex64', 'complex128')
 

@@ -32,8 +32,9 @@ from typing import Any
 import attrs
 import numpy as np
 
-from eventjax.backends import bridge, native_build
+from eventjax.backends import bridge
 from eventjax.backends.bridge import BackendStatus, Bridge
+from eventjax.backends.native import build as native_build
 from eventjax.backends.targets import TargetRegistry
 from eventjax.errors import KernelSpecError
 

@@ -57,7 +57,7 @@ import numpy as np
 
 from eventjax.backends import bridge
 from eventjax.backends.bridge import BackendStatus, Bridge
-from eventjax.backends.warp_quiet import init_warp
+from eventjax.backends.warp.quiet import init_warp
 from eventjax.config import normalize_platform
 from eventjax.errors import UnsupportedDtypeError, WarpKernelSpecError
 
@@ -84,7 +84,7 @@ def import_warp():
 
     Warp's info messages (init banner, "module load took ...") are lowered to
     warnings only, and warp is initialised without its no-CUDA-driver line
-    (:func:`~eventjax.backends.warp_quiet.init_warp`); its kernel cache
+    (:func:`~eventjax.backends.warp.quiet.init_warp`); its kernel cache
     directory is left where warp keeps it.
 
     Example:
@@ -424,5 +424,5 @@ BRIDGE = Bridge(
     'warp', ('cpu', 'gpu'), status, warp_kernel_generator, default_platform='gpu',
     hint="use def_pallas_kernel('tpu', ...) there.",
     contract='``kernel_generator(**static_params, outs=outs)`` returns a '
-             ':class:`~eventjax.backends.warp_bridge.WarpKernelSpec` (or a warp kernel, or '
+             ':class:`~eventjax.backends.warp.bridge.WarpKernelSpec` (or a warp kernel, or '
              '``(kernel, dim)``, or ``ByInputDtypes``); see ``eventjax/backends/README.md``.')

@@ -17,11 +17,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from eventjax.backends.native_bridge import NativeKernel
+from eventjax.backends.native.bridge import NativeKernel
 
 __all__ = ['HEADER_DIR', 'product_kernel']
 
-HEADER_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'native')
+HEADER_DIR = os.path.dirname(os.path.abspath(__file__))
 _HEADERS = (os.path.join(HEADER_DIR, 'event_kernels.h'),)
 
 

@@ -1,4 +1,4 @@
-"""The ``numba`` backend's declaration (cpu); its machinery is :mod:`eventjax.backends.numba_bridge`.
+"""The ``numba`` backend's declaration (cpu); its machinery is :mod:`eventjax.backends.numba.bridge`.
 
 The declaration lives apart from the machinery because the machinery
 imports numba at import time, and importing eventjax must not.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from eventjax.backends import bridge
+from eventjax.backends import bridge as core
 from eventjax.backends.bridge import BackendStatus, Bridge
 
 __all__ = ['BRIDGE', 'status', 'wrap']
@@ -24,7 +24,7 @@ def status(platform: str) -> BackendStatus:
     if platform != 'cpu':
         return BackendStatus('numba', platform, False, 'numba kernels run on the CPU only.',
                              "Use backend 'warp' or 'pallas' on gpu, 'pallas' on tpu.")
-    if bridge.package_missing('numba'):
+    if core.package_missing('numba'):
         return BackendStatus('numba', platform, False, 'The numba package is not installed.',
                              'pip install numba')
     return BackendStatus('numba', platform, True)
@@ -34,7 +34,7 @@ def wrap(kernel_generator: Callable, platform: str) -> Callable:
     """Wrap an njit-kernel generator; numba is imported at the first lowering."""
 
     def lazy_generator(*, input_output_aliases=None, **params):
-        from eventjax.backends import numba_bridge  # noqa: PLC0415
+        from eventjax.backends.numba import bridge as numba_bridge  # noqa: PLC0415
 
         return numba_bridge.numba_kernel_generator(kernel_generator)(input_output_aliases=input_output_aliases,
                                                                      **params)

@@ -1,7 +1,7 @@
 """Warp helpers shared by every family's ``warp_impl``: types and ``wp.func`` building blocks.
 
 The families' warp kernels are typed from the operands' dtypes at trace time
-(see :class:`~eventjax.backends.warp_bridge.ByInputDtypes`); warp itself is
+(see :class:`~eventjax.backends.warp.bridge.ByInputDtypes`); warp itself is
 imported only then.
 """
 
@@ -11,7 +11,7 @@ imported only then.
 
 import functools
 
-from eventjax.backends.warp_bridge import import_warp, warp_dtype
+from eventjax.backends.warp.bridge import import_warp, warp_dtype
 
 __all__ = ['accumulator_type', 'event_test', 'index_reader', 'operand_value', 'warp_types']
 

@@ -120,7 +120,7 @@ def _make_launch_hooks(serial: bool) -> tuple:
     import numba
     from numba import types
 
-    from eventjax.backends import numba_intrinsics
+    from eventjax.backends.numba import intrinsics as numba_intrinsics
 
     threads_addr, launch_addr = _threads_cell.ctypes.data, _launch_cell.ctypes.data
     top = numba.config.NUMBA_NUM_THREADS

@@ -24,8 +24,8 @@ import functools
 import numba
 import numpy as np
 
-from eventjax.backends.numba_intrinsics import launch_begin, launch_end, prefetch
-from eventjax.backends.numba_threads import threading_layer
+from eventjax.backends.numba.intrinsics import launch_begin, launch_end, prefetch
+from eventjax.backends.numba.threads import threading_layer
 
 __all__ = ['FASTMATH', 'PARALLEL_MIN_WORK', 'PREFETCH_MIN_ENTRIES', 'ROWS_AHEAD', 'binary_row_sum', 'by_direction',
            'by_work', 'event_columns', 'event_flags', 'event_indices', 'float_row_sum', 'prefetch_entries',

@@ -50,7 +50,7 @@ def init_warp(wp, *, verbose: bool = False) -> None:
     """Run ``wp.init()`` once, dropping the no-CUDA-driver line unless ``verbose``.
 
     Example:
-        >>> from eventjax.backends.warp_bridge import import_warp
+        >>> from eventjax.backends.warp.bridge import import_warp
         >>> init_warp(import_warp())  # already done by import_warp; a second call is a no-op
     """
     with _lock:

@@ -51,9 +51,11 @@ import jax
 import numba
 import numpy as np
 
-from eventjax.backends import ffi_abi, numba_codegen, numba_keying
-from eventjax.backends.numba_intrinsics import report_error
-from eventjax.backends.numba_threads import get_num_threads, set_num_threads, threading_layer
+from eventjax.backends.numba import codegen as numba_codegen
+from eventjax.backends.numba import ffi_abi
+from eventjax.backends.numba import keying as numba_keying
+from eventjax.backends.numba.intrinsics import report_error
+from eventjax.backends.numba.threads import get_num_threads, set_num_threads, threading_layer
 from eventjax.backends.targets import TargetRegistry
 from eventjax.errors import NumbaKernelError, UnsupportedDtypeError
 

@@ -22,7 +22,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic, register_jitable
 
-from eventjax.backends import ffi_abi
+from eventjax.backends.numba import ffi_abi
 
 __all__ = ['ERROR_BUFFER_LEN', 'report_error']
 

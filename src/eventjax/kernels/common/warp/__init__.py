@@ -1,0 +1,1 @@
+"""What the warp kernels of several families share: typing by operand dtype, event tests, terms."""
