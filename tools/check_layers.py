@@ -7,7 +7,10 @@ lower one, never a higher one; a module in no layer is itself a problem, so
 a new module must be placed here. Kernel families never import each other
 (all may import kernels/common, which imports no family). Every import
 counts, also one inside a function, and no chain of imports may lead from a
-module back to itself.
+module back to itself. A backend with a package of its own
+(``backends/<name>/``) is used from outside that package through the package
+alone (its ``__init__``, the backend's public surface), never through its
+implementation modules.
 """
 
 from __future__ import annotations
@@ -20,6 +23,15 @@ LAYERS = ['__main__', 'cli', 'compat', '', 'serving', 'distributed', 'containers
           'primitive', 'config',
           'errors', '_version']  # '' is the package root
 ROOT = pathlib.Path(__file__).resolve().parent.parent / 'src' / 'eventjax'
+# The backends with a package of their own: backends/<name>/__init__.py.
+BACKEND_PACKAGES = frozenset(p.parent.name for p in (ROOT / 'backends').glob('*/__init__.py'))
+
+
+def backend_private(rel: list[str], mod: list[str]) -> str | None:
+    """The backend whose implementation module ``mod`` is, when module ``rel`` (outside its package) names it."""
+    if len(mod) > 2 and mod[0] == 'backends' and mod[1] in BACKEND_PACKAGES and rel[:2] != ['backends', mod[1]]:
+        return mod[1]
+    return None
 
 
 def layer_of(parts: list[str]) -> str | None:
@@ -107,6 +119,10 @@ def main() -> int:
             shared = len(mod) > 1 and mod[1] == 'common'
             if own == target == 'kernels' and len(rel) > 2 and len(mod) > 2 and mod[1] != rel[1] and not shared:
                 problems.append(f'{path.relative_to(ROOT)}: family {rel[1]!r} imports family {mod[1]!r}')
+            backend = backend_private(rel, mod)
+            if backend:
+                problems.append(f'{path.relative_to(ROOT)}: imports eventjax.{".".join(mod)}, an implementation '
+                                f'module of the {backend!r} backend; import its names from eventjax.backends.{backend}')
             target_name = module_name(mod)
             if target_name and target_name != name:
                 graph[name].add(target_name)

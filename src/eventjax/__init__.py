@@ -3,9 +3,8 @@
 from eventjax import config, errors
 from eventjax._version import __version__ as __version__
 from eventjax.backends import XLACustomKernel, backends_available
-from eventjax.backends.native.bridge import NativeKernel
-from eventjax.backends.native.modules import load_cpp_inline, load_cuda_file, load_cuda_inline
-from eventjax.backends.numba import threads as numba_threads
+from eventjax.backends import numba as numba_backend
+from eventjax.backends.native import NativeKernel, load_cpp_inline, load_cuda_file, load_cuda_inline
 from eventjax.backends.numba_cuda import NumbaCudaKernel, numba_cuda_kernel
 from eventjax.config import clear_backends, get_backend, set_backend
 from eventjax.containers import (
@@ -93,10 +92,10 @@ CompactBinary = CompactEvents
 # it at each launch); eventjax.config keeps its public names for it. The
 # config layer may not import a bridge, so they are bound here, where the
 # layers are put together.
-config.set_numba_num_threads = numba_threads.set_num_threads
-config.get_numba_num_threads = numba_threads.requested_num_threads
-config.set_numba_parallel = numba_threads.set_parallel
-config.get_numba_parallel = numba_threads.get_parallel
+config.set_numba_num_threads = numba_backend.set_num_threads
+config.get_numba_num_threads = numba_backend.requested_num_threads
+config.set_numba_parallel = numba_backend.set_parallel
+config.get_numba_parallel = numba_backend.get_parallel
 
 __all__ = [
     'BinaryArray',

@@ -64,10 +64,10 @@ def _numba_threads() -> str:
     except ImportError:
         return 'numba is not installed'
     try:
-        from eventjax.backends.numba import bridge as numba_bridge
+        from eventjax.backends import numba as numba_backend
 
-        layer = numba_bridge.threading_layer()
-        return f'layer {layer!r}, {numba_bridge.get_num_threads()} of {numba.config.NUMBA_NUM_THREADS} threads'
+        layer = numba_backend.threading_layer()
+        return f'layer {layer!r}, {numba_backend.get_num_threads()} of {numba.config.NUMBA_NUM_THREADS} threads'
     except Exception as exc:  # a broken threading layer must not stop the report
         return f'unavailable ({type(exc).__name__}: {exc})'
 

@@ -81,18 +81,18 @@ def test_the_readme_walkthroughs_add_a_backend_and_an_operator_family(tmp_path):
     copy = tmp_path / 'eventjax'
     shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns('__pycache__'))
     files = {**_code_blocks(PACKAGE / 'backends' / 'README.md'), **_code_blocks(PACKAGE / 'kernels' / 'README.md')}
-    assert set(files) >= {'backends/toy_bridge.py', 'kernels/toy/toy_densemv.py', 'kernels/toy/__init__.py'}
+    assert set(files) >= {'backends/toy.py', 'kernels/toy/toy_densemv.py', 'kernels/toy/__init__.py'}
     for rel, text in files.items():
         (copy / rel).parent.mkdir(parents=True, exist_ok=True)
         (copy / rel).write_text(text)
     # Step 2 of the backend walk-through: import the bridge, add one line to BRIDGES.
     registry = copy / 'backends' / 'registry.py'
     text = registry.read_text()
-    text = re.sub(r'from eventjax\.backends import (.*numba_backend,)', r'from eventjax.backends import toy_bridge, \1',
-                  text, count=1)
+    text = re.sub(r'from eventjax\.backends import (native, numba,)', r'from eventjax.backends import toy, \1', text,
+                  count=1)
     bridges = r'(BRIDGES: tuple\[Bridge, \.\.\.\] = \(\n(?:    .*\n)*?)\)'
-    text, added = re.subn(bridges, r'\1    toy_bridge.BRIDGE,\n)', text)
-    assert added == 1 and 'import toy_bridge' in text
+    text, added = re.subn(bridges, r'\1    toy.BRIDGE,\n)', text)
+    assert added == 1 and 'import toy, ' in text
     registry.write_text(text)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), *sys.path]))
     readme_cpp = re.search(r'```python\n# walkthrough: cpp\n(.*?)```', (PACKAGE / 'backends' / 'README.md').read_text(),

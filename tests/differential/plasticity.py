@@ -252,7 +252,7 @@ def pallas_on_cpu():
     before = ej.config.snapshot()
     ej.config.set_pallas_cpu_interpret(True)
     for name in UPDATES:
-        getattr(importlib.import_module(f'eventjax.kernels.plasticity.{name}'), f'_{name}').register_pallas()
+        getattr(importlib.import_module(f'eventjax.kernels.plasticity.{name}'), f'_{name}').register('pallas')
     try:
         yield
     finally:

@@ -18,12 +18,14 @@ from __future__ import annotations
 import functools
 import importlib.util
 from collections.abc import Callable
+from types import ModuleType
+from typing import Any
 
 import attrs
 
 from eventjax.errors import BackendUnavailableError
 
-__all__ = ['JAX_EXTRA', 'BackendStatus', 'Bridge', 'jax_has_platform', 'package_missing']
+__all__ = ['JAX_EXTRA', 'BackendStatus', 'Bridge', 'jax_has_platform', 'package_missing', 'register_by_name']
 
 # The pip extra that brings JAX's plugin for each accelerator platform.
 JAX_EXTRA = {'gpu': 'jax[cuda12]', 'tpu': 'jax[tpu]'}
@@ -85,6 +87,12 @@ class Bridge:
         hint: added to the error when a platform outside ``platforms`` is asked for.
         contract: one paragraph for the ``def_<name>_kernel`` docstring: what the
             user's generator returns.
+        standard: ``standard(prim, module, name)`` registers this backend's
+            kernels of eventjax's own operator ``name`` on ``prim``; the
+            generators live in ``module()``, the family's ``<backend>_impl``
+            module (import it only at the first lowering where the bridge can).
+            None: :func:`register_by_name`, ``<name>_kernel`` through
+            ``def_bridge_kernel``.
 
     Example:
         >>> toy = Bridge('toy', ('cpu',), status=lambda p: BackendStatus('toy', p, p == 'cpu'))
@@ -101,6 +109,16 @@ class Bridge:
     companions: Callable[[str], tuple[str, ...]] = lambda platform: ()
     hint: str = ''
     contract: str = ''
+    standard: Callable[[Any, Callable[[], ModuleType], str], None] | None = None
+
+    def register_standard(self, prim, module: Callable[[], ModuleType], name: str) -> None:
+        """Register this backend's kernels of the standard operator ``name`` on ``prim`` (see ``standard``)."""
+        (self.standard or functools.partial(register_by_name, self.name))(prim, module, name)
+
+
+def register_by_name(backend: str, prim, module: Callable[[], ModuleType], name: str) -> None:
+    """The default standard-operator adapter: ``module().<name>_kernel`` is the generator of ``backend``."""
+    prim.def_bridge_kernel(backend, lambda **params: getattr(module(), f'{name}_kernel')(**params))
 
 
 @functools.cache

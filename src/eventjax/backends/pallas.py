@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 import attrs
@@ -145,9 +146,25 @@ def _companions(platform: str) -> tuple[str, ...]:
     return ('cpu',) if get_pallas_cpu_interpret() else ()
 
 
+def standard(prim, module: Callable[[], ModuleType], name: str) -> None:
+    """Register ``module().<name>_kernel`` for the gpu and, where the module has one, ``<name>_tpu_kernel``.
+
+    Never a default. Registering again replaces them; the cpu gets the gpu
+    kernel in interpret mode when ``eventjax.config.set_pallas_cpu_interpret(True)``
+    was set before the call. The module is imported here, to find the tpu kernel.
+    """
+    kernels = module()
+    tpu = getattr(kernels, f'{name}_tpu_kernel', None)
+    if tpu is not None:
+        prim.def_pallas_kernel('tpu', tpu)
+    # gpu last: with cpu interpret on, the cpu entry is the gpu (Triton) kernel.
+    prim.def_pallas_kernel('gpu', getattr(kernels, f'{name}_kernel'))
+
+
 BRIDGE = Bridge(
     'pallas', ('gpu', 'tpu'), status, pallas_kernel_generator, platform_first=True, companions=_companions,
     hint='for the cpu turn on eventjax.config.set_pallas_cpu_interpret(True) and register for gpu or tpu.',
     contract='``kernel_generator(**static_params, outs=outs)`` returns ``call(*arrays, interpret)`` that '
              'builds and applies a ``pallas_call``. When ``eventjax.config.get_pallas_cpu_interpret()`` is '
-             'on, the same kernel is also registered for the cpu in interpret mode (never as the cpu default).')
+             'on, the same kernel is also registered for the cpu in interpret mode (never as the cpu default).',
+    standard=standard)

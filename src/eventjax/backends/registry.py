@@ -11,25 +11,21 @@ from __future__ import annotations
 import difflib
 import functools
 
-from eventjax.backends import jax as reference
-from eventjax.backends import numba as numba_backend
-from eventjax.backends import numba_cuda as numba_cuda_backend
-from eventjax.backends import pallas as pallas_bridge
+from eventjax.backends import jax as jax_backend
+from eventjax.backends import native, numba, numba_cuda, pallas, warp
 from eventjax.backends.bridge import Bridge
-from eventjax.backends.native import bridge as native_bridge
-from eventjax.backends.warp import bridge as warp_bridge
 from eventjax.config import register_backend_catalog
 
 __all__ = ['BRIDGES', 'backend_names', 'get_bridge']
 
 BRIDGES: tuple[Bridge, ...] = (
-    reference.BRIDGE,
-    numba_backend.BRIDGE,
-    warp_bridge.BRIDGE,
-    pallas_bridge.BRIDGE,
-    native_bridge.CPP_BRIDGE,
-    native_bridge.CUDA_BRIDGE,
-    numba_cuda_backend.BRIDGE,
+    jax_backend.BRIDGE,
+    numba.BRIDGE,
+    warp.BRIDGE,
+    pallas.BRIDGE,
+    native.CPP_BRIDGE,
+    native.CUDA_BRIDGE,
+    numba_cuda.BRIDGE,
 )
 
 

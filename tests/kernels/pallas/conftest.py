@@ -30,7 +30,7 @@ def _pallas_registered():
     before = ej.config.snapshot()
     ej.config.set_pallas_cpu_interpret(True)
     for op in OPERATORS:
-        op.register_pallas()
+        op.register('pallas')
     yield
     # Put the kernel tables back, so tests that run later in this process
     # (the CLI's "no usable backend" check) do not see cpu pallas kernels.

@@ -12,8 +12,8 @@ from tests.kernels.delay import oracle
 
 @pytest.fixture(autouse=True)
 def _delivery_registered():
-    _csr_delay_deliver.register_pallas()  # the folder's fixture has interpret mode on and restores the tables
-    _csr_delay_deliver_layout.register_pallas()
+    _csr_delay_deliver.register('pallas')  # the folder's fixture has interpret mode on and restores the tables
+    _csr_delay_deliver_layout.register('pallas')
 
 
 @pytest.mark.parametrize('homogeneous', [False, True])

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import eventjax as ej
-from eventjax.kernels.common.operator import _register_pallas
+from eventjax.kernels.common.operator import register_backend
 from eventjax.kernels.dt2t.csr_dt2t import _prim as dt2t_prim
 from eventjax.kernels.dt2t.csr_sddmm import _prim as sddmm_prim
 from tests.kernels.dt2t.test_csr_dt2t import NNZ, M, N, structure, values, want
@@ -16,8 +16,8 @@ from tests.kernels.dt2t.test_csr_sddmm import want as want_sddmm
 @pytest.fixture(autouse=True)
 def _dt2t_pallas_registered(_pallas_registered):
     # The folder's fixture turned interpret mode on and restores the kernel tables afterwards.
-    _register_pallas(dt2t_prim, 'eventjax.kernels.dt2t', 'csr_dt2t')
-    _register_pallas(sddmm_prim, 'eventjax.kernels.dt2t', 'csr_sddmm')
+    register_backend(dt2t_prim, 'eventjax.kernels.dt2t', 'csr_dt2t', 'pallas')
+    register_backend(sddmm_prim, 'eventjax.kernels.dt2t', 'csr_sddmm', 'pallas')
 
 
 @pytest.mark.parametrize('transpose', [False, True])

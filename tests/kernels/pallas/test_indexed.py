@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import eventjax as ej
-from eventjax.kernels.common.operator import _register_pallas
+from eventjax.kernels.common.operator import register_backend
 from eventjax.kernels.indexed import binary_csrmm_indexed, binary_csrmv_indexed, binary_csrmv_packed, csr_slice_rows
 from tests.kernels.indexed.test_binary_csrmv_indexed import M, N, dense, problem
 
@@ -17,7 +17,7 @@ def _indexed_registered():
     # The folder's fixture has interpret mode on and restores the tables afterwards.
     for fn in MODULES:
         module = __import__(fn.__module__, fromlist=['_prim'])
-        _register_pallas(module._prim, 'eventjax.kernels.indexed', fn.__name__)
+        register_backend(module._prim, 'eventjax.kernels.indexed', fn.__name__, 'pallas')
 
 
 def test_index_lists_vector_and_matrix():

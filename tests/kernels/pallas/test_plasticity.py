@@ -19,7 +19,7 @@ UPDATES = (_csr_on_pre, _csr2csc_on_post, _dense_on_pre, _dense_on_post, _fcn_on
 @pytest.fixture(autouse=True)
 def _updates_registered():
     for update in UPDATES:
-        update.register_pallas()  # the folder's fixture has interpret mode on and restores the tables
+        update.register('pallas')  # the folder's fixture has interpret mode on and restores the tables
 
 
 @pytest.fixture

@@ -1,17 +1,50 @@
-"""The ``numba`` backend's declaration (cpu); its machinery is :mod:`eventjax.backends.numba.bridge`.
+"""The ``numba`` backend (cpu): its declaration, and the names kernel authors import.
 
-The declaration lives apart from the machinery because the machinery
-imports numba at import time, and importing eventjax must not.
+The public surface of the backend is this module:
+
+- :func:`report_error` (inside a kernel: fail the call with a message),
+  :func:`bounds_checked` (a generator whose kernels check every index),
+  :func:`numba_kernel_generator` (what ``def_numba_kernel`` registers);
+- :func:`prefetch`, :func:`launch_begin` / :func:`launch_end` (intrinsics
+  the standard kernels use);
+- the thread controls behind ``eventjax.config.set_numba_num_threads``.
+
+Its other modules (``bridge``, ``codegen``, ``intrinsics``, ``keying``,
+``threads``, ``ffi_abi``) are the machinery and private. They import numba at
+import time and importing eventjax must not, so the names above are loaded
+at first use.
+
+Example:
+    >>> from eventjax.backends.numba import report_error, bounds_checked
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+import inspect
 from collections.abc import Callable
+from types import ModuleType
 
 from eventjax.backends import bridge as core
 from eventjax.backends.bridge import BackendStatus, Bridge
 
-__all__ = ['BRIDGE', 'status', 'wrap']
+# The public names and the private module each comes from, imported at first use.
+_PUBLIC = {
+    'bounds_checked': 'bridge', 'numba_kernel_generator': 'bridge',
+    'report_error': 'intrinsics', 'prefetch': 'intrinsics', 'launch_begin': 'intrinsics', 'launch_end': 'intrinsics',
+    'describe_kernel': 'keying',
+    'get_num_threads': 'threads', 'set_num_threads': 'threads', 'requested_num_threads': 'threads',
+    'get_parallel': 'threads', 'set_parallel': 'threads', 'threading_layer': 'threads',
+}
+
+__all__ = ['BRIDGE', 'standard', 'status', 'wrap', *sorted(_PUBLIC)]
+
+
+def __getattr__(name: str):
+    if name in _PUBLIC:
+        return getattr(importlib.import_module(f'{__name__}.{_PUBLIC[name]}'), name)
+    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
 
 
 def status(platform: str) -> BackendStatus:
@@ -42,6 +75,25 @@ def wrap(kernel_generator: Callable, platform: str) -> Callable:
     return lazy_generator
 
 
+def _accepted(fn: Callable, params: dict) -> dict:
+    """The keyword arguments ``fn`` names (numba kernels depend on fewer parameters than the call has)."""
+    names = inspect.signature(fn).parameters
+    return {k: v for k, v in params.items() if k in names}
+
+
+def standard(prim, module: Callable[[], ModuleType], name: str) -> None:
+    """Register ``module().<name>_kernel`` for the cpu: the default there when numba is installed.
+
+    The generator gets only the static parameters it names; the module is
+    imported at the first lowering.
+    """
+    def numba_kg(**params):
+        fn = getattr(module(), f'{name}_kernel')
+        return fn(**_accepted(fn, params))
+    # The fastest cpu backend for these kernels when it is installed.
+    prim.def_numba_kernel(numba_kg, asdefault=importlib.util.find_spec('numba') is not None)
+
+
 BRIDGE = Bridge(
     'numba', ('cpu',), status, wrap, default_platform='cpu',
     hint="numba compiles for the CPU only; use def_warp_kernel or def_pallas_kernel on accelerators.",
@@ -49,4 +101,5 @@ BRIDGE = Bridge(
              '``kernel(*inputs, *outputs[, err])`` that fills its outputs in place; it runs as a typed '
              'XLA FFI handler, with no Python and no GIL on the call path. An output the call aliases to an '
              'input (input_output_aliases) starts out holding that input\'s values. numba is imported only '
-             'when the kernel is first lowered.')
+             'when the kernel is first lowered.',
+    standard=standard)

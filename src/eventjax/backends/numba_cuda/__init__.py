@@ -14,8 +14,8 @@ from typing import Any
 import attrs
 
 from eventjax.backends import bridge as core
+from eventjax.backends import native
 from eventjax.backends.bridge import BackendStatus, Bridge
-from eventjax.backends.native import build as native_build
 from eventjax.errors import KernelSpecError
 
 __all__ = ['BRIDGE', 'NumbaCudaKernel', 'numba_cuda_kernel', 'status', 'wrap']
@@ -118,7 +118,7 @@ def status(platform: str) -> BackendStatus:
                              "Use backend 'numba' (numba.njit kernels) on cpu.")
     if core.package_missing('numba_cuda'):
         return BackendStatus('numba_cuda', platform, False, 'numba-cuda (numba.cuda.jit) is not installed.', EXTRA)
-    tool = native_build.cpp_toolchain()
+    tool = native.cpp_toolchain()
     if not tool.path:
         return BackendStatus('numba_cuda', platform, False,
                              f'its launcher is C++ and needs a compiler: {tool.reason}', tool.fix)

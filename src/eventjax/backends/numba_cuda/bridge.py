@@ -34,9 +34,8 @@ import attrs
 import jax
 import numpy as np
 
-from eventjax.backends.native import bridge as native_bridge
-from eventjax.backends.native import build as native_build
-from eventjax.backends.numba import keying as numba_keying
+from eventjax.backends import native
+from eventjax.backends import numba as numba_backend
 from eventjax.backends.targets import TargetRegistry
 from eventjax.config.cache import native_dir
 from eventjax.errors import KernelCompilationError, KernelSpecError, UnsupportedDtypeError
@@ -96,7 +95,7 @@ def launcher_path() -> str:
     """
     with open(_SOURCE, encoding='utf-8') as f:
         text = f.read()
-    return native_build.build_library(native_build.cpp_toolchain(), text, origin=_SOURCE, entry=TARGET)
+    return native.build_library(native.cpp_toolchain(), text, origin=_SOURCE, entry=TARGET)
 
 
 def _add_module() -> Any:
@@ -107,8 +106,8 @@ def _add_module() -> Any:
     with _launcher_lock:
         if 'add' not in _launcher:
             path = launcher_path()
-            launch = native_build.load_symbol(path, TARGET, _SOURCE)
-            add = native_build.load_symbol(path, 'eventjax_numba_cuda_add_module', _SOURCE)
+            launch = native.load_symbol(path, TARGET, _SOURCE)
+            add = native.load_symbol(path, 'eventjax_numba_cuda_add_module', _SOURCE)
             add.argtypes = (ctypes.c_int64, ctypes.c_char_p, ctypes.c_char_p)
             add.restype = ctypes.c_int
             jax.ffi.register_ffi_target(TARGET, jax.ffi.pycapsule(launch), platform='CUDA')
@@ -121,7 +120,7 @@ def _add_module() -> Any:
 
 
 def _cc() -> tuple[int, int]:
-    arch = native_bridge.cuda_arch()
+    arch = native.cuda_arch()
     digits = re.sub(r'\D', '', arch)
     if len(digits) < 2:
         raise KernelSpecError(f'numba_cuda: cannot read a compute capability from the architecture {arch!r}; '
@@ -260,7 +259,7 @@ def _check_arity(kernel: Any, n_in: int, n_out: int) -> None:
 
 
 def _module_for(kernel: Any, specs: tuple[_Spec, ...]) -> _Module:
-    fingerprint, portable = numba_keying.describe_kernel(kernel)
+    fingerprint, portable = numba_backend.describe_kernel(kernel)
     kkey = ('identity', id(kernel)) if fingerprint is None else ('value', fingerprint)
     cc = _cc()
 

@@ -48,6 +48,7 @@ import functools
 import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from types import ModuleType
 from typing import Any
 
 import attrs
@@ -420,9 +421,22 @@ def status(platform: str) -> BackendStatus:
     return BackendStatus('warp', platform, True)
 
 
+def standard(prim, module: Callable[[], ModuleType], name: str) -> None:
+    """Register ``module().<name>_kernel(dtypes, outs=, **static)`` for the cpu (opt-in) and the gpu (the default).
+
+    The kernel is typed by the input dtypes (:class:`ByInputDtypes`); the
+    module is imported at the first lowering.
+    """
+    def warp_kg(*, outs, **static):
+        return ByInputDtypes(lambda dtypes: getattr(module(), f'{name}_kernel')(dtypes, outs=outs, **static))
+    prim.def_warp_kernel(warp_kg, platform='cpu')  # opt-in on the cpu: backend='warp'
+    prim.def_warp_kernel(warp_kg, platform='gpu', asdefault=True)
+
+
 BRIDGE = Bridge(
     'warp', ('cpu', 'gpu'), status, warp_kernel_generator, default_platform='gpu',
     hint="use def_pallas_kernel('tpu', ...) there.",
     contract='``kernel_generator(**static_params, outs=outs)`` returns a '
              ':class:`~eventjax.backends.warp.bridge.WarpKernelSpec` (or a warp kernel, or '
-             '``(kernel, dim)``, or ``ByInputDtypes``); see ``eventjax/backends/README.md``.')
+             '``(kernel, dim)``, or ``ByInputDtypes``); see ``eventjax/backends/README.md``.',
+    standard=standard)

@@ -20,10 +20,10 @@ from collections.abc import Callable
 import jax
 
 from eventjax.backends import XLACustomKernel
-from eventjax.backends.warp.bridge import ByInputDtypes
+from eventjax.backends.registry import get_bridge
 from eventjax.kernels.common.rules import register_rules
 
-__all__ = ['ALL_BACKENDS', 'Operator', 'register_kernels']
+__all__ = ['ALL_BACKENDS', 'Operator', 'register_backend', 'register_kernels']
 
 # The backends of operators that also have C++ (cpp, cpu) and CUDA (cuda, gpu) kernels.
 ALL_BACKENDS = ('numba', 'warp', 'pallas', 'cpp', 'cuda')
@@ -84,14 +84,14 @@ class Operator:
     def __repr__(self) -> str:
         return f'Operator({self.name!r})'
 
-    def register_pallas(self) -> None:
-        """Register the pallas kernels: gpu, and tpu where the family has one; never a default.
+    def register(self, backend: str) -> None:
+        """Register ``backend``'s kernels again, through its bridge's adapter (registering replaces them).
 
-        Registering again replaces them. The cpu gets the gpu kernel in
-        interpret mode when ``eventjax.config.set_pallas_cpu_interpret(True)``
-        was set before the call (tests do this).
+        Tests re-register the pallas kernels this way after turning on
+        ``eventjax.config.set_pallas_cpu_interpret(True)``, so the cpu gets the
+        gpu kernel in interpret mode.
         """
-        _register_pallas(self.primitive, self.family, self.name)
+        register_backend(self.primitive, self.family, self.name, backend)
 
     def bind(self, *operands, backend: str | None = None, **static):
         """Call the primitive on checked operands (what the public function and the rules call)."""
@@ -122,19 +122,17 @@ def register_kernels(prim, family: str, name: str, kernels: tuple[str, ...]) -> 
     """
     prim.def_jax_kernel(_impl(family, _jax_module(family), name))
     for backend in kernels:
-        if backend == 'pallas':
-            _register_pallas(prim, family, name)
-        else:
-            _register(prim, backend, functools.partial(_impl, family, f'{backend}_impl', name))
+        register_backend(prim, family, name, backend)
 
 
-def _register_pallas(prim, family: str, name: str) -> None:
-    module = importlib.import_module(f'{family}.pallas_impl')
-    tpu = getattr(module, f'{name}_tpu_kernel', None)
-    if tpu is not None:
-        prim.def_pallas_kernel('tpu', tpu)
-    # gpu last: with cpu interpret on, the cpu entry is the gpu (Triton) kernel.
-    prim.def_pallas_kernel('gpu', getattr(module, f'{name}_kernel'))
+def register_backend(prim, family: str, name: str, backend: str) -> None:
+    """Register ``backend``'s kernels of operator ``name`` of ``family`` on ``prim``, by its bridge's adapter.
+
+    The generators are in ``<family>.<backend>_impl``; each bridge says how
+    they are registered (platforms, default, typing) in its ``standard``.
+    Registering again replaces them.
+    """
+    get_bridge(backend).register_standard(prim, functools.partial(_module, family, f'{backend}_impl'), name)
 
 
 class _PreparedKernel(XLACustomKernel):
@@ -172,34 +170,15 @@ def _declared(family: str, name: str) -> Operator:
     raise LookupError(f'{family}.{name} declares no Operator named {name!r}.')
 
 
+def _module(family: str, module: str):
+    return importlib.import_module(f'{family}.{module}')
+
+
 def _impl(family: str, module: str, name: str) -> Callable:
     """``<family>.<module>.<name>_kernel`` (``<backend>_impl`` for a backend's kernels)."""
-    return getattr(importlib.import_module(f'{family}.{module}'), f'{name}_kernel')
+    return getattr(_module(family, module), f'{name}_kernel')
 
 
 def _jax_module(family: str) -> str:
     """Where a family's ``jax`` kernels live: its fast ``jax_impl`` when it has one, else its reference."""
     return 'jax_impl' if importlib.util.find_spec(f'{family}.jax_impl') is not None else 'reference'
-
-
-def _accepted(fn: Callable, params: dict) -> dict:
-    """The keyword arguments ``fn`` names (numba kernels depend on fewer parameters than the call has)."""
-    names = inspect.signature(fn).parameters
-    return {k: v for k, v in params.items() if k in names}
-
-
-def _register(prim, backend: str, impl: Callable[[], Callable]) -> None:
-    """Register one backend's kernels of a standard operator; nothing optional is imported here."""
-    if backend == 'numba':
-        def numba_kg(**params):
-            fn = impl()
-            return fn(**_accepted(fn, params))
-        # The fastest cpu backend for these kernels when it is installed.
-        prim.def_numba_kernel(numba_kg, asdefault=importlib.util.find_spec('numba') is not None)
-    elif backend == 'warp':
-        def warp_kg(*, outs, **static):
-            return ByInputDtypes(lambda dtypes: impl()(dtypes, outs=outs, **static))
-        prim.def_warp_kernel(warp_kg, platform='cpu')  # opt-in on the cpu: backend='warp'
-        prim.def_warp_kernel(warp_kg, platform='gpu', asdefault=True)
-    else:
-        prim.def_bridge_kernel(backend, lambda **params: impl()(**params))

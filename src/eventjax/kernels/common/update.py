@@ -18,7 +18,6 @@ where a bound clipped, whose derivative is 0.
 
 from __future__ import annotations
 
-import functools
 import importlib
 from collections.abc import Callable
 
@@ -28,7 +27,7 @@ import numpy as np
 from jax.interpreters import ad
 
 from eventjax.backends import XLACustomKernel
-from eventjax.kernels.common.operator import _impl, _jax_module, _PreparedKernel, _register
+from eventjax.kernels.common.operator import _impl, _jax_module, _PreparedKernel, register_backend
 from eventjax.primitive import split_params
 from eventjax.primitive.tags import operator_tags
 
@@ -88,20 +87,16 @@ class Update:
             _PreparedUpdateKernel(name, prepare, prepared_in_kernel)
         self.primitive.def_jax_kernel(_impl(family, _jax_module(family), name))
         for backend in kernels:
-            if backend == 'pallas':
-                self.register_pallas()
-            else:
-                _register(self.primitive, backend, functools.partial(_impl, family, f'{backend}_impl', name))
+            self.register(backend)
         self.primitive.def_tags(*operator_tags(name), 'plasticity')
         ad.primitive_jvps[self.primitive.primitive] = self._jvp
 
     def __repr__(self) -> str:
         return f'Update({self.name!r})'
 
-    def register_pallas(self) -> None:
-        """Register the pallas kernel for the gpu (and the cpu in interpret mode when that is on)."""
-        module = importlib.import_module(f'{self.family}.pallas_impl')
-        self.primitive.def_pallas_kernel('gpu', getattr(module, f'{self.name}_kernel'))
+    def register(self, backend: str) -> None:
+        """Register ``backend``'s kernels again, through its bridge's adapter (registering replaces them)."""
+        register_backend(self.primitive, self.family, self.name, backend)
 
     def bind(self, weights, *rest, backend: str | None = None, **static):
         """Call the primitive on checked operands; the result aliases ``weights``."""

@@ -19,7 +19,7 @@ every stored entry, zeros of ``x`` included.
 
 import functools
 
-from eventjax.backends.warp.bridge import WarpKernelSpec, import_warp
+from eventjax.backends.warp import WarpKernelSpec, import_warp
 from eventjax.kernels.common.warp.terms import row_is_idle, weighted_term
 from eventjax.kernels.common.warp.typing import accumulator_type, index_reader, warp_types
 

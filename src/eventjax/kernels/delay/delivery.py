@@ -35,7 +35,7 @@ import jax
 import jax.numpy as jnp
 from jax.interpreters import ad
 
-from eventjax.kernels.common.operator import _impl, _jax_module, _PreparedKernel, _register
+from eventjax.kernels.common.operator import _impl, _jax_module, _PreparedKernel, register_backend
 from eventjax.primitive import defjvp_by_name, general_batching_rule, split_params
 
 __all__ = ['Delivery']
@@ -67,18 +67,15 @@ class Delivery:
         self.primitive = _PreparedKernel(name, prepare, tuple(prepared_in_kernel))
         self.primitive.def_jax_kernel(_impl(family, _jax_module(family), name))
         for backend in kernels:
-            if backend == 'pallas':
-                self.register_pallas()
-            else:
-                _register(self.primitive, backend, lambda b=backend: _impl(family, f'{b}_impl', name))
+            self.register(backend)
         _register_rules(self)
 
     def __repr__(self) -> str:
         return f'Delivery({self.name!r})'
 
-    def register_pallas(self) -> None:
-        """Register the pallas kernel for the gpu (and the cpu, interpreted, when interpret mode is on)."""
-        self.primitive.def_pallas_kernel('gpu', _impl(self.family, 'pallas_impl', self.name))
+    def register(self, backend: str) -> None:
+        """Register ``backend``'s kernels again, through its bridge's adapter (registering replaces them)."""
+        register_backend(self.primitive, self.family, self.name, backend)
 
     def bind(self, ring, *operands, backend: str | None = None, **static):
         """Call the primitive on checked operands; the result is ``ring`` updated (in place where donated)."""

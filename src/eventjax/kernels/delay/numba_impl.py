@@ -28,7 +28,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from eventjax.backends.numba.intrinsics import prefetch
+from eventjax.backends.numba import prefetch
 from eventjax.kernels.common.numba.events import (
     PREFETCH_MIN_ENTRIES,
     ROWS_AHEAD,

@@ -17,7 +17,7 @@ packed offset ``delay * n + column`` per synapse (kept when it lies in
 
 import functools
 
-from eventjax.backends.warp.bridge import WarpKernelSpec, import_warp
+from eventjax.backends.warp import WarpKernelSpec, import_warp
 from eventjax.kernels.common.warp.typing import accumulator_type, event_test, index_reader, warp_types
 
 __all__ = ['csr_delay_deliver_kernel', 'csr_delay_deliver_layout_kernel']

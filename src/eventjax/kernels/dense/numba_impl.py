@@ -26,7 +26,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from eventjax.backends.numba.intrinsics import prefetch
+from eventjax.backends.numba import prefetch
 from eventjax.kernels.common.numba.events import FASTMATH, by_work, event_indices
 
 __all__ = ['binary_densemm_kernel', 'binary_densemv_kernel']

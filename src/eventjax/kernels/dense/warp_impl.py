@@ -8,7 +8,7 @@
 
 import functools
 
-from eventjax.backends.warp.bridge import WarpKernelSpec, import_warp
+from eventjax.backends.warp import WarpKernelSpec, import_warp
 from eventjax.kernels.common.warp.typing import accumulator_type, event_test, warp_types
 
 __all__ = ['binary_densemm_kernel', 'binary_densemv_kernel']

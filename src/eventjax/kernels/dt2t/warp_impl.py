@@ -12,7 +12,7 @@ entry of no row stays 0; a column outside ``[0, n)`` is never read.
 
 import functools
 
-from eventjax.backends.warp.bridge import WarpKernelSpec, import_warp
+from eventjax.backends.warp import WarpKernelSpec, import_warp
 from eventjax.kernels.common.warp.typing import accumulator_type, event_test, index_reader, warp_types
 
 __all__ = ['csr_dt2t_kernel', 'csr_sddmm_kernel']

@@ -13,7 +13,7 @@ permutation entries outside ``data`` are dropped. An overflowed list
 
 import functools
 
-from eventjax.backends.warp.bridge import WarpKernelSpec, import_warp
+from eventjax.backends.warp import WarpKernelSpec, import_warp
 from eventjax.kernels.common.warp.typing import accumulator_type, event_test, index_reader, warp_types
 
 __all__ = ['binary_csrmm_indexed_kernel', 'binary_csrmv_indexed_kernel', 'binary_csrmv_packed_kernel',

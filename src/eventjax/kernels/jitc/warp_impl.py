@@ -19,7 +19,7 @@ bit there; the structure never changes.
 
 import functools
 
-from eventjax.backends.warp.bridge import WarpKernelSpec, import_warp
+from eventjax.backends.warp import WarpKernelSpec, import_warp
 from eventjax.kernels.common.warp.typing import accumulator_type, event_test, warp_types
 from eventjax.kernels.jitc import generator as gen
 

@@ -15,7 +15,7 @@ compares, so a NaN stays NaN.
 import functools
 import math
 
-from eventjax.backends.warp.bridge import WarpKernelSpec, import_warp
+from eventjax.backends.warp import WarpKernelSpec, import_warp
 from eventjax.kernels.common.warp.typing import event_test, index_reader, warp_types
 
 __all__ = ['csr2csc_on_post_kernel', 'csr_on_pre_kernel', 'dense_on_post_kernel', 'dense_on_pre_kernel',

@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from eventjax.backends.native.bridge import NativeKernel
+from eventjax.backends.native import NativeKernel
 
 __all__ = ['HEADER_DIR', 'product_kernel']
 

@@ -24,8 +24,7 @@ import functools
 import numba
 import numpy as np
 
-from eventjax.backends.numba.intrinsics import launch_begin, launch_end, prefetch
-from eventjax.backends.numba.threads import threading_layer
+from eventjax.backends.numba import launch_begin, launch_end, prefetch, threading_layer
 
 __all__ = ['FASTMATH', 'PARALLEL_MIN_WORK', 'PREFETCH_MIN_ENTRIES', 'ROWS_AHEAD', 'binary_row_sum', 'by_direction',
            'by_work', 'event_columns', 'event_flags', 'event_indices', 'float_row_sum', 'prefetch_entries',

@@ -39,8 +39,7 @@ import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.extending import overload
 
-from eventjax.backends.numba.intrinsics import launch_begin, launch_end
-from eventjax.backends.numba.threads import threading_layer
+from eventjax.backends.numba import launch_begin, launch_end, threading_layer
 from eventjax.kernels.common.numba.events import PREFETCH_MIN_ENTRIES, ROWS_AHEAD, prefetch_entries
 
 __all__ = ['SCATTER_PARALLEL_MIN_ENTRIES', 'event_rows', 'packed_rows', 'scatter_kernel', 'scatter_spans',

@@ -11,7 +11,7 @@ zeros of ``x`` included (``NaN * 0`` is NaN, as in IEEE arithmetic).
 
 import functools
 
-from eventjax.backends.warp.bridge import import_warp
+from eventjax.backends.warp import import_warp
 from eventjax.kernels.common.warp.typing import event_test
 
 __all__ = ['row_is_idle', 'weighted_term']

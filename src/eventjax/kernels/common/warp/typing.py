@@ -11,7 +11,7 @@ imported only then.
 
 import functools
 
-from eventjax.backends.warp.bridge import import_warp, warp_dtype
+from eventjax.backends.warp import import_warp, warp_dtype
 
 __all__ = ['accumulator_type', 'event_test', 'index_reader', 'operand_value', 'warp_types']
 
