@@ -24,7 +24,7 @@ from stress.harness import Report, run_threads, watched
 try:  # module globals, not closure cells, so the bridge can cache the handler on disk
     import numba
 
-    from eventjax.backends.numba.bridge import report_error
+    from eventjax.backends.numba import report_error
 except ImportError:  # the scenario reports itself skipped
     numba = report_error = None
 
