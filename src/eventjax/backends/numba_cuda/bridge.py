@@ -197,7 +197,7 @@ def compile_kernel(kernel: Any, specs: Sequence[_Spec], cc: tuple[int, int] | No
                    fingerprint: tuple | None = None) -> CompiledKernel:
     """Compile ``kernel`` to PTX for arrays of ``specs`` (dtype name, rank), or read it from the disk cache.
 
-    Needs numba-cuda, not a GPU. ``fingerprint`` (the kernel's, from numba_keying) names the
+    Needs numba-cuda, not a GPU. ``fingerprint`` (the kernel's, from numba.keying) names the
     cached PTX; without one nothing is cached.
 
     Raises:

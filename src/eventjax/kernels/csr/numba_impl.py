@@ -14,17 +14,17 @@ stored entry, zeros of ``x`` included, so ``NaN * 0`` is NaN as in IEEE.
 Why the loops look the way they do (measured at m = n = 4000, 100
 connections per row): ``transpose=False`` gathers row by row (no scatter
 conflicts, one output write per row) with the branchless, vectorizable row
-sums of ``common.numba_events``; ``transpose=True`` scatters from the rows
+sums of ``common.numba.events``; ``transpose=True`` scatters from the rows
 of ``x`` (for binary kernels only the rows with an event, so the
 event-driven path costs events x connections per row). Indices are read
 unsigned, so one compare drops a bad column. From
-``numba_events.PARALLEL_MIN_WORK`` visited entries on, the gathers run their
+``numba.events.PARALLEL_MIN_WORK`` visited entries on, the gathers run their
 rows on numba's threads (no two threads write one row). The binary vector
-scatter of a matrix that can hold ``numba_scatter.SCATTER_PARALLEL_MIN_ENTRIES``
-entries splits large calls over threads (``numba_scatter``); a smaller one
+scatter of a matrix that can hold ``numba.scatter.SCATTER_PARALLEL_MIN_ENTRIES``
+entries splits large calls over threads (``numba.scatter``); a smaller one
 gets the serial scatter alone, whose compile is a fraction of the time. The
 other scatters stay serial.
-From ``numba_events.PREFETCH_MIN_ENTRIES`` stored entries on (beyond the
+From ``numba.events.PREFETCH_MIN_ENTRIES`` stored entries on (beyond the
 last-level cache) the binary vector scatter prefetches the event rows ahead.
 """
 
@@ -165,7 +165,7 @@ def _mv_scatter(data, indices, indptr, v, out, err):
 
 @numba.njit(cache=True, inline='always')
 def _event_scatter(scatter, data, indices, indptr, spikes, out):
-    """The event-driven path: only the rows with an event are visited, by ``scatter`` (of ``numba_scatter``)."""
+    """The event-driven path: only the rows with an event are visited, by ``scatter`` (of ``numba.scatter``)."""
     indptr = trusted_indptr(indptr, indices.shape[0])
     rows = np.empty(spikes.shape[0], np.int64)
     count = event_rows(spikes, rows)

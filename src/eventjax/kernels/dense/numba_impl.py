@@ -15,7 +15,7 @@ select (measured at 4000 x 4000, 2% events, batch 16):
   matrix product's list repeats columns across the batch and lost 30% to it.
 
 Sums are selects over listed events, never products with 0/1. From
-``numba_events.PARALLEL_MIN_WORK`` visited weights on (rows times events),
+``numba.events.PARALLEL_MIN_WORK`` visited weights on (rows times events),
 ``transpose=False`` runs its rows on numba's threads (no two threads write
 one row). ``transpose=True`` stays serial: split by output columns inside a
 ``prange`` its row sums stopped vectorizing and ran 3x slower.

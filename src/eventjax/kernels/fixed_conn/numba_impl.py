@@ -16,13 +16,13 @@ Why the loops look the way they do (measured at m = n = 4000, k = 100):
 weights and indices are read as flat vectors, row ``i`` at ``[i * k, i * k
 + k)``, a shared weight as the only entry. ``transpose=False`` gathers row by
 row (one output write per row) with the branchless, vectorizable row sums of
-``common.numba_events``; ``transpose=True`` scatters from the rows of ``x``
+``common.numba.events``; ``transpose=True`` scatters from the rows of ``x``
 (for binary kernels only the rows with an event, so the event-driven path
 costs events x ``k``). Indices are read unsigned, so one compare drops a bad
-one. From ``numba_events.PARALLEL_MIN_WORK`` visited entries on, the gathers
+one. From ``numba.events.PARALLEL_MIN_WORK`` visited entries on, the gathers
 run their rows on numba's threads (no two threads write one row); the scatters
 stay serial.
-From ``numba_events.PREFETCH_MIN_ENTRIES`` stored entries on (beyond the
+From ``numba.events.PREFETCH_MIN_ENTRIES`` stored entries on (beyond the
 last-level cache) the binary vector scatter prefetches the event rows ahead.
 """
 

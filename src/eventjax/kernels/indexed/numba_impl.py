@@ -31,7 +31,7 @@ def _bounds(indptr, i, nnz):
 
 @numba.njit(cache=True, inline='always')
 def _scatter_rows(scatter, data, indices, indptr, perm, ids, count, out, permuted):
-    """out[indices[k]] += w(k) over the entries of each listed row, by ``scatter`` (of ``numba_scatter``)."""
+    """out[indices[k]] += w(k) over the entries of each listed row, by ``scatter`` (of ``numba.scatter``)."""
     if count[0] > ids.shape[0]:
         out[:] = np.nan  # an overflowed list: NaN everywhere, never a silent drop
         return
@@ -50,7 +50,7 @@ def _scatter_rows(scatter, data, indices, indptr, perm, ids, count, out, permute
 def binary_csrmv_indexed_kernel(shape, permuted):
     """The numba kernel: a scatter from the listed rows (weights through ``perm`` when ``permuted``).
 
-    Only a matrix that can hold ``numba_scatter.SCATTER_PARALLEL_MIN_ENTRIES``
+    Only a matrix that can hold ``numba.scatter.SCATTER_PARALLEL_MIN_ENTRIES``
     entries gets the scatter that splits large calls over threads.
     """
     if permuted:
@@ -191,7 +191,7 @@ def binary_csrmv_packed_kernel(shape, fixed, transpose):
     """The numba kernel of the bit-packed product: a scatter over set bits, or a gather testing bits.
 
     The scatter splits large calls over threads only for a matrix that can
-    hold ``numba_scatter.SCATTER_PARALLEL_MIN_ENTRIES`` entries (``m * k``
+    hold ``numba.scatter.SCATTER_PARALLEL_MIN_ENTRIES`` entries (``m * k``
     for a FCN matrix).
     """
     if not transpose:

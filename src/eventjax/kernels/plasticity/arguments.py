@@ -125,7 +125,7 @@ def check_csr_structure(who: str, indices, indptr, rows: int, cols: int, validat
 def repair_structure(weight, indices, indptr, *rest):
     """The CSR updates' ``prepare`` step: ``indptr`` repaired, so every kernel drops the same entries.
 
-    The numba kernels repair inside (``numba_events.trusted_indptr``): an
+    The numba kernels repair inside (``numba.events.trusted_indptr``): an
     XLA check and conditional before their custom call cost more than a
     small update.
     """
