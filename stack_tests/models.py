@@ -1,8 +1,8 @@
 """Three models of the brain-simulation stack, run on eventjax or on brainevent 0.3.0, one per process.
 
-- ``ei``: a 4,000-neuron E/I network (3,200 excitatory, 800 inhibitory; the
-  CUBA benchmark of Brette et al. 2007) with brainunit units and two
-  ``brainstate.nn.EventFixedProb`` layers, stepped by hand.
+- ``ei``: the 4,000-neuron E/I network of ``docs/examples/cuba_brainstate.py``
+  (3,200 excitatory, 800 inhibitory; the CUBA benchmark of Brette et al.
+  2007) with brainunit units and two ``brainstate.nn.EventFixedProb`` layers.
 - ``coba``: brainpy's ``brainpy.state`` COBA network: ``LIFRef`` neurons, two
   ``AlignPostProj`` projections (``EventFixedProb``, ``Expon``, ``COBA``).
 - ``train``: a surrogate-gradient training step of a spiking network with
@@ -18,6 +18,8 @@ anything imports brainevent; ``--on brainevent`` runs the real brainevent
 from __future__ import annotations
 
 import argparse
+import pathlib
+import sys
 import time
 
 import numpy as np
@@ -37,41 +39,13 @@ def _stack(on: str):
 
 
 def ei(steps: int, on: str):
-    """The E/I network: ``(raster (steps, 4000) bool, seconds)``."""
-    _, brainstate, _, u = _stack(on)
-    import jax
-    import jax.numpy as jnp
+    """The E/I network of docs/examples/cuba_brainstate.py: ``(raster (steps, 4000) bool, seconds)``."""
+    _stack(on)
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / 'docs' / 'examples'))
+    import cuba_brainstate
 
-    n_e, n_i, dt = 3200, 800, 0.1
-    n = n_e + n_i
-    exc = brainstate.nn.EventFixedProb(n_e, n, 0.02, 1.0 * u.mV, seed=1)
-    inh = brainstate.nn.EventFixedProb(n_i, n, 0.02, 1.0 * u.mV, seed=2)
-    a_m, a_e, a_i = (float(np.exp(-dt / tau)) for tau in (20.0, 5.0, 10.0))
-    e_l, v_t, v_r, t_ref = -49.0 * u.mV, -50.0 * u.mV, -60.0 * u.mV, 5.0 * u.ms
-    w_e, w_i = 1.62, -9.0
-    v0 = (-60.0 + 10.0 * jax.random.uniform(jax.random.key(0), (n,), jnp.float32)) * u.mV
-
-    def step(state, t):
-        v, ge, gi, last = state
-        v_free = e_l + (v - e_l) * a_m + (ge + gi) * (1 - a_m)
-        v = u.math.where(t - last < t_ref, v, v_free)
-        spike = v > v_t
-        v = u.math.where(spike, v_r, v)
-        last = u.math.where(spike, t, last)
-        ge = ge * a_e + w_e * exc(spike[:n_e])
-        gi = gi * a_i + w_i * inh(spike[n_e:])
-        return (v, ge, gi, last), spike
-
-    @jax.jit
-    def run(v0):
-        zeros = jnp.zeros(n, jnp.float32) * u.mV
-        init = (v0, zeros, zeros, jnp.full(n, -1e9, jnp.float32) * u.ms)
-        return jax.lax.scan(step, init, jnp.arange(steps, dtype=jnp.float32) * dt * u.ms)[1]
-
-    compiled = run.lower(v0).compile()
-    start = time.perf_counter()
-    raster = np.asarray(jax.block_until_ready(compiled(v0)))
-    return raster, time.perf_counter() - start
+    exc, inh, v0 = cuba_brainstate.build(seed=1)
+    return cuba_brainstate.simulate(exc, inh, v0, steps)
 
 
 def coba(steps: int, on: str):

@@ -87,6 +87,15 @@ class TestBrainevent030Keywords:
         _close(be.binary_fcnmv(w, idx, MIXED, shape=(4, 2), transpose=True, weighted=True), [2., 0.])
         _close(be.binary_fcnmv(w, idx, MIXED, shape=(4, 2), transpose=True), [1., 2.])
 
+    def test_the_indexed_products_permute_the_weights_in_both_modes(self):
+        A = ej.CSR.fromdense(W)
+        perm = jnp.arange(A.data.shape[0])[::-1]
+        want = be.binary_csrmv(A.data[perm], A.indices, A.indptr, MIXED, shape=(4, 2), transpose=True)
+        _close(be.binary_csrmv_indexed(A.data, A.indices, A.indptr, perm, MIXED, shape=(4, 2), transpose=True), want)
+        want = be.binary_csrmv(A.data[perm], A.indices, A.indptr, MIXED, shape=(4, 2), transpose=True, weighted=True)
+        _close(be.binary_csrmv_indexed(A.data, A.indices, A.indptr, perm, MIXED, shape=(4, 2), transpose=True,
+                                       weighted=True), want)
+
     def test_csr_to_csc_index_can_leave_out_the_permutation(self):
         assert len(be.csr_to_csc_index(np.array([0, 2, 3]), np.array([0, 1, 0]), shape=(2, 2),
                                        include_perm=False)) == 2

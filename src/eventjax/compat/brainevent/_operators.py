@@ -39,46 +39,48 @@ def _rank(who: str, x, ranks: tuple[int, ...]):
 
 # -- CSR --------------------------------------------------------------------------------------------
 
+def _csr_product(who, rank, float_op, binary_op, data, indices, indptr, x, perm=(), **kw):
+    # weighted=True is the exact product with the values; else x != 0 are the events.
+    weighted = kw.pop('weighted')
+    if rank:
+        _rank(who, x, (rank,))
+    if weighted:
+        if perm:
+            data = data if jnp.size(data) == 1 or perm[0] is None else jnp.asarray(data)[perm[0]]
+        return float_op(data, indices, indptr, x, **kw)
+    return binary_op(data, indices, indptr, *perm, events(x), **kw)
+
+
 @brainevent_errors
 def binary_csrmv(data, indices, indptr, v, *, shape, workspace=None, transpose: bool = False, backend=None,
                  weighted: bool = False):
     """brainevent's ``binary_csrmv``: ``A @ v`` with ``v != 0`` as events (``weighted=True``: ``A @ v``)."""
-    _rank('binary_csrmv()', v, (1,))
-    if weighted:
-        return ej.csrmv(data, indices, indptr, v, shape=shape, transpose=transpose, backend=backend)
-    return ej.binary_csrmv(data, indices, indptr, events(v), shape=shape, transpose=transpose, backend=backend)
+    return _csr_product('binary_csrmv()', 1, ej.csrmv, ej.binary_csrmv, data, indices, indptr, v, shape=shape,
+                        transpose=transpose, backend=backend, weighted=weighted)
 
 
 @brainevent_errors
 def binary_csrmm(data, indices, indptr, B, *, shape, workspace=None, transpose: bool = False, backend=None,
                  weighted: bool = False):
     """brainevent's ``binary_csrmm``: ``A @ B`` with ``B != 0`` as events (``weighted=True``: ``A @ B``)."""
-    _rank('binary_csrmm()', B, (2,))
-    if weighted:
-        return ej.csrmm(data, indices, indptr, B, shape=shape, transpose=transpose, backend=backend)
-    return ej.binary_csrmm(data, indices, indptr, events(B), shape=shape, transpose=transpose, backend=backend)
+    return _csr_product('binary_csrmm()', 2, ej.csrmm, ej.binary_csrmm, data, indices, indptr, B, shape=shape,
+                        transpose=transpose, backend=backend, weighted=weighted)
 
 
 @brainevent_errors
 def binary_csrmv_indexed(data, indices, indptr, perm, v, *, shape, workspace=None, transpose: bool = False,
                          backend=None, weighted: bool = False):
     """brainevent's ``binary_csrmv_indexed``: :func:`binary_csrmv` of ``data[perm]``."""
-    if weighted:
-        data = data if jnp.size(data) == 1 or perm is None else jnp.asarray(data)[perm]
-        return ej.csrmv(data, indices, indptr, v, shape=shape, transpose=transpose, backend=backend)
-    return ej.binary_csrmv_indexed(data, indices, indptr, perm, events(v), shape=shape, transpose=transpose,
-                                   backend=backend)
+    return _csr_product('binary_csrmv_indexed()', 0, ej.csrmv, ej.binary_csrmv_indexed, data, indices, indptr, v,
+                        (perm,), shape=shape, transpose=transpose, backend=backend, weighted=weighted)
 
 
 @brainevent_errors
 def binary_csrmm_indexed(data, indices, indptr, perm, B, *, shape, workspace=None, transpose: bool = False,
                          backend=None, weighted: bool = False):
     """brainevent's ``binary_csrmm_indexed``: :func:`binary_csrmm` of ``data[perm]``."""
-    if weighted:
-        data = data if jnp.size(data) == 1 or perm is None else jnp.asarray(data)[perm]
-        return ej.csrmm(data, indices, indptr, B, shape=shape, transpose=transpose, backend=backend)
-    return ej.binary_csrmm_indexed(data, indices, indptr, perm, events(B), shape=shape, transpose=transpose,
-                                   backend=backend)
+    return _csr_product('binary_csrmm_indexed()', 0, ej.csrmm, ej.binary_csrmm_indexed, data, indices, indptr, B,
+                        (perm,), shape=shape, transpose=transpose, backend=backend, weighted=weighted)
 
 
 csrmv, csrmm = brainevent_errors(ej.csrmv), brainevent_errors(ej.csrmm)
