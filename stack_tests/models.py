@@ -109,12 +109,15 @@ def train(steps: int, on: str):
     import jax
     import jax.numpy as jnp
 
+    # In float64: float32 sums in another order differ by an ulp, which 15 Adam steps amplify past 1e-6.
+    jax.config.update('jax_enable_x64', True)
+    brainstate.environ.set(precision=64)
     n_in, n_hid, n_out, t_len, batch = 100, 200, 10, 50, 16
     brainstate.random.seed(0)
     layer1 = brainstate.nn.EventFixedProb(n_in, n_hid, 0.2, braintools.init.Normal(0.3, 0.1), seed=3)
     layer2 = brainstate.nn.EventLinear(n_hid, n_out, braintools.init.Normal(0.0, 0.1))
     rng = np.random.RandomState(0)
-    inputs = jnp.asarray(rng.rand(t_len, batch, n_in) < 0.1, jnp.float32)
+    inputs = jnp.asarray(rng.rand(t_len, batch, n_in) < 0.1, jnp.float64)
     labels = jnp.asarray(rng.randint(0, n_out, batch))
     surrogate = braintools.surrogate.Sigmoid()
     weights = {**layer1.states(brainstate.ParamState), **layer2.states(brainstate.ParamState)}
