@@ -123,6 +123,12 @@ class TestErrorsAreBraineventsAndEventjaxs:
             assert issubclass(cls, be.BrainEventError) and cls.__module__ == 'brainevent'
         assert issubclass(be.CompilationError, errors.KernelCompilationError)
 
+    def test_the_compilation_errors_keep_brainevents_fields(self):
+        e = be.CompilationError('failed', compiler_output='out', command='nvcc x.cu', stage='link')
+        assert (e.compiler_output, e.command, e.stage) == ('out', 'nvcc x.cu', 'link')
+        assert 'nvcc x.cu' in str(e) and 'out' in str(e)
+        assert be.UnsupportedArchError('sm_120').compiler_output == ''
+
 
 class TestPrimitivesAndNames:
     def test_primitive_objects_are_eventjaxs_and_report_their_backends(self):
@@ -163,6 +169,7 @@ class TestContainers030:
         D = be.Dense(jnp.asarray(W))
         _close(be.BinaryArray(MIXED) @ D, W[[0, 1, 3]].sum(0))
         _close(D @ be.BinaryArray(jnp.array([1., 0.])), W[:, 0])
+        assert be.CSR.fromdense(W).nse == 7
         T = be.TCSR(be.CSR.fromdense(W))
         assert isinstance(T, be.CSR) and isinstance(T, be.DataRepresentation)
         _close(T.todense(), W)

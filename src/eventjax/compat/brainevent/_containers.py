@@ -24,6 +24,11 @@ __all__ = ['CSC', 'CSR', 'TCSR', 'DataRepresentation', 'Dense', 'FixedNumConn', 
 class DataRepresentation:
     """brainevent's base of the sparse containers; here a marker every compat container carries."""
 
+    @property
+    def nse(self) -> int:
+        """The number of stored entries (brainevent's name)."""
+        return int(np.prod(self.indices.shape))
+
 
 def _options(who: str, backend, buffers, **defaults) -> None:
     """brainevent's per-container options: accepted at their defaults, refused otherwise with the fix."""

@@ -48,7 +48,12 @@ class KernelCompilationError(KernelError, errors.KernelCompilationError):
 
 
 class CompilationError(KernelCompilationError):
-    """C++ or CUDA source failed to compile."""
+    """C++ or CUDA source failed to compile; the message appends the command and the compiler's output."""
+
+    def __init__(self, message: str, compiler_output: str = '', command: str = '', stage: str = 'compile'):
+        self.compiler_output, self.command, self.stage = compiler_output, command, stage
+        full = message + (f'\n\nCommand:\n  {command}' if command else '')
+        super().__init__(full + (f'\n\nCompiler output:\n{compiler_output}' if compiler_output else ''))
 
 
 class HostCompilerIncompatibleError(CompilationError):
@@ -89,6 +94,10 @@ class GpuArchDetectionError(KernelToolchainError):
 
 class UnsupportedArchError(KernelToolchainError):
     """The CUDA compiler does not support the GPU's architecture."""
+
+    def __init__(self, message: str, *, compiler_output: str = '', command: str = '', stage: str = ''):
+        super().__init__(message)
+        self.compiler_output, self.command, self.stage = compiler_output, command, stage
 
 
 class KernelLoadError(KernelError):
