@@ -13,7 +13,7 @@ STRESS_SECONDS ?= 180
 DIFF_EXAMPLES ?= 400
 DIFF_SECONDS ?= 900
 
-.PHONY: setup test test-fast test-long stress bench serve-bench docs demo lint clean
+.PHONY: setup test test-fast test-long test-compat stress bench serve-bench docs demo lint clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -38,6 +38,26 @@ test-long: setup
 	$(BIN)/python -m pytest -n 2 --dist loadfile -q -m long tests
 	EVENTJAX_DIFF_EXAMPLES=$(LONG_DIFF_EXAMPLES) EVENTJAX_DIFF_JITC_EXAMPLES=$(LONG_DIFF_JITC_EXAMPLES) \
 		$(BIN)/python -m pytest -n 2 --dist loadfile -q tests/differential
+
+# The brain-simulation stack on Python 3.12 (brainevent 0.3, brainstate 0.6, brainpy 2.9,
+# braintools 0.4; stack_tests/requirements.txt) in a venv of its own: brainstate's and brainpy's
+# event-layer tests and three models on eventjax, each compared with brainevent 0.3.0, then
+# eventjax's compat tests and the name table's. A few minutes once the venv is built.
+PYTHON312 ?= $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3.12; do \
+	$$p -c 'import sys' >/dev/null 2>&1 && { echo $$p; break; }; done)
+COMPAT_VENV := .venv-compat
+COMPAT_STAMP := $(COMPAT_VENV)/.eventjax-installed
+
+$(COMPAT_STAMP): pyproject.toml stack_tests/requirements.txt
+	@test -n "$(PYTHON312)" || { echo 'make test-compat needs python3.12 (set PYTHON312=/path/to/python3.12)'; exit 1; }
+	@test -x $(COMPAT_VENV)/bin/python || $(PYTHON312) -m venv $(COMPAT_VENV)
+	$(COMPAT_VENV)/bin/python -m pip install -q --upgrade pip
+	$(COMPAT_VENV)/bin/python -m pip install -q -r stack_tests/requirements.txt -e .
+	@touch $(COMPAT_STAMP)
+
+test-compat: $(COMPAT_STAMP)
+	cd stack_tests && ../$(COMPAT_VENV)/bin/python -m pytest -q .
+	$(COMPAT_VENV)/bin/python -m pytest -q tests/compat/test_brainevent_table.py tests/compat/test_brainevent_030.py
 
 stress: setup
 	$(BIN)/python -m stress --mode long --seconds $(STRESS_SECONDS) \
@@ -71,8 +91,8 @@ demo: setup
 	$(BIN)/python docs/examples/cuba.py
 
 lint: setup
-	$(BIN)/python -m ruff check src tests stress benchmarks docs/examples
+	$(BIN)/python -m ruff check src tests stress benchmarks docs/examples stack_tests
 	$(BIN)/python tools/check_layers.py
 
 clean:
-	rm -rf $(VENV) .numba_cache docs/_build .pytest_cache
+	rm -rf $(VENV) $(COMPAT_VENV) .numba_cache docs/_build .pytest_cache

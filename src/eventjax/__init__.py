@@ -1,5 +1,7 @@
 """eventjax: custom JAX primitives with per-platform backends, and event-driven kernels."""
 
+import warnings
+
 from eventjax import config, errors
 from eventjax._version import __version__ as __version__
 from eventjax.backends import XLACustomKernel, backends_available
@@ -18,8 +20,6 @@ from eventjax.containers import (
     FixedNumConn,
     FixedNumPerPost,
     FixedNumPerPre,
-    FixedPostNumConn,
-    FixedPreNumConn,
     GradedEvents,
     IndexedEvents,
     JITCMatrix,
@@ -75,19 +75,6 @@ from eventjax.kernels.plasticity.fcn_on_pre import update_fixed_pre_conn_on_bina
 from eventjax.primitive import defjvp, general_batching_rule, primitives
 from eventjax.primitive.tags import get_all_primitive_names, get_primitives_by_tags, get_registry
 
-# brainevent's names for EventArray and the bit-packed form.
-BinaryArray = EventArray
-# brainevent's names for the plasticity updates (same signatures).
-update_csr_on_binary_pre = csr_on_pre
-update_csr_on_binary_post = csr2csc_on_post
-update_dense_on_binary_pre = dense_on_pre
-update_dense_on_binary_post = dense_on_post
-update_fixed_post_conn_on_binary_pre = fcn_on_pre
-# brainevent's name for GradedEvents.
-WeightedArray = GradedEvents
-BitPackedBinary = BitPackedEvents
-CompactBinary = CompactEvents
-
 # The numba thread count belongs to the numba bridge (compiled handlers read
 # it at each launch); eventjax.config keeps its public names for it. The
 # config layer may not import a bridge, so they are bound here, where the
@@ -98,28 +85,22 @@ config.set_numba_parallel = numba_backend.set_parallel
 config.get_numba_parallel = numba_backend.get_parallel
 
 __all__ = [
-    'BinaryArray',
     'COO',
     'BitPackedEvents',
-    'CompactBinary',
     'CompactEvents',
     'CSC',
     'CSR',
     'CSRDelayLayout',
     'DelayedCSR',
-    'BitPackedBinary',
     'EventArray',
     'FixedNumConn',
     'FixedNumPerPost',
     'FixedNumPerPre',
-    'FixedPostNumConn',
-    'FixedPreNumConn',
     'GradedEvents',
     'IndexedEvents',
     'JITCMatrix',
     'NativeKernel',
     'NumbaCudaKernel',
-    'WeightedArray',
     'XLACustomKernel',
     'backends_available',
     'binary_csrmm',
@@ -181,11 +162,6 @@ __all__ = [
     'random_csr',
     'random_fixed_num_conn',
     'set_backend',
-    'update_csr_on_binary_post',
-    'update_csr_on_binary_pre',
-    'update_dense_on_binary_post',
-    'update_dense_on_binary_pre',
-    'update_fixed_post_conn_on_binary_pre',
     'update_fixed_pre_conn_on_binary_post',
     'cscmm_dt2t',
     'cscmv_dt2t',
@@ -200,19 +176,36 @@ __all__ = [
 ]
 
 
-# brainevent names with no eventjax twin, and what to write instead.
-_INSTEAD = {
-    'Dense': 'a plain weight array: eventjax.EventArray(spikes) @ W, or eventjax.binary_densemv(W, spikes)',
+# brainevent's spellings, at the top level until the next release: each warns and
+# names eventjax's own name (eventjax.compat.brainevent has brainevent's, with its
+# signatures and rules).
+_DEPRECATED = {
+    'BinaryArray': ('EventArray', EventArray),
+    'WeightedArray': ('GradedEvents', GradedEvents),
+    'BitPackedBinary': ('BitPackedEvents', BitPackedEvents),
+    'CompactBinary': ('CompactEvents', CompactEvents),
+    'FixedPostNumConn': ('FixedNumPerPre', FixedNumPerPre),
+    'FixedPreNumConn': ('FixedNumPerPost', FixedNumPerPost),
+    'update_csr_on_binary_pre': ('csr_on_pre', csr_on_pre),
+    'update_csr_on_binary_post': ('csr2csc_on_post', csr2csc_on_post),
+    'update_dense_on_binary_pre': ('dense_on_pre', dense_on_pre),
+    'update_dense_on_binary_post': ('dense_on_post', dense_on_post),
+    'update_fixed_post_conn_on_binary_pre': ('fcn_on_pre', fcn_on_pre),
 }
 
 
 def __getattr__(name: str):
-    if name in _INSTEAD:
-        raise AttributeError(f"module 'eventjax' has no attribute {name!r}; use {_INSTEAD[name]}.")
+    if name in _DEPRECATED:
+        new, value = _DEPRECATED[name]
+        warnings.warn(f"eventjax.{name} is brainevent's spelling and leaves the top level in the next release; use "
+                      f"eventjax.{new} (or eventjax.compat.brainevent.{name}, with brainevent's signature and rules).",
+                      DeprecationWarning, stacklevel=2)
+        return value
     # brainevent exports each operator's primitive as ``<op>_p``; eventjax keeps
     # primitives private and reaches them through the registry instead.
     if name.endswith('_p') and name[:-2] in get_registry():
         raise AttributeError(f"module 'eventjax' has no attribute {name!r}: eventjax does not export primitive "
                              f"objects. Use eventjax.get_registry()[{name[:-2]!r}] for the XLACustomKernel "
-                             f"(e.g. .available_backends('cpu')), or call eventjax.{name[:-2]}(...).")
+                             f"(e.g. .available_backends('cpu')), or eventjax.compat.brainevent.{name} for "
+                             "brainevent's name.")
     raise AttributeError(f'module {__name__!r} has no attribute {name!r}')

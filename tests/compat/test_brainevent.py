@@ -136,8 +136,23 @@ def test_config_maps_the_settings_eventjax_has_and_names_the_rest():
     be.config.set_backend('cpu', 'jax_raw')
     assert be.config.get_backend('cpu') == 'jax'
     be.config.clear_backends()
+    with pytest.raises(AttributeError, match='nvcc it finds on PATH'):
+        be.config.prefer_system_nvcc  # noqa: B018
     with pytest.raises(AttributeError, match='eventjax.config'):
-        be.config.set_lfsr_algorithm  # noqa: B018
+        be.config.no_such_setting  # noqa: B018
+
+
+def test_the_lfsr_choice_is_recorded_and_changes_no_generated_connection():
+    v = jnp.arange(30, dtype=jnp.float32)
+    before = be.jitsmv(0.5, 0.3, v, 7, shape=(20, 30))
+    try:
+        be.config.set_lfsr_algorithm('lfsr113')
+        assert be.config.get_lfsr_algorithm() == 'lfsr113'
+        _close(be.jitsmv(0.5, 0.3, v, 7, shape=(20, 30)), before)
+        with pytest.raises(ValueError, match='lfsr88'):
+            be.config.set_lfsr_algorithm('mt19937')
+    finally:
+        be.config.set_lfsr_algorithm('lfsr88')
 
 
 class TestFixedProbPreLayout:

@@ -92,7 +92,8 @@ def test_jitc_takes_graded_events_as_the_float_product():
 
 
 def test_weighted_array_is_brainevents_name():
-    assert ej.WeightedArray is ej.GradedEvents
+    with pytest.warns(DeprecationWarning, match='use eventjax.GradedEvents'):
+        assert ej.WeightedArray is ej.GradedEvents
     assert isinstance(ej.GradedEvents(X_ROWS), ej.EventArray)
     leaves, tree = jax.tree_util.tree_flatten(ej.GradedEvents(X_ROWS))
     assert type(jax.tree_util.tree_unflatten(tree, leaves)) is ej.GradedEvents

@@ -27,13 +27,11 @@ from eventjax.containers.fixed_conn import (
            FixedNumConn,
            FixedNumPerPost,
            FixedNumPerPre,
-           FixedPostNumConn,
-           FixedPreNumConn,
 )
 from eventjax.containers.indices import coo2csr, coo_to_csc_index, csc_to_csr_index, csr_to_coo_index, csr_to_csc_index
 from eventjax.containers.jitc import JITCMatrix
 
 __all__ = ['BitPackedEvents', 'COO', 'CompactEvents', 'CSC', 'CSR', 'DelayedCSR', 'EventArray', 'FixedNumConn',
-           'FixedNumPerPost', 'FixedNumPerPre', 'FixedPostNumConn', 'FixedPreNumConn', 'GradedEvents', 'IndexedEvents',
+           'FixedNumPerPost', 'FixedNumPerPre', 'GradedEvents', 'IndexedEvents',
            'JITCMatrix', 'coo2csr', 'coo_to_csc_index', 'csc_to_csr_index', 'csr_to_coo_index', 'csr_to_csc_index',
            'random_csr', 'random_fixed_num_conn']

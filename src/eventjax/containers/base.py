@@ -45,7 +45,7 @@ class SparseMatrix(WeightOps):
         if isinstance(x, GradedEvents):
             return graded_csr_product(*self._stored_csr(), x.value, shape=self.stored_shape, transpose=transpose)
         events = isinstance(x, EventArray)
-        value = x.value if events else x
+        value = x._operand if events else x
         mv, mm, binary_mv, binary_mm = self._ops
         if jnp.ndim(value) == 1:
             fn = binary_mv if events else mv

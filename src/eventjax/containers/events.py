@@ -65,6 +65,9 @@ class EventArray:
     shape = property(lambda self: self.value.shape)
     dtype = property(lambda self: self.value.dtype)
     ndim = property(lambda self: self.value.ndim)
+    # What the binary kernels receive; a subclass with another event rule
+    # (brainevent's ``!= 0`` in eventjax.compat) maps its value here.
+    _operand = property(lambda self: self.value)
 
     def __repr__(self) -> str:
         return f'EventArray({self.value!r})'
@@ -109,15 +112,15 @@ class EventArray:
             return NotImplemented
         # s @ W == W.T @ s; for 2-D events (k, m) @ W (m, n) == (W.T @ S.T).T.
         if self.ndim == 1:
-            return binary_densemv(other, self.value, transpose=True)
-        return binary_densemm(other, self.value.T, transpose=True).T
+            return binary_densemv(other, self._operand, transpose=True)
+        return binary_densemm(other, self._operand.T, transpose=True).T
 
     def __rmatmul__(self, other):
         if not is_plain_array(other):
             return NotImplemented
         if self.ndim == 1:
-            return binary_densemv(other, self.value, transpose=False)
-        return binary_densemm(other, self.value, transpose=False)
+            return binary_densemv(other, self._operand, transpose=False)
+        return binary_densemm(other, self._operand, transpose=False)
 
 
 @jax.tree_util.register_pytree_node_class

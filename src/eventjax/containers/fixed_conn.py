@@ -21,7 +21,7 @@ from eventjax.kernels.common.units import attach, mantissa, split
 from eventjax.kernels.fixed_conn import binary_fcnmm, binary_fcnmv, fcnmm, fcnmv
 from eventjax.kernels.plasticity import csr2csc_on_post, csr_column_view, fcn_on_pre
 
-__all__ = ['FixedNumConn', 'FixedNumPerPost', 'FixedNumPerPre', 'FixedPostNumConn', 'FixedPreNumConn']
+__all__ = ['FixedNumConn', 'FixedNumPerPost', 'FixedNumPerPre']
 
 
 @jax.tree_util.register_pytree_node_class
@@ -339,7 +339,3 @@ class FixedNumPerPost(FixedNumConn):
         new._column_view = tuple(children[2:]) or None
         return new
 
-
-# brainevent's names before 0.1.
-FixedPostNumConn = FixedNumPerPre
-FixedPreNumConn = FixedNumPerPost

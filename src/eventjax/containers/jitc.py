@@ -103,7 +103,7 @@ class JITCMatrix(SparseMatrix):
             # skipping zeros changes only the cost: the float product's.
             x = x.value
         events = isinstance(x, EventArray)
-        value = x.value if events else x
+        value = x._operand if events else x
         if jnp.ndim(value) == 1:
             fn = binary_jitcmv if events else jitcmv
         else:

@@ -1,14 +1,16 @@
-"""Operator keyword names as brainevent spells them, mapped onto eventjax's.
+"""brainevent's operand keywords on the top-level functions, until the next release.
 
 brainevent names some operands differently (``binary_csrmv(..., v=...)``
 where eventjax says ``spikes``; ``fcnmv(..., vector=...)`` for ``v``;
-``matrix=`` for ``B``). The top-level functions accept those keywords too;
-the functions in :mod:`eventjax.kernels` take only eventjax's names.
+``matrix=`` for ``B``). The top-level functions still take those keywords,
+with a ``DeprecationWarning`` naming eventjax's; ``eventjax.compat.brainevent``
+has the functions with brainevent's signatures.
 """
 
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable
 
 from eventjax.kernels.csr import binary_csrmv as _binary_csrmv
@@ -20,11 +22,14 @@ __all__ = ['accept_keywords', 'binary_csrmv', 'binary_fcnmm', 'fcnmm', 'fcnmv']
 
 
 def accept_keywords(fn: Callable, **renamed: str) -> Callable:
-    """``fn`` that also takes each old keyword of ``renamed`` (old name -> eventjax name).
+    """``fn`` that also takes each old keyword of ``renamed`` (old name -> eventjax name), with a warning.
 
     Example:
+        >>> import warnings
         >>> f = accept_keywords(lambda x, *, scale: x * scale, factor='scale')
-        >>> f(2, factor=3)
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter('ignore', DeprecationWarning)
+        ...     f(2, factor=3)
         6
     """
     @functools.wraps(fn)
@@ -34,6 +39,10 @@ def accept_keywords(fn: Callable, **renamed: str) -> Callable:
                 if new in kwargs:
                     raise TypeError(f'{fn.__name__}(): got both {old}= and {new}=; {old} is another name for '
                                     f'{new}, pass only {new}=.')
+                warnings.warn(f"eventjax.{fn.__name__}(): {old}= is brainevent's keyword and leaves eventjax's "
+                              f'function in the next release; pass {new}= (or call '
+                              f'eventjax.compat.brainevent.{fn.__name__}, with brainevent\'s signature).',
+                              DeprecationWarning, stacklevel=2)
                 kwargs[new] = kwargs.pop(old)
         return fn(*args, **kwargs)
 

@@ -150,13 +150,13 @@ class TestContainers:
         C = ej.CSC.fromdense(np.asarray(CSR_W.todense()))
         C = C.with_data(C.data * WEIGHT_UNIT)
         _check(C.todense(), np.asarray(CSR_W.todense()), WEIGHT_UNIT)
-        F = ej.FixedPostNumConn((FCN_W * WEIGHT_UNIT, FCN_IDX), shape=(M, N))
+        F = ej.FixedNumPerPre((FCN_W * WEIGHT_UNIT, FCN_IDX), shape=(M, N))
         dense = np.asarray(ej.FixedNumConn((FCN_W, FCN_IDX), shape=(M, N)).todense())
         _check(F.todense(), dense, WEIGHT_UNIT)
         _check(F.tocsr().todense(), dense, WEIGHT_UNIT)
         _check(ej.FixedNumConn.from_csr(F.tocsr()).todense(), dense, WEIGHT_UNIT)
         _check(ej.EventArray(jnp.ones(M, bool)) @ F, dense.sum(0), WEIGHT_UNIT)
-        P = ej.FixedPreNumConn((FCN_W * WEIGHT_UNIT, FCN_IDX), shape=(N, M))
+        P = ej.FixedNumPerPost((FCN_W * WEIGHT_UNIT, FCN_IDX), shape=(N, M))
         _check(ej.EventArray(jnp.ones(N, bool)) @ P, dense.T.sum(0), WEIGHT_UNIT)
 
     def test_scalar_arithmetic_and_with_data_keep_units(self):

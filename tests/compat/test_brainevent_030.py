@@ -1,0 +1,190 @@
+"""eventjax.compat.brainevent follows brainevent 0.3: its event rule, array API, keywords, errors and primitives."""
+
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import eventjax as ej
+import eventjax.compat.brainevent as be
+from eventjax import errors
+
+
+@pytest.fixture(autouse=True)
+def _jax_kernels():
+    # Names, rules and signatures are what is tested here; the jax kernels avoid numba compiles.
+    with ej.config.override(cpu='jax'):
+        yield
+
+
+W = np.arange(8, dtype=np.float32).reshape(4, 2)
+MIXED = jnp.array([2., -1., 0., 1.])  # three events by brainevent's rule, two by eventjax's
+
+
+def _close(a, b):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
+
+
+class TestTheEventRuleIsBrainevents:
+    def test_a_binary_array_counts_every_nonzero_entry_as_an_event(self):
+        _close(be.BinaryArray(MIXED) @ jnp.asarray(W), W[[0, 1, 3]].sum(0))
+        _close(ej.EventArray(MIXED) @ jnp.asarray(W), W[[0, 3]].sum(0))
+
+    def test_containers_apply_the_rule_of_the_binary_array_they_get(self):
+        A = be.CSR.fromdense(W)
+        _close(be.BinaryArray(MIXED) @ A, W[[0, 1, 3]].sum(0))
+        F = be.FixedNumPerPre((jnp.ones((4, 1)), jnp.zeros((4, 1), jnp.int32)), shape=(4, 2))
+        _close(be.BinaryArray(MIXED) @ F, [3., 0.])
+        J = be.JITCScalarR((1.0, 1.0, 3), shape=(4, 2))
+        _close(be.BinaryArray(MIXED) @ J, np.ones(4)[[0, 1, 3]].sum() * np.ones(2))
+
+    def test_the_operators_apply_it_too_and_nan_is_an_event(self):
+        A = ej.CSR.fromdense(W)
+        v = jnp.array([jnp.nan, -3., 0., 1.])
+        _close(be.binary_csrmv(A.data, A.indices, A.indptr, v, shape=(4, 2), transpose=True), W[[0, 1, 3]].sum(0))
+        _close(be.binary_densemv(jnp.asarray(W), v, transpose=True), W[[0, 1, 3]].sum(0))
+
+    def test_gradients_pass_through_the_rule_as_through_a_product(self):
+        g = jax.grad(lambda s: (be.BinaryArray(s) @ jnp.asarray(W)).sum())(MIXED)
+        _close(g, W.sum(1))
+
+
+class TestTheBinaryArrayApi:
+    def test_size_len_iteration_indexing_and_with_value(self):
+        b = be.BinaryArray(jnp.array([[1., 0.], [0., 3.], [1., 1.]]))
+        assert (b.size, len(b), b.shape) == (6, 3, (3, 2))
+        _close([r.sum() for r in b], [1., 3., 2.])
+        _close(b[1], [0., 3.]) and _close(b[:, 0], [1., 0., 1.])
+        c = b.with_value(jnp.zeros((3, 2)))
+        assert type(c) is be.BinaryArray and float(c.value.sum()) == 0.
+        assert isinstance(b, be.EventRepresentation) and isinstance(b, ej.EventArray)
+
+    def test_numpy_sees_the_values(self):
+        out = np.asarray(be.BinaryArray(jnp.array([True, False])))
+        assert out.dtype == np.bool_ and out.tolist() == [True, False]
+
+    def test_it_survives_jit_and_keeps_its_class(self):
+        out = jax.jit(lambda b: b)(be.BinaryArray(MIXED))
+        assert type(out) is be.BinaryArray
+
+
+class TestBrainevent030Keywords:
+    def test_workspace_is_accepted_and_weighted_multiplies_by_the_values(self):
+        A = ej.CSR.fromdense(W)
+        args = (A.data, A.indices, A.indptr, MIXED)
+        _close(be.binary_csrmv(*args, shape=(4, 2), workspace=None, transpose=True), W[[0, 1, 3]].sum(0))
+        _close(be.binary_csrmv(*args, shape=(4, 2), transpose=True, weighted=True), np.asarray(MIXED) @ W)
+        B = jnp.stack([MIXED, MIXED], 1)
+        _close(be.binary_csrmm(A.data, A.indices, A.indptr, B, shape=(4, 2), workspace=None, transpose=True,
+                               weighted=True), W.T @ np.asarray(B))
+
+    def test_dense_and_fixed_connection_products_take_weighted(self):
+        _close(be.binary_densemv(jnp.asarray(W), MIXED, transpose=True, weighted=True), np.asarray(MIXED) @ W)
+        idx = jnp.array([[0], [1], [0], [1]])
+        w = jnp.ones((4, 1))
+        _close(be.binary_fcnmv(w, idx, MIXED, shape=(4, 2), transpose=True, weighted=True), [2., 0.])
+        _close(be.binary_fcnmv(w, idx, MIXED, shape=(4, 2), transpose=True), [1., 2.])
+
+    def test_the_indexed_products_permute_the_weights_in_both_modes(self):
+        A = ej.CSR.fromdense(W)
+        perm = jnp.arange(A.data.shape[0])[::-1]
+        want = be.binary_csrmv(A.data[perm], A.indices, A.indptr, MIXED, shape=(4, 2), transpose=True)
+        _close(be.binary_csrmv_indexed(A.data, A.indices, A.indptr, perm, MIXED, shape=(4, 2), transpose=True), want)
+        want = be.binary_csrmv(A.data[perm], A.indices, A.indptr, MIXED, shape=(4, 2), transpose=True, weighted=True)
+        _close(be.binary_csrmv_indexed(A.data, A.indices, A.indptr, perm, MIXED, shape=(4, 2), transpose=True,
+                                       weighted=True), want)
+
+    def test_csr_to_csc_index_can_leave_out_the_permutation(self):
+        assert len(be.csr_to_csc_index(np.array([0, 2, 3]), np.array([0, 1, 0]), shape=(2, 2),
+                                       include_perm=False)) == 2
+
+
+class TestErrorsAreBraineventsAndEventjaxs:
+    def test_a_missing_backend_is_caught_by_either_class(self):
+        A = ej.CSR.fromdense(W)
+        for cls in (be.KernelNotAvailableError, errors.BackendNotFoundError, be.KernelError, be.BrainEventError):
+            with pytest.raises(cls):
+                be.binary_csrmv(A.data, A.indices, A.indptr, MIXED, shape=(4, 2), transpose=True,
+                                backend='no_such_backend')
+
+    def test_a_0d_or_3d_operand_is_a_math_error_and_a_value_error(self):
+        A = ej.CSR.fromdense(W)
+        for bad in (jnp.array(1.), jnp.ones((4, 2, 2))):
+            with pytest.raises(be.MathError, match='1-D'):
+                be.binary_csrmv(A.data, A.indices, A.indptr, bad, shape=(4, 2))
+        assert issubclass(be.MathError, ValueError)
+
+    def test_every_class_is_a_brainevent_error_named_as_brainevent_names_it(self):
+        for name in ('MathError', 'KernelCompilationError', 'CompilationError', 'NvccNotFoundError',
+                     'UnsupportedOperationError', 'KernelToolchainError'):
+            cls = getattr(be, name)
+            assert issubclass(cls, be.BrainEventError) and cls.__module__ == 'brainevent'
+        assert issubclass(be.CompilationError, errors.KernelCompilationError)
+
+    def test_the_compilation_errors_keep_brainevents_fields(self):
+        e = be.CompilationError('failed', compiler_output='out', command='nvcc x.cu', stage='link')
+        assert (e.compiler_output, e.command, e.stage) == ('out', 'nvcc x.cu', 'link')
+        assert 'nvcc x.cu' in str(e) and 'out' in str(e)
+        assert be.UnsupportedArchError('sm_120').compiler_output == ''
+
+
+class TestPrimitivesAndNames:
+    def test_primitive_objects_are_eventjaxs_and_report_their_backends(self):
+        assert be.binary_jitumv_p is ej.get_registry()['binary_jitcmv'] is be.binary_jitsmv_p
+        assert 'jax' in be.jitn_p.available_backends('cpu')
+        assert 'jax' in be.update_dense_on_binary_pre_p.available_backends('cpu')
+
+    def test_a_name_not_served_keeps_its_hint_through_from_import(self, monkeypatch):
+        monkeypatch.delitem(sys.modules, 'brainevent', raising=False)
+        monkeypatch.delitem(sys.modules, 'brainevent.config', raising=False)
+        try:
+            be.install(replace_installed=True)
+            with pytest.raises(ImportError, match='no tuning step'):
+                from brainevent import HybridConfig  # noqa: F401
+            import brainevent
+            assert not hasattr(brainevent, 'PallasLFSR88RNG')
+            with pytest.raises(AttributeError, match='counter-based generator'):
+                brainevent.PallasLFSR88RNG  # noqa: B018
+        finally:
+            be.uninstall()
+
+    def test_the_plasticity_names_are_eventjaxs_operators(self):
+        Wd = jnp.zeros((2, 3))
+        out = be.update_dense_on_binary_pre(Wd, jnp.array([True, False]), jnp.array([.1, .2, .3]))
+        _close(out, [[.1, .2, .3], [0., 0., 0.]])
+        C = ej.CSC.fromdense(np.ones((2, 3), np.float32))
+        out = be.update_csc_on_binary_pre(jnp.zeros(6), C.indices, C.indptr, jnp.array([0., 2.]),
+                                          jnp.array([.1, .2, .3]), shape=(2, 3))
+        got = ej.CSC((out, C.indices, C.indptr), shape=(2, 3)).todense()
+        _close(got, [[0., 0., 0.], [.1, .2, .3]])
+        out = be.update_csc_on_binary_post(jnp.zeros(6), C.indices, C.indptr, jnp.array([.5, .7]),
+                                           jnp.array([1., 0., 0.]), w_max=0.6, shape=(2, 3))
+        _close(ej.CSC((out, C.indices, C.indptr), shape=(2, 3)).todense(), [[.5, 0., 0.], [.6, 0., 0.]])
+
+
+class TestContainers030:
+    def test_dense_tcsr_and_the_jitc_classes(self):
+        D = be.Dense(jnp.asarray(W))
+        _close(be.BinaryArray(MIXED) @ D, W[[0, 1, 3]].sum(0))
+        _close(D @ be.BinaryArray(jnp.array([1., 0.])), W[:, 0])
+        assert be.CSR.fromdense(W).nse == 7
+        T = be.TCSR(be.CSR.fromdense(W))
+        assert isinstance(T, be.CSR) and isinstance(T, be.DataRepresentation)
+        _close(T.todense(), W)
+        R, C = be.JITCScalarR((0.5, 0.4, 5), shape=(3, 4)), be.JITCScalarC((0.5, 0.4, 5), shape=(3, 4))
+        assert isinstance(R, be.JITCScalarR) and isinstance(C, ej.JITCMatrix) and C.shape == (3, 4)
+        _close(C.todense(), ej.JITCMatrix(0.5, prob=0.4, seed=5, shape=(4, 3)).todense().T)
+
+
+def test_numba_kernel_runs_a_numba_kernel_as_a_jax_function():
+    numba = pytest.importorskip('numba')
+
+    @numba.njit
+    def add(x, y, out):
+        for i in range(out.size):
+            out[i] = x[i] + y[i]
+
+    f = be.numba_kernel(add, outs=jax.ShapeDtypeStruct((3,), jnp.float32))
+    _close(jax.jit(f)(jnp.ones(3), jnp.arange(3.)), [1., 2., 3.])
