@@ -100,8 +100,10 @@ def propagator_32(tau_syn, tau, c, h):
     """NEST's ``propagator_32``: the potential's response over ``h`` to a unit synaptic current at its start."""
     p32_linear = 1 / (2.0 * c * tau * tau) * h * h * (tau_syn - tau) * math.exp(-h / tau)
     p32_singular = h / c * math.exp(-h / tau)
+    if tau == tau_syn:  # NEST's C++ divides by zero here and then takes the singular form
+        return p32_singular
     p32 = -tau / (c * (1 - tau / tau_syn)) * math.exp(-h / tau_syn) * math.expm1(h * (1 / tau_syn - 1 / tau))
-    if tau == tau_syn or (abs(tau - tau_syn) < 0.1 and abs(p32 - p32_singular) > 2 * abs(p32_linear)):
+    if (abs(tau - tau_syn) < 0.1 and abs(p32 - p32_singular) > 2 * abs(p32_linear)):
         return p32_singular
     return p32
 
