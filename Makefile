@@ -69,7 +69,7 @@ demo: setup
 	$(BIN)/python docs/examples/cuba.py
 
 lint: setup
-	$(BIN)/python -m ruff check src tests stress bench docs/examples
+	$(BIN)/python -m ruff check src tests stress bench docs/examples examples
 	$(BIN)/python tools/check_layers.py
 
 clean:

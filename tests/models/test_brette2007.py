@@ -6,7 +6,6 @@ import pathlib
 import jax
 import numpy as np
 import pytest
-
 from examples.brette2007 import model
 
 DATA = pathlib.Path(model.__file__).parent / 'data' / 'cuba_nest.npz'
@@ -64,7 +63,8 @@ def test_propagators_match_nest_s_formulas():
     p = model.CubaParams()
     h = model.DT
     # away from the singularity propagator_32 is the closed form of the exponential current's effect
-    exact = p.tau_syn_ex * p.tau_m / (p.C_m * (p.tau_m - p.tau_syn_ex)) * (np.exp(-h / p.tau_m) - np.exp(-h / p.tau_syn_ex))
+    exact = (p.tau_syn_ex * p.tau_m / (p.C_m * (p.tau_m - p.tau_syn_ex))
+             * (np.exp(-h / p.tau_m) - np.exp(-h / p.tau_syn_ex)))
     assert model.propagator_32(p.tau_syn_ex, p.tau_m, p.C_m, h) == pytest.approx(exact, rel=1e-12)
     assert model.propagator_32(5.0, 5.0, 200.0, h) == pytest.approx(h / 200.0 * np.exp(-h / 5.0), rel=1e-15)
     assert model.refractory_steps(5.0) == 50 and model.refractory_steps(2.0) == 20
