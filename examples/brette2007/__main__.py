@@ -33,7 +33,7 @@ def main(argv=None):
     start = time.perf_counter()
     net = model.build(args.model, seed=args.seed, dtype=dtype)
     build_s = time.perf_counter() - start
-    print(f'Brette 2007 {args.model.upper()}: {model.N} neurons, {len(net.exc[0]) + len(net.inh[0])} synapses, '
+    print(f'Brette 2007 {args.model.upper()}: {model.N} neurons, {len(net.proj[0]) - net.n_virtual} synapses, '
           f'{args.t_sim:g} ms at dt={model.DT} ms, {args.dtype}; build {build_s:.2f} s')
     for backend in backends:
         spikes, _, compile_s, wall = model.simulate(args.model, net, args.t_sim, backend, dtype)

@@ -23,11 +23,13 @@ itself. Time is counted in updates: update ``n`` takes the state from
   then take the step's input, and the refractory clamp and the threshold
   follow NEST's ``iaf_cond_exp::update``.
 
-Each step's input is one event product per population,
+Each step's input is one event product,
 ``eventjax.binary_csrmv(..., transpose=True)``: a CSR matrix whose rows are
-the presynaptic neurons, visited only for the rows that spiked. The
-stimulus rides in the same product as extra "virtual" rows of the E matrix
-(row ``3200 + k * 50 + j`` is the ``k``-th stimulus spike of target ``j``
+the presynaptic neurons, visited only for the rows that spiked, and whose
+``2 N`` columns are the targets' excitatory inputs then their inhibitory
+ones (one call a step, not two: a call costs more than the few rows it
+visits). The stimulus rides in the same product as extra "virtual" rows
+(row ``4000 + k * 50 + j`` is the ``k``-th stimulus spike of target ``j``
 in a step), so every input of a step is added one synapse at a time into a
 zero accumulator, as NEST's ring buffer does: with one weight per
 population that sum is exact in any order, and float64 runs reproduce
@@ -115,16 +117,16 @@ def refractory_steps(t_ref, dt=DT):
 
 @dataclasses.dataclass(frozen=True)
 class Network:
-    """One network: the E and I projections (rows presynaptic), initial potentials and stimulus.
+    """One network: its projection (rows presynaptic), initial potentials and stimulus.
 
-    ``exc`` has ``N_E + n_virtual`` rows: the E neurons, then the stimulus'
-    virtual rows (see the module docstring). ``stim`` is a boolean
-    ``(steps, n_virtual)`` array of the virtual rows' events per update, or
-    its first ``stim_first`` updates are skipped (``stim[n - stim_first]``).
+    ``proj`` is ``(data, indices, indptr)`` of shape ``(N + n_virtual, 2 N)``:
+    the neurons' rows, then the stimulus' virtual rows; columns ``j`` and
+    ``N + j`` are neuron ``j``'s excitatory and inhibitory input. ``stim`` is
+    a boolean ``(steps, n_virtual)`` array: row ``n - stim_first`` holds the
+    virtual rows' events of update ``n``.
     """
 
-    exc: tuple  # (data, indices, indptr) of shape (N_E + n_virtual, N)
-    inh: tuple  # (data, indices, indptr) of shape (N_I, N)
+    proj: tuple
     v0: np.ndarray  # initial V_m (mV), length N
     stim: np.ndarray  # (stim_steps, n_virtual) bool: virtual events arriving in update stim_first + row
     stim_first: int
@@ -134,13 +136,12 @@ class Network:
         return self.stim.shape[1]
 
 
-def csr_from_pairs(sources, targets, weight, n_rows, dtype):
-    """A CSR matrix (rows = sources, NumPy arrays) of ``weight`` on each ``(source, target)`` pair, rows stable."""
+def csr_from_pairs(sources, targets, weights, n_rows, dtype):
+    """A CSR matrix (rows = sources, NumPy arrays) with ``weights`` on the ``(source, target)`` pairs."""
     order = np.argsort(sources, kind='stable')
     indptr = np.zeros(n_rows + 1, np.int32)
     np.cumsum(np.bincount(sources, minlength=n_rows), out=indptr[1:])
-    data = np.full(len(sources), weight, dtype)
-    return data, targets[order].astype(np.int32), indptr
+    return np.asarray(weights, dtype)[order], targets[order].astype(np.int32), indptr
 
 
 def stimulus_events(counts):
@@ -180,14 +181,14 @@ def build(model, seed=0, dtype=np.float64, connections=None, v0=None, stim_count
     n_virtual = events.shape[1]
     # virtual row k * N_STIM + j drives stimulated neuron j
     virt = np.arange(n_virtual)
-    src_e = np.concatenate([np.asarray(src_e), N_E + virt])
-    tgt_e = np.concatenate([np.asarray(tgt_e), virt % N_STIM])
     # iaf_cond_exp takes an inhibitory weight's magnitude as its conductance; iaf_psc_exp its signed current
     w_in = abs(p.w_in) if model == 'coba' else p.w_in
-    exc = csr_from_pairs(src_e, tgt_e, p.w_ex, N_E + n_virtual, dtype)
-    inh = csr_from_pairs(np.asarray(src_i) - N_E, np.asarray(tgt_i), w_in, N_I, dtype)
+    src = np.concatenate([np.asarray(src_e), np.asarray(src_i), N + virt])
+    tgt = np.concatenate([np.asarray(tgt_e), N + np.asarray(tgt_i), virt % N_STIM])
+    weight = np.concatenate([np.full(len(src_e), p.w_ex), np.full(len(src_i), w_in), np.full(n_virtual, p.w_ex)])
+    proj = csr_from_pairs(src, tgt, weight, N + n_virtual, dtype)
     v0 = np.full(N, p.V_m, np.float64) if v0 is None else np.asarray(v0, np.float64)
-    return Network(exc, inh, v0, events, first)
+    return Network(proj, v0, events, first)
 
 
 def _cuba_update(p, dtype):
@@ -249,36 +250,35 @@ def make_runner(model, net, steps, backend, dtype=np.float64, record=None):
     """A compiled function ``run() -> (spikes (steps, N) bool, v of neuron ``record`` per update or None)``."""
     p = MODELS[model]()
     update, to_state, to_mv = (_cuba_update if model == 'cuba' else _coba_update)(p, dtype)
-    data_e, idx_e, ptr_e = (jnp.asarray(a) for a in net.exc)
-    data_i, idx_i, ptr_i = (jnp.asarray(a) for a in net.inh)
-    n_exc_rows = N_E + net.n_virtual
-    stim = jnp.asarray(net.stim)
+    mats = tuple(jnp.asarray(a) for a in (*net.proj, net.stim))
+    n_rows = N + net.n_virtual
     stim_first, stim_steps = net.stim_first, net.stim.shape[0]
     no_stim = jnp.zeros(net.n_virtual, bool)
 
-    def step(state, n):
+    def step(mats, state, n):
+        data, indices, indptr, stim = mats
         v, ge, gi, r, spikes = state
         # one step of delay: last update's spikes arrive in this one, with the stimulus' virtual rows
         k = n - stim_first
         virt = jnp.where((k >= 0) & (k < stim_steps), stim[jnp.clip(k, 0, stim_steps - 1)], no_stim)
-        events_e = jnp.concatenate([spikes[:N_E], virt])
-        in_e = ej.binary_csrmv(data_e, idx_e, ptr_e, events_e, shape=(n_exc_rows, N), transpose=True,
-                               backend=backend, validate=False)
-        in_i = ej.binary_csrmv(data_i, idx_i, ptr_i, spikes[N_E:], shape=(N_I, N), transpose=True,
-                               backend=backend, validate=False)
+        inputs = ej.binary_csrmv(data, indices, indptr, jnp.concatenate([spikes, virt]), shape=(n_rows, 2 * N),
+                                 transpose=True, backend=backend, validate=False)
+        in_e, in_i = inputs[:N], inputs[N:]
         v, ge, gi, r, spikes = update(v, ge, gi, r, in_e, in_i)
         out = (spikes, to_mv(v[record])) if record is not None else (spikes, None)
         return (v, ge, gi, r, spikes), out
 
+    # the matrices are arguments, not closures: XLA would otherwise treat them as constants of the loop,
+    # which measured 8x slower per step
     @jax.jit
-    def run(v0):
+    def run(v0, mats):
         zeros = jnp.zeros(N, dtype)
         init = (to_state(v0.astype(dtype)), zeros, zeros, jnp.zeros(N, jnp.int32), jnp.zeros(N, bool))
-        return jax.lax.scan(step, init, jnp.arange(steps, dtype=jnp.int32))[1]
+        return jax.lax.scan(lambda s, n: step(mats, s, n), init, jnp.arange(steps, dtype=jnp.int32))[1]
 
     v0 = jnp.asarray(net.v0, dtype)
-    compiled = run.lower(v0).compile()
-    return lambda: jax.block_until_ready(compiled(v0))
+    compiled = run.lower(v0, mats).compile()
+    return lambda: jax.block_until_ready(compiled(v0, mats))
 
 
 def simulate(model, net, t_sim, backend, dtype=np.float64, record=None):
