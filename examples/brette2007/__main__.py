@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import time
 
 import jax
@@ -20,6 +21,7 @@ def main(argv=None):
     parser.add_argument('--dtype', choices=('float32', 'float64'), default='float64',
                         help='float64 (default) reproduces NEST spike for spike; float32 is faster')
     parser.add_argument('--seed', type=int, default=0)
+    parser.add_argument('--json', action='store_true', help='end with one JSON line per backend')
     args = parser.parse_args(argv)
     backends = BACKENDS if args.backend == 'all' else (args.backend,)
     for backend in backends:
@@ -40,6 +42,10 @@ def main(argv=None):
         rate_e, rate_i = model.rates(spikes, args.t_sim)
         print(f'  {backend:<6} compile {compile_s:6.2f} s  wall {wall:7.3f} s  '
               f'{wall / (args.t_sim * 1e-3):7.3f} s per model second  rates E {rate_e:5.2f} Hz, I {rate_i:5.2f} Hz')
+        if args.json:
+            print(json.dumps({'simulator': f'eventjax {backend}', 'model': args.model, 'dtype': args.dtype,
+                              'build_s': build_s, 'compile_s': compile_s, 'wall_s': wall,
+                              's_per_model_s': wall / (args.t_sim * 1e-3), 'rate_e': rate_e, 'rate_i': rate_i}))
     return 0
 
 

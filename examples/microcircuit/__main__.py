@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import resource
 import sys
 import time
@@ -55,6 +56,7 @@ def main(argv=None):
     parser.add_argument('--seed', type=int, default=55)
     parser.add_argument('--raster', default='', help='save a raster plot of the simulated time to this PNG')
     parser.add_argument('--quiet', action='store_true', help='no progress bars')
+    parser.add_argument('--json', action='store_true', help='end with the figures as one JSON line')
     args = parser.parse_args(argv)
     if not 0 < args.scale <= 1 or (args.k_scale is not None and not 0 < args.k_scale <= 1):
         parser.error('--scale and --k-scale must lie in (0, 1].')
@@ -85,6 +87,11 @@ def main(argv=None):
     if args.raster:
         save_raster(args.raster, model, steps, ids, args.t_presim, args.t_sim)
         print(f'  raster saved to {args.raster}')
+    if args.json:
+        print(json.dumps({'simulator': f'eventjax {args.backend}', 'neurons': model.n, 'synapses': model.nnz,
+                          'construction_s': construction, 'compile_s': compile_s, 'presim_s': presim,
+                          'sim_s': wall, 'rtf': wall / (args.t_sim * 1e-3), 'peak_rss_gb': peak_rss_gb(),
+                          'rates': [float(r) for r in rates]}))
     return 0
 
 
