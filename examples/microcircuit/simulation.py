@@ -117,6 +117,22 @@ def poisson_thresholds(lams):
     return out
 
 
+def poisson_table(model):
+    """``(thresholds (K, 8) uint32, population of each neuron)``: the drive's arguments (arrays, not constants)."""
+    bounds = np.concatenate([[0], np.cumsum(model.derived.num_neurons)])
+    thresholds = poisson_thresholds(model.lam[bounds[:-1]])
+    table = np.full((max(map(len, thresholds)), 8), 2 ** 32 - 1, np.uint32)  # 2**32 - 1: a u never above it
+    for p, th in enumerate(thresholds):
+        table[:len(th), p] = th
+    return jnp.asarray(table), jnp.asarray(model.pop_of.astype(np.int32))
+
+
+def poisson_counts(u, table, pop_of):
+    """Poisson counts by inversion: ``#{j : u >= T_j}`` with the thresholds of each neuron's population."""
+    return jax.lax.fori_loop(0, table.shape[0], lambda j, k: k + (u >= table[j][pop_of]).astype(jnp.int32),
+                             jnp.zeros(u.shape, jnp.int32))
+
+
 class Runner:
     """Steps a built :class:`Model`; ``run(ms)`` continues from where the last call stopped."""
 
@@ -134,21 +150,19 @@ class Runner:
         drive = jnp.asarray(model.i_e * p20, dtype)  # I_e * P20, per neuron
         w_ext = model.derived.weight_ext
         key = jax.random.key(seed, impl='rbg')
-        bounds = np.concatenate([[0], np.cumsum(model.derived.num_neurons)])
-        thresholds = None if model.lam is None else poisson_thresholds(model.lam[bounds[:-1]])
+        table = None if model.lam is None else poisson_table(model)
         length = model.W.ring_length
         # spikes per update are recorded as a list of at most `capacity` ids (a count beyond it is flagged)
         self.capacity = capacity or max(64, n // 20)
 
-        def step(W, state, t):
+        def step(W_table, state, t):
+            W = W_table[0]
             v, i_syn, r, ring = state
             slot = t % length
             inp = ring[slot]
-            if thresholds is not None:
+            if table is not None:
                 u = jax.random.bits(jax.random.fold_in(key, t), (n,), jnp.uint32)
-                counts = jnp.concatenate([sum((u[a:b] >= jnp.uint32(tj)).astype(jnp.int32) for tj in th)
-                                          for a, b, th in zip(bounds[:-1], bounds[1:], thresholds)])
-                inp = inp + counts.astype(dtype) * c(w_ext)
+                inp = inp + poisson_counts(u, *W_table[1:]).astype(dtype) * c(w_ext)
             free = r == 0
             v = jnp.where(free, v * c(p22) + i_syn * c(p21) + drive, v)
             r = jnp.where(free, r, r - 1)
@@ -162,19 +176,20 @@ class Runner:
             return (v, i_syn, r, ring), (ids, count)
 
         # the projection is an argument, not a closure: its arrays stay buffers, never constants of the program
-        def chunk(state, W, t0, steps):
-            return jax.lax.scan(lambda s, t: step(W, s, t), state, t0 + jnp.arange(steps, dtype=jnp.int32))
+        def chunk(state, W_table, t0, steps):
+            return jax.lax.scan(lambda s, t: step(W_table, s, t), state, t0 + jnp.arange(steps, dtype=jnp.int32))
 
         self._chunk = jax.jit(chunk, static_argnums=3, donate_argnums=0)
         self.state = (jnp.asarray(model.v0 - P.E_L, dtype), jnp.zeros(n, dtype), jnp.zeros(n, jnp.int32),
                       model.W.init_ring(length))
+        self.args = (model.W,) + (() if table is None else table)
         self.t = 0
         self.compile_s = 0.0
 
     def compile(self, steps=CHUNK_STEPS):
         """Compile the chunk of ``steps`` updates ahead of the timed run; returns the seconds it took."""
         start = time.perf_counter()
-        self._chunk.lower(self.state, self.model.W, jnp.int32(0), steps).compile()
+        self._chunk.lower(self.state, self.args, jnp.int32(0), steps).compile()
         self.compile_s += time.perf_counter() - start
         return time.perf_counter() - start
 
@@ -186,7 +201,7 @@ class Runner:
         done = 0
         while done < total:
             steps = min(CHUNK_STEPS, total - done)
-            self.state, (ids, count) = self._chunk(self.state, self.model.W, jnp.int32(self.t), steps)
+            self.state, (ids, count) = self._chunk(self.state, self.args, jnp.int32(self.t), steps)
             ids, count = np.asarray(ids), np.asarray(count)
             if np.any(count > self.capacity):
                 raise RuntimeError(f'more than {self.capacity} spikes in one update (at most {count.max()}); '
