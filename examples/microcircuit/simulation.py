@@ -85,11 +85,22 @@ def build(scale=0.1, k_scale=None, drive='dc', seed=55, dtype=np.float32, progre
     n = int(derived.num_neurons.sum())
     indptr = conn.indptr.astype(np.int32) if conn.nnz < 2 ** 31 else conn.indptr
     # The rows are already sorted by delay and the arrays valid by construction: the layout is made by hand
-    # (CSRDelayLayout.build would check and sort all synapses once more, doubling construction time).
+    # (CSRDelayLayout.build would check and sort all synapses once more, doubling construction time), its
+    # packed offsets (delay * n + column, see CSRDelayLayout) computed in place, and each array handed to JAX
+    # and its NumPy copy dropped one at a time, so that at full scale the peak holds one spare array, not four.
     length = int(conn.delays.max()) + 1 if conn.nnz else 2
     nnz = conn.nnz
-    arrays = [jnp.asarray(a) for a in (conn.weights, conn.indices, indptr, conn.delays)]
-    del conn
+    offsets = conn.delays * np.int32(n)
+    offsets += conn.indices
+    arrays = []
+    for name in ('weights', 'indices', 'indptr', 'delays', 'offsets'):
+        source = {'indptr': indptr, 'offsets': offsets}.get(name)
+        arrays.append(jnp.asarray(getattr(conn, name) if source is None else source))
+        if source is None:
+            setattr(conn, name, None)
+        elif name == 'offsets':
+            del offsets
+    del conn, source
     W = ej.DelayedCSR(ej.CSRDelayLayout(*arrays, shape=(n, n), ring_length=length))
     del arrays
     pop_of = np.repeat(np.arange(8), derived.num_neurons)
