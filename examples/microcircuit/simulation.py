@@ -42,7 +42,7 @@ from examples.brette2007.model import propagator_32, refractory_steps
 from examples.microcircuit import network
 from examples.microcircuit import params as P
 
-CHUNK_STEPS = 1000  # updates per jitted chunk (100 ms)
+CHUNK_STEPS = 100  # updates per jitted chunk (10 ms): model times in multiples of it never compile twice
 
 
 def progress_bar(label, done, total, start, stream=sys.stderr):
@@ -85,9 +85,10 @@ def build(scale=0.1, k_scale=None, drive='dc', seed=55, dtype=np.float32, progre
     n = int(derived.num_neurons.sum())
     indptr = conn.indptr.astype(np.int32) if conn.nnz < 2 ** 31 else conn.indptr
     # The rows are already sorted by delay and the arrays valid by construction: the layout is made by hand
-    # (CSRDelayLayout.build would check and sort all synapses once more, doubling construction time), its
-    # packed offsets (delay * n + column, see CSRDelayLayout) computed in place, and each array handed to JAX
-    # and its NumPy copy dropped one at a time, so that at full scale the peak holds one spare array, not four.
+    # (CSRDelayLayout.build would check and sort all synapses once more, doubling construction time), with
+    # its packed offsets (delay * n + column, see CSRDelayLayout). JAX copies a NumPy array, and asynchronously:
+    # each copy is waited for and its NumPy original dropped before the next, so that at full scale the peak
+    # holds one spare array (1.2 GB), not all of them twice.
     length = int(conn.delays.max()) + 1 if conn.nnz else 2
     nnz = conn.nnz
     offsets = conn.delays * np.int32(n)
@@ -95,7 +96,7 @@ def build(scale=0.1, k_scale=None, drive='dc', seed=55, dtype=np.float32, progre
     arrays = []
     for name in ('weights', 'indices', 'indptr', 'delays', 'offsets'):
         source = {'indptr': indptr, 'offsets': offsets}.get(name)
-        arrays.append(jnp.asarray(getattr(conn, name) if source is None else source))
+        arrays.append(jnp.asarray(getattr(conn, name) if source is None else source).block_until_ready())
         if source is None:
             setattr(conn, name, None)
         elif name == 'offsets':
