@@ -179,7 +179,12 @@ class Runner:
             v = jnp.where(free, v * c(p22) + i_syn * c(p21) + drive, v)
             r = jnp.where(free, r, r - 1)
             i_syn = i_syn * c(p11) + inp
-            spike = v >= c(theta)
+            # The delivery updates the ring in place, so XLA must read this step's slot first. In NEST's order
+            # the spikes do not depend on the read (the potential advances with the previous current), and
+            # XLA then copied the whole ring every step to keep the read's values (2 ring copies a step, the
+            # step's largest cost at full scale). `i_syn == i_syn` (false only for a NaN current, a run already
+            # broken) makes the spikes depend on the read, which orders it first; no copy is left.
+            spike = (v >= c(theta)) & (i_syn == i_syn)
             v = jnp.where(spike, c(v_reset), v)
             r = jnp.where(spike, ref, r)
             ring = W.deliver(ring, spike, t, backend=backend)
