@@ -73,6 +73,15 @@ bench: setup
 	$(BIN)/python -m eventjax bench $(BENCH_ARGS)
 	$(BIN)/python -m benchmarks.micro
 
+# PD14 and Brette's CUBA / COBA on NEST and on eventjax, one after the other on the same 2 threads (the models
+# extra brings NEST and the PD14 reference). Reduced scale by default; full scale needs ~15 GB for NEST:
+# make bench-models MODELS_ARGS='--scale 1 --k-scale 1 --t-sim 1000 --threads 4' on a quiet machine.
+MODELS_ARGS ?=
+.PHONY: bench-models
+bench-models: setup
+	$(BIN)/python -m pip install -q -e '.[models]'
+	$(BIN)/python -m examples.bench_models $(MODELS_ARGS)
+
 # 1 vs 2 processes on localhost at 100,000 neurons, spike exchange timed apart.
 .PHONY: bench-distributed
 bench-distributed: setup
@@ -91,7 +100,7 @@ demo: setup
 	$(BIN)/python docs/examples/cuba.py
 
 lint: setup
-	$(BIN)/python -m ruff check src tests stress benchmarks docs/examples stack_tests
+	$(BIN)/python -m ruff check src tests stress benchmarks docs/examples stack_tests examples
 	$(BIN)/python tools/check_layers.py
 
 clean:
