@@ -22,6 +22,10 @@ feeding its result back (``w = f(w)``), which is what a simulation does:
   events on the default backend (the ratio column), and on each backend
   timed (each update's own yardstick: a backend's fixed cost per call,
   warp's launch or XLA:CPU's per-op cost for ``jax``, is in both);
+- ``heavy-tailed rows, <backend>``: the donated update of another matrix,
+  rows of ``HUB_SHORT`` connections and one row of ``HUB_ROW`` that never
+  fires, against its ``even-rows twin, <backend>`` (the same synapses
+  spread evenly, the same events): the cost of one long row to all others;
 - ``forward product in lax.scan (per step)``: the same product in the
   same kind of jitted scan as the update's, with the same new events every
   step (its results summed in the carry), on each backend: the yardstick
@@ -36,8 +40,9 @@ simulation that takes the network as input. :func:`format_plasticity` ends
 with the targets: every donated update at most 2x its backend's forward
 product of the same events, every scan step at most 2x its backend's
 forward product in the same kind of scan, numba at most 0.5x brainevent's
-fastest CPU backend at 4,000 neurons, and a donated update at 100,000
-neurons and 0.1% events under 10% of one copy of the weights.
+fastest CPU backend at 4,000 neurons, a donated update at 100,000
+neurons and 0.1% events under 10% of one copy of the weights, and every
+heavy-tailed update at most 2x its even-rows twin.
 """
 
 from __future__ import annotations
@@ -64,6 +69,9 @@ SCAN_STEPS = 20
 FORWARD = 'forward product (binary_csrmv T, default backend)'
 SCAN = 'in lax.scan (per step)'
 COPY = 'one copy of the weights (w * 1.0)'
+HUB_ROW, HUB_SHORT = 20_000, 10
+HEAVY = f'heavy-tailed rows (one of {HUB_ROW:,}, silent, among rows of {HUB_SHORT})'
+TWIN = 'even-rows twin (the same synapses and events)'
 
 
 @attrs.frozen
@@ -158,11 +166,40 @@ def _rows(n: int, rate: float, backends: Sequence[str], compare: bool, budget_s:
         forward_steps = jax.jit(functools.partial(_forward_steps, shape=shape, backend=backend))
         rows.append(_Row(forward_label(backend, scan=True), functools.partial(
             forward_steps, w_fixed, indices, indptr, scan_spikes, jnp.zeros(n, w_fixed.dtype)), SCAN_STEPS))
+    rows += _heavy_tailed_rows(n, rate, backends, trace, rng)
     failed = []
     if compare:
         rows += _brainevent_rows(n, rate, backends, w0, rest, shape, update, failed)
     times = interleaved_us([r.call for r in rows], budget_s=budget_s, max_calls=100)
     return [PlasticityResult(n, rate, r.label, us / r.per_call, r.note) for r, us in zip(rows, times)] + failed
+
+
+def heavy_label(backend: str, twin: bool = False) -> str:
+    """The row of the heavy-tailed update on ``backend``, or of its even-rows twin."""
+    return f'{TWIN if twin else HEAVY}, {backend}, donated'
+
+
+def _heavy_tailed_rows(n, rate, backends, trace, rng):
+    """Donated updates of rows of ``HUB_SHORT`` and one silent row of ``HUB_ROW``, and of the same synapses evenly."""
+    hub = n // 2
+    lens = np.full(n, HUB_SHORT)
+    lens[hub] = HUB_ROW
+    total = int(lens.sum())
+    even = np.full(n, total // n)
+    even[:total - int(even.sum())] += 1
+    spikes = rng.random(n) < rate
+    spikes[hub] = False  # the long row never fires: its cost is what it adds to the other rows
+    rows = []
+    for twin, lengths in ((False, lens), (True, even)):
+        indptr = jnp.asarray(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32))
+        indices = jnp.asarray(rng.integers(0, n, total, dtype=np.int32))
+        w0 = rng.random(total, dtype=np.float32)
+        rest = (indices, indptr, jnp.asarray(spikes), trace)
+        for backend in backends:
+            f = jax.jit(lambda w, i, p, s, t, backend=backend, k=int(lengths.max()): ej.csr_on_pre(
+                w, i, p, s, t, 0.0, 1.0, shape=(n, n), backend=backend, max_row_length=k), donate_argnums=0)
+            rows.append(_Row(heavy_label(backend, twin), _chain(f, w0, rest)))
+    return rows
 
 
 def _forward(w, i, p, s, *, shape, backend):
@@ -285,6 +322,12 @@ def plasticity_targets(results: Sequence[PlasticityResult]) -> list[tuple[str, b
             if copy and n >= 100_000 and rate <= 0.001 and r.label.endswith(', donated'):
                 out.append((f'{where}: {r.label} = {r.us / copy:.1%} of one copy of the weights (< 10%)',
                             r.us < 0.1 * copy))
+        for r in group:
+            if r.us is not None and r.label.startswith(HEAVY):
+                twin = _us(group, heavy_label(r.label.split(', ')[-2], twin=True))
+                if twin:
+                    out.append((f'{where}: {r.label} = {r.us / twin:.2f}x its even-rows twin (<= 2x)',
+                                r.us <= 2 * twin))
         numba = _us(group, 'eventjax numba, donated')
         be = [r for r in group if r.label.startswith('brainevent') and r.us is not None]
         if n == 4_000 and numba and be:

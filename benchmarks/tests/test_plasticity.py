@@ -1,7 +1,7 @@
 """eventjax bench --family plasticity: the rows it times, and that the donated updates copy nothing."""
 
 from benchmarks import PlasticityResult, format_plasticity, run_plasticity
-from benchmarks.plasticity import plasticity_targets
+from benchmarks.plasticity import heavy_label, plasticity_targets
 
 
 def test_tiny_run_times_every_row_and_finds_no_copy_in_the_scan():
@@ -22,7 +22,10 @@ def test_tiny_run_times_every_row_and_finds_no_copy_in_the_scan():
     assert any(r.label.startswith('hand-written JAX') for r in rows)
     assert any(r.label.startswith('forward product') for r in rows)
     assert all(r.us is not None and r.us > 0 for r in rows)
+    for backend in ('jax', 'numba'):
+        assert heavy_label(backend) in labels and heavy_label(backend, twin=True) in labels
     table = format_plasticity(rows)
+    assert 'its even-rows twin (<= 2x)' in table
     assert 'n = 300 (30,000 synapses), 5.0% events' in table and 'x fwd' in table
     assert "eventjax numba, donated = " in table and "x its backend's forward product of the same events" in table
     assert "eventjax numba, in lax.scan (per step) = " in table and 'forward product in the same kind of scan' in table
@@ -39,7 +42,10 @@ def test_targets_judge_the_ratios_they_name():
             PlasticityResult(4_000, 0.02, 'eventjax numba, donated', 60.0),
             PlasticityResult(4_000, 0.02, 'forward product (binary_csrmv T, numba)', 20.0),
             PlasticityResult(4_000, 0.02, 'brainevent 0.2.1 numba', 100.0)]
+    rows += [PlasticityResult(4_000, 0.02, heavy_label('jax'), 300.0),
+             PlasticityResult(4_000, 0.02, heavy_label('jax', twin=True), 100.0)]
     verdicts = dict(plasticity_targets(rows))
+    assert not verdicts[f"n = 4,000, 2.0%: {heavy_label('jax')} = 3.00x its even-rows twin (<= 2x)"]
     assert verdicts['n = 100,000, 0.1%: eventjax numba, donated = 3.0% of one copy of the weights (< 10%)']
     assert not verdicts["n = 100,000, 0.1%: eventjax numba, donated = 3.00x its backend's forward product of the "
                         "same events (<= 2x)"]

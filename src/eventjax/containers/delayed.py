@@ -12,6 +12,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from eventjax.kernels.common.narrowing import narrow_step
 from eventjax.kernels.common.units import attach, mantissa, split
 from eventjax.kernels.delay import CSRDelayLayout, csr_delay_deliver_layout
 
@@ -86,7 +87,11 @@ class DelayedCSR:
     @staticmethod
     def read(ring, t):
         """The input due at step ``t``: ``ring[t % L]``."""
-        return ring[jnp.mod(t, ring.shape[0])]
+        length = ring.shape[0]
+        step = narrow_step(t, length)  # a step past 2**31 (a Python int, an int64) keeps its slot, as in deliver
+        if step is None or step.size != 1:
+            raise TypeError(f'DelayedCSR.read(): t must be one integer (the current step), got {t!r}.')
+        return ring[jnp.mod(step.reshape(()), length)]
 
     def deliver(self, ring, events, t, *, weighted=None, backend=None):
         """Add the synapses of the rows with events into ``ring``, ``delay`` steps after ``t``.

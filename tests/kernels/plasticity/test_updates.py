@@ -189,6 +189,27 @@ class TestCsrOnPre(UpdateSuite):
                                               max_row_length=2, **kwargs))
         np.testing.assert_allclose(f(args[2]), want(None, None), rtol=1e-6)
 
+    def test_one_long_row_among_short_ones_updates_every_entry(self, backend):
+        # 600 entries in row 3 among rows of 2: read in pieces of a few slots (16, 16, 32, ... 512), and past
+        # a max_row_length promise of 40 under jit.
+        rng = np.random.default_rng(22)
+        lens = np.full(40, 2)
+        lens[3] = 600
+        indptr = np.concatenate([[0], np.cumsum(lens)]).astype(np.int32)
+        indices = rng.integers(0, 50, indptr[-1]).astype(np.int32)
+        w = rng.random(indptr[-1]).astype(np.float32)
+        trace = rng.standard_normal(50).astype(np.float32) * 0.1
+        spikes = rng.random(40) < 0.5
+        spikes[3] = True
+        want = w.copy()
+        for i in np.flatnonzero(spikes):
+            want[indptr[i]:indptr[i + 1]] += trace[indices[indptr[i]:indptr[i + 1]]]
+        got = ej.csr_on_pre(w, indices, indptr, spikes, trace, shape=(40, 50), backend=backend)
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+        f = jax.jit(lambda p: ej.csr_on_pre(w, indices, p, spikes, trace, shape=(40, 50), backend=backend,
+                                            max_row_length=40))
+        np.testing.assert_allclose(f(indptr), want, rtol=1e-6)
+
 
 class TestCsr2CscOnPost(UpdateSuite):
     prim = _csr2csc_on_post.primitive

@@ -154,6 +154,11 @@ class WarpKernelSpec:
             (``'sequential'`` is right for every kernel; ``'broadcast_all'``
             suits kernels whose launch is purely elementwise).
         block_dim: threads per block (None: warp's default).
+        widen_outputs: True for a kernel that accumulates (``atomic_add``)
+            into its outputs: a float16 output (and the input it aliases)
+            is handed to the kernel as float32 and rounded back once at the
+            end, so sums accumulate in float32 as on every other backend.
+            Such a kernel types those outputs as float32.
 
     Example::
 
@@ -167,6 +172,13 @@ class WarpKernelSpec:
     scalars: Mapping[str, Any] = attrs.field(factory=dict, converter=lambda m: dict(m))
     vmap_method: str = 'sequential'
     block_dim: int | None = None
+    widen_outputs: bool = False
+
+
+def widened(dtype) -> np.dtype:
+    """The dtype a :class:`WarpKernelSpec` with ``widen_outputs`` accumulates ``dtype`` in (float16: float32)."""
+    dtype = np.dtype(dtype)
+    return np.dtype(np.float32) if dtype == np.float16 else dtype
 
 
 @attrs.frozen
@@ -358,6 +370,9 @@ def _typed_call(typed: ByInputDtypes, outs, aliased: Mapping[int, int]) -> Calla
 def _spec_call(result: Any, outs, aliased: Mapping[int, int]) -> Callable:
     with _warp_lock():
         spec = _as_spec(result)
+    if spec.widen_outputs and any(widened(o.dtype) != np.dtype(o.dtype) for o in outs):
+        return _widened_call(spec, outs, aliased)
+    with _warp_lock():
         ffi = _ffi_kernel(spec.kernel, len(outs), spec.vmap_method,
                           _in_out_names(spec, len(outs), aliased), spec.block_dim)
     _check_outputs(ffi, outs, spec.kernel.key)
@@ -374,6 +389,19 @@ def _spec_call(result: Any, outs, aliased: Mapping[int, int]) -> Callable:
         with _warp_lock() if tracing else contextlib.nullcontext():
             result = ffi(*args, output_dims=out_dims or None, launch_dims=launch)
         return tuple(result)
+
+    return call
+
+
+def _widened_call(spec: WarpKernelSpec, outs, aliased: Mapping[int, int]) -> Callable:
+    """Run ``spec`` on float32 copies of its float16 outputs (and their aliased inputs); round back once."""
+    wide_outs = tuple(jax.ShapeDtypeStruct(o.shape, widened(o.dtype)) for o in outs)
+    inner = _spec_call(attrs.evolve(spec, widen_outputs=False), wide_outs, aliased)
+    sources = {i: k for k, i in aliased.items()}  # input position -> output position
+
+    def call(*arrays):
+        arrays = [a.astype(wide_outs[sources[i]].dtype) if i in sources else a for i, a in enumerate(arrays)]
+        return tuple(r.astype(o.dtype) for r, o in zip(inner(*arrays), outs))
 
     return call
 

@@ -15,8 +15,8 @@ from collections.abc import Callable
 import jax
 import jax.numpy as jnp
 
-__all__ = ['CHUNK_SLOTS', 'by_event_chunks', 'by_event_count', 'by_pieces', 'capacities', 'compact',
-           'event_count_prefix', 'event_mask']
+__all__ = ['CHUNK_SLOTS', 'by_event_chunks', 'by_event_count', 'by_event_pieces', 'capacities', 'compact',
+           'event_count_prefix', 'event_mask', 'piece_width']
 
 
 def event_mask(x):
@@ -122,20 +122,61 @@ CHUNK_SLOTS = 8192
 HEAD_FRACTION = 8
 
 
-def by_pieces(lengths, width: int, piece: Callable, carry):
-    """``carry = piece(skip, carry)`` for ``skip = 0, width, 2 * width, ...`` until ``skip`` covers every length.
+def piece_width(entries: int, rows: int, longest: int) -> int:
+    """Slots a pass of :func:`by_event_pieces` gives a row: 1.25x the mean row, a multiple of 8, at most ``longest``.
 
-    ``width`` is the slots a pass gives a neuron (its longest row, when that
-    is known); where it is only a promise (traced structure), a longer row
-    takes more pieces, so a wrong promise costs time, never entries.
+    The rows of a random graph then take one piece, and one long row among
+    short ones takes pieces of its own instead of widening every pass.
 
     Example:
-        >>> piece = lambda skip, total: total + jnp.sum(jnp.clip(jnp.array([5, 2]) - skip, 0, 2))
-        >>> int(by_pieces(jnp.array([5, 2]), 2, piece, jnp.int32(0)))
+        >>> piece_width(1000, 100, 20_000), piece_width(400, 4, 100)
+        (16, 100)
+    """
+    return max(1, min(longest, -(-(5 * -(-entries // max(rows, 1))) // 32) * 8))
+
+
+def by_event_pieces(mask, lengths, width: int, longest: int, body: Callable, carry, *, past_longest: bool = True):
+    """``carry = body(neurons, valid, skip, slots, carry)`` over the event rows of ``mask``, a piece at a time.
+
+    A piece is a :func:`by_event_chunks` over the event rows still longer
+    than ``skip``, each given ``slots`` slots from ``skip`` on: slots
+    ``[0, width)``, then ``[width, 2 width)``, ``[2 width, 4 width)``, ...,
+    doubling until ``longest`` (a static bound) is covered. So rows of about
+    ``width`` take one piece, and one long row among short ones takes a few
+    pieces of its own (its length in slots, twice at most) instead of
+    widening every row's pass; a piece no event row reaches costs a pass
+    over ``mask`` and nothing else. With ``past_longest``, rows longer than
+    ``longest`` (a wrong promise under ``jit``) take further pieces of the
+    last size, so they cost time, never entries; without it the loop
+    counts stay concrete for concrete inputs (reverse-mode differentiable).
+    ``carry`` stays a loop carry throughout (in place).
+
+    Example:
+        >>> lens = jnp.array([5, 0, 2])
+        >>> body = lambda rows, valid, skip, slots, total: total + jnp.sum(
+        ...     jnp.where(valid, jnp.clip(lens[rows] - skip, 0, slots), 0))
+        >>> int(by_event_pieces(jnp.array([True, False, True]), lens, 2, 5, body, jnp.int32(0)))
         7
     """
-    pieces = ((jnp.max(lengths) + width - 1) // width).astype(jnp.int32)  # the loop counter's dtype
-    return jax.lax.fori_loop(1, pieces, lambda p, c: piece(p * width, c), piece(0, carry))
+    skip, slots = 0, width
+    while True:
+        carry = by_event_chunks(mask & (lengths > skip), slots,
+                                lambda neurons, valid, c, skip=skip, slots=slots: body(neurons, valid, skip, slots, c),
+                                carry)
+        if skip + slots >= longest:
+            break
+        skip, slots = skip + slots, skip + slots  # the next piece doubles what is covered
+    if not past_longest:
+        return carry
+    done = skip + slots
+    extra = ((jnp.max(jnp.where(mask, lengths, 0)) - done + slots - 1) // slots).astype(jnp.int32)
+
+    def piece(p, carry):
+        start = done + p * slots
+        return by_event_chunks(mask & (lengths > start), slots,
+                               lambda neurons, valid, c: body(neurons, valid, start, slots, c), carry)
+
+    return jax.lax.fori_loop(0, jnp.maximum(extra, 0), piece, carry)
 
 
 def by_event_chunks(mask, slots_per_event: int, body: Callable, carry):

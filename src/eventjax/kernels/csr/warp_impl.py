@@ -54,7 +54,7 @@ def _mv(wt, it, xt, transpose, binary):
 
     @wp.kernel(module='unique', enable_backward=False)
     def scatter(data: wp.array(dtype=wt), indices: wp.array(dtype=it), indptr: wp.array(dtype=it),
-                x: wp.array(dtype=xt), out: wp.array(dtype=wt)):
+                x: wp.array(dtype=xt), out: wp.array(dtype=at)):
         i = wp.tid()
         if idle(x, i):
             return
@@ -69,7 +69,7 @@ def _mv(wt, it, xt, transpose, binary):
         for k in range(start, end):
             j = as_index(indices[k])
             if j >= 0 and j < n:
-                wp.atomic_add(out, j, wt(term(at(data[k * step]), x, i)))
+                wp.atomic_add(out, j, term(at(data[k * step]), x, i))
 
     return scatter if transpose else gather
 
@@ -102,7 +102,7 @@ def _mm(wt, it, xt, transpose, binary):
 
     @wp.kernel(module='unique', enable_backward=False)
     def scatter(data: wp.array(dtype=wt), indices: wp.array(dtype=it), indptr: wp.array(dtype=it),
-                x: wp.array2d(dtype=xt), out: wp.array2d(dtype=wt)):
+                x: wp.array2d(dtype=xt), out: wp.array2d(dtype=at)):
         i, c = wp.tid()
         if idle(x, i, c):
             return
@@ -117,7 +117,7 @@ def _mm(wt, it, xt, transpose, binary):
         for k in range(start, end):
             j = as_index(indices[k])
             if j >= 0 and j < n:
-                wp.atomic_add(out, j, c, wt(term(at(data[k * step]), x, i, c)))
+                wp.atomic_add(out, j, c, term(at(data[k * step]), x, i, c))
 
     return scatter if transpose else gather
 
@@ -128,7 +128,8 @@ def _spec(kernel_factory, dtypes, *, shape, transpose, binary, outs):
     # Gathers write every output entry (a thread each); scatters run a
     # thread per entry of x and accumulate into zeros.
     dim = (lambda *shapes: shapes[3]) if transpose else outs[0].shape
-    return WarpKernelSpec(kernel, dim=dim, zero_outputs=transpose)
+    # Scatters accumulate into float32 outputs for float16 weights.
+    return WarpKernelSpec(kernel, dim=dim, zero_outputs=transpose, widen_outputs=transpose)
 
 
 def csrmv_kernel(dtypes, *, shape, transpose, outs):

@@ -17,9 +17,10 @@ from eventjax.kernels.common.checks import (
     repair_indptr,
     validate_csr_structure,
 )
+from eventjax.kernels.common.narrowing import host_integers, narrow_in_range, narrow_step
 from eventjax.kernels.common.units import conversion_factor, is_quantity, product_unit, split
 
-__all__ = ['check_delay_call', 'check_steps', 'repair_layout', 'repair_structure', 'unwrap_events',
+__all__ = ['check_delay_call', 'check_step', 'check_steps', 'repair_layout', 'repair_structure', 'unwrap_events',
            'validate_delays']
 
 
@@ -49,6 +50,15 @@ def check_steps(who: str, name: str, x) -> None:
     if is_quantity(x):
         raise TypeError(f'{who}: {name} must be integer steps, got a Quantity in {x.unit}; convert a time to '
                         f'steps with jnp.round({name} / dt).astype(int).')
+
+
+def check_step(who: str, t, length: int):
+    """The step ``t`` as an int32 array of shape ``(1,)``; one wider than int32 is taken modulo ``length`` first."""
+    step = narrow_step(t, length)
+    if step is None or step.size != 1:
+        got = jnp.asarray(t) if step is None else step
+        raise TypeError(f'{who}: t must be one integer (the current step), got {got.dtype} of shape {got.shape}.')
+    return step.reshape(1)
 
 
 def validate_delays(who: str, delays, length: int) -> None:
@@ -99,7 +109,8 @@ def check_delay_call(who, ring, events, data, indices, indptr, delays, t, *, sha
                          'targets.')
     data, indices, indptr = check_csr_operands(who, data, indices, indptr, (m, n))
     nnz = indices.shape[0]
-    delays = jnp.asarray(delays)
+    # A NumPy value stays NumPy until narrowed: jnp.asarray would wrap an int64 while jax_enable_x64 is off.
+    delays = jnp.asarray(delays) if host_integers(delays) is None else host_integers(delays)
     if not jnp.issubdtype(delays.dtype, jnp.integer):
         raise TypeError(f'{who}: delays must be integers (steps), got {delays.dtype}; round a delay in time '
                         'with jnp.round(delay / dt).astype(int).')
@@ -107,26 +118,17 @@ def check_delay_call(who, ring, events, data, indices, indptr, delays, t, *, sha
     if delays.ndim != 1 or delays.shape[0] not in (1, nnz):
         raise ValueError(f'{who}: delays must have length {nnz} (one per entry of indices) or be one shared delay, '
                          f'got shape {delays.shape}.')
-    if isinstance(t, int) and not isinstance(t, bool):
-        t = t % max(length, 1)  # a Python step past int32 keeps its slot, as an int64 array's does
-    t = jnp.asarray(t)
-    if not jnp.issubdtype(t.dtype, jnp.integer) or t.size != 1:
-        raise TypeError(f'{who}: t must be one integer (the current step), got {t.dtype} of shape {t.shape}.')
-    t = t.reshape(1)
-    if t.dtype != jnp.int32:
-        t = jnp.mod(t, max(length, 1))  # floor modulo first: a step past 2**31 (int64) keeps its slot
-    t = t.astype(jnp.int32)
+    t = check_step(who, t, length)
     events = check_events(who, 'events', events)
     check_rank(who, 'events', events, (1,))
     check_length(who, 'events', events, m, 'rows of shape')
     if validate and is_concrete(indices, indptr):
         validate_csr_structure(who, indices, indptr, n)
-    if validate and is_concrete(delays):
+    # Checked when JAX would hold them concrete: NumPy delays closed over by jit become a tracer there.
+    if validate and is_concrete(jnp.asarray(delays) if isinstance(delays, np.ndarray) else delays):
         validate_delays(who, delays, length)
-    if delays.dtype != jnp.int32:
-        # Out of [1, L) before narrowing, so a wide delay (int64, uint32) cannot wrap into the ring.
-        delays = jnp.where((delays >= 1) & (delays < length), delays, 0)
-    delays = delays.astype(jnp.int32)
+    # Out of [1, L) before narrowing (dropped as 0), so a wide delay never wraps into the ring.
+    delays = narrow_in_range(delays, 1, length, 0)
     return ring, events, data.astype(ring.dtype), indices, indptr, delays, t, (m, n), weighted, unit
 
 

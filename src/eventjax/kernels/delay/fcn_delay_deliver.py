@@ -5,6 +5,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from eventjax.kernels.common.checks import check_index_array, check_shape, is_concrete, validate_fcn_indices
+from eventjax.kernels.common.narrowing import host_integers
 from eventjax.kernels.common.units import attach, split
 from eventjax.kernels.delay.arguments import check_delay_call, check_steps
 from eventjax.kernels.delay.csr_delay_deliver import _csr_delay_deliver
@@ -37,7 +38,9 @@ def fcn_delay_deliver(ring, events, weights, indices, delays, t, *, shape, weigh
         raise ValueError(f'{who}: indices must have shape ({rows}, k) (one row per row of shape), '
                          f'got {indices.shape}.')
     indptr = jnp.arange(m + 1, dtype=indices.dtype) * k
-    (weights, weight_unit), delays = split(weights), jnp.asarray(delays)
+    (weights, weight_unit) = split(weights)
+    # A NumPy value stays NumPy until check_delay_call narrows it (jnp.asarray would wrap an int64 first).
+    delays = jnp.asarray(delays) if host_integers(delays) is None else host_integers(delays)
     weights = jnp.asarray(weights)
     # Flattened, a (k, m) array has the right length but pairs each weight with another synapse.
     for name, a in (('weights', weights), ('delays', delays)):

@@ -87,7 +87,9 @@ class CSRDelayLayout:
             xp = np if concrete else jnp
             if concrete:
                 data, indices, indptr, delays = (np.asarray(a) for a in (data, indices, indptr, delays))
-                rows = np.repeat(np.arange(int(shape[0])), np.diff(indptr))
+                # Entries past indptr[m] belong to no row: they sort last, as row m (a traced searchsorted's too).
+                owned = np.repeat(np.arange(int(shape[0])), np.diff(indptr))
+                rows = np.concatenate([owned, np.full(nnz - owned.shape[0], int(shape[0]))])
             else:
                 rows = jnp.searchsorted(indptr, jnp.arange(nnz, dtype=indptr.dtype), side='right')
             order = xp.lexsort((xp.broadcast_to(delays, (nnz,)), rows))

@@ -19,7 +19,7 @@ from jax import lax
 from jax.experimental import pallas as pl
 
 from eventjax.kernels.common.events import accumulation_dtype
-from eventjax.kernels.common.pallas.rows import triton_params
+from eventjax.kernels.common.pallas.rows import add_into_row, triton_params
 
 __all__ = ['csr_delay_deliver_kernel', 'csr_delay_deliver_layout_kernel']
 
@@ -28,12 +28,13 @@ _ROWS_PER_PROGRAM = 8
 
 def _body(m, length, homogeneous_w, acc, target):
     """The kernel body; ``target(structure_refs, k, now)`` is entry ``k``'s ``(flat ring position, kept)``."""
-    from jax.experimental.pallas import triton as plgpu
 
     def body(data_ref, *refs):
         *structure, indptr_ref, t_ref, v_ref, _ring_ref, y_ref = refs
         base = pl.program_id(0) * _ROWS_PER_PROGRAM
-        now = lax.rem(lax.rem(t_ref[0], length) + length, length)
+        t = t_ref[0]
+        period = jnp.asarray(length, t.dtype)  # the step's own dtype: a Python int is int64 under x64
+        now = lax.rem(lax.rem(t, period) + period, period)
         nnz = structure[0].shape[0]
 
         def row(r, carry):
@@ -51,7 +52,7 @@ def _body(m, length, homogeneous_w, acc, target):
 
                     @pl.when(keep)
                     def _():
-                        plgpu.atomic_add(y_ref, (pos, slice(None)), w * vi)
+                        add_into_row(y_ref, pos, w * vi)
                     return carry
 
                 lax.fori_loop(start, end, entry, 0)
@@ -68,7 +69,9 @@ def _columns_and_delays(n, length, homogeneous_d):
         d = delays_ref[0 if homogeneous_d else k]
         slot = now + d
         slot = jnp.where(slot >= length, slot - length, slot)
-        return slot * n + j, (j >= 0) & (j < n) & (d >= 1) & (d < length)
+        column = (j >= 0) & (j < n)
+        j = jnp.where(column, j, 0).astype(slot.dtype)  # int64 columns (x64) narrowed once known to fit
+        return slot * n + j, column & (d >= 1) & (d < length)
     return target
 
 

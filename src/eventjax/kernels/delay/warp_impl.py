@@ -72,7 +72,7 @@ def _deliver(rt, et, wt, it, weighted):
     @wp.kernel(module='unique', enable_backward=False)
     def deliver(events: wp.array(dtype=et), data: wp.array(dtype=wt),
                 indices: wp.array(dtype=it), indptr: wp.array(dtype=it), delays: wp.array(dtype=wp.int32),
-                t: wp.array(dtype=wp.int32), out: wp.array2d(dtype=rt)):
+                t: wp.array(dtype=wp.int32), out: wp.array2d(dtype=at)):
         i = wp.tid()
         x = events[i]
         if not active(x):
@@ -94,7 +94,7 @@ def _deliver(rt, et, wt, it, weighted):
                 slot = now + d
                 if slot >= length:
                     slot -= length
-                wp.atomic_add(out, slot, j, rt(at(data[k * wstep]) * v))
+                wp.atomic_add(out, slot, j, at(data[k * wstep]) * v)
 
     return deliver
 
@@ -102,7 +102,7 @@ def _deliver(rt, et, wt, it, weighted):
 def csr_delay_deliver_kernel(dtypes, *, shape, weighted, outs):
     """The warp spec for ``csr_delay_deliver`` with inputs of ``dtypes``: ``out`` (the ring, in place) updated."""
     rt, et, wt, it, _, _, _ = warp_types(dtypes)
-    return WarpKernelSpec(_deliver(rt, et, wt, it, weighted), dim=lambda *shapes: shapes[1])
+    return WarpKernelSpec(_deliver(rt, et, wt, it, weighted), dim=lambda *shapes: shapes[1], widen_outputs=True)
 
 
 @functools.cache
@@ -114,7 +114,7 @@ def _deliver_layout(rt, et, wt, pt, weighted):
 
     @wp.kernel(module='unique', enable_backward=False)
     def deliver(events: wp.array(dtype=et), data: wp.array(dtype=wt), offsets: wp.array(dtype=wp.int32),
-                indptr: wp.array(dtype=pt), t: wp.array(dtype=wp.int32), out: wp.array2d(dtype=rt)):
+                indptr: wp.array(dtype=pt), t: wp.array(dtype=wp.int32), out: wp.array2d(dtype=at)):
         i = wp.tid()
         x = events[i]
         if not active(x):
@@ -130,14 +130,14 @@ def _deliver_layout(rt, et, wt, pt, weighted):
         if start < 0 or end < start or end > nnz:
             return
         # The ring's own (row-major) buffer seen flat: a position needs no division into row and column.
-        flat = wp.array(ptr=out.ptr, shape=(length * n,), dtype=rt)
+        flat = wp.array(ptr=out.ptr, shape=(length * n,), dtype=at)
         for k in range(start, end):
             o = int(offsets[k])
             if o >= n and o < length * n:
                 q = o - back
                 if q < 0:
                     q += length * n
-                wp.atomic_add(flat, q, rt(at(data[k * wstep]) * v))
+                wp.atomic_add(flat, q, at(data[k * wstep]) * v)
 
     return deliver
 
@@ -145,4 +145,5 @@ def _deliver_layout(rt, et, wt, pt, weighted):
 def csr_delay_deliver_layout_kernel(dtypes, *, shape, weighted, outs):
     """The warp spec for ``csr_delay_deliver_layout`` (packed offsets): ``out`` (the ring, in place) updated."""
     rt, et, wt, _, pt, _ = warp_types(dtypes)
-    return WarpKernelSpec(_deliver_layout(rt, et, wt, pt, weighted), dim=lambda *shapes: shapes[1])
+    return WarpKernelSpec(_deliver_layout(rt, et, wt, pt, weighted), dim=lambda *shapes: shapes[1],
+                          widen_outputs=True)

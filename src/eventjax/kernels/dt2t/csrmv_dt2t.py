@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import jax.numpy as jnp
+
+from eventjax.kernels.common.checks import is_concrete
 from eventjax.kernels.common.units import attach, split_product
 from eventjax.kernels.dt2t.arguments import check_dt2t_call
 from eventjax.kernels.dt2t.csr_dt2t import bind_dt2t
@@ -15,6 +18,11 @@ def per_entry(who, y, w, indices, indptr, *, shape, transpose, matrix, backend, 
     w, indices, indptr, y, events, shape = check_dt2t_call(
         who, w, indices, indptr, y, shape=shape, transpose=transpose, matrix=matrix, validate=validate)
     out = bind_dt2t(w, indices, indptr, y, shape=shape, transpose=transpose, events=events, backend=backend)
+    if not transpose and not (validate and is_concrete(indices)):
+        # Read by row, an entry never looks at its column; one outside [0, n) is dropped here, for every
+        # backend at once, and the select gives it a zero gradient in w and y.
+        keep = (indices >= 0) & (indices < shape[1])
+        out = jnp.where(keep[None, :], out, jnp.zeros((), out.dtype))
     return attach(out if matrix else out[0], unit)
 
 

@@ -65,7 +65,7 @@ def _mv(wt, it, xt, transpose, binary):
 
     @wp.kernel(module='unique', enable_backward=False)
     def scatter(w: wp.array2d(dtype=wt), indices: wp.array2d(dtype=it), x: wp.array(dtype=xt),
-                out: wp.array(dtype=wt)):
+                out: wp.array(dtype=at)):
         i = wp.tid()
         if idle(x, i):
             return
@@ -73,7 +73,7 @@ def _mv(wt, it, xt, transpose, binary):
         for j in range(indices.shape[1]):
             c = as_index(indices[i, j])
             if c >= 0 and c < n:
-                wp.atomic_add(out, c, wt(term(weight(w, i, j), x, i)))
+                wp.atomic_add(out, c, term(weight(w, i, j), x, i))
 
     return scatter if transpose else gather
 
@@ -101,7 +101,7 @@ def _mm(wt, it, xt, transpose, binary):
 
     @wp.kernel(module='unique', enable_backward=False)
     def scatter(w: wp.array2d(dtype=wt), indices: wp.array2d(dtype=it), x: wp.array2d(dtype=xt),
-                out: wp.array2d(dtype=wt)):
+                out: wp.array2d(dtype=at)):
         i, col = wp.tid()
         if idle(x, i, col):
             return
@@ -109,7 +109,7 @@ def _mm(wt, it, xt, transpose, binary):
         for j in range(indices.shape[1]):
             c = as_index(indices[i, j])
             if c >= 0 and c < n:
-                wp.atomic_add(out, c, col, wt(term(weight(w, i, j), x, i, col)))
+                wp.atomic_add(out, c, col, term(weight(w, i, j), x, i, col))
 
     return scatter if transpose else gather
 
@@ -120,7 +120,8 @@ def _spec(kernel_factory, dtypes, *, transpose, binary, outs):
     # Gathers write every output entry (a thread each); scatters run a
     # thread per entry of x and accumulate into zeros.
     dim = (lambda *shapes: shapes[2]) if transpose else outs[0].shape
-    return WarpKernelSpec(kernel, dim=dim, zero_outputs=transpose)
+    # Scatters accumulate into float32 outputs for float16 weights.
+    return WarpKernelSpec(kernel, dim=dim, zero_outputs=transpose, widen_outputs=transpose)
 
 
 def fcnmv_kernel(dtypes, *, shape, transpose, outs):

@@ -13,13 +13,15 @@ from eventjax.kernels.common.checks import (
     check_rank,
     check_shape,
     check_weights,
+    dtype_of,
     is_concrete,
     repair_indptr,
     validate_csr_structure,
 )
+from eventjax.kernels.common.narrowing import host_integers, narrow_clipped, narrow_in_range
 from eventjax.kernels.indexed.compaction import compact_events
 
-__all__ = ['check_indexed_call', 'check_indexed_mm_call', 'check_structure']
+__all__ = ['check_indexed_call', 'check_indexed_mm_call', 'check_structure', 'narrow_index_list']
 
 
 def _check_perm(who, perm, data, nnz, index_dtype, validate):
@@ -38,21 +40,38 @@ def _check_perm(who, perm, data, nnz, index_dtype, validate):
     return perm
 
 
+def narrow_index_list(who, name, x, size):
+    """An int32/int64 rank-1 list of indices into ``size`` as int32, each one outside ``[0, size)`` as -1.
+
+    Decided before narrowing, so a wide index (``2**32 + 1``) is ignored as
+    out of range instead of wrapping onto index 1, whatever ``jax_enable_x64``.
+    """
+    wide = host_integers(x)
+    dtype = wide.dtype if wide is not None else dtype_of(x, who, name)
+    if dtype.name not in ('int32', 'int64'):
+        raise TypeError(f'{who}: {name} must be an int32 or int64 array, got {dtype.name}; '
+                        f'cast it, e.g. {name}.astype(jnp.int32).')
+    check_rank(who, name, x, (1,))
+    return narrow_in_range(x, 0, size, -1)
+
+
 def _check_index_list(who, events, size):
     """``(ids, count)``: the events given as an index list, or compacted from a spike vector."""
     if isinstance(events, tuple):
         if len(events) != 2:
             raise TypeError(f'{who}: an index list is a pair (ids, count), got a tuple of {len(events)}.')
         ids, count = events
-        ids = check_index_array(who, 'ids', ids).astype(jnp.int32)
-        count = jnp.asarray(count)
-        if count.shape not in ((), (1,)) or not jnp.issubdtype(count.dtype, jnp.integer):
+        ids = narrow_index_list(who, 'ids', ids, size)
+        wide = host_integers(count)
+        shown = jnp.asarray(count) if wide is None else wide
+        if shown.shape not in ((), (1,)) or not jnp.issubdtype(shown.dtype, jnp.integer):
             raise TypeError(f'{who}: count must be an integer scalar (the number of events), '
-                            f'got {count.dtype.name}{list(count.shape)}.')
-        count = count.reshape(()).astype(jnp.int32)
-        if is_concrete(count) and int(count) > ids.shape[0]:
-            raise ValueError(f'{who}: count = {int(count)} events do not fit in the {ids.shape[0]} slots of ids; '
-                             f'compact with a larger capacity.')
+                            f'got {shown.dtype.name}{list(shown.shape)}.')
+        if is_concrete(jnp.asarray(shown)) and int(np.asarray(shown).reshape(())) > ids.shape[0]:
+            raise ValueError(f'{who}: count = {int(np.asarray(shown).reshape(()))} events do not fit in the '
+                             f'{ids.shape[0]} slots of ids; compact with a larger capacity.')
+        # Clipped before narrowing: a wide count past the list stays past it (NaN), never wraps onto a small one.
+        count = narrow_clipped(count, 0, ids.shape[0] + 1).reshape(())
         return ids, count
     spikes = jnp.asarray(events)
     check_rank(who, 'spikes', spikes, (1,))

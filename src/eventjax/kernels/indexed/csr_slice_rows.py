@@ -6,11 +6,11 @@ import jax
 import jax.numpy as jnp
 
 from eventjax.backends import XLACustomKernel
-from eventjax.kernels.common.checks import check_index_array
+from eventjax.kernels.common.narrowing import host_integers
 from eventjax.kernels.common.operator import register_kernels
 from eventjax.kernels.common.units import weights_carry_the_unit
 from eventjax.kernels.indexed import reference
-from eventjax.kernels.indexed.arguments import check_structure
+from eventjax.kernels.indexed.arguments import check_structure, narrow_index_list
 from eventjax.kernels.indexed.rules import register_linear_in_data
 
 __all__ = ['csr_slice_rows']
@@ -48,7 +48,8 @@ def csr_slice_rows(data, indices, indptr, row_indices, *, shape, backend=None, v
     who = 'csr_slice_rows()'
     data, indices, indptr, (m, n) = check_structure(who, data, indices, indptr, shape=shape, validate=validate)
     scalar = jnp.ndim(row_indices) == 0
-    rows = check_index_array(who, 'row_indices', jnp.reshape(jnp.asarray(row_indices), (-1,))).astype(jnp.int32)
+    wide = host_integers(row_indices)
+    rows = narrow_index_list(who, 'row_indices', (jnp.asarray(row_indices) if wide is None else wide).reshape(-1), m)
     if min(m, n, indices.shape[0], rows.shape[0]) == 0:
         y = jnp.zeros((rows.shape[0], n), data.dtype)
     else:

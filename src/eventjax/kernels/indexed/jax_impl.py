@@ -128,7 +128,7 @@ def csr_slice_rows_kernel(*, shape, outs):
         cols, w, ok, fits = row_block(data, indices, indptr, data[:0].astype(jnp.int32), rows, live, n=n, acc=acc)
 
         def block():
-            flat = jnp.where(ok, jnp.arange(k)[:, None] * n + cols, k * n)
+            flat = jnp.where(ok, jnp.arange(k, dtype=cols.dtype)[:, None] * n + cols, k * n)
             y = jnp.zeros((k * n,), acc).at[flat.reshape(-1)].add(w.reshape(-1), mode='drop')
             return y.reshape(k, n).astype(out.dtype)
 

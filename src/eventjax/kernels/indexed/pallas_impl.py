@@ -14,7 +14,7 @@ from jax import lax
 from jax.experimental import pallas as pl
 
 from eventjax.kernels.common.events import accumulation_dtype
-from eventjax.kernels.common.pallas.rows import triton_params
+from eventjax.kernels.common.pallas.rows import add_into_row, triton_params
 
 __all__ = ['TPU_UNSUPPORTED', 'binary_csrmm_indexed_kernel', 'binary_csrmv_indexed_kernel',
            'binary_csrmv_packed_kernel', 'csr_slice_rows_kernel']
@@ -25,7 +25,6 @@ _SLOTS_PER_PROGRAM = 8
 
 
 def _body(m, n, acc, permuted):
-    from jax.experimental.pallas import triton as plgpu
 
     def body(data_ref, indices_ref, indptr_ref, perm_ref, ids_ref, count_ref, _zeros_ref, y_ref):
         base = pl.program_id(0) * _SLOTS_PER_PROGRAM
@@ -51,7 +50,7 @@ def _body(m, n, acc, permuted):
 
                     @pl.when((j >= 0) & (j < n) & (p >= 0) & (p < nd))
                     def _():
-                        plgpu.atomic_add(y_ref, (j, slice(None)), jnp.full((1,), w, acc))
+                        add_into_row(y_ref, j, jnp.full((1,), w, acc))
                     return carry
 
                 lax.fori_loop(start, end, entry, 0)
@@ -83,7 +82,6 @@ def binary_csrmv_indexed_kernel(*, shape, permuted, outs):
 
 
 def _mm_body(m, n, acc, permuted):
-    from jax.experimental.pallas import triton as plgpu
 
     def body(data_ref, indices_ref, indptr_ref, perm_ref, ids_ref, count_ref, b_ref, _zeros_ref, y_ref):
         base = pl.program_id(0) * _SLOTS_PER_PROGRAM
@@ -111,7 +109,7 @@ def _mm_body(m, n, acc, permuted):
 
                     @pl.when((j >= 0) & (j < n) & (p >= 0) & (p < nd))
                     def _():
-                        plgpu.atomic_add(y_ref, (j, slice(None)), w.astype(acc) * ev)
+                        add_into_row(y_ref, j, w.astype(acc) * ev)
                     return carry
 
                 lax.fori_loop(start, end, entry, 0)
@@ -146,7 +144,6 @@ def binary_csrmm_indexed_kernel(*, shape, permuted, outs):
 
 
 def _slice_body(m, n, acc):
-    from jax.experimental.pallas import triton as plgpu
 
     def body(data_ref, indices_ref, indptr_ref, rows_ref, _zeros_ref, y_ref):
         base = pl.program_id(0) * _SLOTS_PER_PROGRAM
@@ -167,7 +164,7 @@ def _slice_body(m, n, acc):
 
                     @pl.when((j >= 0) & (j < n))
                     def _():
-                        plgpu.atomic_add(y_ref, (s * n + j, slice(None)), jnp.full((1,), w, acc))
+                        add_into_row(y_ref, s * n + j.astype(s.dtype), jnp.full((1,), w, acc))
                     return carry
 
                 lax.fori_loop(start, end, entry, 0)
@@ -196,7 +193,6 @@ def csr_slice_rows_kernel(*, shape, outs):
 
 
 def _packed_body(acc, transpose):
-    from jax.experimental.pallas import triton as plgpu
 
     def bounds(indptr_ref, sizes_ref, i, nnz):
         k = sizes_ref[2]
@@ -220,7 +216,8 @@ def _packed_body(acc, transpose):
             @pl.when((q < n_words) & (bits != 0))
             def _():
                 def bit(b, carry):
-                    i = q * 32 + b
+                    b = b.astype(q.dtype)  # the loop counter is int64 under jax_enable_x64
+                    i = (q * 32 + b).astype(m.dtype)  # compared with the sizes, of the indices' dtype
 
                     @pl.when((i < m) & (((bits >> b.astype(jnp.uint32)) & 1) != 0))
                     def _():
@@ -231,7 +228,7 @@ def _packed_body(acc, transpose):
 
                             @pl.when((j >= 0) & (j < n))
                             def _():
-                                plgpu.atomic_add(y_ref, (j, slice(None)), jnp.full((1,), weight(data_ref, e), acc))
+                                add_into_row(y_ref, j, jnp.full((1,), weight(data_ref, e), acc))
                             return carry
 
                         lax.fori_loop(start, end, entry, 0)

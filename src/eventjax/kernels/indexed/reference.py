@@ -167,7 +167,7 @@ def csr_slice_rows_kernel(*, shape, outs):
         inside = slice_entries(indices, indptr, rows, shape=shape)
         w = jnp.broadcast_to(data.astype(acc), (indices.shape[0],)) if data.shape[0] == 1 else data.astype(acc)
         cols = jnp.where(inside, indices[None, :], n)
-        flat = (jnp.arange(rows.shape[0])[:, None] * n + cols).reshape(-1)
+        flat = (jnp.arange(rows.shape[0], dtype=cols.dtype)[:, None] * n + cols).reshape(-1)
         flat = jnp.where(cols.reshape(-1) < n, flat, rows.shape[0] * n)
         terms = jnp.where(inside, w[None, :], jnp.zeros((), acc)).reshape(-1)
         y = jnp.zeros((rows.shape[0] * n,), acc).at[flat].add(terms, mode='drop')

@@ -125,7 +125,7 @@ def _mv(wt, xt, transpose, binary):
 
     @wp.kernel(module='unique', enable_backward=False)
     def scatter(params: wp.array(dtype=wt), stream: wp.array(dtype=wp.uint32), x: wp.array(dtype=xt),
-                out: wp.array(dtype=wt)):
+                out: wp.array(dtype=at)):
         i = wp.tid()
         span, law = stream[1], int(stream[2])
         if span == wp.uint32(0):
@@ -143,9 +143,9 @@ def _mv(wt, xt, transpose, binary):
         t = int(0)  # noqa: UP018 - warp mutates only variables declared int(0) in a loop
         while c < n:
             if wp.static(binary):
-                wp.atomic_add(out, c, wt(weight(params, law, kw, t)))
+                wp.atomic_add(out, c, at(weight(params, law, kw, t)))
             else:
-                wp.atomic_add(out, c, wt(weight(params, law, kw, t) * xi))
+                wp.atomic_add(out, c, at(weight(params, law, kw, t)) * xi)
             t += 1
             c += 1 + step(ks, t, span)
 
@@ -184,7 +184,7 @@ def _mm(wt, xt, transpose, binary):
 
     @wp.kernel(module='unique', enable_backward=False)
     def scatter(params: wp.array(dtype=wt), stream: wp.array(dtype=wp.uint32), x: wp.array2d(dtype=xt),
-                out: wp.array2d(dtype=wt)):
+                out: wp.array2d(dtype=at)):
         i, col = wp.tid()
         span, law = stream[1], int(stream[2])
         if span == wp.uint32(0):
@@ -202,9 +202,9 @@ def _mm(wt, xt, transpose, binary):
         t = int(0)  # noqa: UP018 - warp mutates only variables declared int(0) in a loop
         while c < n:
             if wp.static(binary):
-                wp.atomic_add(out, c, col, wt(weight(params, law, kw, t)))
+                wp.atomic_add(out, c, col, at(weight(params, law, kw, t)))
             else:
-                wp.atomic_add(out, c, col, wt(weight(params, law, kw, t) * xi))
+                wp.atomic_add(out, c, col, at(weight(params, law, kw, t)) * xi)
             t += 1
             c += 1 + step(ks, t, span)
 
@@ -218,7 +218,7 @@ def jitc_kernel(dtypes, *, law, transpose, binary, matrix, outs):
     # Gathers write every output entry (a thread per row, and column of B);
     # scatters run a thread per entry of x and accumulate into zeros.
     dim = (lambda *shapes: shapes[2]) if transpose else outs[0].shape
-    return WarpKernelSpec(kernel, dim=dim, zero_outputs=transpose)
+    return WarpKernelSpec(kernel, dim=dim, zero_outputs=transpose, widen_outputs=transpose)
 
 
 def jitcmv_kernel(dtypes, *, shape, transpose, law, outs):

@@ -22,7 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from eventjax.kernels.common.checks import check_events, is_concrete
-from eventjax.kernels.common.compaction import by_event_chunks, event_mask
+from eventjax.kernels.common.compaction import by_event_pieces, event_mask, piece_width
 from eventjax.kernels.plasticity.arguments import check_csr_structure, check_fcn_structure, check_shape
 from eventjax.kernels.plasticity.column_view import csr_column_view
 
@@ -61,26 +61,28 @@ def _segments(who, rule, edge_state, spikes, starts, lens, max_len, pre_vals, po
     m = spikes.shape[0]
     if max_len == 0 or m == 0 or size == 0 or partners == 0:
         return edge_state
-    off = jnp.arange(max_len, dtype=jnp.int32)[None, :]
+    width = piece_width(size, m, max_len)
 
-    def one_pass(neuron, valid, edge_state):
-        ok = off < jnp.where(valid, lens[neuron], 0)[:, None]
-        at = jnp.where(ok, starts[neuron][:, None] + off, 0).reshape(-1)
+    def one_pass(neuron, valid, skip, slots, edge_state):
+        slot = (skip + jnp.arange(slots)[None, :]).astype(starts.dtype)
+        ok = (slot < jnp.where(valid, lens[neuron], 0)[:, None]) & (slot < max_len)
+        at = jnp.where(ok, starts[neuron][:, None] + slot, 0).reshape(-1)
         partner = post_of(at)
         ok = ok.reshape(-1) & (partner >= 0) & (partner < partners)
         stored = jnp.where(ok, position_of(at), size)
         edges = _take(edge_state, jnp.minimum(stored, size - 1))
-        pre = _take(pre_vals, jnp.repeat(neuron, max_len))
+        pre = _take(pre_vals, jnp.repeat(neuron, slots))
         new = _rule_on(rule, edges, pre, _take(post_vals, jnp.clip(partner, 0, max(partners - 1, 0))), params, who)
         # A neuron with more edges than max_len (a broken promise under jit) gets NaN in the edges this
         # pass reaches, never a silently partial update.
-        broken = jnp.repeat(valid & (lens[neuron] > max_len), max_len)
+        broken = jnp.repeat(valid & (lens[neuron] > max_len), slots)
         new = jax.tree.map(lambda v: jnp.where(broken, jnp.nan, v) if jnp.issubdtype(v.dtype, jnp.inexact) else v,
                            new)
         return jax.tree.map(lambda a, v: a.at[stored].set(v, mode='drop'), edge_state, new)
 
     # The edge state is the loop's carry: XLA updates it in place (no copy under donation or in a scan).
-    return by_event_chunks(event_mask(spikes), max_len, one_pass, edge_state)
+    # Rows are read in pieces: a long row costs its own pieces, not its length in slots for every row.
+    return by_event_pieces(event_mask(spikes), lens, width, max_len, one_pass, edge_state, past_longest=False)
 
 
 def _max_len(who, ptr, given, keyword):

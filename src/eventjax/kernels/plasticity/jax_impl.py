@@ -1,10 +1,13 @@
 """Event-driven ``jax`` kernels for the plasticity updates: only the rows (columns) of the events are touched.
 
 The neurons with an event are taken a chunk at a time
-(:func:`~eventjax.kernels.common.compaction.by_event_chunks`), each with
-``max_len`` slots (the longest row or column, a static parameter); a pass
-gathers its entries, updates and bounds them, and scatters them back with
-``.at[].set``. The weights are the loop's carry, so XLA updates them in
+(:func:`~eventjax.kernels.common.compaction.by_event_chunks`), each with a
+static number of slots (1.25x the mean row or column, at most the longest,
+``max_len``); a pass gathers its entries, updates and bounds them, and
+scatters them back with ``.at[].set``. A row longer than that is read in
+pieces, one more pass over the event rows still that long per piece, as
+the delay kernel does: one long row among short ones costs its own pieces,
+not its length in slots for every row. The weights are the loop's carry, so XLA updates them in
 place: under ``jax.jit(..., donate_argnums=...)`` or in a ``lax.scan``
 carry nothing is copied. CSR updates whose longest row is unknown (traced
 structure without ``max_row_length``) fall back to the O(stored entries)
@@ -15,7 +18,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from eventjax.kernels.common.compaction import by_event_chunks, by_pieces, event_mask
+from eventjax.kernels.common.compaction import by_event_pieces, event_mask, piece_width
 from eventjax.kernels.common.update import apply_bounds
 from eventjax.kernels.plasticity import reference
 
@@ -28,29 +31,25 @@ def _segments(weight, spikes, starts, lens, max_len, trace, partner_of, w_min, w
     m, size, n = spikes.shape[0], weight.shape[0], trace.shape[0]
     if m == 0 or size == 0 or max_len == 0 or n == 0:
         return weight
-    off = jnp.arange(max_len, dtype=jnp.int32)[None, :]
+    width = piece_width(size, m, max_len)
 
-    def one_pass(neuron, valid, weight):
+    def one_pass(neuron, valid, skip, slots, weight):
         length = jnp.where(valid, lens[neuron], 0)  # one gather per neuron, broadcast over its slots
         first = starts[neuron]
+        slot = (skip + jnp.arange(slots)[None, :]).astype(first.dtype)  # the pointers' dtype (int64 under x64)
+        ok = slot < length[:, None]
+        at = jnp.where(ok, first[:, None] + slot, 0).reshape(-1)
+        ok = ok.reshape(-1)
+        j = partner_of(at)
+        pos = at if position_of is None else position_of(at)
+        ok &= (j >= 0) & (j < n) & (pos >= 0) & (pos < size)
+        pos = jnp.where(ok, pos, size)  # past the end: dropped by the scatter
+        old = weight[jnp.minimum(pos, size - 1)]
+        new = apply_bounds(old, trace[jnp.clip(j, 0, n - 1)], ok, w_min, w_max)
+        return weight.at[pos].set(new, mode='drop')
 
-        def piece(skip, weight):
-            slot = (skip + off).astype(first.dtype)  # the pointers' dtype (int64 under x64)
-            ok = slot < length[:, None]
-            at = jnp.where(ok, first[:, None] + slot, 0).reshape(-1)
-            ok = ok.reshape(-1)
-            j = partner_of(at)
-            pos = at if position_of is None else position_of(at)
-            ok &= (j >= 0) & (j < n) & (pos >= 0) & (pos < size)
-            pos = jnp.where(ok, pos, size)  # past the end: dropped by the scatter
-            old = weight[jnp.minimum(pos, size - 1)]
-            new = apply_bounds(old, trace[jnp.clip(j, 0, n - 1)], ok, w_min, w_max)
-            return weight.at[pos].set(new, mode='drop')
-
-        # numba and warp read whole rows: a row past max_len (a wrong max_row_length) takes more pieces.
-        return by_pieces(length, max_len, piece, weight)
-
-    return by_event_chunks(event_mask(spikes), max_len, one_pass, weight)
+    # numba and warp read whole rows: a row past max_len (a wrong max_row_length) takes more pieces.
+    return by_event_pieces(event_mask(spikes), lens, width, max_len, one_pass, weight)
 
 
 def csr_on_pre_kernel(*, outs, w_min=None, w_max=None, max_row=None, **static):

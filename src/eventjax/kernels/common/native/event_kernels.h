@@ -44,7 +44,10 @@ template <typename T> struct Tag { using type = T; };
 template <typename W> struct Acc { using type = W; };
 template <> struct Acc<half_t> { using type = float; };
 
-template <typename S> EJ_HD inline bool is_event(S s) { return static_cast<float>(s) > 0.0f; }
+// Compared in the operand's own type: a float64 event of 1e-300 (or an int64 past 2**24) must not be
+// rounded before the test. float16 widens to float exactly.
+template <typename S> EJ_HD inline bool is_event(S s) { return s > S(0); }
+template <> EJ_HD inline bool is_event<half_t>(half_t s) { return static_cast<float>(s) > 0.0f; }
 template <> EJ_HD inline bool is_event<bool>(bool s) { return s; }
 
 // One connection's term: its weight if x is an event (binary products; a select, so a NaN

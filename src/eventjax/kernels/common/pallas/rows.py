@@ -33,7 +33,7 @@ from jax.experimental import pallas as pl
 
 from eventjax.kernels.common.events import accumulation_dtype, event_indicator
 
-__all__ = ['row_product_call', 'triton_params']
+__all__ = ['add_into_row', 'row_product_call', 'triton_params']
 
 _ROWS_PER_PROGRAM = 8
 
@@ -88,7 +88,6 @@ def _gather_body(m, n, row_length, homogeneous, events, acc):
 
 
 def _scatter_body(m, n, row_length, homogeneous, events, acc):
-    from jax.experimental.pallas import triton as plgpu
 
     def body(*refs):
         if row_length is None:
@@ -117,7 +116,7 @@ def _scatter_body(m, n, row_length, homogeneous, events, acc):
                     # duplicate targets in one atomic_add.
                     @pl.when((j >= 0) & (j < n))
                     def _():
-                        plgpu.atomic_add(y_ref, (j, slice(None)), _contribution(w, xi, events))
+                        add_into_row(y_ref, j, _contribution(w, xi, events))
                     return carry
 
                 lax.fori_loop(start, end, entry, 0)
@@ -125,6 +124,19 @@ def _scatter_body(m, n, row_length, homogeneous, events, acc):
 
         lax.fori_loop(0, _ROWS_PER_PROGRAM, row, 0)
     return body
+
+
+def add_into_row(y_ref, row, value) -> None:
+    """``y_ref[row, :] += value`` with Triton's ``atomic_add``, under ``jax_enable_x64`` too.
+
+    The row index takes the dtype of JAX's Python ints (int64 with x64 on):
+    the whole-row slice's start is one, and the atomic's interpret-mode rule
+    needs every index of one dtype.
+    """
+    from jax.experimental.pallas import triton as plgpu  # noqa: PLC0415 - Triton only where a kernel runs
+
+    row = lax.convert_element_type(row, jax.dtypes.canonicalize_dtype(jnp.int64))
+    plgpu.atomic_add(y_ref, (row, slice(None)), value)
 
 
 def triton_params():
