@@ -329,31 +329,80 @@ def make_error(api, errc, err):
     return call_ptr(fn, base)
 
 
+# The handler's own errors are built from bytes, never numba strings: string
+# formatting (str(n), concatenation) was most of a first call's compile time.
+def message_bytes(text: str) -> np.ndarray:
+    """``text`` as the ASCII byte array the handler's failure helpers take (non-ASCII becomes ``?``)."""
+    return np.frombuffer(text.encode('ascii', 'replace'), np.uint8)
+
+
+_DTYPE_CODE = message_bytes('dtype code ')
+_RANK = message_bytes(' rank ')
+
+
+@numba.njit(cache=True)
+def _put_bytes(err, pos, text):
+    """Copy ``text`` into ``err`` from ``pos`` (keeping the last byte for the NUL); return the next position."""
+    for i in range(text.shape[0]):
+        if pos >= err.shape[0] - 1:
+            break
+        err[pos] = text[i]
+        pos += 1
+    return pos
+
+
+@numba.njit(cache=True)
+def _put_int(err, pos, n):
+    """Write the decimal digits of ``n`` into ``err`` from ``pos``; return the next position."""
+    digits = np.empty(20, np.uint8)
+    count, negative = 0, n < 0
+    value = -n if negative else n
+    while True:
+        digits[count] = 48 + value % 10
+        value //= 10
+        count += 1
+        if value == 0 or count == 19:
+            break
+    if negative:
+        digits[count] = 45  # '-'
+        count += 1
+    for i in range(count):
+        if pos >= err.shape[0] - 1:
+            break
+        err[pos] = digits[count - 1 - i]
+        pos += 1
+    return pos
+
+
 @numba.njit(cache=True)
 def _error(api, errc, message):
     err = np.zeros(ERROR_BUFFER_LEN, np.uint8)
-    report_error(err, message)
+    _put_bytes(err, 0, message)
     return make_error(api, errc, err)
 
 
 @numba.njit(cache=True)
 def _count_error(api, errc, message, n):
-    return _error(api, errc, message + str(n))
+    err = np.zeros(ERROR_BUFFER_LEN, np.uint8)
+    _put_int(err, _put_bytes(err, 0, message), np.int64(n))
+    return make_error(api, errc, err)
 
 
 @numba.njit(cache=True)
 def _buffer_error(api, errc, message, dtype_code, rank):
-    return _error(api, errc, message + 'dtype code ' + str(dtype_code) + ' rank ' + str(rank))
+    err = np.zeros(ERROR_BUFFER_LEN, np.uint8)
+    pos = _put_int(err, _put_bytes(err, _put_bytes(err, 0, message), _DTYPE_CODE), np.int64(dtype_code))
+    _put_int(err, _put_bytes(err, pos, _RANK), np.int64(rank))
+    return make_error(api, errc, err)
 
 
 # The three below are register_jitable, not njit: a call from a handler is typed
-# with the message's plain string type, so one compile serves every handler (a
-# dispatcher compiles once per distinct literal message, and a handler holds one
-# per buffer it checks). The njit helpers they call, string formatting included,
-# go to numba's disk cache, so a process that compiles a handler finds them there.
+# with the message's plain byte-array type, so one compile serves every handler.
+# The njit helpers they call go to numba's disk cache, so a process that
+# compiles a handler finds them there.
 @register_jitable
 def fail(api, errc, message):
-    """Return an ``XLA_FFI_Error*`` carrying ``message``."""
+    """Return an ``XLA_FFI_Error*`` carrying ``message`` (a :func:`message_bytes` array)."""
     return _error(api, errc, message)
 
 
