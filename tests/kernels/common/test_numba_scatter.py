@@ -1,5 +1,6 @@
 """The shared event-row scatter: finding the event rows, and adding their entries on one thread or several."""
 
+import jax
 import numpy as np
 import pytest
 
@@ -122,15 +123,26 @@ class TestKernelChoice:
         assert scatter_kernel((SCATTER_PARALLEL_MIN_ENTRIES - 1, 1), 'serial', 'threaded') == 'serial'
         assert scatter_kernel((0, 10**9), 'serial', 'threaded') == 'serial'
 
-    def test_the_transposed_binary_kernels_pick_by_matrix_size(self):
+    def test_a_large_matrix_picks_by_the_entries_it_stores(self):
+        pick = scatter_kernel((4000, 4000), 'serial', 'threaded', indices=1).pick
+        entries = lambda k: jax.ShapeDtypeStruct((k,), np.int32)
+        assert pick(None, entries(SCATTER_PARALLEL_MIN_ENTRIES - 1)) == 'serial'
+        assert pick(None, entries(SCATTER_PARALLEL_MIN_ENTRIES)) == 'threaded'
+        assert scatter_kernel((100, 100), 'serial', 'threaded', indices=1) == 'serial'
+
+    def test_the_transposed_binary_kernels_pick_by_matrix_size_then_stored_entries(self):
         small, large = (100, 100), (4000, 4000)
+        few, many = (jax.ShapeDtypeStruct((n,), np.int32) for n in (320_000, SCATTER_PARALLEL_MIN_ENTRIES))
         assert csr_numba.binary_csrmv_kernel(transpose=True, shape=small, outs=()) is csr_numba._binary_mv_scatter
-        assert csr_numba.binary_csrmv_kernel(transpose=True, shape=large, outs=()) \
-            is csr_numba._binary_mv_scatter_threaded
+        pick = csr_numba.binary_csrmv_kernel(transpose=True, shape=large, outs=()).pick
+        assert pick(None, few) is csr_numba._binary_mv_scatter
+        assert pick(None, many) is csr_numba._binary_mv_scatter_threaded
         for permuted, serial, threaded in ((False, '_scatter', '_scatter_threaded'),
                                            (True, '_scatter_permuted', '_scatter_permuted_threaded')):
             assert indexed_numba.binary_csrmv_indexed_kernel(small, permuted) is getattr(indexed_numba, serial)
-            assert indexed_numba.binary_csrmv_indexed_kernel(large, permuted) is getattr(indexed_numba, threaded)
+            pick = indexed_numba.binary_csrmv_indexed_kernel(large, permuted).pick
+            assert pick(None, few) is getattr(indexed_numba, serial)
+            assert pick(None, many) is getattr(indexed_numba, threaded)
         packed = indexed_numba.binary_csrmv_packed_kernel
         assert packed(small, 0, True) is indexed_numba._packed_scatter
         assert packed(large, 0, True) is indexed_numba._packed_scatter_threaded

@@ -39,6 +39,7 @@ import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.extending import overload
 
+from eventjax.backends.numba_bridge import by_inputs
 from eventjax.backends.numba_intrinsics import launch_begin, launch_end
 from eventjax.backends.numba_threads import threading_layer
 from eventjax.kernels.common.numba_events import PREFETCH_MIN_ENTRIES, ROWS_AHEAD, prefetch_entries
@@ -211,20 +212,26 @@ def _shares(spans, count, total, shares):
     return cut
 
 
-def scatter_kernel(shape, serial, threaded):
-    """``threaded`` for a matrix of ``shape`` with :data:`SCATTER_PARALLEL_MIN_ENTRIES` entries, else ``serial``.
+def scatter_kernel(shape, serial, threaded, indices=None):
+    """``threaded`` for a matrix that can reach :data:`SCATTER_PARALLEL_MIN_ENTRIES` visited entries, else ``serial``.
 
     ``serial`` calls :func:`scatter_spans`, ``threaded``
-    :func:`scatter_spans_threaded`. A smaller matrix (without repeated
-    entries) never reaches the split, so its handler does not compile it:
-    that is most of the compile time, seconds per dtype signature.
+    :func:`scatter_spans_threaded`. A matrix of ``shape`` with fewer
+    entries, or (given ``indices``, the position of the kernel's index
+    array) one that stores fewer, never reaches the split (each event row is
+    visited once), so its handler does not compile it: that is most of the
+    compile time, seconds per dtype signature.
 
     Example:
         >>> scatter_kernel((100, 100), 'S', 'T'), scatter_kernel((4000, 4000), 'S', 'T')
         ('S', 'T')
     """
     m, n = shape
-    return threaded if m * n >= SCATTER_PARALLEL_MIN_ENTRIES else serial
+    if m * n < SCATTER_PARALLEL_MIN_ENTRIES:
+        return serial
+    if indices is None:
+        return threaded
+    return by_inputs(lambda *arrays: threaded if arrays[indices].size >= SCATTER_PARALLEL_MIN_ENTRIES else serial)
 
 
 @numba.njit(cache=True)
