@@ -13,7 +13,7 @@ STRESS_SECONDS ?= 180
 DIFF_EXAMPLES ?= 400
 DIFF_SECONDS ?= 900
 
-.PHONY: setup test test-fast test-long stress bench serve-bench docs demo lint clean
+.PHONY: setup test test-fast test-long stress bench serve-bench docs demo lint clean warm
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -44,6 +44,11 @@ stress: setup
 		--diff-examples $(DIFF_EXAMPLES) --diff-seconds $(DIFF_SECONDS)
 
 BENCH_ARGS ?=
+
+# The standard numba kernels compiled into NUMBA_CACHE_DIR ahead of time (images, CI caches).
+WARM_ARGS ?= --backend numba
+warm: setup
+	$(BIN)/python -m eventjax warm $(WARM_ARGS)
 
 # brainevent and scipy give eventjax bench its side-by-side columns; only this target installs them.
 bench: setup

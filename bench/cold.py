@@ -37,6 +37,10 @@ _CHILD = textwrap.dedent('''
     import jax, jax.numpy as jnp, numpy as np
     m = __import__(lib)
     t_import = time.perf_counter() - t0
+    ops = {'dense': 'binary_densemv', 'csr': 'binary_csrmv', 'fcn': 'binary_fcnmv', 'jitc': 'binary_jitcmv'}
+    if lib == 'eventjax' and backend not in m.get_registry()[ops[family]].available_backends('cpu'):
+        print(json.dumps({'missing': True}))
+        sys.exit(0)
     rng = np.random.default_rng(0)
     k = n // 50                                   # 2% connectivity
     idx = np.stack([rng.choice(n, k, replace=False) for _ in range(n)]).astype(np.int32)
@@ -124,6 +128,8 @@ def cuba_seconds(backend: str, timeout: float = 600) -> tuple[float, float]:
 
 
 def _cell(r: dict, key: str) -> str:
+    if 'missing' in r:
+        return f'{"-":>8}'
     return f'{r[key]:8.2f}' if key in r else f'{"failed":>8}'
 
 
@@ -146,9 +152,10 @@ def main(argv=None) -> None:
         for family in args.families:
             with tempfile.TemporaryDirectory() as cache:
                 cold = first_call(lib, backend, family, cache)
-                warm = first_call(lib, backend, family, cache) if 'error' not in cold else cold
+                warm = cold if 'error' in cold or 'missing' in cold else first_call(lib, backend, family, cache)
             line = f'{lib:<11}{backend:<8}{family:<7}{_cell(cold, "first")}{_cell(warm, "first")}'
             print(line + (f'  ({cold["error"][:90]})' if 'error' in cold else ''), flush=True)
+    print('(-: the operator has no kernel for that backend)')
     if not args.no_import:
         print(f'import eventjax {import_seconds("eventjax"):.2f} s, import jax {import_seconds("jax"):.2f} s '
               '(medians of 5 fresh processes)', flush=True)
