@@ -107,8 +107,12 @@ def warm(backends: Sequence[str] = ('numba',), families: Iterable[str] = FAMILIE
 
     Example:
         >>> rows = warm(backends=('numba',), families=('dense',))  # doctest: +SKIP
-        >>> {r.operator for r in rows}
-        {'binary_densemv', 'binary_densemm'}
+        >>> sorted({r.operator for r in rows})  # doctest: +SKIP
+        ['binary_densemm', 'binary_densemv']
+        >>> warm(families=('csv',))
+        Traceback (most recent call last):
+        ...
+        ValueError: warm: unknown families ['csv']; choose from ['dense', 'csr', 'fcn', 'jitc'], e.g. families=("csr",).
     """
     families = tuple(families)
     unknown = sorted(set(families) - set(FAMILIES))
