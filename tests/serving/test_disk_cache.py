@@ -40,6 +40,7 @@ _USE = textwrap.dedent('''
 
 
 class TestWarm:
+    @pytest.mark.long  # two fresh processes compiling from empty caches: about a minute on 2 busy cores
     def test_a_warmed_operator_compiles_nothing_in_the_next_process(self, tmp_path):
         env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / 'numba'), EVENTJAX_CACHE_DIR=str(tmp_path / 'ej'))
         first = subprocess.run([sys.executable, '-c', _WARM], env=env, capture_output=True, text=True, timeout=600)
