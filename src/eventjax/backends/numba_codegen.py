@@ -47,8 +47,7 @@ import numpy as np
 from eventjax.backends import ffi_abi as A
 from eventjax.backends.numba_intrinsics import (
     load_i64, load_i32, store_i64, store_i32, as_voidptr, address_of,
-    fail, fail_count, fail_buffer, make_error, launch_begin, launch_end, call_kernel, ERROR_BUFFER_LEN,
-    message_bytes)
+    fail, make_error, launch_begin, launch_end, call_kernel, ERROR_BUFFER_LEN, message_bytes)
 
 kernel = None  # the user's njit kernel, bound before compilation
 '''
@@ -78,7 +77,7 @@ def handler(frame_p):
 _LIST = '''\
     n = load_i64(frame + {base} + A.LIST_SIZE)
     if n != {count}:
-        return as_voidptr(fail_count(api, A.ERRC_INVALID_ARGUMENT, {message}, n))
+        return as_voidptr(fail(api, A.ERRC_INVALID_ARGUMENT, {message}))
     types_ = load_i64(frame + {base} + A.LIST_TYPES)
     items = load_i64(frame + {base} + A.LIST_ITEMS)
 '''
@@ -90,7 +89,7 @@ _BUFFER = '''\
     dt = load_i32(b + A.BUFFER_DTYPE)
     rk = load_i64(b + A.BUFFER_RANK)
     if dt != {code} or rk != {rank}:
-        return as_voidptr(fail_buffer(api, A.ERRC_INVALID_ARGUMENT, {wrong_buffer}, dt, rk))
+        return as_voidptr(fail(api, A.ERRC_INVALID_ARGUMENT, {wrong_buffer}))
     d = load_i64(b + A.BUFFER_DIMS)
     {var} = numba.carray(as_voidptr(load_i64(b + A.BUFFER_DATA)),
                          ({shape}), np.{dtype})
@@ -161,14 +160,15 @@ def handler_source(
         ('A.FRAME_RETS', out_specs, out_vars, 'output'),
     ):
         body.append(_LIST.format(base=base, count=len(specs),
-                                 message=message(f'{where}: expected {len(specs)} {what}s, XLA passed ')))
+                                 message=message(f'{where}: expected {len(specs)} {what}s, XLA passed another number')))
         for i, ((dtype, rank), var) in enumerate(zip(specs, names)):
             dtype = np.dtype(dtype)
             shape = ''.join(f'load_i64(d + {8 * j}), ' for j in range(rank))
             body.append(_BUFFER.format(
                 i=i, var=var, rank=rank, shape=shape, code=ffi_abi.DATATYPE[dtype], dtype=dtype.name,
                 not_buffer=message(f'{where}: {what} {i} is not a buffer'),
-                wrong_buffer=message(f'{where}: {what} {i} must be {dtype.name}[rank {rank}], got XLA '),
+                wrong_buffer=message(f'{where}: {what} {i} must be {dtype.name}[rank {rank}], XLA passed another '
+                                     'dtype or rank'),
             ))
     raised = (_RAISED_CHECKED if boundscheck else _RAISED).format(where=where)
     label = (_LABEL_CHECKED if boundscheck else _LABEL).format(where=where)

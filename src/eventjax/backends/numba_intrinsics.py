@@ -317,102 +317,43 @@ def report_error(err, message):
 
 
 @numba.njit(cache=True)
-def make_error(api, errc, err):
-    """Build an ``XLA_FFI_Error*`` from the NUL-terminated bytes ``err``."""
-    args = np.zeros(ffi_abi.ERROR_ARGS_WORDS, np.int64)
+def _error_at(api, errc, message):
+    """Build an ``XLA_FFI_Error*`` from the NUL-terminated bytes at address ``message``."""
+    # Bytes, not int64 words: the handler's error buffer already compiled np.zeros for uint8.
+    args = np.zeros(ffi_abi.ERROR_ARGS_WORDS * 8, np.uint8)
     base = args.ctypes.data
     store_i64(base, ffi_abi.ERROR_ARGS_STRUCT_SIZE)
-    store_i64(base + ffi_abi.ERROR_ARGS_MESSAGE, err.ctypes.data)
+    store_i64(base + ffi_abi.ERROR_ARGS_MESSAGE, message)
     store_i32(base + ffi_abi.ERROR_ARGS_ERRC, errc)
     fn = load_i64(api + ffi_abi.API_ERROR_CREATE)
-    # Error_Create copies the message, so err may be freed afterwards.
+    # Error_Create copies the message, so it may be freed afterwards.
     return call_ptr(fn, base)
 
 
-# The handler's own errors are built from bytes, never numba strings: string
-# formatting (str(n), concatenation) was most of a first call's compile time.
+# The two below are register_jitable, not njit: whatever the array types (a
+# handler's frozen, read-only messages, a kernel's error buffer), the one
+# compiled helper they call takes an address, so it compiles once.
+@register_jitable
+def make_error(api, errc, err):
+    """Build an ``XLA_FFI_Error*`` from the NUL-terminated bytes ``err``."""
+    return _error_at(api, errc, err.ctypes.data)
+
+
+# The handler's own errors are whole messages fixed when it is generated, stored
+# as byte arrays numba freezes into it: building text at run time (numba
+# strings, or digits) was most of a cold first call's compile time.
 def message_bytes(text: str) -> np.ndarray:
-    """``text`` as the ASCII byte array the handler's failure helpers take (non-ASCII becomes ``?``)."""
-    return np.frombuffer(text.encode('ascii', 'replace'), np.uint8)
+    """``text`` as the NUL-terminated ASCII bytes :func:`fail` takes (non-ASCII becomes ``?``, cut to fit).
+
+    Example:
+        >>> message_bytes('bad')
+        array([ 98,  97, 100,   0], dtype=uint8)
+    """
+    data = text.encode('ascii', 'replace')[:ERROR_BUFFER_LEN - 1] + b'\0'
+    return np.frombuffer(data, np.uint8)
 
 
-_DTYPE_CODE = message_bytes('dtype code ')
-_RANK = message_bytes(' rank ')
-
-
-@numba.njit(cache=True)
-def _put_bytes(err, pos, text):
-    """Copy ``text`` into ``err`` from ``pos`` (keeping the last byte for the NUL); return the next position."""
-    for i in range(text.shape[0]):
-        if pos >= err.shape[0] - 1:
-            break
-        err[pos] = text[i]
-        pos += 1
-    return pos
-
-
-@numba.njit(cache=True)
-def _put_int(err, pos, n):
-    """Write the decimal digits of ``n`` into ``err`` from ``pos``; return the next position."""
-    digits = np.empty(20, np.uint8)
-    count, negative = 0, n < 0
-    value = -n if negative else n
-    while True:
-        digits[count] = 48 + value % 10
-        value //= 10
-        count += 1
-        if value == 0 or count == 19:
-            break
-    if negative:
-        digits[count] = 45  # '-'
-        count += 1
-    for i in range(count):
-        if pos >= err.shape[0] - 1:
-            break
-        err[pos] = digits[count - 1 - i]
-        pos += 1
-    return pos
-
-
-@numba.njit(cache=True)
-def _error(api, errc, message):
-    err = np.zeros(ERROR_BUFFER_LEN, np.uint8)
-    _put_bytes(err, 0, message)
-    return make_error(api, errc, err)
-
-
-@numba.njit(cache=True)
-def _count_error(api, errc, message, n):
-    err = np.zeros(ERROR_BUFFER_LEN, np.uint8)
-    _put_int(err, _put_bytes(err, 0, message), np.int64(n))
-    return make_error(api, errc, err)
-
-
-@numba.njit(cache=True)
-def _buffer_error(api, errc, message, dtype_code, rank):
-    err = np.zeros(ERROR_BUFFER_LEN, np.uint8)
-    pos = _put_int(err, _put_bytes(err, _put_bytes(err, 0, message), _DTYPE_CODE), np.int64(dtype_code))
-    _put_int(err, _put_bytes(err, pos, _RANK), np.int64(rank))
-    return make_error(api, errc, err)
-
-
-# The three below are register_jitable, not njit: a call from a handler is typed
-# with the message's plain byte-array type, so one compile serves every handler.
-# The njit helpers they call go to numba's disk cache, so a process that
-# compiles a handler finds them there.
 @register_jitable
 def fail(api, errc, message):
     """Return an ``XLA_FFI_Error*`` carrying ``message`` (a :func:`message_bytes` array)."""
-    return _error(api, errc, message)
-
-
-@register_jitable
-def fail_count(api, errc, message, n):
-    """:func:`fail` with ``message`` followed by the count ``n``."""
-    return _count_error(api, errc, message, n)
-
-
-@register_jitable
-def fail_buffer(api, errc, message, dtype_code, rank):
-    """:func:`fail` with ``message`` followed by the XLA dtype code and rank of a buffer."""
-    return _buffer_error(api, errc, message, dtype_code, rank)
+    return _error_at(api, errc, message.ctypes.data)
