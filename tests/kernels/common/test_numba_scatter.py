@@ -1,5 +1,8 @@
 """The shared event-row scatter: finding the event rows, and adding their entries on one thread or several."""
 
+import subprocess
+import sys
+
 import jax
 import numpy as np
 import pytest
@@ -7,6 +10,7 @@ import pytest
 pytest.importorskip('numba')
 
 import eventjax as ej  # noqa: E402
+from eventjax.backends.numba_threads import threading_layer  # noqa: E402
 from eventjax.kernels.common import numba_scatter  # noqa: E402
 from eventjax.kernels.common.numba_scatter import (  # noqa: E402
     SCATTER_PARALLEL_MIN_ENTRIES,
@@ -18,6 +22,9 @@ from eventjax.kernels.common.numba_scatter import (  # noqa: E402
 )
 from eventjax.kernels.csr import numba_impl as csr_numba  # noqa: E402
 from eventjax.kernels.indexed import numba_impl as indexed_numba  # noqa: E402
+
+# These tests call the threaded scatter directly, not through scatter_kernel: bind the launch hooks it calls.
+threading_layer()
 
 N = 3001  # outputs; not a multiple of 64 or 32
 
@@ -129,6 +136,17 @@ class TestKernelChoice:
         assert pick(None, entries(SCATTER_PARALLEL_MIN_ENTRIES - 1)) == 'serial'
         assert pick(None, entries(SCATTER_PARALLEL_MIN_ENTRIES)) == 'threaded'
         assert scatter_kernel((100, 100), 'serial', 'threaded', indices=1) == 'serial'
+
+    def test_a_process_that_never_splits_a_scatter_never_binds_the_launch_hooks(self):
+        code = ('import numpy as np, jax, eventjax as ej\n'
+                'from eventjax.backends import numba_threads\n'
+                'n = 2000; k = 10; idx = np.tile(np.arange(k, dtype=np.int32), n)\n'
+                'got = ej.binary_csrmv(np.ones(n * k, np.float32), idx, np.arange(0, n * k + 1, k, dtype=np.int32),\n'
+                '                      np.ones(n, bool), shape=(n, n), transpose=True, backend="numba")\n'
+                'assert float(got[0]) == n\n'
+                'print(numba_threads._LAUNCHER._hooks is None)\n')
+        out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=300, check=True)
+        assert out.stdout.strip().splitlines()[-1] == 'True'
 
     def test_the_transposed_binary_kernels_pick_by_matrix_size_then_stored_entries(self):
         small, large = (100, 100), (4000, 4000)

@@ -59,8 +59,6 @@ SCATTER_PARALLEL_MIN_ENTRIES = 1 << 20
 # A failed bounds check inside a parallel region is not safe (as for by_work): serial then.
 _THREADS_ALLOWED = not numba.config.BOUNDSCHECK
 
-# The compiled scatter calls the launch hooks by symbol name: bind them in this process first.
-threading_layer()
 
 
 def _is_bool(x):  # pragma: no cover - replaced by the overload in compiled code
@@ -230,8 +228,19 @@ def scatter_kernel(shape, serial, threaded, indices=None):
     if m * n < SCATTER_PARALLEL_MIN_ENTRIES:
         return serial
     if indices is None:
-        return threaded
-    return by_inputs(lambda *arrays: threaded if arrays[indices].size >= SCATTER_PARALLEL_MIN_ENTRIES else serial)
+        return _bound(threaded)
+    return by_inputs(lambda *arrays: _bound(threaded) if arrays[indices].size >= SCATTER_PARALLEL_MIN_ENTRIES
+                     else serial)
+
+
+def _bound(threaded):
+    """``threaded``, once the launch hooks it calls by symbol name are bound in this process.
+
+    Only then: binding them compiles two small C functions (about a second in
+    a fresh process), which a process that never splits a scatter skips.
+    """
+    threading_layer()
+    return threaded
 
 
 @numba.njit(cache=True)
