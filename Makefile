@@ -13,7 +13,7 @@ STRESS_SECONDS ?= 180
 DIFF_EXAMPLES ?= 400
 DIFF_SECONDS ?= 900
 
-.PHONY: setup test test-fast test-long test-compat stress bench serve-bench docs demo lint clean
+.PHONY: setup test test-fast test-long test-compat stress bench serve-bench docs demo lint clean warm
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -64,6 +64,11 @@ stress: setup
 		--diff-examples $(DIFF_EXAMPLES) --diff-seconds $(DIFF_SECONDS)
 
 BENCH_ARGS ?=
+
+# The standard numba kernels compiled into NUMBA_CACHE_DIR ahead of time (images, CI caches).
+WARM_ARGS ?= --backend numba
+warm: setup
+	$(BIN)/python -m eventjax warm $(WARM_ARGS)
 
 # Everything that times or compares lives in benchmarks/ (not in the wheel): eventjax bench's tables, then
 # the machinery timings of benchmarks/micro. brainevent and scipy give the side-by-side columns; only this

@@ -6,7 +6,7 @@ import argparse
 import importlib
 
 SECTIONS = ['config_switch', 'config_cycle', 'numba_bridge', 'backends_toy', 'kernels_dense_csr', 'kernels_fcn',
-            'kernels_jitc', 'numba_threads']
+            'kernels_jitc', 'numba_threads', 'cold']
 
 
 def main(argv=None) -> None:

@@ -74,6 +74,7 @@ from eventjax.kernels.plasticity import (
 from eventjax.kernels.plasticity.fcn_on_pre import update_fixed_pre_conn_on_binary_post
 from eventjax.primitive import defjvp, general_batching_rule, primitives
 from eventjax.primitive.tags import get_all_primitive_names, get_primitives_by_tags, get_registry
+from eventjax.serving.disk_cache import warm
 
 # The numba thread count belongs to the numba bridge (compiled handlers read
 # it at each launch); eventjax.config keeps its public names for it. The
@@ -173,6 +174,7 @@ __all__ = [
     'jitnmv_dt2t',
     'jitsmv_dt2t',
     'jitumv_dt2t',
+    'warm',
 ]
 
 

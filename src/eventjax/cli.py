@@ -1,4 +1,4 @@
-"""The ``eventjax`` command line: ``eventjax info``, ``eventjax bench`` and ``eventjax cache``.
+"""The ``eventjax`` command line: ``eventjax info``, ``eventjax bench``, ``eventjax cache`` and ``eventjax warm``.
 
 Examples:
     eventjax --version
@@ -6,6 +6,7 @@ Examples:
     eventjax bench --family csr --plot csr.png
     python -m eventjax bench --quick --backends jax numba
     eventjax cache --clear             # forget the compiled kernels (numba, C++, CUDA)
+    eventjax warm --families csr,fcn   # compile the standard kernels into the disk caches ahead of time
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ _EPILOG = """examples:
   eventjax bench --family plasticity         in-place weight updates at 4,000, 10,000 and 100,000 neurons
   eventjax bench --family dt2t               per-synapse products at 4,000 and 100,000 neurons, with brainevent
   eventjax cache --clear                     delete the compiled kernels (numba, C++, CUDA)
+  eventjax warm --backend numba --families csr,fcn   compile the standard kernels into the disk caches
 """
 
 _PACKAGES = (('eventjax', 'eventjax'), ('jax', 'jax'), ('jaxlib', 'jaxlib'), ('numba', 'numba'),
@@ -157,6 +159,33 @@ def _cache(args) -> int:
     return 0
 
 
+def _warm(args) -> int:
+    from eventjax.serving.disk_cache import FAMILIES, warm
+
+    backends = [b for item in args.backend or ['numba'] for b in item.split(',') if b]
+    families = [f for f in (args.families or ','.join(FAMILIES)).split(',') if f]
+    unknown = sorted(set(families) - set(FAMILIES))
+    if unknown:
+        print(f'eventjax warm: unknown families {unknown}; choose from {",".join(FAMILIES)} '
+              '(for example --families csr,fcn)', file=sys.stderr)
+        return 2
+    failed = []
+
+    def show(r) -> None:
+        print(f'{r.family:<6}{r.operator:<16}{r.backend:<7}{r.seconds:7.1f} s' + (f'  {r.error}' if r.error else ''),
+              flush=True)
+        if r.error:
+            failed.append(r)
+
+    results = warm(backends, families, progress=show)
+    missing = sorted(set(backends) - {r.backend for r in results})
+    if missing:
+        print(f'eventjax warm: no standard operator of {",".join(families)} has the cpu backend(s) {missing}; '
+              'eventjax info lists the backends', file=sys.stderr)
+        return 2
+    return 1 if failed else 0
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog='eventjax', description=_DESCRIPTION, epilog=_EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -165,6 +194,12 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser('info', help='versions, devices, available backends and the configuration')
     cache = sub.add_parser('cache', help='where the compiled kernels (numba, C++, CUDA) are kept, their size; --clear')
     cache.add_argument('--clear', action='store_true', help='delete them (the next run compiles again)')
+    warm = sub.add_parser('warm', help='compile the standard kernels into the disk caches ahead of time '
+                                       '(container images, CI)')
+    warm.add_argument('--backend', action='append', metavar='NAME',
+                      help='a CPU backend to compile for (repeatable, or comma-separated; default: numba)')
+    warm.add_argument('--families', metavar='LIST', default=None,
+                      help='comma-separated families (default: dense,csr,fcn,jitc)')
     # Its options belong to the benchmarks of a checkout (benchmarks/cli.py); main() hands them over.
     sub.add_parser('bench', add_help=False, help='time the standard kernels against dense, the memory floor, '
                                                  'brainevent and scipy (from a checkout of eventjax)')
@@ -180,4 +215,6 @@ def main(argv=None) -> int:
     if args.command == 'info':
         print('\n'.join(info_lines()))
         return 0
+    if args.command == 'warm':
+        return _warm(args)
     return _cache(args)

@@ -409,3 +409,41 @@ class TestPrefetch:
 
         with pytest.raises(numba.core.errors.TypingError):
             hint(np.zeros(3), index)
+
+
+class TestByInputs:
+    def test_the_kernel_is_picked_from_the_inputs_and_only_the_picked_one_runs(self):
+        @numba.njit
+        def copy(x, out):
+            out[:] = x
+
+        @numba.njit
+        def double(x, out):
+            out[:] = 2 * x
+
+        seen = []
+
+        def pick(x):
+            seen.append(x.shape)
+            return double if x.shape[0] > 2 else copy
+
+        kg = nb.numba_kernel_generator(lambda outs: nb.by_inputs(pick))
+        for n, factor in ((2, 1), (3, 2)):
+            outs = (jax.ShapeDtypeStruct((n,), np.float32),)
+            got = jax.jit(lambda x, outs=outs: kg(outs=outs)(x)[0])(np.ones(n, np.float32))
+            np.testing.assert_array_equal(got, np.full(n, factor, np.float32))
+        assert seen == [(2,), (3,)]
+
+    def test_a_picked_kernel_gets_bounds_checks_and_a_non_njit_pick_is_a_clear_error(self):
+        @numba.njit
+        def over(x, out):
+            out[x.shape[0]] = 1.0  # one past the end
+
+        outs = (jax.ShapeDtypeStruct((2,), np.float32),)
+        checked = nb.numba_kernel_generator(lambda outs: nb.by_inputs(lambda x: over),
+                                                      boundscheck=True)
+        with pytest.raises(Exception, match='bounds'):
+            jax.block_until_ready(checked(outs=outs)(np.ones(2, np.float32)))
+        bad = nb.numba_kernel_generator(lambda outs: nb.by_inputs(lambda x: over.py_func))
+        with pytest.raises(NumbaKernelError, match='njit'):
+            bad(outs=outs)(np.ones(2, np.float32))

@@ -110,8 +110,15 @@ class TestInitializeArguments:
                                    **{'init_timeout': 1, name: 0})
 
 
+# The launcher inherits the test runner's signal dispositions and mask, and an ignored SIGHUP (nohup,
+# a CI runner, a session started in the background) stays ignored by spawn on purpose: the test sets
+# the default action for both signals it sends, and unblocks them, so it checks spawn's handling
+# wherever it runs.
 LAUNCHER = textwrap.dedent('''
-    import os, sys
+    import os, signal, sys
+    for signum in (signal.SIGHUP, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGHUP, signal.SIGTERM})
     from eventjax import distributed
     code = ("import os, pathlib, time; d = pathlib.Path(os.environ['PID_DIR']); "
             "(d / (os.environ['EVENTJAX_PROCESS_ID'] + '.tmp')).write_text(str(os.getpid())); "

@@ -46,9 +46,9 @@ def _spikes(which, rng):
     return spikes
 
 
-def _csr_scatter():
-    """The kernel a matrix of this size gets (the one whose large calls run on numba's threads)."""
-    return csr.binary_csrmv_kernel(transpose=True, shape=(M, N), outs=())
+def _csr_scatter(cols):
+    """The kernel a matrix of this size and these entries gets (the one whose large calls run on numba's threads)."""
+    return csr.binary_csrmv_kernel(transpose=True, shape=(M, N), outs=()).pick(None, cols.ravel())
 
 
 def _reference(cols, w, spikes):
@@ -69,7 +69,7 @@ def test_csr_scatter_matches_numpy(network, which, homogeneous):
     w = w[:1, :1] if homogeneous else w
     indptr = np.arange(0, M * K + 1, K, dtype=np.int32)
     out = np.full(N, np.nan, np.float32)  # the kernel must fill it: the bridge hands it over uninitialised
-    _csr_scatter()(w.ravel(), cols.ravel(), indptr, spikes, out, np.zeros(8, np.uint8))
+    _csr_scatter(cols)(w.ravel(), cols.ravel(), indptr, spikes, out, np.zeros(8, np.uint8))
     np.testing.assert_allclose(out, _reference(cols, w, spikes), rtol=1e-5, atol=1e-4)
 
 
@@ -81,7 +81,7 @@ def test_csr_scatter_repairs_indptr_before_looking_ahead(network):
     indptr[-1] = M * K + 10_000  # past the end: clipped to nnz
     spikes = np.ones(M, bool)
     out = np.empty(N, np.float32)
-    _csr_scatter()(w.ravel(), cols.ravel(), indptr, spikes, out, np.zeros(8, np.uint8))
+    _csr_scatter(cols)(w.ravel(), cols.ravel(), indptr, spikes, out, np.zeros(8, np.uint8))
     fixed = np.maximum.accumulate(np.clip(indptr.astype(np.int64), 0, M * K))
     kept = np.zeros(M * K, bool)  # every row holds an event: every entry of a repaired row counts
     kept[fixed[0]:fixed[-1]] = True

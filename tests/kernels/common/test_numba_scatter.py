@@ -1,11 +1,16 @@
 """The shared event-row scatter: finding the event rows, and adding their entries on one thread or several."""
 
+import subprocess
+import sys
+
+import jax
 import numpy as np
 import pytest
 
 pytest.importorskip('numba')
 
 import eventjax as ej  # noqa: E402
+from eventjax.backends.numba import threading_layer  # noqa: E402
 from eventjax.kernels.common.numba import scatter as numba_scatter  # noqa: E402
 from eventjax.kernels.common.numba.scatter import (  # noqa: E402
     SCATTER_PARALLEL_MIN_ENTRIES,
@@ -17,6 +22,9 @@ from eventjax.kernels.common.numba.scatter import (  # noqa: E402
 )
 from eventjax.kernels.csr import numba_impl as csr_numba  # noqa: E402
 from eventjax.kernels.indexed import numba_impl as indexed_numba  # noqa: E402
+
+# These tests call the threaded scatter directly, not through scatter_kernel: bind the launch hooks it calls.
+threading_layer()
 
 N = 3001  # outputs; not a multiple of 64 or 32
 
@@ -122,15 +130,37 @@ class TestKernelChoice:
         assert scatter_kernel((SCATTER_PARALLEL_MIN_ENTRIES - 1, 1), 'serial', 'threaded') == 'serial'
         assert scatter_kernel((0, 10**9), 'serial', 'threaded') == 'serial'
 
-    def test_the_transposed_binary_kernels_pick_by_matrix_size(self):
+    def test_a_large_matrix_picks_by_the_entries_it_stores(self):
+        pick = scatter_kernel((4000, 4000), 'serial', 'threaded', indices=1).pick
+        entries = lambda k: jax.ShapeDtypeStruct((k,), np.int32)
+        assert pick(None, entries(SCATTER_PARALLEL_MIN_ENTRIES - 1)) == 'serial'
+        assert pick(None, entries(SCATTER_PARALLEL_MIN_ENTRIES)) == 'threaded'
+        assert scatter_kernel((100, 100), 'serial', 'threaded', indices=1) == 'serial'
+
+    def test_a_process_that_never_splits_a_scatter_never_binds_the_launch_hooks(self):
+        code = ('import numpy as np, jax, eventjax as ej\n'
+                'from eventjax.backends.numba import threads as numba_threads\n'
+                'n = 2000; k = 10; idx = np.tile(np.arange(k, dtype=np.int32), n)\n'
+                'got = ej.binary_csrmv(np.ones(n * k, np.float32), idx, np.arange(0, n * k + 1, k, dtype=np.int32),\n'
+                '                      np.ones(n, bool), shape=(n, n), transpose=True, backend="numba")\n'
+                'assert float(got[0]) == n\n'
+                'print(numba_threads._LAUNCHER._hooks is None)\n')
+        out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=300, check=True)
+        assert out.stdout.strip().splitlines()[-1] == 'True'
+
+    def test_the_transposed_binary_kernels_pick_by_matrix_size_then_stored_entries(self):
         small, large = (100, 100), (4000, 4000)
+        few, many = (jax.ShapeDtypeStruct((n,), np.int32) for n in (320_000, SCATTER_PARALLEL_MIN_ENTRIES))
         assert csr_numba.binary_csrmv_kernel(transpose=True, shape=small, outs=()) is csr_numba._binary_mv_scatter
-        assert csr_numba.binary_csrmv_kernel(transpose=True, shape=large, outs=()) \
-            is csr_numba._binary_mv_scatter_threaded
+        pick = csr_numba.binary_csrmv_kernel(transpose=True, shape=large, outs=()).pick
+        assert pick(None, few) is csr_numba._binary_mv_scatter
+        assert pick(None, many) is csr_numba._binary_mv_scatter_threaded
         for permuted, serial, threaded in ((False, '_scatter', '_scatter_threaded'),
                                            (True, '_scatter_permuted', '_scatter_permuted_threaded')):
             assert indexed_numba.binary_csrmv_indexed_kernel(small, permuted) is getattr(indexed_numba, serial)
-            assert indexed_numba.binary_csrmv_indexed_kernel(large, permuted) is getattr(indexed_numba, threaded)
+            pick = indexed_numba.binary_csrmv_indexed_kernel(large, permuted).pick
+            assert pick(None, few) is getattr(indexed_numba, serial)
+            assert pick(None, many) is getattr(indexed_numba, threaded)
         packed = indexed_numba.binary_csrmv_packed_kernel
         assert packed(small, 0, True) is indexed_numba._packed_scatter
         assert packed(large, 0, True) is indexed_numba._packed_scatter_threaded

@@ -4,7 +4,8 @@ The public surface of the backend is this module:
 
 - :func:`report_error` (inside a kernel: fail the call with a message),
   :func:`bounds_checked` (a generator whose kernels check every index),
-  :func:`numba_kernel_generator` (what ``def_numba_kernel`` registers);
+  :func:`numba_kernel_generator` (what ``def_numba_kernel`` registers),
+  :func:`by_inputs` (a generator that picks its kernel from the call's inputs);
 - :func:`prefetch`, :func:`launch_begin` / :func:`launch_end` (intrinsics
   the standard kernels use);
 - the thread controls behind ``eventjax.config.set_numba_num_threads``.
@@ -31,7 +32,7 @@ from eventjax.backends.bridge import BackendStatus, Bridge
 
 # The public names and the private module each comes from, imported at first use.
 _PUBLIC = {
-    'bounds_checked': 'bridge', 'numba_kernel_generator': 'bridge',
+    'bounds_checked': 'bridge', 'numba_kernel_generator': 'bridge', 'by_inputs': 'bridge',
     'report_error': 'intrinsics', 'prefetch': 'intrinsics', 'launch_begin': 'intrinsics', 'launch_end': 'intrinsics',
     'describe_kernel': 'keying',
     'get_num_threads': 'threads', 'set_num_threads': 'threads', 'requested_num_threads': 'threads',

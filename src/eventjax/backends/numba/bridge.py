@@ -62,7 +62,9 @@ from eventjax.errors import NumbaKernelError, UnsupportedDtypeError
 __all__ = [
     'NumbaKernelError',
     'UnsupportedDtypeError',
+    'ByInputs',
     'bounds_checked',
+    'by_inputs',
     'get_num_threads',
     'numba_kernel_generator',
     'report_error',
@@ -147,13 +149,53 @@ def bounds_checked(kg: Callable) -> Callable:
         >>> p.def_numba_kernel(bounds_checked(lambda outs: None))
     """
 
-    @functools.wraps(kg)
-    def checked(**params: Any) -> Any:
-        kernel = kg(**params)
+    def check(kernel: Any) -> Any:
         _check_njit(kernel)
         return kernel if kernel.targetoptions.get('boundscheck') else _rejit(kernel, boundscheck=True)
 
+    @functools.wraps(kg)
+    def checked(**params: Any) -> Any:
+        kernel = kg(**params)
+        if isinstance(kernel, ByInputs):
+            return ByInputs(lambda *arrays: check(kernel.pick(*arrays)))
+        return check(kernel)
+
     return checked
+
+
+# --- Kernels picked from the inputs ---------------------------------------------
+
+
+class ByInputs:
+    """What a kernel generator returns when the njit kernel depends on the inputs' shapes or dtypes.
+
+    Made by :func:`by_inputs`; the bridge calls ``pick(*inputs)`` (abstract
+    arrays: ``.shape`` and ``.dtype``) once per traced call and compiles only
+    the kernel it returns.
+    """
+
+    __slots__ = ('pick',)
+
+    def __init__(self, pick: Callable[..., Any]):
+        self.pick = pick
+
+
+def by_inputs(pick: Callable[..., Any]) -> ByInputs:
+    """Let a kernel generator choose its njit kernel from the call's inputs, so only that one compiles.
+
+    The static parameters cannot say, for example, how many entries a sparse
+    matrix stores; its index array's length can.
+
+    Example:
+        >>> @numba.njit
+        ... def small(x, out):
+        ...     out[:] = x
+        >>> kg = lambda outs: by_inputs(lambda x: small)
+        >>> outs = (jax.ShapeDtypeStruct((2,), np.float32),)
+        >>> numba_kernel_generator(kg)(outs=outs)(np.ones(2, np.float32))[0].tolist()
+        [1.0, 1.0]
+    """
+    return ByInputs(pick)
 
 
 # --- Trace-time checks ---------------------------------------------------------
@@ -293,11 +335,16 @@ def numba_kernel_generator(kg: Callable, *, boundscheck: bool = False) -> Callab
         aliases = dict(input_output_aliases or {})
         # XLA sees canonical dtypes (no 64-bit types unless x64 is enabled).
         outs = tuple(jax.ShapeDtypeStruct(o.shape, jax.dtypes.canonicalize_dtype(o.dtype)) for o in outs)
-        kernel = kg(**static_params, outs=outs)
-        _check_njit(kernel)
+        chosen = kg(**static_params, outs=outs)
+        if not isinstance(chosen, ByInputs):
+            _check_njit(chosen)
 
         def call(*arrays: Any) -> tuple:
             arrays = tuple(_widen(jax.numpy.asarray(a)) for a in arrays)
+            kernel = chosen
+            if isinstance(kernel, ByInputs):
+                kernel = kernel.pick(*arrays)
+                _check_njit(kernel)
             wide = tuple(jax.ShapeDtypeStruct(o.shape, _wide_dtype(o.dtype)) for o in outs)
             target = _target_for(kernel, arrays, wide)
             # An aliased output is the input's own buffer (XLA copies the input

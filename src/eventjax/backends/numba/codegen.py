@@ -47,9 +47,15 @@ import numpy as np
 from eventjax.backends.numba import ffi_abi as A
 from eventjax.backends.numba.intrinsics import (
     load_i64, load_i32, store_i64, store_i32, as_voidptr, address_of,
-    fail, fail_count, fail_buffer, make_error, launch_begin, launch_end, call_kernel, ERROR_BUFFER_LEN)
+    fail, make_error, launch_begin, launch_end, call_kernel, ERROR_BUFFER_LEN, message_bytes)
 
 kernel = None  # the user's njit kernel, bound before compilation
+'''
+
+# The messages are byte arrays numba freezes into the handler (see numba_intrinsics).
+_MESSAGE = '{name} = message_bytes({text!r})\n'
+
+_HANDLER = '''
 
 
 def handler(frame_p):
@@ -71,22 +77,19 @@ def handler(frame_p):
 _LIST = '''\
     n = load_i64(frame + {base} + A.LIST_SIZE)
     if n != {count}:
-        return as_voidptr(fail_count(api, A.ERRC_INVALID_ARGUMENT,
-            "{where}: expected {count} {what}, XLA passed ", n))
+        return as_voidptr(fail(api, A.ERRC_INVALID_ARGUMENT, {message}))
     types_ = load_i64(frame + {base} + A.LIST_TYPES)
     items = load_i64(frame + {base} + A.LIST_ITEMS)
 '''
 
 _BUFFER = '''\
     if load_i32(types_ + {i} * 4) != A.ARG_TYPE_BUFFER:
-        return as_voidptr(fail(api, A.ERRC_INVALID_ARGUMENT,
-            "{where}: {what} {i} is not a buffer"))
+        return as_voidptr(fail(api, A.ERRC_INVALID_ARGUMENT, {not_buffer}))
     b = load_i64(items + {i} * 8)
     dt = load_i32(b + A.BUFFER_DTYPE)
     rk = load_i64(b + A.BUFFER_RANK)
     if dt != {code} or rk != {rank}:
-        return as_voidptr(fail_buffer(api, A.ERRC_INVALID_ARGUMENT,
-            "{where}: {what} {i} must be {dtype}[rank {rank}], got XLA ", dt, rk))
+        return as_voidptr(fail(api, A.ERRC_INVALID_ARGUMENT, {wrong_buffer}))
     d = load_i64(b + A.BUFFER_DIMS)
     {var} = numba.carray(as_voidptr(load_i64(b + A.BUFFER_DATA)),
                          ({shape}), np.{dtype})
@@ -96,7 +99,7 @@ _FOOTER = '''\
     err = np.zeros(ERROR_BUFFER_LEN, np.uint8)
     {begin}status = call_kernel(kernel, ({kargs},), err, "{label}")
     {end}if status != 0 and err[0] == 0:
-        return as_voidptr(fail(api, A.{errc}, "{raised}"))
+        return as_voidptr(fail(api, A.{errc}, {raised}))
     if err[0] != 0:
         return as_voidptr(make_error(api, A.ERRC_INVALID_ARGUMENT if status == 0 else A.{errc}, err))
     return as_voidptr(0)
@@ -145,29 +148,39 @@ def handler_source(
     out_vars = [f'o{k}' for k in range(len(out_specs))]
     kargs = in_vars + out_vars + (['err'] if takes_err else [])
     where = f'numba kernel {name}'
-    parts = [_HEADER.format(name=name, major=major, minor=minor)]
+    messages: list[str] = []
+
+    def message(text: str) -> str:
+        messages.append(_MESSAGE.format(name=f'_M{len(messages)}', text=text))
+        return f'_M{len(messages) - 1}'
+
+    body = [_HANDLER.format(major=major, minor=minor)]
     for base, specs, names, what in (
         ('A.FRAME_ARGS', in_specs, in_vars, 'input'),
         ('A.FRAME_RETS', out_specs, out_vars, 'output'),
     ):
-        parts.append(_LIST.format(base=base, count=len(specs), where=where, what=what + 's'))
+        body.append(_LIST.format(base=base, count=len(specs),
+                                 message=message(f'{where}: expected {len(specs)} {what}s, XLA passed another number')))
         for i, ((dtype, rank), var) in enumerate(zip(specs, names)):
             dtype = np.dtype(dtype)
             shape = ''.join(f'load_i64(d + {8 * j}), ' for j in range(rank))
-            parts.append(_BUFFER.format(
-                i=i, var=var, where=where, what=what, rank=rank, shape=shape,
-                code=ffi_abi.DATATYPE[dtype], dtype=dtype.name,
+            body.append(_BUFFER.format(
+                i=i, var=var, rank=rank, shape=shape, code=ffi_abi.DATATYPE[dtype], dtype=dtype.name,
+                not_buffer=message(f'{where}: {what} {i} is not a buffer'),
+                wrong_buffer=message(f'{where}: {what} {i} must be {dtype.name}[rank {rank}], XLA passed another '
+                                     'dtype or rank'),
             ))
     raised = (_RAISED_CHECKED if boundscheck else _RAISED).format(where=where)
     label = (_LABEL_CHECKED if boundscheck else _LABEL).format(where=where)
-    parts.append(_FOOTER.format(
+    body.append(_FOOTER.format(
         kargs=', '.join(kargs),
         label=label.replace('"', "'"),
-        raised=raised.replace('"', "'"),
+        raised=message(raised),
         errc='ERRC_OUT_OF_RANGE' if boundscheck else 'ERRC_INVALID_ARGUMENT',
         begin='launch_begin()\n    ' if parallel else '',
         end='launch_end()\n    ' if parallel else '',
     ))
+    parts = [_HEADER.format(name=name), *messages, *body]
     return ''.join(parts)
 
 

@@ -317,53 +317,43 @@ def report_error(err, message):
 
 
 @numba.njit(cache=True)
-def make_error(api, errc, err):
-    """Build an ``XLA_FFI_Error*`` from the NUL-terminated bytes ``err``."""
-    args = np.zeros(ffi_abi.ERROR_ARGS_WORDS, np.int64)
+def _error_at(api, errc, message):
+    """Build an ``XLA_FFI_Error*`` from the NUL-terminated bytes at address ``message``."""
+    # Bytes, not int64 words: the handler's error buffer already compiled np.zeros for uint8.
+    args = np.zeros(ffi_abi.ERROR_ARGS_WORDS * 8, np.uint8)
     base = args.ctypes.data
     store_i64(base, ffi_abi.ERROR_ARGS_STRUCT_SIZE)
-    store_i64(base + ffi_abi.ERROR_ARGS_MESSAGE, err.ctypes.data)
+    store_i64(base + ffi_abi.ERROR_ARGS_MESSAGE, message)
     store_i32(base + ffi_abi.ERROR_ARGS_ERRC, errc)
     fn = load_i64(api + ffi_abi.API_ERROR_CREATE)
-    # Error_Create copies the message, so err may be freed afterwards.
+    # Error_Create copies the message, so it may be freed afterwards.
     return call_ptr(fn, base)
 
 
-@numba.njit(cache=True)
-def _error(api, errc, message):
-    err = np.zeros(ERROR_BUFFER_LEN, np.uint8)
-    report_error(err, message)
-    return make_error(api, errc, err)
-
-
-@numba.njit(cache=True)
-def _count_error(api, errc, message, n):
-    return _error(api, errc, message + str(n))
-
-
-@numba.njit(cache=True)
-def _buffer_error(api, errc, message, dtype_code, rank):
-    return _error(api, errc, message + 'dtype code ' + str(dtype_code) + ' rank ' + str(rank))
-
-
-# The three below are register_jitable, not njit: a call from a handler is typed
-# with the message's plain string type, so one compile serves every handler (a
-# dispatcher compiles once per distinct literal message, and a handler holds one
-# per buffer it checks). The njit helpers they call, string formatting included,
-# go to numba's disk cache, so a process that compiles a handler finds them there.
+# The two below are register_jitable, not njit: whatever the array types (a
+# handler's frozen, read-only messages, a kernel's error buffer), the one
+# compiled helper they call takes an address, so it compiles once.
 @register_jitable
-def fail(api, errc, message):
-    """Return an ``XLA_FFI_Error*`` carrying ``message``."""
-    return _error(api, errc, message)
+def make_error(api, errc, err):
+    """Build an ``XLA_FFI_Error*`` from the NUL-terminated bytes ``err``."""
+    return _error_at(api, errc, err.ctypes.data)
+
+
+# The handler's own errors are whole messages fixed when it is generated, stored
+# as byte arrays numba freezes into it: building text at run time (numba
+# strings, or digits) was most of a cold first call's compile time.
+def message_bytes(text: str) -> np.ndarray:
+    """``text`` as the NUL-terminated ASCII bytes :func:`fail` takes (non-ASCII becomes ``?``, cut to fit).
+
+    Example:
+        >>> message_bytes('bad')
+        array([ 98,  97, 100,   0], dtype=uint8)
+    """
+    data = text.encode('ascii', 'replace')[:ERROR_BUFFER_LEN - 1] + b'\0'
+    return np.frombuffer(data, np.uint8)
 
 
 @register_jitable
-def fail_count(api, errc, message, n):
-    """:func:`fail` with ``message`` followed by the count ``n``."""
-    return _count_error(api, errc, message, n)
-
-
-@register_jitable
-def fail_buffer(api, errc, message, dtype_code, rank):
-    """:func:`fail` with ``message`` followed by the XLA dtype code and rank of a buffer."""
-    return _buffer_error(api, errc, message, dtype_code, rank)
+def fail(api, errc, message):
+    """Return an ``XLA_FFI_Error*`` carrying ``message`` (a :func:`message_bytes` array)."""
+    return _error_at(api, errc, message.ctypes.data)

@@ -231,9 +231,9 @@ _binary_csrmv_kernel = by_direction('binary_csrmv', _binary_mv_scatter, _binary_
 
 
 def binary_csrmv_kernel(*, transpose, shape, outs):
-    """The kernel for ``binary_csrmv``: a scatter on numba's threads only for a matrix that can need them."""
+    """The kernel for ``binary_csrmv``: a scatter on numba's threads only for a matrix that stores enough entries."""
     if transpose:
-        return scatter_kernel(shape, _binary_mv_scatter, _binary_mv_scatter_threaded)
+        return scatter_kernel(shape, _binary_mv_scatter, _binary_mv_scatter_threaded, indices=1)
     return _binary_csrmv_kernel(transpose=transpose, shape=shape, outs=outs)
 csrmm_kernel = by_direction('csrmm', _csrmm_scatter, _mm_gather, _mm_gather_parallel)
 binary_csrmm_kernel = by_direction('binary_csrmm', _binary_csrmm_scatter, _binary_mm_gather, _binary_mm_gather_parallel)

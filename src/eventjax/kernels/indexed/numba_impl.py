@@ -50,12 +50,12 @@ def _scatter_rows(scatter, data, indices, indptr, perm, ids, count, out, permute
 def binary_csrmv_indexed_kernel(shape, permuted):
     """The numba kernel: a scatter from the listed rows (weights through ``perm`` when ``permuted``).
 
-    Only a matrix that can hold ``numba.scatter.SCATTER_PARALLEL_MIN_ENTRIES``
+    Only a matrix that stores ``numba.scatter.SCATTER_PARALLEL_MIN_ENTRIES``
     entries gets the scatter that splits large calls over threads.
     """
     if permuted:
-        return scatter_kernel(shape, _scatter_permuted, _scatter_permuted_threaded)
-    return scatter_kernel(shape, _scatter, _scatter_threaded)
+        return scatter_kernel(shape, _scatter_permuted, _scatter_permuted_threaded, indices=1)
+    return scatter_kernel(shape, _scatter, _scatter_threaded, indices=1)
 
 
 @numba.njit(cache=True)

@@ -39,7 +39,7 @@ import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.extending import overload
 
-from eventjax.backends.numba import launch_begin, launch_end, threading_layer
+from eventjax.backends.numba import by_inputs, launch_begin, launch_end, threading_layer
 from eventjax.kernels.common.numba.events import PREFETCH_MIN_ENTRIES, ROWS_AHEAD, prefetch_entries
 
 __all__ = ['SCATTER_PARALLEL_MIN_ENTRIES', 'event_rows', 'packed_rows', 'scatter_kernel', 'scatter_spans',
@@ -57,8 +57,6 @@ SCATTER_PARALLEL_MIN_ENTRIES = 1 << 20
 # A failed bounds check inside a parallel region is not safe (as for by_work): serial then.
 _THREADS_ALLOWED = not numba.config.BOUNDSCHECK
 
-# The compiled scatter calls the launch hooks by symbol name: bind them in this process first.
-threading_layer()
 
 
 def _is_bool(x):  # pragma: no cover - replaced by the overload in compiled code
@@ -210,20 +208,37 @@ def _shares(spans, count, total, shares):
     return cut
 
 
-def scatter_kernel(shape, serial, threaded):
-    """``threaded`` for a matrix of ``shape`` with :data:`SCATTER_PARALLEL_MIN_ENTRIES` entries, else ``serial``.
+def scatter_kernel(shape, serial, threaded, indices=None):
+    """``threaded`` for a matrix that can reach :data:`SCATTER_PARALLEL_MIN_ENTRIES` visited entries, else ``serial``.
 
     ``serial`` calls :func:`scatter_spans`, ``threaded``
-    :func:`scatter_spans_threaded`. A smaller matrix (without repeated
-    entries) never reaches the split, so its handler does not compile it:
-    that is most of the compile time, seconds per dtype signature.
+    :func:`scatter_spans_threaded`. A matrix of ``shape`` with fewer
+    entries, or (given ``indices``, the position of the kernel's index
+    array) one that stores fewer, never reaches the split (each event row is
+    visited once), so its handler does not compile it: that is most of the
+    compile time, seconds per dtype signature.
 
     Example:
         >>> scatter_kernel((100, 100), 'S', 'T'), scatter_kernel((4000, 4000), 'S', 'T')
         ('S', 'T')
     """
     m, n = shape
-    return threaded if m * n >= SCATTER_PARALLEL_MIN_ENTRIES else serial
+    if m * n < SCATTER_PARALLEL_MIN_ENTRIES:
+        return serial
+    if indices is None:
+        return _bound(threaded)
+    return by_inputs(lambda *arrays: _bound(threaded) if arrays[indices].size >= SCATTER_PARALLEL_MIN_ENTRIES
+                     else serial)
+
+
+def _bound(threaded):
+    """``threaded``, once the launch hooks it calls by symbol name are bound in this process.
+
+    Only then: binding them compiles two small C functions (about a second in
+    a fresh process), which a process that never splits a scatter skips.
+    """
+    threading_layer()
+    return threaded
 
 
 @numba.njit(cache=True)
