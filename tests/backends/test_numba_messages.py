@@ -5,7 +5,8 @@ import pytest
 
 pytest.importorskip('numba')
 
-from eventjax.backends.numba import codegen as numba_codegen, intrinsics as numba_intrinsics  # noqa: E402
+from eventjax.backends.numba import codegen as numba_codegen  # noqa: E402
+from eventjax.backends.numba import intrinsics as numba_intrinsics  # noqa: E402
 
 
 class TestMessageBytes:
