@@ -50,7 +50,7 @@ def test_readme_example_runs_and_prints_the_values_in_its_comments():
 # defined in a module whose examples run (here or in tests/kernels/test_docstrings.py; doctest finds an
 # object's examples in the module that defines it), so the examples are not run twice.
 COMPACT_AND_PER_SYNAPSE = (
-    'CompactBinary', 'CompactEvents', 'IndexedEvents', 'BitPackedBinary', 'BitPackedEvents', 'compact_events',
+    'CompactEvents', 'IndexedEvents', 'BitPackedEvents', 'compact_events',
     'expand_events', 'bitpack', 'bitunpack', 'binary_csrmv_indexed', 'binary_csrmm_indexed', 'binary_csrmv_packed',
     'binary_fcnmv_packed', 'csrmv_dt2t', 'csrmm_dt2t', 'cscmv_dt2t', 'cscmm_dt2t', 'fcnmv_dt2t', 'fcnmm_dt2t',
     'jitsmv_dt2t', 'jitumv_dt2t', 'jitnmv_dt2t', 'csr_sddmm', 'csr_slice_rows')

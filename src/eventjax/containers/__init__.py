@@ -12,7 +12,8 @@
 - :mod:`~eventjax.containers.base` and :mod:`~eventjax.containers.ops`: the ``@`` routing and
   the weight operations every sparse container shares;
 - :mod:`~eventjax.containers.connectivity`: random builders;
-  :mod:`~eventjax.containers.keyword_aliases`: operators under brainevent's keyword names.
+  :mod:`~eventjax.containers.keyword_aliases`: brainevent's operand keywords on the top-level operators, with a
+  deprecation warning, until the next release.
 
 A module inside this package imports its siblings by their module path, never
 through this file, so the package has no import cycle.

@@ -39,48 +39,53 @@ def _rank(who: str, x, ranks: tuple[int, ...]):
 
 # -- CSR --------------------------------------------------------------------------------------------
 
-def _csr_product(who, rank, float_op, binary_op, data, indices, indptr, x, perm=(), **kw):
-    # weighted=True is the exact product with the values; else x != 0 are the events.
-    weighted = kw.pop('weighted')
+def _product(who, rank, float_op, binary_op, operands, x, *, weighted, **kw):
+    # weighted=True is the exact product with the values; else the entries x != 0 are the events.
     if rank:
         _rank(who, x, (rank,))
     if weighted:
-        if perm:
-            data = data if jnp.size(data) == 1 or perm[0] is None else jnp.asarray(data)[perm[0]]
-        return float_op(data, indices, indptr, x, **kw)
-    return binary_op(data, indices, indptr, *perm, events(x), **kw)
+        return float_op(*operands, x, **kw)
+    return binary_op(*operands, events(x), **kw)
+
+
+def _permuted(data, perm):
+    return data if jnp.size(data) == 1 or perm is None else jnp.asarray(data)[perm]
 
 
 @brainevent_errors
 def binary_csrmv(data, indices, indptr, v, *, shape, workspace=None, transpose: bool = False, backend=None,
                  weighted: bool = False):
     """brainevent's ``binary_csrmv``: ``A @ v`` with ``v != 0`` as events (``weighted=True``: ``A @ v``)."""
-    return _csr_product('binary_csrmv()', 1, ej.csrmv, ej.binary_csrmv, data, indices, indptr, v, shape=shape,
-                        transpose=transpose, backend=backend, weighted=weighted)
+    return _product('binary_csrmv()', 1, ej.csrmv, ej.binary_csrmv, (data, indices, indptr), v, shape=shape,
+                    transpose=transpose, backend=backend, weighted=weighted)
 
 
 @brainevent_errors
 def binary_csrmm(data, indices, indptr, B, *, shape, workspace=None, transpose: bool = False, backend=None,
                  weighted: bool = False):
     """brainevent's ``binary_csrmm``: ``A @ B`` with ``B != 0`` as events (``weighted=True``: ``A @ B``)."""
-    return _csr_product('binary_csrmm()', 2, ej.csrmm, ej.binary_csrmm, data, indices, indptr, B, shape=shape,
-                        transpose=transpose, backend=backend, weighted=weighted)
+    return _product('binary_csrmm()', 2, ej.csrmm, ej.binary_csrmm, (data, indices, indptr), B, shape=shape,
+                    transpose=transpose, backend=backend, weighted=weighted)
 
 
 @brainevent_errors
 def binary_csrmv_indexed(data, indices, indptr, perm, v, *, shape, workspace=None, transpose: bool = False,
                          backend=None, weighted: bool = False):
     """brainevent's ``binary_csrmv_indexed``: :func:`binary_csrmv` of ``data[perm]``."""
-    return _csr_product('binary_csrmv_indexed()', 0, ej.csrmv, ej.binary_csrmv_indexed, data, indices, indptr, v,
-                        (perm,), shape=shape, transpose=transpose, backend=backend, weighted=weighted)
+    if weighted:
+        return ej.csrmv(_permuted(data, perm), indices, indptr, v, shape=shape, transpose=transpose, backend=backend)
+    return ej.binary_csrmv_indexed(data, indices, indptr, perm, events(v), shape=shape, transpose=transpose,
+                                   backend=backend)
 
 
 @brainevent_errors
 def binary_csrmm_indexed(data, indices, indptr, perm, B, *, shape, workspace=None, transpose: bool = False,
                          backend=None, weighted: bool = False):
     """brainevent's ``binary_csrmm_indexed``: :func:`binary_csrmm` of ``data[perm]``."""
-    return _csr_product('binary_csrmm_indexed()', 0, ej.csrmm, ej.binary_csrmm_indexed, data, indices, indptr, B,
-                        (perm,), shape=shape, transpose=transpose, backend=backend, weighted=weighted)
+    if weighted:
+        return ej.csrmm(_permuted(data, perm), indices, indptr, B, shape=shape, transpose=transpose, backend=backend)
+    return ej.binary_csrmm_indexed(data, indices, indptr, perm, events(B), shape=shape, transpose=transpose,
+                                   backend=backend)
 
 
 csrmv, csrmm = brainevent_errors(ej.csrmv), brainevent_errors(ej.csrmm)
@@ -158,22 +163,22 @@ def update_csc_on_binary_post(weight, indices, indptr, pre_trace, post_spike, w_
 
 # -- dense ------------------------------------------------------------------------------------------
 
+def _dense_product(weights, x, *, transpose, backend):
+    return x @ weights if transpose else weights @ x
+
+
 @brainevent_errors
 def binary_densemv(weights, spikes, *, transpose, backend=None, weighted: bool = False):
     """brainevent's ``binary_densemv``: ``W @ s`` (``transpose``: ``s @ W``) with ``s != 0`` as events."""
-    _rank('binary_densemv()', spikes, (1,))
-    if weighted:
-        return spikes @ weights if transpose else weights @ spikes
-    return ej.binary_densemv(weights, events(spikes), transpose=transpose, backend=backend)
+    return _product('binary_densemv()', 1, _dense_product, ej.binary_densemv, (weights,), spikes,
+                    transpose=transpose, backend=backend, weighted=weighted)
 
 
 @brainevent_errors
 def binary_densemm(weights, spikes, *, transpose, backend=None, weighted: bool = False):
     """brainevent's ``binary_densemm``: ``W @ S`` (``transpose``: ``S @ W``) with ``S != 0`` as events."""
-    _rank('binary_densemm()', spikes, (2,))
-    if weighted:
-        return spikes @ weights if transpose else weights @ spikes
-    return ej.binary_densemm(weights, events(spikes), transpose=transpose, backend=backend)
+    return _product('binary_densemm()', 2, _dense_product, ej.binary_densemm, (weights,), spikes,
+                    transpose=transpose, backend=backend, weighted=weighted)
 
 
 update_dense_on_binary_pre = brainevent_errors(ej.dense_on_pre)
@@ -185,19 +190,15 @@ update_dense_on_binary_post = brainevent_errors(ej.dense_on_post)
 @brainevent_errors
 def binary_fcnmv(weights, indices, spikes, *, shape, transpose: bool = False, backend=None, weighted: bool = False):
     """brainevent's ``binary_fcnmv``: the fixed-connection product with ``spikes != 0`` as events."""
-    _rank('binary_fcnmv()', spikes, (1,))
-    if weighted:
-        return ej.fcnmv(weights, indices, spikes, shape=shape, transpose=transpose, backend=backend)
-    return ej.binary_fcnmv(weights, indices, events(spikes), shape=shape, transpose=transpose, backend=backend)
+    return _product('binary_fcnmv()', 1, ej.fcnmv, ej.binary_fcnmv, (weights, indices), spikes, shape=shape,
+                    transpose=transpose, backend=backend, weighted=weighted)
 
 
 @brainevent_errors
 def binary_fcnmm(weights, indices, matrix, *, shape, transpose: bool = False, backend=None, weighted: bool = False):
     """brainevent's ``binary_fcnmm``: the fixed-connection product with ``matrix != 0`` as events."""
-    _rank('binary_fcnmm()', matrix, (2,))
-    if weighted:
-        return ej.fcnmm(weights, indices, matrix, shape=shape, transpose=transpose, backend=backend)
-    return ej.binary_fcnmm(weights, indices, events(matrix), shape=shape, transpose=transpose, backend=backend)
+    return _product('binary_fcnmm()', 2, ej.fcnmm, ej.binary_fcnmm, (weights, indices), matrix, shape=shape,
+                    transpose=transpose, backend=backend, weighted=weighted)
 
 
 @brainevent_errors
