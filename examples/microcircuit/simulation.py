@@ -18,8 +18,9 @@ and the count ``k = #{j : u >= T_j}`` for the thresholds
 ``T_j = round(2**32 P(X <= j))`` of the population's Poisson CDF. The
 counts then follow the Poisson law to within 2**-32 in each probability
 (the law itself, not an approximation of it), at the cost of one random
-word and ~17 comparisons per neuron and update; ``jax.random.poisson``
-(rejection sampling, threefry) measured ~5,000x slower at full scale. The
+word and ~15 comparisons per neuron and update; ``jax.random.poisson``
+(rejection sampling, threefry) measured ~50 ms a step at full scale, about
+ten times more. The
 reference's 1.5 ms delay of that input only shifts an independent stream
 and is not modelled. The run goes in chunks of updates,
 each one jitted ``lax.scan`` with its state donated, so the ring is updated

@@ -3,6 +3,7 @@ plausible rates, and the CPU backends give the same spikes."""
 
 import tracemalloc
 
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from examples.microcircuit import network, simulation
@@ -95,3 +96,13 @@ def test_poisson_thresholds_give_the_poisson_law():
     k = (u[:, None] >= np.array(th, np.uint64)[None]).sum(axis=1)
     assert k.mean() == pytest.approx(1.6, abs=0.01) and k.var() == pytest.approx(1.6, abs=0.02)
     assert np.mean(k == 0) == pytest.approx(np.exp(-1.6), abs=0.002)
+
+
+@pytest.mark.parametrize('drive', ['dc', 'poisson'])
+def test_a_step_updates_the_ring_in_place_without_copying_it(drive):
+    model = simulation.build(0.02, 0.1, drive, 3, np.float32, progress=None)
+    runner = simulation.Runner(model, 'numba', 3)
+    text = runner._chunk.lower(runner.state, runner.args, jnp.int32(0), 10).compile().as_text()
+    ring = f'f32[{model.W.ring_length},{model.n}]'
+    assert ring in text
+    assert not [line for line in text.splitlines() if ' copy(' in line and ring in line]
