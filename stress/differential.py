@@ -5,7 +5,8 @@ The problems, the oracle and the comparisons are those of
 a few draws each, so every operator is covered however early the budget
 ends; in the long mode every other round runs with ``jax_enable_x64`` on,
 which adds float64 weights and operands. The index-list operators
-(``tests/differential/indexed.py``) and the per-synapse products (``per_synapse.py``) take their turn in
+(``tests/differential/indexed.py``), the per-synapse products (``per_synapse.py``) and the contract's
+edges (``edges.py``: float16 sums, wide integers, bad structure, tiny events) take their turn in
 every round. Bounded by ``examples`` problems
 and ``seconds``. Prints ``differential: P problems, C comparisons, D
 disagreements`` and the seed that reproduces the run.
@@ -18,7 +19,7 @@ import time
 
 import jax
 from hypothesis import given, seed
-from tests.differential import indexed, per_synapse, plasticity, transforms
+from tests.differential import edges, indexed, per_synapse, plasticity, transforms
 from tests.differential.check import Outcome, check_problem
 from tests.differential.delay import (
     check_delivery,
@@ -130,6 +131,11 @@ def run(seconds: float, long: bool = False, examples: int | None = None) -> Repo
         for r in range(1_000_000):
             if outcome.problems >= limit or time.monotonic() > deadline:
                 break
+            # The contract's edges first (a short run reaches them too), one draw of each kind a round,
+            # pallas included; each draw sets x64 itself.
+            with edges.pallas_on_cpu():
+                for i, kind in enumerate(edges.KINDS):
+                    _indexed_round(kind, 1, base + 1000 * r + 700 + i, deadline, indexed_found, edges)
             x64 = jax.enable_x64(True) if long and r % 2 else contextlib.nullcontext()
             with x64:
                 for i, name in enumerate(names):

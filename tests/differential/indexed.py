@@ -87,7 +87,7 @@ def oracle(p, b: int) -> np.ndarray:
         return s @ A if p['transpose'] else A @ s
     ids, count = p['ids'][b], int(p['count'][b])
     if count > ids.size:
-        return np.full(n, np.nan)
+        return np.full((p['B'][b].shape[1], n) if p['name'] == 'binary_csrmm_indexed' else n, np.nan)
     t = np.zeros(m)
     for r in ids[:count]:
         if 0 <= r < m:

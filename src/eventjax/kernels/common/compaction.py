@@ -172,7 +172,7 @@ def by_event_pieces(mask, lengths, width: int, longest: int, body: Callable, car
     extra = ((jnp.max(jnp.where(mask, lengths, 0)) - done + slots - 1) // slots).astype(jnp.int32)
 
     def piece(p, carry):
-        start = done + p * slots
+        start = (done + p * slots).astype(lengths.dtype)  # int64 lengths under x64
         return by_event_chunks(mask & (lengths > start), slots,
                                lambda neurons, valid, c: body(neurons, valid, start, slots, c), carry)
 

@@ -64,7 +64,7 @@ def _segments(who, rule, edge_state, spikes, starts, lens, max_len, pre_vals, po
     width = piece_width(size, m, max_len)
 
     def one_pass(neuron, valid, skip, slots, edge_state):
-        slot = (skip + jnp.arange(slots)[None, :]).astype(starts.dtype)
+        slot = jnp.asarray(skip).astype(starts.dtype) + jnp.arange(slots, dtype=starts.dtype)[None, :]
         ok = (slot < jnp.where(valid, lens[neuron], 0)[:, None]) & (slot < max_len)
         at = jnp.where(ok, starts[neuron][:, None] + slot, 0).reshape(-1)
         partner = post_of(at)

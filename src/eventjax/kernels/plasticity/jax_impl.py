@@ -36,7 +36,8 @@ def _segments(weight, spikes, starts, lens, max_len, trace, partner_of, w_min, w
     def one_pass(neuron, valid, skip, slots, weight):
         length = jnp.where(valid, lens[neuron], 0)  # one gather per neuron, broadcast over its slots
         first = starts[neuron]
-        slot = (skip + jnp.arange(slots)[None, :]).astype(first.dtype)  # the pointers' dtype (int64 under x64)
+        # The pointers' dtype (int64 under x64).
+        slot = jnp.asarray(skip).astype(first.dtype) + jnp.arange(slots, dtype=first.dtype)[None, :]
         ok = slot < length[:, None]
         at = jnp.where(ok, first[:, None] + slot, 0).reshape(-1)
         ok = ok.reshape(-1)
