@@ -4,7 +4,7 @@ brainevent 0.3.0 installs on Python 3.12 only, so it runs in its own
 environment, not beside eventjax::
 
     python3.12 -m venv /tmp/be && /tmp/be/bin/pip install 'brainevent==0.3.0'
-    /tmp/be/bin/python src/eventjax/benchmarks/brainevent_delay.py    # sizes 4000 100000
+    /tmp/be/bin/python benchmarks/brainevent_delay.py    # sizes 4000 100000
 
 ``eventjax bench --family delay --brainevent-python PYTHON`` runs it so
 (``--json``: one JSON line per size and backend) and compares in the same

@@ -63,15 +63,15 @@ def backends(op: str) -> tuple[str, ...]:
 @contextlib.contextmanager
 def pallas_on_cpu():
     """Inside: the pallas kernels of these operators registered for the cpu (interpret mode); after: as before."""
-    from eventjax.kernels.common.operator import _register_pallas  # noqa: PLC0415 - the test hook
+    from eventjax.kernels.common.operator import register_backend  # noqa: PLC0415 - the test hook
 
     before = ej.config.snapshot()
     ej.config.set_pallas_cpu_interpret(True)
     for module, attr in _PALLAS:
-        getattr(importlib.import_module(f'eventjax.kernels.{module}'), attr).register_pallas()
+        getattr(importlib.import_module(f'eventjax.kernels.{module}'), attr).register('pallas')
     for family, name in _PALLAS_RAW:
         prim = importlib.import_module(f'eventjax.kernels.{family}.{name}')._prim
-        _register_pallas(prim, f'eventjax.kernels.{family}', name)
+        register_backend(prim, f'eventjax.kernels.{family}', name, 'pallas')
     try:
         yield
     finally:
