@@ -9,6 +9,7 @@ import pytest
 numba = pytest.importorskip('numba')
 
 import eventjax as ej  # noqa: E402
+from eventjax.backends.numba.bridge import ByInputs  # noqa: E402
 from eventjax.kernels.common.numba import events as numba_events  # noqa: E402
 from eventjax.kernels.csr import numba_impl as csr_numba  # noqa: E402
 from eventjax.kernels.fixed_conn import numba_impl as fcn_numba  # noqa: E402
@@ -101,9 +102,20 @@ class TestChoice:
         # Scatters write shared output rows: never the parallel variant.
         outs = (jax.ShapeDtypeStruct((10**6,), np.float32),)
         for factory in (csr_numba.binary_csrmv_kernel, fcn_numba.binary_fcnmv_kernel, csr_numba.csrmm_kernel):
-            kernel = factory(transpose=True, shape=(10**6, 10**6), outs=outs)
-            assert not kernel.targetoptions.get('parallel')
-            assert 'launch_begin' not in kernel.py_func.__code__.co_names
+            for kernel in _candidates(factory(transpose=True, shape=(10**6, 10**6), outs=outs)):
+                assert not kernel.targetoptions.get('parallel')
+                assert 'launch_begin' not in kernel.py_func.__code__.co_names
+
+
+def _candidates(kernel):
+    """Every njit kernel a generator's result can run: a kernel picked from the inputs has one per entry count."""
+    if not isinstance(kernel, ByInputs):
+        return [kernel]
+    picked = []
+    for stored in (10, 2**21):
+        arrays = [jax.ShapeDtypeStruct((stored,), np.int32)] * 4
+        picked.append(kernel.pick(*arrays))
+    return picked
 
 
 @pytest.mark.usefixtures('parallel_everywhere')
