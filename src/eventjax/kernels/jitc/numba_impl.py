@@ -85,6 +85,13 @@ def _weight(params, law, key_w, t):
     return params[0] + params[1] * z
 
 
+@numba.njit(inline='always')
+def _open(stream, out):
+    """Zero ``out``; return ``stream``'s (seed, span, law), the span widened for the hash."""
+    out[:] = 0
+    return stream[0], np.uint64(stream[1]), stream[2]
+
+
 # The eight kernels (binary, direction, mv/mm) come from two loops, gather
 # and scatter. ``binary`` and ``matrix`` are closure constants: numba prunes
 # the branches they decide before typing, so each kernel compiles to the code
@@ -96,11 +103,10 @@ def _gather_kernel(binary, matrix):
 
     @numba.njit
     def kernel(params, stream, x, out):
-        seed, span, law = stream[0], np.uint64(stream[1]), stream[2]
-        n = x.shape[0]
-        out[:] = 0
+        seed, span, law = _open(stream, out)
         if span == 0:
             return
+        n = x.shape[0]
         for i in range(out.shape[0]):
             key_s, key_w = _keys(seed, i)
             acc = out.dtype.type(0)
@@ -130,15 +136,14 @@ def _scatter_kernel(binary, matrix):
 
     @numba.njit
     def kernel(params, stream, x, out):
-        seed, span, law = stream[0], np.uint64(stream[1]), stream[2]
-        n = out.shape[0]
-        out[:] = 0
-        if span == 0:
-            return
         count = 0
         active = np.empty(0, np.int64)
         if binary and matrix:
             active = np.empty(x.shape[1], np.int64)
+        seed, span, law = _open(stream, out)
+        if span == 0:
+            return
+        n = out.shape[0]
         for i in range(x.shape[0]):
             if binary and matrix:
                 # The row's event columns, listed once for all its connections.
