@@ -78,9 +78,7 @@ Error CsrProduct(cudaStream_t stream, ej::ffi::ScratchAllocator scratch, AnyBuff
 }  // namespace
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(eventjax_csr_product, CsrProduct,
-                              ej::product_attrs(ej::ffi::Ffi::Bind()
-                                                    .Ctx<ej::ffi::PlatformStream<cudaStream_t>>()
-                                                    .Ctx<ej::ffi::ScratchAllocator>()
+                              ej::product_attrs(ej::cuda_binding()
                                                     .Arg<AnyBuffer>()  // data
                                                     .Arg<AnyBuffer>()  // indices
                                                     .Arg<AnyBuffer>()  // indptr

@@ -72,9 +72,7 @@ Error FcnProduct(cudaStream_t stream, ej::ffi::ScratchAllocator scratch, AnyBuff
 }  // namespace
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(eventjax_fcn_product, FcnProduct,
-                              ej::product_attrs(ej::ffi::Ffi::Bind()
-                                                    .Ctx<ej::ffi::PlatformStream<cudaStream_t>>()
-                                                    .Ctx<ej::ffi::ScratchAllocator>()
+                              ej::product_attrs(ej::cuda_binding()
                                                     .Arg<AnyBuffer>()  // data
                                                     .Arg<AnyBuffer>()  // indices
                                                     .Arg<AnyBuffer>()  // x

@@ -250,6 +250,11 @@ constexpr int kThreads = 256;
 
 inline unsigned blocks(int64_t n) { return static_cast<unsigned>((n + kThreads - 1) / kThreads); }
 
+// What a CUDA product handler binds before its buffers: its stream and the scratch allocator.
+inline auto cuda_binding() {
+  return ffi::Ffi::Bind().Ctx<ffi::PlatformStream<cudaStream_t>>().Ctx<ffi::ScratchAllocator>();
+}
+
 template <typename W, typename A> __global__ void cast_out(const A* acc, W* out, int64_t size) {
   const int64_t j = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (j < size) out[j] = static_cast<W>(acc[j]);
