@@ -70,6 +70,12 @@ def _binary_mv_gather(weights, indices, spikes, out, err):
         out[i] = binary_row_sum(w, ind, _U(i * k), _U(i * k + k), flags, zero)
 
 
+@numba.njit(cache=True, inline='always')
+def _connection(w, indices, i, j, k):
+    """Connection ``(i, j)``'s target, read unsigned (one compare drops a bad one), and its weight."""
+    return _U(np.int64(indices[i, j])), w[0] if w.shape[0] == 1 else w[i * k + j]
+
+
 @numba.njit(cache=True, fastmath=FASTMATH, inline='always')
 def _mm_gather_row(weights, indices, B, out, i, binary):
     """Row i of the gather: out[i, :] += w * B[c, :] (binary: w where B[c, :] is an event)."""
@@ -78,10 +84,9 @@ def _mm_gather_row(weights, indices, B, out, i, binary):
     for col in range(out.shape[1]):
         out[i, col] = zero
     for j in range(k):
-        c = _U(np.int64(indices[i, j]))
+        c, wij = _connection(w, indices, i, j, k)
         if c >= n:
             continue
-        wij = w[0] if w.shape[0] == 1 else w[i * k + j]
         for col in range(out.shape[1]):
             if binary:
                 out[i, col] += wij if B[c, col] > 0 else zero
@@ -181,10 +186,9 @@ def _scatter_rows(weights, indices, B, out, binary):
                         out[c, col] += w[0] if w.shape[0] == 1 else w[i * k + j]
             continue
         for j in range(k):
-            c = _U(np.int64(indices[i, j]))
+            c, wij = _connection(w, indices, i, j, k)
             if c >= n:
                 continue
-            wij = w[0] if w.shape[0] == 1 else w[i * k + j]
             for col in range(B.shape[1]):
                 out[c, col] += wij * B[i, col]
 
