@@ -77,6 +77,12 @@ def _binary_mv_gather(data, indices, indptr, spikes, out, err):
         out[i] = binary_row_sum(data, indices, start, end, flags, zero)
 
 
+@numba.njit(cache=True, inline='always')
+def _entry(data, indices, k):
+    """Stored entry ``k``'s column, read unsigned (one compare drops a bad one), and its weight."""
+    return _U(np.int64(indices[k])), data[0] if data.shape[0] == 1 else data[k]
+
+
 @numba.njit(cache=True, fastmath=FASTMATH, inline='always')
 def _mm_gather_row(data, indices, indptr, B, out, i, binary):
     """Row i of the gather: out[i, :] += w * B[j, :] (binary: w where B[j, :] is an event)."""
@@ -85,10 +91,9 @@ def _mm_gather_row(data, indices, indptr, B, out, i, binary):
     for c in range(out.shape[1]):
         out[i, c] = zero
     for k in range(start, end):
-        j = _U(np.int64(indices[k]))
+        j, w = _entry(data, indices, k)
         if j >= n:
             continue
-        w = data[0] if data.shape[0] == 1 else data[k]
         for c in range(out.shape[1]):
             if binary:
                 out[i, c] += w if B[j, c] > 0 else zero
@@ -177,10 +182,9 @@ def _scatter_rows(data, indices, indptr, x, out, binary):
                         out[j, c] += data[0] if data.shape[0] == 1 else data[k]
             continue
         for k in range(start, end):
-            j = _U(np.int64(indices[k]))
+            j, w = _entry(data, indices, k)
             if j >= n:
                 continue
-            w = data[0] if data.shape[0] == 1 else data[k]
             for c in range(x.shape[1]):
                 out[j, c] += w * x[i, c]
 
