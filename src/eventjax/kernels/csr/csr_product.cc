@@ -108,8 +108,7 @@ Error CsrProduct(AnyBuffer data, AnyBuffer indices, AnyBuffer indptr, AnyBuffer 
                  int64_t n, bool transpose, bool binary) {
   if (indptr.element_count() != static_cast<size_t>(m + 1) || indptr.element_type() != indices.element_type())
     return Error::InvalidArgument("CSR product (cpp): indptr must have m + 1 entries of the indices' dtype");
-  const auto dims = x.dimensions();
-  const int64_t k = dims.size() == 2 ? dims[1] : 1;
+  const int64_t k = ej::batch_columns(x);
   const int64_t nnz = static_cast<int64_t>(indices.element_count());
   const bool homo = data.element_count() == 1;
   return ej::with_pointers(data, indices, x, out->untyped_data(), [&](auto w, auto idx, auto xs, auto y) {

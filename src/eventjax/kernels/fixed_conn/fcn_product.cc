@@ -94,8 +94,7 @@ Error FcnProduct(AnyBuffer weights, AnyBuffer indices, AnyBuffer x, Result<AnyBu
   const auto dims = indices.dimensions();
   if (dims.size() != 2 || dims[0] != m) return Error::InvalidArgument("FCN product (cpp): indices must be (m, k)");
   const int64_t k = dims[1];
-  const auto xdims = x.dimensions();
-  const int64_t cols = xdims.size() == 2 ? xdims[1] : 1;
+  const int64_t cols = ej::batch_columns(x);
   const bool homo = weights.element_count() == 1;
   return ej::with_pointers(weights, indices, x, out->untyped_data(), [&](auto w, auto idx, auto xs, auto y) {
     ej::with_binary(binary, [&](auto b) {

@@ -52,8 +52,7 @@ Error FcnProduct(cudaStream_t stream, ej::ffi::ScratchAllocator scratch, AnyBuff
   const auto idims = indices.dimensions();
   if (idims.size() != 2 || idims[0] != m) return Error::InvalidArgument("FCN product (cuda): indices must be (m, k)");
   const int64_t kc = idims[1];
-  const auto dims = x.dimensions();
-  const int64_t k = dims.size() == 2 ? dims[1] : 1;
+  const int64_t k = ej::batch_columns(x);
   const bool homo = data.element_count() == 1;
   return ej::launch_status(
       ej::with_pointers(data, indices, x, out->untyped_data(), [&](auto w, auto idx, auto xs, auto y) {

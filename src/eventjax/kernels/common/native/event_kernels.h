@@ -217,6 +217,12 @@ ffi::Error dispatch(const ffi::AnyBuffer& w, const ffi::AnyBuffer& idx, const ff
 }
 
 
+// The batch columns of the operand x: k for a row-major (rows, k) matrix, 1 for a vector.
+inline int64_t batch_columns(const ffi::AnyBuffer& x) {
+  const auto dims = x.dimensions();
+  return dims.size() == 2 ? dims[1] : 1;
+}
+
 // body(w, idx, x, out): the operands as typed pointers (const W*, const I*, const X*, W*) for the dtypes
 // dispatch picks.
 template <typename F>
