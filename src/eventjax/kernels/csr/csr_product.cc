@@ -108,23 +108,15 @@ Error CsrProduct(AnyBuffer data, AnyBuffer indices, AnyBuffer indptr, AnyBuffer 
                  int64_t n, bool transpose, bool binary) {
   if (indptr.element_count() != static_cast<size_t>(m + 1) || indptr.element_type() != indices.element_type())
     return Error::InvalidArgument("CSR product (cpp): indptr must have m + 1 entries of the indices' dtype");
-  const auto dims = x.dimensions();
-  const int64_t k = dims.size() == 2 ? dims[1] : 1;
+  const int64_t k = ej::batch_columns(x);
   const int64_t nnz = static_cast<int64_t>(indices.element_count());
   const bool homo = data.element_count() == 1;
-  return ej::dispatch(data, indices, x, [&](auto wt, auto it, auto xt) {
-    using W = typename decltype(wt)::type;
-    using I = typename decltype(it)::type;
-    using X = typename decltype(xt)::type;
-    const W* w = static_cast<const W*>(data.untyped_data());
-    const I* idx = static_cast<const I*>(indices.untyped_data());
-    const I* ptr = static_cast<const I*>(indptr.untyped_data());
-    const X* xs = static_cast<const X*>(x.untyped_data());
-    W* y = static_cast<W*>(out->untyped_data());
-    if (binary && transpose) scatter<true>(w, homo, idx, ptr, xs, y, m, n, k, nnz);
-    else if (binary) gather<true>(w, homo, idx, ptr, xs, y, m, n, k, nnz);
-    else if (transpose) scatter<false>(w, homo, idx, ptr, xs, y, m, n, k, nnz);
-    else gather<false>(w, homo, idx, ptr, xs, y, m, n, k, nnz);
+  return ej::with_pointers(data, indices, x, out->untyped_data(), [&](auto w, auto idx, auto xs, auto y) {
+    const auto ptr = static_cast<decltype(idx)>(indptr.untyped_data());
+    ej::with_binary(binary, [&](auto b) {
+      if (transpose) scatter<decltype(b)::value>(w, homo, idx, ptr, xs, y, m, n, k, nnz);
+      else gather<decltype(b)::value>(w, homo, idx, ptr, xs, y, m, n, k, nnz);
+    });
     return Error::Success();
   });
 }
@@ -132,13 +124,9 @@ Error CsrProduct(AnyBuffer data, AnyBuffer indices, AnyBuffer indptr, AnyBuffer 
 }  // namespace
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(eventjax_csr_product, CsrProduct,
-                              ej::ffi::Ffi::Bind()
-                                  .Arg<AnyBuffer>()
-                                  .Arg<AnyBuffer>()
-                                  .Arg<AnyBuffer>()
-                                  .Arg<AnyBuffer>()
-                                  .Ret<AnyBuffer>()
-                                  .Attr<int64_t>("m")
-                                  .Attr<int64_t>("n")
-                                  .Attr<bool>("transpose")
-                                  .Attr<bool>("binary"));
+                              ej::product_attrs(ej::ffi::Ffi::Bind()
+                                                    .Arg<AnyBuffer>()  // data
+                                                    .Arg<AnyBuffer>()  // indices
+                                                    .Arg<AnyBuffer>()  // indptr
+                                                    .Arg<AnyBuffer>()  // x
+                                                    .Ret<AnyBuffer>()));

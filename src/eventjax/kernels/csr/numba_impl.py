@@ -40,6 +40,7 @@ from eventjax.kernels.common.numba.events import (
     event_flags,
     float_row_sum,
     row_has_event,
+    serial_and_parallel,
     trusted_indptr,
 )
 from eventjax.kernels.common.numba.scatter import event_rows, scatter_kernel, scatter_spans, scatter_spans_threaded
@@ -58,42 +59,28 @@ def _row_range(indptr, i, nnz):
 # --- transpose=False: gathers, one output row per CSR row ---------------------------
 
 
-@numba.njit(cache=True, fastmath=FASTMATH)
 def _mv_gather(data, indices, indptr, v, out, err):
     """out[i] = sum_k data[k] * v[indices[k]] over row i."""
     indptr = trusted_indptr(indptr, indices.shape[0])
     nnz, n, zero = indices.shape[0], _U(v.shape[0]), out.dtype.type(0)
-    for i in range(out.shape[0]):
-        start, end = _row_range(indptr, i, nnz)
-        out[i] = float_row_sum(data, indices, start, end, v, n, zero) if n > 0 else zero
-
-
-@numba.njit(cache=True, fastmath=FASTMATH, parallel=True)
-def _mv_gather_parallel(data, indices, indptr, v, out, err):
-    indptr = trusted_indptr(indptr, indices.shape[0])
-    nnz, n, zero = indices.shape[0], _U(v.shape[0]), out.dtype.type(0)
     for i in numba.prange(out.shape[0]):
         start, end = _row_range(indptr, i, nnz)
         out[i] = float_row_sum(data, indices, start, end, v, n, zero) if n > 0 else zero
 
 
-@numba.njit(cache=True, fastmath=FASTMATH)
 def _binary_mv_gather(data, indices, indptr, spikes, out, err):
     """out[i] = sum of data[k] over row i where spikes[indices[k]] is an event."""
     indptr = trusted_indptr(indptr, indices.shape[0])
     nnz, flags, zero = indices.shape[0], event_flags(spikes), out.dtype.type(0)
-    for i in range(out.shape[0]):
-        start, end = _row_range(indptr, i, nnz)
-        out[i] = binary_row_sum(data, indices, start, end, flags, zero)
-
-
-@numba.njit(cache=True, fastmath=FASTMATH, parallel=True)
-def _binary_mv_gather_parallel(data, indices, indptr, spikes, out, err):
-    indptr = trusted_indptr(indptr, indices.shape[0])
-    nnz, flags, zero = indices.shape[0], event_flags(spikes), out.dtype.type(0)
     for i in numba.prange(out.shape[0]):
         start, end = _row_range(indptr, i, nnz)
         out[i] = binary_row_sum(data, indices, start, end, flags, zero)
+
+
+@numba.njit(cache=True, inline='always')
+def _entry(data, indices, k):
+    """Stored entry ``k``'s column, read unsigned (one compare drops a bad one), and its weight."""
+    return _U(np.int64(indices[k])), data[0] if data.shape[0] == 1 else data[k]
 
 
 @numba.njit(cache=True, fastmath=FASTMATH, inline='always')
@@ -104,10 +91,9 @@ def _mm_gather_row(data, indices, indptr, B, out, i, binary):
     for c in range(out.shape[1]):
         out[i, c] = zero
     for k in range(start, end):
-        j = _U(np.int64(indices[k]))
+        j, w = _entry(data, indices, k)
         if j >= n:
             continue
-        w = data[0] if data.shape[0] == 1 else data[k]
         for c in range(out.shape[1]):
             if binary:
                 out[i, c] += w if B[j, c] > 0 else zero
@@ -115,34 +101,25 @@ def _mm_gather_row(data, indices, indptr, B, out, i, binary):
                 out[i, c] += w * B[j, c]
 
 
-@numba.njit(cache=True, fastmath=FASTMATH)
 def _mm_gather(data, indices, indptr, B, out, err):
     """out[i, :] = sum_k data[k] * B[indices[k], :] (contiguous inner loop over B's columns)."""
     indptr = trusted_indptr(indptr, indices.shape[0])
-    for i in range(out.shape[0]):
-        _mm_gather_row(data, indices, indptr, B, out, i, False)
-
-
-@numba.njit(cache=True, fastmath=FASTMATH, parallel=True)
-def _mm_gather_parallel(data, indices, indptr, B, out, err):
-    indptr = trusted_indptr(indptr, indices.shape[0])
     for i in numba.prange(out.shape[0]):
         _mm_gather_row(data, indices, indptr, B, out, i, False)
 
 
-@numba.njit(cache=True, fastmath=FASTMATH)
 def _binary_mm_gather(data, indices, indptr, B, out, err):
     """out[i, c] = sum of data[k] over row i where B[indices[k], c] is an event."""
     indptr = trusted_indptr(indptr, indices.shape[0])
-    for i in range(out.shape[0]):
-        _mm_gather_row(data, indices, indptr, B, out, i, True)
-
-
-@numba.njit(cache=True, fastmath=FASTMATH, parallel=True)
-def _binary_mm_gather_parallel(data, indices, indptr, B, out, err):
-    indptr = trusted_indptr(indptr, indices.shape[0])
     for i in numba.prange(out.shape[0]):
         _mm_gather_row(data, indices, indptr, B, out, i, True)
+
+
+# Each gather serial and on numba's threads, by_direction picks one per matrix.
+_mv_gather, _mv_gather_parallel = serial_and_parallel(_mv_gather)
+_binary_mv_gather, _binary_mv_gather_parallel = serial_and_parallel(_binary_mv_gather)
+_mm_gather, _mm_gather_parallel = serial_and_parallel(_mm_gather)
+_binary_mm_gather, _binary_mm_gather_parallel = serial_and_parallel(_binary_mm_gather)
 
 
 # --- transpose=True: scatters from the rows of x ------------------------------------
@@ -205,10 +182,9 @@ def _scatter_rows(data, indices, indptr, x, out, binary):
                         out[j, c] += data[0] if data.shape[0] == 1 else data[k]
             continue
         for k in range(start, end):
-            j = _U(np.int64(indices[k]))
+            j, w = _entry(data, indices, k)
             if j >= n:
                 continue
-            w = data[0] if data.shape[0] == 1 else data[k]
             for c in range(x.shape[1]):
                 out[j, c] += w * x[i, c]
 

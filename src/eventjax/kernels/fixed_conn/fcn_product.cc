@@ -94,21 +94,13 @@ Error FcnProduct(AnyBuffer weights, AnyBuffer indices, AnyBuffer x, Result<AnyBu
   const auto dims = indices.dimensions();
   if (dims.size() != 2 || dims[0] != m) return Error::InvalidArgument("FCN product (cpp): indices must be (m, k)");
   const int64_t k = dims[1];
-  const auto xdims = x.dimensions();
-  const int64_t cols = xdims.size() == 2 ? xdims[1] : 1;
+  const int64_t cols = ej::batch_columns(x);
   const bool homo = weights.element_count() == 1;
-  return ej::dispatch(weights, indices, x, [&](auto wt, auto it, auto xt) {
-    using W = typename decltype(wt)::type;
-    using I = typename decltype(it)::type;
-    using X = typename decltype(xt)::type;
-    const W* w = static_cast<const W*>(weights.untyped_data());
-    const I* idx = static_cast<const I*>(indices.untyped_data());
-    const X* xs = static_cast<const X*>(x.untyped_data());
-    W* y = static_cast<W*>(out->untyped_data());
-    if (binary && transpose) scatter<true>(w, homo, idx, xs, y, m, n, k, cols);
-    else if (binary) gather<true>(w, homo, idx, xs, y, m, n, k, cols);
-    else if (transpose) scatter<false>(w, homo, idx, xs, y, m, n, k, cols);
-    else gather<false>(w, homo, idx, xs, y, m, n, k, cols);
+  return ej::with_pointers(weights, indices, x, out->untyped_data(), [&](auto w, auto idx, auto xs, auto y) {
+    ej::with_binary(binary, [&](auto b) {
+      if (transpose) scatter<decltype(b)::value>(w, homo, idx, xs, y, m, n, k, cols);
+      else gather<decltype(b)::value>(w, homo, idx, xs, y, m, n, k, cols);
+    });
     return Error::Success();
   });
 }
@@ -116,12 +108,8 @@ Error FcnProduct(AnyBuffer weights, AnyBuffer indices, AnyBuffer x, Result<AnyBu
 }  // namespace
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(eventjax_fcn_product, FcnProduct,
-                              ej::ffi::Ffi::Bind()
-                                  .Arg<AnyBuffer>()
-                                  .Arg<AnyBuffer>()
-                                  .Arg<AnyBuffer>()
-                                  .Ret<AnyBuffer>()
-                                  .Attr<int64_t>("m")
-                                  .Attr<int64_t>("n")
-                                  .Attr<bool>("transpose")
-                                  .Attr<bool>("binary"));
+                              ej::product_attrs(ej::ffi::Ffi::Bind()
+                                                    .Arg<AnyBuffer>()  // weights
+                                                    .Arg<AnyBuffer>()  // indices
+                                                    .Arg<AnyBuffer>()  // x
+                                                    .Ret<AnyBuffer>()));

@@ -11,8 +11,6 @@ using ej::ffi::AnyBuffer;
 using ej::ffi::Error;
 using ej::ffi::Result;
 
-constexpr int kThreads = 256;
-
 template <bool Binary, typename W, typename I, typename X>
 __global__ void gather(const W* w, bool homo, const I* idx, const X* x, W* out, int64_t m, int64_t n, int64_t k,
                        int64_t kc) {
@@ -49,62 +47,32 @@ __global__ void scatter(const W* w, bool homo, const I* idx, const X* x, A* acc,
   }
 }
 
-template <typename W, typename A> __global__ void cast_out(const A* acc, W* out, int64_t size) {
-  const int64_t j = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (j < size) out[j] = static_cast<W>(acc[j]);
-}
-
-inline unsigned blocks(int64_t n) { return static_cast<unsigned>((n + kThreads - 1) / kThreads); }
-
 Error FcnProduct(cudaStream_t stream, ej::ffi::ScratchAllocator scratch, AnyBuffer data, AnyBuffer indices,
                  AnyBuffer x, Result<AnyBuffer> out, int64_t m, int64_t n, bool transpose, bool binary) {
   const auto idims = indices.dimensions();
   if (idims.size() != 2 || idims[0] != m) return Error::InvalidArgument("FCN product (cuda): indices must be (m, k)");
   const int64_t kc = idims[1];
-  const auto dims = x.dimensions();
-  const int64_t k = dims.size() == 2 ? dims[1] : 1;
+  const int64_t k = ej::batch_columns(x);
   const bool homo = data.element_count() == 1;
-  Error status = ej::dispatch(data, indices, x, [&](auto wt, auto it, auto xt) {
-    using W = typename decltype(wt)::type;
-    using I = typename decltype(it)::type;
-    using X = typename decltype(xt)::type;
-    using A = typename ej::Acc<W>::type;
-    const W* w = static_cast<const W*>(data.untyped_data());
-    const I* idx = static_cast<const I*>(indices.untyped_data());
-    const X* xs = static_cast<const X*>(x.untyped_data());
-    W* y = static_cast<W*>(out->untyped_data());
-    if (!transpose) {
-      if (m > 0 && binary) gather<true><<<blocks(m), kThreads, 0, stream>>>(w, homo, idx, xs, y, m, n, k, kc);
-      if (m > 0 && !binary) gather<false><<<blocks(m), kThreads, 0, stream>>>(w, homo, idx, xs, y, m, n, k, kc);
-      return Error::Success();
-    }
-    const int64_t size = n * k;
-    if (size == 0) return Error::Success();
-    auto buffer = scratch.Allocate(sizeof(A) * static_cast<size_t>(size), alignof(A));
-    if (!buffer.has_value()) return Error(ej::ffi::ErrorCode::kResourceExhausted, "FCN product (cuda): no scratch");
-    A* acc = static_cast<A*>(*buffer);
-    cudaMemsetAsync(acc, 0, sizeof(A) * static_cast<size_t>(size), stream);
-    if (m > 0 && binary) scatter<true><<<blocks(m), kThreads, 0, stream>>>(w, homo, idx, xs, acc, m, n, k, kc);
-    if (m > 0 && !binary) scatter<false><<<blocks(m), kThreads, 0, stream>>>(w, homo, idx, xs, acc, m, n, k, kc);
-    cast_out<<<blocks(size), kThreads, 0, stream>>>(acc, y, size);
-    return Error::Success();
-  });
-  if (status.failure()) return status;
-  const cudaError_t launched = cudaGetLastError();
-  return launched == cudaSuccess ? Error::Success() : Error::Internal(cudaGetErrorString(launched));
+  return ej::launch_status(
+      ej::with_pointers(data, indices, x, out->untyped_data(), [&](auto w, auto idx, auto xs, auto y) {
+        const unsigned grid = ej::blocks(m);
+        return ej::launch_product(
+            stream, scratch, y, m, n * k, transpose, binary, "FCN product (cuda): no scratch",
+            [&](auto b, auto* o) {
+              gather<decltype(b)::value><<<grid, ej::kThreads, 0, stream>>>(w, homo, idx, xs, o, m, n, k, kc);
+            },
+            [&](auto b, auto* acc) {
+              scatter<decltype(b)::value><<<grid, ej::kThreads, 0, stream>>>(w, homo, idx, xs, acc, m, n, k, kc);
+            });
+      }));
 }
 
 }  // namespace
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(eventjax_fcn_product, FcnProduct,
-                              ej::ffi::Ffi::Bind()
-                                  .Ctx<ej::ffi::PlatformStream<cudaStream_t>>()
-                                  .Ctx<ej::ffi::ScratchAllocator>()
-                                  .Arg<AnyBuffer>()
-                                  .Arg<AnyBuffer>()
-                                  .Arg<AnyBuffer>()
-                                  .Ret<AnyBuffer>()
-                                  .Attr<int64_t>("m")
-                                  .Attr<int64_t>("n")
-                                  .Attr<bool>("transpose")
-                                  .Attr<bool>("binary"));
+                              ej::product_attrs(ej::cuda_binding()
+                                                    .Arg<AnyBuffer>()  // data
+                                                    .Arg<AnyBuffer>()  // indices
+                                                    .Arg<AnyBuffer>()  // x
+                                                    .Ret<AnyBuffer>()));

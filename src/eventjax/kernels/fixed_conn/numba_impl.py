@@ -42,6 +42,7 @@ from eventjax.kernels.common.numba.events import (
     float_row_sum,
     prefetch_entries,
     row_has_event,
+    serial_and_parallel,
 )
 
 __all__ = ['binary_fcnmm_kernel', 'binary_fcnmv_kernel', 'fcnmm_kernel', 'fcnmv_kernel']
@@ -52,40 +53,27 @@ _U = np.uint64
 # --- transpose=False: gathers, one output row per row of indices ------------------------
 
 
-@numba.njit(cache=True, fastmath=FASTMATH)
 def _mv_gather(weights, indices, v, out, err):
     """out[i] = sum_j w[i, j] * v[indices[i, j]]."""
-    w, ind, k, n, zero = weights.reshape(weights.size), indices.reshape(indices.size), indices.shape[1], \
-        _U(v.shape[0]), out.dtype.type(0)
-    for i in range(out.shape[0]):
-        out[i] = float_row_sum(w, ind, _U(i * k), _U(i * k + k), v, n, zero) if n > 0 else zero
-
-
-@numba.njit(cache=True, fastmath=FASTMATH, parallel=True)
-def _mv_gather_parallel(weights, indices, v, out, err):
     w, ind, k, n, zero = weights.reshape(weights.size), indices.reshape(indices.size), indices.shape[1], \
         _U(v.shape[0]), out.dtype.type(0)
     for i in numba.prange(out.shape[0]):
         out[i] = float_row_sum(w, ind, _U(i * k), _U(i * k + k), v, n, zero) if n > 0 else zero
 
 
-@numba.njit(cache=True, fastmath=FASTMATH)
 def _binary_mv_gather(weights, indices, spikes, out, err):
     """out[i] = sum of w[i, j] over the connections whose target spikes[indices[i, j]] is an event."""
     w, ind, k, zero = weights.reshape(weights.size), indices.reshape(indices.size), indices.shape[1], \
         out.dtype.type(0)
     flags = event_flags(spikes)
-    for i in range(out.shape[0]):
-        out[i] = binary_row_sum(w, ind, _U(i * k), _U(i * k + k), flags, zero)
-
-
-@numba.njit(cache=True, fastmath=FASTMATH, parallel=True)
-def _binary_mv_gather_parallel(weights, indices, spikes, out, err):
-    w, ind, k, zero = weights.reshape(weights.size), indices.reshape(indices.size), indices.shape[1], \
-        out.dtype.type(0)
-    flags = event_flags(spikes)
     for i in numba.prange(out.shape[0]):
         out[i] = binary_row_sum(w, ind, _U(i * k), _U(i * k + k), flags, zero)
+
+
+@numba.njit(cache=True, inline='always')
+def _connection(w, indices, i, j, k):
+    """Connection ``(i, j)``'s target, read unsigned (one compare drops a bad one), and its weight."""
+    return _U(np.int64(indices[i, j])), w[0] if w.shape[0] == 1 else w[i * k + j]
 
 
 @numba.njit(cache=True, fastmath=FASTMATH, inline='always')
@@ -96,10 +84,9 @@ def _mm_gather_row(weights, indices, B, out, i, binary):
     for col in range(out.shape[1]):
         out[i, col] = zero
     for j in range(k):
-        c = _U(np.int64(indices[i, j]))
+        c, wij = _connection(w, indices, i, j, k)
         if c >= n:
             continue
-        wij = w[0] if w.shape[0] == 1 else w[i * k + j]
         for col in range(out.shape[1]):
             if binary:
                 out[i, col] += wij if B[c, col] > 0 else zero
@@ -107,30 +94,23 @@ def _mm_gather_row(weights, indices, B, out, i, binary):
                 out[i, col] += wij * B[c, col]
 
 
-@numba.njit(cache=True, fastmath=FASTMATH)
 def _mm_gather(weights, indices, B, out, err):
     """out[i, :] = sum_j w[i, j] * B[indices[i, j], :] (contiguous inner loop)."""
-    for i in range(out.shape[0]):
-        _mm_gather_row(weights, indices, B, out, i, False)
-
-
-@numba.njit(cache=True, fastmath=FASTMATH, parallel=True)
-def _mm_gather_parallel(weights, indices, B, out, err):
     for i in numba.prange(out.shape[0]):
         _mm_gather_row(weights, indices, B, out, i, False)
 
 
-@numba.njit(cache=True, fastmath=FASTMATH)
 def _binary_mm_gather(weights, indices, B, out, err):
     """out[i, col] = sum of w[i, j] over connections whose B[indices[i, j], col] is an event."""
-    for i in range(out.shape[0]):
-        _mm_gather_row(weights, indices, B, out, i, True)
-
-
-@numba.njit(cache=True, fastmath=FASTMATH, parallel=True)
-def _binary_mm_gather_parallel(weights, indices, B, out, err):
     for i in numba.prange(out.shape[0]):
         _mm_gather_row(weights, indices, B, out, i, True)
+
+
+# Each gather serial and on numba's threads, by_direction picks one per matrix.
+_mv_gather, _mv_gather_parallel = serial_and_parallel(_mv_gather)
+_binary_mv_gather, _binary_mv_gather_parallel = serial_and_parallel(_binary_mv_gather)
+_mm_gather, _mm_gather_parallel = serial_and_parallel(_mm_gather)
+_binary_mm_gather, _binary_mm_gather_parallel = serial_and_parallel(_binary_mm_gather)
 
 
 # --- transpose=True: scatters from the rows of x ------------------------------------
@@ -206,10 +186,9 @@ def _scatter_rows(weights, indices, B, out, binary):
                         out[c, col] += w[0] if w.shape[0] == 1 else w[i * k + j]
             continue
         for j in range(k):
-            c = _U(np.int64(indices[i, j]))
+            c, wij = _connection(w, indices, i, j, k)
             if c >= n:
                 continue
-            wij = w[0] if w.shape[0] == 1 else w[i * k + j]
             for col in range(B.shape[1]):
                 out[c, col] += wij * B[i, col]
 

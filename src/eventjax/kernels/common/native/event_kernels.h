@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "xla/ffi/api/ffi.h"
@@ -214,5 +215,84 @@ ffi::Error dispatch(const ffi::AnyBuffer& w, const ffi::AnyBuffer& idx, const ff
     });
   });
 }
+
+
+// The batch columns of the operand x: k for a row-major (rows, k) matrix, 1 for a vector.
+inline int64_t batch_columns(const ffi::AnyBuffer& x) {
+  const auto dims = x.dimensions();
+  return dims.size() == 2 ? dims[1] : 1;
+}
+
+// body(w, idx, x, out): the operands as typed pointers (const W*, const I*, const X*, W*) for the dtypes
+// dispatch picks.
+template <typename F>
+ffi::Error with_pointers(const ffi::AnyBuffer& w, const ffi::AnyBuffer& idx, const ffi::AnyBuffer& x, void* out,
+                         F&& body) {
+  return dispatch(w, idx, x, [&](auto wt, auto it, auto xt) {
+    using W = typename decltype(wt)::type;
+    using I = typename decltype(it)::type;
+    using X = typename decltype(xt)::type;
+    return body(static_cast<const W*>(w.untyped_data()), static_cast<const I*>(idx.untyped_data()),
+                static_cast<const X*>(x.untyped_data()), static_cast<W*>(out));
+  });
+}
+
+// f(std::true_type) or f(std::false_type): the binary flag as a template argument (decltype(b)::value).
+template <typename F> decltype(auto) with_binary(bool binary, F&& f) {
+  return binary ? f(std::true_type{}) : f(std::false_type{});
+}
+
+// The attributes every product handler binds after its buffers (a binding's Attr takes it as an rvalue).
+template <typename Binding> auto product_attrs(Binding binding) {
+  return std::move(binding)
+      .template Attr<int64_t>("m")
+      .template Attr<int64_t>("n")
+      .template Attr<bool>("transpose")
+      .template Attr<bool>("binary");
+}
+
+#if defined(__CUDACC__)
+constexpr int kThreads = 256;
+
+inline unsigned blocks(int64_t n) { return static_cast<unsigned>((n + kThreads - 1) / kThreads); }
+
+// What a CUDA product handler binds before its buffers: its stream and the scratch allocator.
+inline auto cuda_binding() {
+  return ffi::Ffi::Bind().Ctx<ffi::PlatformStream<cudaStream_t>>().Ctx<ffi::ScratchAllocator>();
+}
+
+template <typename W, typename A> __global__ void cast_out(const A* acc, W* out, int64_t size) {
+  const int64_t j = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (j < size) out[j] = static_cast<W>(acc[j]);
+}
+
+// The launches of a CUDA product into out (size entries): gather(b, out) writes out itself; scatter(b, acc)
+// sums atomically into a zeroed scratch buffer of the accumulation type, cast into out afterwards. Both
+// launch one thread per row of the m rows; b carries the binary flag (see with_binary).
+template <typename W, typename G, typename S>
+ffi::Error launch_product(cudaStream_t stream, ffi::ScratchAllocator& scratch, W* out, int64_t m, int64_t size,
+                          bool transpose, bool binary, const char* no_scratch, G&& gather, S&& scatter) {
+  using A = typename Acc<W>::type;
+  if (!transpose) {
+    if (m > 0) with_binary(binary, [&](auto b) { gather(b, out); });
+    return ffi::Error::Success();
+  }
+  if (size == 0) return ffi::Error::Success();
+  auto buffer = scratch.Allocate(sizeof(A) * static_cast<size_t>(size), alignof(A));
+  if (!buffer.has_value()) return ffi::Error(ffi::ErrorCode::kResourceExhausted, no_scratch);
+  A* acc = static_cast<A*>(*buffer);
+  cudaMemsetAsync(acc, 0, sizeof(A) * static_cast<size_t>(size), stream);
+  if (m > 0) with_binary(binary, [&](auto b) { scatter(b, acc); });
+  cast_out<<<blocks(size), kThreads, 0, stream>>>(acc, out, size);
+  return ffi::Error::Success();
+}
+
+// status, or the error of the last launch when status is a success.
+inline ffi::Error launch_status(ffi::Error status) {
+  if (status.failure()) return status;
+  const cudaError_t launched = cudaGetLastError();
+  return launched == cudaSuccess ? ffi::Error::Success() : ffi::Error::Internal(cudaGetErrorString(launched));
+}
+#endif
 
 }  // namespace ej

@@ -28,7 +28,7 @@ from eventjax.backends.numba import launch_begin, launch_end, prefetch, threadin
 
 __all__ = ['FASTMATH', 'PARALLEL_MIN_WORK', 'PREFETCH_MIN_ENTRIES', 'ROWS_AHEAD', 'binary_row_sum', 'by_direction',
            'by_work', 'event_columns', 'event_flags', 'event_indices', 'float_row_sum', 'prefetch_entries',
-           'row_has_event', 'stored_entries', 'trusted_indptr']
+           'row_has_event', 'serial_and_parallel', 'stored_entries', 'trusted_indptr']
 
 # Reassociation (and fused multiply-add) only: NaN and Inf keep their IEEE meaning.
 FASTMATH = {'reassoc', 'contract'}
@@ -40,6 +40,21 @@ FASTMATH = {'reassoc', 'contract'}
 # thread, where serving threads already give parallelism. Read when a kernel
 # is lowered: tests lower it to reach the parallel path with small problems.
 PARALLEL_MIN_WORK = 1 << 17
+
+
+def serial_and_parallel(gather):
+    """``gather``, whose row loop is a ``numba.prange``, compiled twice: serial, and on numba's threads.
+
+    Neither keeps a numba cache entry of its own (one function under two
+    sets of flags would share it); the handler compiled from either is
+    cached by the bridge under the kernel's fingerprint, flags included.
+
+    Example:
+        >>> serial, parallel = serial_and_parallel(lambda x, out, err: None)
+        >>> serial.targetoptions.get('parallel'), parallel.targetoptions['parallel']
+        (None, True)
+    """
+    return numba.njit(fastmath=FASTMATH)(gather), numba.njit(fastmath=FASTMATH, parallel=True)(gather)
 
 
 def by_direction(name: str, scatter, gather, gather_parallel):
