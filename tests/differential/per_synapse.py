@@ -137,8 +137,6 @@ def oracle(p, b: int) -> np.ndarray:
         for e in np.flatnonzero(ok):
             out[e] = a[rows[e]] @ bm[:, cols[e]] if a.shape[1] else 0.0
         return out
-    if not p['transpose']:
-        ok = rows >= 0
     pos = np.where(ok, cols if p['transpose'] else rows, 0)
     y, w = p['y'][b], p['w'][b].astype(np.float64).reshape(*p['w'][b].shape[:-p['indices'].ndim], -1)
     g = y[..., pos] if y.shape[-1] else np.zeros((*y.shape[:-1], pos.size), y.dtype)

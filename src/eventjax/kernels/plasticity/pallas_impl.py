@@ -88,7 +88,9 @@ def _body(count, n_trace, size, segment, w_min, w_max):
 def _update_call(weight, spikes, trace, structure, segment, *, w_min, w_max, interpret):
     """Run the walk over the neurons of ``spikes``; ``weight`` (any shape) is updated through a flat alias."""
     count, size, n_trace = spikes.shape[0], weight.size, trace.shape[0]
-    if count == 0 or size == 0 or n_trace == 0:
+    # No entry to visit (an empty structure array, e.g. the column view of a structure whose entries were
+    # all dropped): the body would still be traced, and a load from an empty ref fails to lower.
+    if count == 0 or size == 0 or n_trace == 0 or any(s.size == 0 for s in structure):
         return weight
     flat = weight.reshape(size)
     out = pl.pallas_call(
