@@ -131,11 +131,6 @@ def run(seconds: float, long: bool = False, examples: int | None = None) -> Repo
         for r in range(1_000_000):
             if outcome.problems >= limit or time.monotonic() > deadline:
                 break
-            # The contract's edges first (a short run reaches them too), one draw of each kind a round,
-            # pallas included; each draw sets x64 itself.
-            with edges.pallas_on_cpu():
-                for i, kind in enumerate(edges.KINDS):
-                    _indexed_round(kind, 1, base + 1000 * r + 700 + i, deadline, indexed_found, edges)
             x64 = jax.enable_x64(True) if long and r % 2 else contextlib.nullcontext()
             with x64:
                 for i, name in enumerate(names):
@@ -148,11 +143,18 @@ def run(seconds: float, long: bool = False, examples: int | None = None) -> Repo
                     _indexed_round(name, per_round, base + 1000 * r + 500 + i, deadline, indexed_found)
                 for i, name in enumerate(per_synapse.OPERATORS):
                     _indexed_round(name, per_round, base + 1000 * r + 600 + i, deadline, indexed_found, per_synapse)
+            # The contract's edges, one draw of each kind a round, pallas included; each draw sets x64 itself.
+            # After the products: a short run's few seconds check a standard product first (the edges have
+            # their own test in make test).
+            with edges.pallas_on_cpu():
+                for i, kind in enumerate(edges.KINDS):
+                    _indexed_round(kind, 1, base + 1000 * r + 700 + i, deadline, indexed_found, edges)
     finally:
         ej.config.set_pallas_cpu_interpret(interpret)
     report.seconds = time.monotonic() - start
     report.calls = outcome.calls
-    report.checks = outcome.comparisons
+    # Each draw of the operators with their own oracle (index lists, per-synapse, edges) is one check too.
+    report.checks = outcome.comparisons + sum(1 for f in indexed_found if not isinstance(f, str))
     indexed_bad = [f for f in indexed_found if isinstance(f, str)]
     report.wrong = len(outcome.disagreements) + len(indexed_bad)
     for d, problem in outcome.disagreements[:50]:
