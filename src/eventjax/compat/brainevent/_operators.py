@@ -72,20 +72,23 @@ def binary_csrmm(data, indices, indptr, B, *, shape, workspace=None, transpose: 
 def binary_csrmv_indexed(data, indices, indptr, perm, v, *, shape, workspace=None, transpose: bool = False,
                          backend=None, weighted: bool = False):
     """brainevent's ``binary_csrmv_indexed``: :func:`binary_csrmv` of ``data[perm]``."""
-    if weighted:
-        return ej.csrmv(_permuted(data, perm), indices, indptr, v, shape=shape, transpose=transpose, backend=backend)
-    return ej.binary_csrmv_indexed(data, indices, indptr, perm, events(v), shape=shape, transpose=transpose,
-                                   backend=backend)
+    return _indexed(ej.csrmv, ej.binary_csrmv_indexed, data, indices, indptr, perm, v, shape=shape,
+                    transpose=transpose, backend=backend, weighted=weighted)
 
 
 @brainevent_errors
 def binary_csrmm_indexed(data, indices, indptr, perm, B, *, shape, workspace=None, transpose: bool = False,
                          backend=None, weighted: bool = False):
     """brainevent's ``binary_csrmm_indexed``: :func:`binary_csrmm` of ``data[perm]``."""
+    return _indexed(ej.csrmm, ej.binary_csrmm_indexed, data, indices, indptr, perm, B, shape=shape,
+                    transpose=transpose, backend=backend, weighted=weighted)
+
+
+def _indexed(float_op, binary_op, data, indices, indptr, perm, x, *, shape, transpose, backend, weighted):
+    """``weighted``: the float product of ``data[perm]``; else the indexed event product of ``x != 0``."""
     if weighted:
-        return ej.csrmm(_permuted(data, perm), indices, indptr, B, shape=shape, transpose=transpose, backend=backend)
-    return ej.binary_csrmm_indexed(data, indices, indptr, perm, events(B), shape=shape, transpose=transpose,
-                                   backend=backend)
+        return float_op(_permuted(data, perm), indices, indptr, x, shape=shape, transpose=transpose, backend=backend)
+    return binary_op(data, indices, indptr, perm, events(x), shape=shape, transpose=transpose, backend=backend)
 
 
 csrmv, csrmm = brainevent_errors(ej.csrmv), brainevent_errors(ej.csrmm)
