@@ -73,9 +73,10 @@ class TestShortLoad:
 
 class TestDisconnects:
     def test_a_client_that_disconnects_cancels_its_batched_request_and_the_batcher_serves_on(self, tmp_path):
-        # A 2 s batching wait keeps each lone request queued long enough for its client to leave first.
+        # A batch larger than the three requests and a 2 s batching wait keep each request queued until
+        # its client has left: none of them can be answered before the server sees its client go.
         log = (tmp_path / 'server.log').open('w')
-        with loadgen.running_server('--neurons', '200', '--backends', 'jax', '--max-batch', '2',
+        with loadgen.running_server('--neurons', '200', '--backends', 'jax', '--max-batch', '8',
                                     '--max-wait-us', '2000000', '--no-warmup', log=log) as (url, _):
             async def leave_early():
                 async with httpx.AsyncClient(base_url=url, timeout=60) as client:
@@ -92,4 +93,8 @@ class TestDisconnects:
                 r = client.post(path, json=body)
                 assert r.status_code == 200, r.text
                 assert checker.correct(path, body, r.json())
-                assert client.get('/health').json()['cancelled'] == 3
+                # The server notices a departed client on its next poll: wait for the count, not for a time.
+                deadline = time.monotonic() + 30
+                while (cancelled := client.get('/health').json()['cancelled']) < 3 and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                assert cancelled == 3
