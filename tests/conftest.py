@@ -1,6 +1,7 @@
 """Shared fixtures: strict dtype promotion, a clean global config per test; the file order of the run."""
 
 import collections
+import functools
 import itertools
 import pathlib
 
@@ -37,9 +38,14 @@ def pytest_configure(config):
 
 def pytest_collection_modifyitems(items):
     """The LONG_FILES first, then every other file by descending test count (a file's tests stay in order)."""
+    @functools.cache
+    def relative(name):
+        path = pathlib.Path(name)
+        return path.relative_to(_TESTS).as_posix() if path.is_relative_to(_TESTS) else name
+
     def file_of(item):
-        path = pathlib.Path(str(item.path))
-        return path.relative_to(_TESTS).as_posix() if path.is_relative_to(_TESTS) else str(path)
+        # Once per file, not per test: thousands of pathlib calls cost each worker seconds.
+        return relative(str(item.path))
 
     counts = collections.Counter(file_of(item) for item in items)
     rank = {name: i for i, name in enumerate(LONG_FILES)}
