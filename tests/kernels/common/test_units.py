@@ -3,7 +3,10 @@
 Every operator is called with a Quantity weight, a Quantity operand, or
 both, eager, under jit, vmap and grad, and must give the unit-less call's
 numbers in the product of the units. The unit-less call itself is checked
-against NumPy by each family's own tests.
+against NumPy by each family's own tests. Units are split off before the
+primitive (``eventjax.kernels.common.units``), so the operator test runs on
+the ``jax`` backend in the default run and on every cpu backend in
+``make test-long``.
 """
 
 import subprocess
@@ -62,11 +65,13 @@ def _cpu_backends(name):
 
 
 def _cases():
-    # Every placement on the jax backend; every other cpu backend with both in units.
+    # Every placement on the jax backend; every other cpu backend with both in units, in make test-long
+    # only: units are split off before the primitive, so a backend's kernels never see one.
     for name in OPERATORS:
         for backend in _cpu_backends(name):
             for placement in (PLACEMENTS if backend == 'jax' else ('both',)):
-                yield pytest.param(name, backend, placement, id=f'{name}-{backend}-{placement}')
+                yield pytest.param(name, backend, placement, id=f'{name}-{backend}-{placement}',
+                                   marks=() if backend == 'jax' else pytest.mark.long)
 
 
 def _with(value, unit):
