@@ -43,6 +43,8 @@ def _brainstate_tests():
     return files
 
 
+# A child process running a third party's 42 tests, the slowest test of the default run: make test-long runs it.
+@pytest.mark.long
 def test_brainstates_event_layer_tests_pass_on_eventjax(tmp_path):
     files = _brainstate_tests()
     report = tmp_path / 'report.xml'
