@@ -67,9 +67,10 @@ class TestConfigLoad:
         """No jitted call compiles; an eager call compiles only in the gap between a publish and its user context.
 
         The runtime publishes the snapshot, then the jit key's user context: an eager call
-        between the two binds the new key under the old context, a pair compiled at most once
-        per kind of eager call and change of the cycle. How many calls land in that gap depends
-        on scheduling, so the bound counts such pairs, not seconds or calls.
+        that reads one before a change and the other after it pairs the key of one state with
+        the context of its neighbour, a pair compiled at most once per kind of eager call. How
+        many calls land in that gap depends on scheduling, so the bound counts such pairs (two
+        per change of the cycle), not seconds or calls.
         """
         import threading
 
@@ -107,4 +108,4 @@ class TestConfigLoad:
         assert report.extra['changes'] >= 2 * config_load.PERIOD
         eager = ('eager', 'override_skipped', 'per_call')
         assert set(compiled_in) <= set(eager), dict(compiled_in)
-        assert all(n <= config_load.PERIOD for n in compiled_in.values()), dict(compiled_in)
+        assert all(n <= 2 * config_load.PERIOD for n in compiled_in.values()), dict(compiled_in)
