@@ -232,7 +232,9 @@ class TestGradedEventsAndDelivery:
         g = jax.grad(f)(jnp.asarray(self.X))
         np.testing.assert_allclose(g, np.asarray(CSR_W.todense()).sum(1), rtol=1e-6)  # zeros included: exact
 
-    @pytest.mark.parametrize('backend', ['jax', 'numba', 'warp'])
+    # The conversion happens before the primitive, as for the operators: the other backends in make test-long.
+    @pytest.mark.parametrize('backend', ['jax', pytest.param('numba', marks=pytest.mark.long),
+                                         pytest.param('warp', marks=pytest.mark.long)])
     def test_delivery_converts_into_the_rings_unit_on_every_backend(self, backend):
         if backend not in ej.get_registry()['csr_delay_deliver'].available_backends('cpu'):
             pytest.skip(f'{backend} is not installed here')
