@@ -28,7 +28,7 @@ import time
 FAMILIES = ('dense', 'csr', 'fcn', 'jitc')
 BACKENDS = ('numba', 'cpp', 'warp', 'jax')
 N = 4000
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]  # the repository: src/ and docs/ are under it
 # A fresh process builds one problem and times one jitted call; it prints the seconds as JSON.
 _CHILD = textwrap.dedent('''
     import json, sys, time
