@@ -5,10 +5,14 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 # Imported by a kernel's first lowering, a container's SciPy conversion, the comparison benchmarks or the
 # serving extras, never by ``import eventjax`` or the configuration calls.
 HEAVY = ('numba', 'llvmlite', 'warp', 'scipy', 'brainevent', 'brainstate', 'matplotlib', 'numba_cuda',
-         'saiunit', 'brainunit', 'fastapi', 'uvicorn', 'aiohttp')
+         'saiunit', 'brainunit', 'fastapi', 'uvicorn', 'aiohttp',
+         # eventjax's own operators, containers and serving load at first use too
+         'eventjax.containers', 'eventjax.kernels', 'eventjax.kernels.csr', 'eventjax.serving')
 
 _CHILD = textwrap.dedent('''
     import json, subprocess, sys
@@ -35,3 +39,46 @@ class TestLightImport:
                               timeout=120, check=True)
         got = json.loads(proc.stdout.strip().splitlines()[-1])
         assert got == {'loaded': [], 'runs': []}
+
+
+def _fresh(code: str) -> dict:
+    """What ``code`` prints as its last line (JSON), run in a fresh interpreter."""
+    proc = subprocess.run([sys.executable, '-c', textwrap.dedent(code)], capture_output=True, text=True,
+                          timeout=120, check=True)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+class TestLazyNames:
+    def test_every_name_in_all_resolves_in_a_fresh_process_and_is_listed_by_dir(self):
+        got = _fresh('''
+            import json, eventjax as ej
+            print(json.dumps({'missing': [n for n in ej.__all__ if getattr(ej, n, None) is None],
+                              'undir': sorted(set(ej.__all__) - set(dir(ej)))}))
+        ''')
+        assert got == {'missing': [], 'undir': []}
+
+    def test_a_lazy_name_is_the_object_its_module_defines(self):
+        import eventjax as ej
+        from eventjax.containers import CSR
+        from eventjax.kernels.csr import csrmv
+
+        assert ej.CSR is CSR and ej.csrmv is csrmv
+
+    def test_the_registry_lists_the_standard_operators_before_any_is_touched(self):
+        got = _fresh('''
+            import json, eventjax as ej
+            print(json.dumps(sorted(n for n in ej.get_registry() if n in ('binary_csrmv', 'binary_densemv', 'jitcmv'))))
+        ''')
+        assert got == ['binary_csrmv', 'binary_densemv', 'jitcmv']
+
+    def test_an_unknown_name_raises_attribute_error(self):
+        import eventjax as ej
+
+        with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
+            ej.not_a_name  # noqa: B018
+
+    def test_a_brainevent_spelling_warns_and_gives_the_new_object(self):
+        import eventjax as ej
+
+        with pytest.warns(DeprecationWarning, match='eventjax.EventArray'):
+            assert ej.BinaryArray is ej.EventArray

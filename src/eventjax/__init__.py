@@ -1,89 +1,66 @@
-"""eventjax: custom JAX primitives with per-platform backends, and event-driven kernels."""
+"""eventjax: custom JAX primitives with per-platform backends, and event-driven kernels.
 
+``import eventjax`` loads the configuration (``set_backend`` & co), the
+errors and the backend list; the operators, containers and the rest load
+on first use (``_LAZY`` names each one's module), so a process that only
+configures pays for none of them, and numba, warp and the C++ toolchain load
+only when a kernel of theirs is first lowered.
+"""
+
+import importlib
 import warnings
 
 from eventjax import config, errors
 from eventjax._version import __version__ as __version__
-from eventjax.backends import XLACustomKernel, backends_available
 from eventjax.backends import numba as numba_backend
-from eventjax.backends.native import NativeKernel, load_cpp_inline, load_cuda_file, load_cuda_inline
-from eventjax.backends.numba_cuda import NumbaCudaKernel, numba_cuda_kernel
 from eventjax.config import clear_backends, get_backend, set_backend
-from eventjax.containers import (
-    COO,
-    CSC,
-    CSR,
-    BitPackedEvents,
-    CompactEvents,
-    DelayedCSR,
-    EventArray,
-    FixedNumConn,
-    FixedNumPerPost,
-    FixedNumPerPre,
-    GradedEvents,
-    IndexedEvents,
-    JITCMatrix,
-    coo2csr,
-    coo_to_csc_index,
-    csc_to_csr_index,
-    csr_to_coo_index,
-    csr_to_csc_index,
-    random_csr,
-    random_fixed_num_conn,
-)
-from eventjax.containers.jitc_dt2t import jitnmv_dt2t, jitsmv_dt2t, jitumv_dt2t
-from eventjax.containers.keyword_aliases import binary_csrmv, binary_fcnmm, fcnmm, fcnmv
-from eventjax.kernels.csr import binary_csrmm, csrmm, csrmv
-from eventjax.kernels.delay import CSRDelayLayout, csr_delay_deliver, csr_delay_deliver_layout, fcn_delay_deliver
-from eventjax.kernels.dense import binary_densemm, binary_densemv
-from eventjax.kernels.dt2t import (
-    cscmm_dt2t,
-    cscmv_dt2t,
-    csr_sddmm,
-    csrmm_dt2t,
-    csrmv_dt2t,
-    fcnmm_dt2t,
-    fcnmv_dt2t,
-)
-from eventjax.kernels.fixed_conn import binary_fcnmv
-from eventjax.kernels.indexed import (
-    binary_csrmm_indexed,
-    binary_csrmv_indexed,
-    binary_csrmv_packed,
-    binary_fcnmv_packed,
-    bitpack,
-    bitunpack,
-    compact_events,
-    csr_slice_rows,
-    expand_events,
-)
-from eventjax.kernels.jitc import binary_jitcmm, binary_jitcmv, jitcmm, jitcmv
-from eventjax.kernels.plasticity import (
-    csr2csc_on_post,
-    csr_apply_on_post,
-    csr_apply_on_pre,
-    csr_column_view,
-    csr_on_pre,
-    dense_apply_on_post,
-    dense_apply_on_pre,
-    dense_on_post,
-    dense_on_pre,
-    fcn_apply_on_pre,
-    fcn_on_pre,
-)
-from eventjax.kernels.plasticity.fcn_on_pre import update_fixed_pre_conn_on_binary_post
-from eventjax.primitive import defjvp, general_batching_rule, primitives
-from eventjax.primitive.tags import get_all_primitive_names, get_primitives_by_tags, get_registry
-from eventjax.serving.disk_cache import warm
 
 # The numba thread count belongs to the numba bridge (compiled handlers read
 # it at each launch); eventjax.config keeps its public names for it. The
 # config layer may not import a bridge, so they are bound here, where the
-# layers are put together.
+# layers are put together (the numba package's __init__ imports no numba).
 config.set_numba_num_threads = numba_backend.set_num_threads
 config.get_numba_num_threads = numba_backend.requested_num_threads
 config.set_numba_parallel = numba_backend.set_parallel
 config.get_numba_parallel = numba_backend.get_parallel
+
+_CONTAINERS = ('COO', 'CSC', 'CSR', 'BitPackedEvents', 'CompactEvents', 'DelayedCSR', 'EventArray', 'FixedNumConn',
+               'FixedNumPerPost', 'FixedNumPerPre', 'GradedEvents', 'IndexedEvents', 'JITCMatrix', 'coo2csr',
+               'coo_to_csc_index', 'csc_to_csr_index', 'csr_to_coo_index', 'csr_to_csc_index', 'random_csr',
+               'random_fixed_num_conn')
+_INDEXED = ('binary_csrmm_indexed', 'binary_csrmv_indexed', 'binary_csrmv_packed', 'binary_fcnmv_packed', 'bitpack',
+            'bitunpack', 'compact_events', 'csr_slice_rows', 'expand_events')
+_PLASTICITY = ('csr2csc_on_post', 'csr_apply_on_post', 'csr_apply_on_pre', 'csr_column_view', 'csr_on_pre',
+               'dense_apply_on_post', 'dense_apply_on_pre', 'dense_on_post', 'dense_on_pre', 'fcn_apply_on_pre',
+               'fcn_on_pre')
+_DT2T = ('cscmm_dt2t', 'cscmv_dt2t', 'csr_sddmm', 'csrmm_dt2t', 'csrmv_dt2t', 'fcnmm_dt2t', 'fcnmv_dt2t')
+
+# Every public name loaded on first use, and the module it comes from.
+_LAZY = {
+    **dict.fromkeys(_CONTAINERS, 'eventjax.containers'),
+    **dict.fromkeys(_INDEXED, 'eventjax.kernels.indexed'),
+    **dict.fromkeys(_PLASTICITY, 'eventjax.kernels.plasticity'),
+    **dict.fromkeys(_DT2T, 'eventjax.kernels.dt2t'),
+    **dict.fromkeys(('XLACustomKernel', 'backends_available'), 'eventjax.backends'),
+    **dict.fromkeys(('NativeKernel', 'load_cpp_inline', 'load_cuda_file', 'load_cuda_inline'),
+                    'eventjax.backends.native'),
+    **dict.fromkeys(('NumbaCudaKernel', 'numba_cuda_kernel'), 'eventjax.backends.numba_cuda'),
+    **dict.fromkeys(('jitnmv_dt2t', 'jitsmv_dt2t', 'jitumv_dt2t'), 'eventjax.containers.jitc_dt2t'),
+    # brainevent's operand keywords on these four, with a deprecation warning, until the next release.
+    **dict.fromkeys(('binary_csrmv', 'binary_fcnmm', 'fcnmm', 'fcnmv'), 'eventjax.containers.keyword_aliases'),
+    **dict.fromkeys(('binary_csrmm', 'csrmm', 'csrmv'), 'eventjax.kernels.csr'),
+    **dict.fromkeys(('CSRDelayLayout', 'csr_delay_deliver', 'csr_delay_deliver_layout', 'fcn_delay_deliver'),
+                    'eventjax.kernels.delay'),
+    **dict.fromkeys(('binary_densemm', 'binary_densemv'), 'eventjax.kernels.dense'),
+    'binary_fcnmv': 'eventjax.kernels.fixed_conn',
+    **dict.fromkeys(('binary_jitcmm', 'binary_jitcmv', 'jitcmm', 'jitcmv'), 'eventjax.kernels.jitc'),
+    'update_fixed_pre_conn_on_binary_post': 'eventjax.kernels.plasticity.fcn_on_pre',
+    **dict.fromkeys(('defjvp', 'general_batching_rule', 'primitives'), 'eventjax.primitive'),
+    **dict.fromkeys(('get_all_primitive_names', 'get_primitives_by_tags', 'get_registry'), 'eventjax.primitive.tags'),
+    'warm': 'eventjax.serving.disk_cache',
+}
+# These list the primitives alive in the process: every standard operator is loaded before they answer.
+_LISTS_PRIMITIVES = frozenset({'get_all_primitive_names', 'get_primitives_by_tags', 'get_registry', 'primitives'})
 
 __all__ = [
     'COO',
@@ -182,32 +159,47 @@ __all__ = [
 # names eventjax's own name (eventjax.compat.brainevent has brainevent's, with its
 # signatures and rules).
 _DEPRECATED = {
-    'BinaryArray': ('EventArray', EventArray),
-    'WeightedArray': ('GradedEvents', GradedEvents),
-    'BitPackedBinary': ('BitPackedEvents', BitPackedEvents),
-    'CompactBinary': ('CompactEvents', CompactEvents),
-    'FixedPostNumConn': ('FixedNumPerPre', FixedNumPerPre),
-    'FixedPreNumConn': ('FixedNumPerPost', FixedNumPerPost),
-    'update_csr_on_binary_pre': ('csr_on_pre', csr_on_pre),
-    'update_csr_on_binary_post': ('csr2csc_on_post', csr2csc_on_post),
-    'update_dense_on_binary_pre': ('dense_on_pre', dense_on_pre),
-    'update_dense_on_binary_post': ('dense_on_post', dense_on_post),
-    'update_fixed_post_conn_on_binary_pre': ('fcn_on_pre', fcn_on_pre),
+    'BinaryArray': 'EventArray',
+    'WeightedArray': 'GradedEvents',
+    'BitPackedBinary': 'BitPackedEvents',
+    'CompactBinary': 'CompactEvents',
+    'FixedPostNumConn': 'FixedNumPerPre',
+    'FixedPreNumConn': 'FixedNumPerPost',
+    'update_csr_on_binary_pre': 'csr_on_pre',
+    'update_csr_on_binary_post': 'csr2csc_on_post',
+    'update_dense_on_binary_pre': 'dense_on_pre',
+    'update_dense_on_binary_post': 'dense_on_post',
+    'update_fixed_post_conn_on_binary_pre': 'fcn_on_pre',
 }
 
 
+def _load(name: str):
+    if name in _LISTS_PRIMITIVES:
+        for module in dict.fromkeys(_LAZY.values()):
+            importlib.import_module(module)
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
 def __getattr__(name: str):
+    if name in _LAZY:
+        return _load(name)
     if name in _DEPRECATED:
-        new, value = _DEPRECATED[name]
+        new = _DEPRECATED[name]
         warnings.warn(f"eventjax.{name} is brainevent's spelling and leaves the top level in the next release; use "
                       f"eventjax.{new} (or eventjax.compat.brainevent.{name}, with brainevent's signature and rules).",
                       DeprecationWarning, stacklevel=2)
-        return value
+        return _load(new)
     # brainevent exports each operator's primitive as ``<op>_p``; eventjax keeps
     # primitives private and reaches them through the registry instead.
-    if name.endswith('_p') and name[:-2] in get_registry():
+    if name.endswith('_p') and name[:-2] in _load('get_registry')():
         raise AttributeError(f"module 'eventjax' has no attribute {name!r}: eventjax does not export primitive "
                              f"objects. Use eventjax.get_registry()[{name[:-2]!r}] for the XLACustomKernel "
                              f"(e.g. .available_backends('cpu')), or eventjax.compat.brainevent.{name} for "
                              "brainevent's name.")
     raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+
+
+def __dir__():
+    return sorted({*globals(), *__all__})

@@ -94,6 +94,7 @@ def info_lines() -> list[str]:
             text = 'yes' if status.available else f'no: {status.reason}' + (f' Fix: {status.fix}' if status.fix else '')
             out.append(f'  {backend:<11}{plat:<4} {text}')
     out.append(f'numba threads\n  {_numba_threads()}')
+    ej.get_registry()  # the standard operators register when first used: count them too
     snap = ej.config.snapshot()
     out.append('configuration')
     out.append(f'  version            {snap.version} (the key of this configuration in JAX\'s caches)')

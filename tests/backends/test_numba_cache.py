@@ -234,3 +234,55 @@ class TestDiskNames:
             fingerprint = numba_keying.kernel_fingerprint(scale_kg(np.array(s))(OUT))
             numba_codegen._cached_module(fingerprint, source)
         assert len(list((tmp_path / 'numba_handlers').glob('*.py'))) == 2
+
+
+# A handler from the disk cache is loaded as machine code: numba's compiler registries (its numpy
+# implementations among them) stay unloaded, and what the code needs at run time is bound first —
+# numba's allocator for arrays the kernel makes, the Python C API for a kernel that raises, numba's
+# thread pool for a parallel one.
+_LOADED = textwrap.dedent("""
+    import sys
+    import jax, numba, numpy as np
+    from eventjax.backends.numba import bridge as nb
+
+    @numba.njit
+    def allocates(x, out):
+        tmp = np.zeros(x.shape[0], np.float32)
+        tmp[:] = x * 2
+        out[...] = tmp
+
+    @numba.njit
+    def raises(x, out):
+        if x[0] > 0:
+            raise ValueError('positive first entry')
+        out[...] = x
+
+    @numba.njit(parallel=True)
+    def threaded(x, out):
+        for i in numba.prange(x.shape[0]):
+            out[i] = x[i] + 3
+
+    OUT = (jax.ShapeDtypeStruct((3,), np.float32),)
+    x = np.ones(3, np.float32)
+    got = [float(nb.numba_kernel_generator(lambda outs: allocates)(outs=OUT)(x)[0][0])]
+    try:
+        nb.numba_kernel_generator(lambda outs: raises)(outs=OUT)(x)[0].block_until_ready()
+    except Exception as e:
+        got.append('positive first entry' in str(e))
+    print('serial', *got, 'numba.np.arraymath' in sys.modules)
+    got.append(float(nb.numba_kernel_generator(lambda outs: threaded)(outs=OUT)(x)[0][0]))
+    print('all', *got, sum(t.handler.cache_hits for t in nb._REGISTRY._targets.values()))
+""")
+
+
+def test_a_cached_handler_loads_without_numbas_compiler_and_runs_allocating_raising_and_threaded_kernels(tmp_path):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / 'cache'), PYTHONPATH=os.pathsep.join(sys.path))
+    script = tmp_path / 'loaded.py'
+    script.write_text(_LOADED)
+    runs = []
+    for _ in range(2):
+        r = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr[-2000:]
+        runs.append({line.split()[0]: line.split()[1:] for line in r.stdout.splitlines()})
+    assert runs[0] == {'serial': ['2.0', 'True', 'True'], 'all': ['2.0', 'True', '4.0', '0']}
+    assert runs[1] == {'serial': ['2.0', 'True', 'False'], 'all': ['2.0', 'True', '4.0', '3']}

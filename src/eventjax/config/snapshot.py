@@ -109,6 +109,14 @@ class PrimitiveTable:
         validator=_check_platform_keys,
     )
     defaults: Mapping[str, str] = attrs.field(factory=frozen_map, validator=_check_platform_keys)
+    # Built once per table: every configuration change compares whole contents, once per registered
+    # kernel while the standard operators load.
+    _content: tuple = attrs.field(init=False, eq=False, repr=False, default=())
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, '_content', (
+            self.name, tuple((p, tuple(self.kernels[p].items())) for p in PLATFORMS),
+            tuple(sorted(self.defaults.items()))))
 
     def backends(self, platform: str) -> tuple[str, ...]:
         return tuple(self.kernels[platform])
@@ -139,8 +147,7 @@ class PrimitiveTable:
 
     def content(self) -> tuple:
         """What resolution reads from this table, as a hashable value (kernels by identity)."""
-        return (self.name, tuple((p, tuple(self.kernels[p].items())) for p in PLATFORMS),
-                tuple(sorted(self.defaults.items())))
+        return self._content
 
 
 @attrs.frozen(eq=False)
