@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from eventjax.kernels.dt2t.csrmv_dt2t import per_entry
+from eventjax.kernels.dt2t.csr_dt2t import per_entry
 
 __all__ = ['cscmm_dt2t', 'cscmv_dt2t']
 
