@@ -38,10 +38,10 @@ def binary_csrmv_packed(data, indices, indptr, words, *, shape, transpose=False,
     Example:
         >>> import jax.numpy as jnp
         >>> import eventjax as ej
-        >>> data, indices, indptr = jnp.array([1., 2., 3.]), jnp.array([0, 1, 1]), jnp.array([0, 2, 3])
-        >>> words = ej.bitpack(jnp.array([False, True]))
-        >>> ej.binary_csrmv_packed(data, indices, indptr, words, shape=(2, 2), transpose=True)
-        Array([0., 3.], dtype=float32)
+        >>> data, indices, indptr = jnp.array([1., 2., 3., 4.]), jnp.array([0, 2, 1, 2]), jnp.array([0, 2, 4])
+        >>> words = ej.bitpack(jnp.array([True, True]))
+        >>> ej.binary_csrmv_packed(data, indices, indptr, words, shape=(2, 3), transpose=True)
+        Array([1., 3., 6.], dtype=float32)
     """
     who = 'binary_csrmv_packed()'
     check_transpose(who, transpose)
