@@ -16,8 +16,7 @@ MODULES = (binary_csrmv_indexed, binary_csrmm_indexed, binary_csrmv_packed, csr_
 def _indexed_registered():
     # The folder's fixture has interpret mode on and restores the tables afterwards.
     for fn in MODULES:
-        module = __import__(fn.__module__, fromlist=['_prim'])
-        register_backend(module._prim, 'eventjax.kernels.indexed', fn.__name__, 'pallas')
+        register_backend(ej.get_registry()[fn.__name__], 'eventjax.kernels.indexed', fn.__name__, 'pallas')
 
 
 def test_index_lists_vector_and_matrix():

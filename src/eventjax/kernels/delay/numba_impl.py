@@ -156,24 +156,17 @@ def _event_rows(events, weighted):
     return rows[:count]
 
 
-@numba.njit(cache=True)
-def _binary(ring, events, data, indices, indptr, delays, t, out, err):
-    _deliver(events, data, indices, indptr, delays, t, out, False)
+def _deliver_entry(deliver, weighted):
+    """The kernel of one delivery (``_deliver`` or ``_deliver_pipelined``) and one event mode."""
+    @numba.njit(cache=True)
+    def kernel(ring, events, data, indices, indptr, delays, t, out, err):
+        deliver(events, data, indices, indptr, delays, t, out, weighted)
+    return kernel
 
 
-@numba.njit(cache=True)
-def _weighted(ring, events, data, indices, indptr, delays, t, out, err):
-    _deliver(events, data, indices, indptr, delays, t, out, True)
-
-
-@numba.njit(cache=True)
-def _binary_pipelined(ring, events, data, indices, indptr, delays, t, out, err):
-    _deliver_pipelined(events, data, indices, indptr, delays, t, out, False)
-
-
-@numba.njit(cache=True)
-def _weighted_pipelined(ring, events, data, indices, indptr, delays, t, out, err):
-    _deliver_pipelined(events, data, indices, indptr, delays, t, out, True)
+_binary, _weighted = _deliver_entry(_deliver, False), _deliver_entry(_deliver, True)
+_binary_pipelined = _deliver_entry(_deliver_pipelined, False)
+_weighted_pipelined = _deliver_entry(_deliver_pipelined, True)
 
 
 def csr_delay_deliver_kernel(*, shape, weighted):

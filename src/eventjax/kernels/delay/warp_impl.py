@@ -62,12 +62,26 @@ def _ring_now():
 
 
 @functools.cache
+def _kept_row(pt):
+    """A ``wp.func``: the entries ``[start, end)`` of row ``i``, empty for a row whose ``indptr`` range is invalid."""
+    wp = import_warp()
+
+    @wp.func
+    def kept_row(indptr: wp.array(dtype=pt), i: int, nnz: int):
+        start, end = int(indptr[i]), int(indptr[i + 1])
+        if start < 0 or end < start or end > nnz:
+            return 0, 0
+        return start, end
+    return kept_row
+
+
+@functools.cache
 def _deliver(rt, et, wt, it, weighted):
     wp = import_warp()
     as_index = index_reader(it)
     at = accumulator_type(rt)
     value, active = _event_value(et, at, weighted)
-    ring_now = _ring_now()
+    ring_now, kept_row = _ring_now(), _kept_row(it)
 
     @wp.kernel(module='unique', enable_backward=False)
     def deliver(events: wp.array(dtype=et), data: wp.array(dtype=wt),
@@ -78,16 +92,12 @@ def _deliver(rt, et, wt, it, weighted):
         if not active(x):
             return
         v = value(x)
-        length = out.shape[0]
-        n = out.shape[1]
-        nnz = indices.shape[0]
+        length, n = out.shape[0], out.shape[1]
         wstep = wp.where(data.shape[0] == 1, 0, 1)  # one shared weight (or delay): always entry 0
         dstep = wp.where(delays.shape[0] == 1, 0, 1)
         now = ring_now(t, length)
-        start, end = int(indptr[i]), int(indptr[i + 1])
-        if start < 0 or end < start or end > nnz:
-            return
-        for k in range(start, end):
+        se = kept_row(indptr, i, indices.shape[0])
+        for k in range(se[0], se[1]):
             j = as_index(indices[k])
             d = int(delays[k * dstep])
             if j >= 0 and j < n and d >= 1 and d < length:
@@ -110,7 +120,7 @@ def _deliver_layout(rt, et, wt, pt, weighted):
     wp = import_warp()
     at = accumulator_type(rt)
     value, active = _event_value(et, at, weighted)
-    ring_now = _ring_now()
+    ring_now, kept_row = _ring_now(), _kept_row(pt)
 
     @wp.kernel(module='unique', enable_backward=False)
     def deliver(events: wp.array(dtype=et), data: wp.array(dtype=wt), offsets: wp.array(dtype=wp.int32),
@@ -120,18 +130,13 @@ def _deliver_layout(rt, et, wt, pt, weighted):
         if not active(x):
             return
         v = value(x)
-        length = out.shape[0]
-        n = out.shape[1]
-        nnz = offsets.shape[0]
+        length, n = out.shape[0], out.shape[1]
         wstep = wp.where(data.shape[0] == 1, 0, 1)
-        now = ring_now(t, length)
-        back = (length - now) * n  # now * n + offset - L * n stays within int32
-        start, end = int(indptr[i]), int(indptr[i + 1])
-        if start < 0 or end < start or end > nnz:
-            return
+        back = (length - ring_now(t, length)) * n  # now * n + offset - L * n stays within int32
+        se = kept_row(indptr, i, offsets.shape[0])
         # The ring's own (row-major) buffer seen flat: a position needs no division into row and column.
         flat = wp.array(ptr=out.ptr, shape=(length * n,), dtype=at)
-        for k in range(start, end):
+        for k in range(se[0], se[1]):
             o = int(offsets[k])
             if o >= n and o < length * n:
                 q = o - back

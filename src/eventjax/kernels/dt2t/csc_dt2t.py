@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from eventjax.kernels.dt2t.csrmv_dt2t import per_entry
+from eventjax.kernels.dt2t.csr_dt2t import per_entry
 
 __all__ = ['cscmm_dt2t', 'cscmv_dt2t']
 
@@ -19,9 +19,9 @@ def cscmv_dt2t(y, w, indices, indptr, *, shape, transpose=False, backend=None, v
     Example:
         >>> import jax.numpy as jnp
         >>> import eventjax as ej
-        >>> w, rows, indptr = jnp.array([1., 2., 3.]), jnp.array([0, 1, 1]), jnp.array([0, 2, 3])
+        >>> w, rows, indptr = jnp.array([1., 2., 3.]), jnp.array([1, 0, 1]), jnp.array([0, 1, 3])
         >>> ej.cscmv_dt2t(jnp.array([10., 100.]), w, rows, indptr, shape=(2, 2))
-        Array([ 10., 200., 300.], dtype=float32)
+        Array([100.,  20., 300.], dtype=float32)
     """
     return per_entry('cscmv_dt2t()', y, w, indices, indptr, shape=tuple(shape)[::-1], transpose=not transpose,
                      matrix=False, backend=backend, validate=validate)
@@ -33,9 +33,9 @@ def cscmm_dt2t(y, w, indices, indptr, *, shape, transpose=False, backend=None, v
     Example:
         >>> import jax.numpy as jnp
         >>> import eventjax as ej
-        >>> w, rows, indptr = jnp.array([1., 2., 3.]), jnp.array([0, 1, 1]), jnp.array([0, 2, 3])
+        >>> w, rows, indptr = jnp.array([1., 2., 3.]), jnp.array([1, 0, 1]), jnp.array([0, 1, 3])
         >>> ej.cscmm_dt2t(jnp.array([[1., 0.]]), w, rows, indptr, shape=(2, 2))
-        Array([[1., 0., 0.]], dtype=float32)
+        Array([[0., 2., 0.]], dtype=float32)
     """
     return per_entry('cscmm_dt2t()', y, w, indices, indptr, shape=tuple(shape)[::-1], transpose=not transpose,
                      matrix=True, backend=backend, validate=validate)

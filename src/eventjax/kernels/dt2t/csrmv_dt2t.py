@@ -1,29 +1,12 @@
-"""``csrmv_dt2t`` / ``csrmm_dt2t``: one value per stored CSR entry, its value times its row's (column's) ``y``."""
+"""``csrmv_dt2t``: one value per stored CSR entry, its value times its row's (column's) ``y``."""
 
 from __future__ import annotations
 
-import jax.numpy as jnp
+from eventjax.kernels.dt2t.csr_dt2t import per_entry
+from eventjax.kernels.dt2t.csrmm_dt2t import csrmm_dt2t
 
-from eventjax.kernels.common.checks import is_concrete
-from eventjax.kernels.common.units import attach, split_product
-from eventjax.kernels.dt2t.arguments import check_dt2t_call
-from eventjax.kernels.dt2t.csr_dt2t import bind_dt2t
-
+# csrmm_dt2t and per_entry stay importable from here, where they used to live.
 __all__ = ['csrmm_dt2t', 'csrmv_dt2t', 'per_entry']
-
-
-def per_entry(who, y, w, indices, indptr, *, shape, transpose, matrix, backend, validate):
-    """Check, bind ``csr_dt2t`` and shape the result (``(nnz,)``, or ``(batch, nnz)`` when ``matrix``)."""
-    w, y, unit = split_product(w, y)
-    w, indices, indptr, y, events, shape = check_dt2t_call(
-        who, w, indices, indptr, y, shape=shape, transpose=transpose, matrix=matrix, validate=validate)
-    out = bind_dt2t(w, indices, indptr, y, shape=shape, transpose=transpose, events=events, backend=backend)
-    if not transpose and not (validate and is_concrete(indices)):
-        # Read by row, an entry never looks at its column; one outside [0, n) is dropped here, for every
-        # backend at once, and the select gives it a zero gradient in w and y.
-        keep = (indices >= 0) & (indices < shape[1])
-        out = jnp.where(keep[None, :], out, jnp.zeros((), out.dtype))
-    return attach(out if matrix else out[0], unit)
 
 
 def csrmv_dt2t(y, w, indices, indptr, *, shape, transpose=False, backend=None, validate=True):
@@ -58,27 +41,4 @@ def csrmv_dt2t(y, w, indices, indptr, *, shape, transpose=False, backend=None, v
         Array([0., 2., 3.], dtype=float32)
     """
     return per_entry('csrmv_dt2t()', y, w, indices, indptr, shape=shape, transpose=transpose, matrix=False,
-                     backend=backend, validate=validate)
-
-
-def csrmm_dt2t(y, w, indices, indptr, *, shape, transpose=False, backend=None, validate=True):
-    """A batch of :func:`csrmv_dt2t`: ``out[b, e] = w[b, e] * y[b, row(e)]`` (``y[b, indices[e]]`` transposed).
-
-    Args:
-        y: ``(batch, m)`` (``(batch, n)`` when ``transpose``), float or bool.
-        w: ``(batch, nnz)``, or ``(nnz,)`` / a scalar shared by the batch.
-        indices, indptr, shape, transpose, backend, validate: as in :func:`csrmv_dt2t`.
-
-    Returns:
-        ``(batch, nnz)``.
-
-    Example:
-        >>> import jax.numpy as jnp
-        >>> import eventjax as ej
-        >>> w, indices, indptr = jnp.array([1., 2., 3.]), jnp.array([0, 1, 1]), jnp.array([0, 2, 3])
-        >>> ej.csrmm_dt2t(jnp.array([[1., 0.], [0., 1.]]), w, indices, indptr, shape=(2, 2))
-        Array([[1., 2., 0.],
-               [0., 0., 3.]], dtype=float32)
-    """
-    return per_entry('csrmm_dt2t()', y, w, indices, indptr, shape=shape, transpose=transpose, matrix=True,
                      backend=backend, validate=validate)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from eventjax.kernels.common.checks import check_index_array, check_shape, is_concrete, validate_fcn_indices
-from eventjax.kernels.dt2t.csrmv_dt2t import per_entry
+from eventjax.kernels.dt2t.csr_dt2t import per_entry
 
 __all__ = ['fcnmm_dt2t', 'fcnmv_dt2t']
 

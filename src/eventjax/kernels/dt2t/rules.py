@@ -27,16 +27,22 @@ def _undefined(x) -> bool:
     return ad.is_undefined_primal(x)
 
 
+def _linear_in(bind, slot: int, cast: bool = False):
+    """The JVP rule in operand ``slot`` of a bilinear primitive: the primitive itself, the tangent in that slot.
+
+    With ``cast`` the tangent takes operand 0's dtype (``y`` of ``csr_dt2t``
+    may be an event vector, while the product is in ``w``'s dtype).
+    """
+    def jvp(tangent, *operands, **params):
+        backend, static = split_params(params)
+        args = list(operands)
+        args[slot] = tangent.astype(operands[0].dtype) if cast else tangent
+        return [bind(*args, backend=backend, **static)]
+    return jvp
+
+
 def register_dt2t_rules(prim, bind) -> None:
     """Wire ``csr_dt2t``'s JVP, transpose and batching; ``bind(w, indices, indptr, y, backend=, **static)``."""
-    def jvp_w(dw, w, indices, indptr, y, **params):
-        backend, static = split_params(params)
-        return [bind(dw, indices, indptr, y, backend=backend, **static)]
-
-    def jvp_y(dy, w, indices, indptr, y, **params):
-        backend, static = split_params(params)
-        return [bind(w, indices, indptr, dy.astype(w.dtype), backend=backend, **static)]
-
     def transpose(cts, w, indices, indptr, y, **params):
         (ct,) = cts
         result = [None] * 4
@@ -64,21 +70,13 @@ def register_dt2t_rules(prim, bind) -> None:
                    backend=backend, **static)
         return [out.reshape(w.shape)], [0]
 
-    defjvp_by_name(prim, DT2T_OPERANDS, w=jvp_w, y=jvp_y)
+    defjvp_by_name(prim, DT2T_OPERANDS, w=_linear_in(bind, 0), y=_linear_in(bind, 3, cast=True))
     prim.def_transpose_rule(transpose)
     prim.def_batching_rule(batch)
 
 
 def register_sddmm_rules(prim, bind) -> None:
     """Wire ``csr_sddmm``'s JVP, transpose and batching; ``bind(a, bt, indices, indptr, backend=, **static)``."""
-    def jvp_a(da, a, b, indices, indptr, **params):
-        backend, static = split_params(params)
-        return [bind(da, b, indices, indptr, backend=backend, **static)]
-
-    def jvp_b(db, a, b, indices, indptr, **params):
-        backend, static = split_params(params)
-        return [bind(a, db, indices, indptr, backend=backend, **static)]
-
     def transpose(cts, a, b, indices, indptr, **params):
         (ct,) = cts
         result = [None] * 4
@@ -92,6 +90,6 @@ def register_sddmm_rules(prim, bind) -> None:
             result[1] = reference.sddmm_cotangent(ct, a, indices, indptr, shape=shape, side='b').astype(b.aval.dtype)
         return result
 
-    defjvp_by_name(prim, SDDMM_OPERANDS, a=jvp_a, bt=jvp_b)
+    defjvp_by_name(prim, SDDMM_OPERANDS, a=_linear_in(bind, 0), bt=_linear_in(bind, 1))
     prim.def_transpose_rule(transpose)
     prim.def_batching_rule(lambda args, axes, **params: general_batching_rule(prim, args, axes, **params))

@@ -6,9 +6,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from eventjax.kernels.common.checks import (
+    check_csr_operands,
     check_events,
     check_index_array,
-    check_index_capacity,
     check_length,
     check_rank,
     check_shape,
@@ -126,16 +126,14 @@ def check_structure(who, data, indices, indptr, *, shape, validate, any_data_len
     structure is then repaired (``repair_indptr``); ``validate=False`` trusts it.
     """
     m, n = check_shape(who, shape)
-    data = check_weights(who, 'data', data)
-    check_rank(who, 'data', data, (1,))
-    indices = check_index_array(who, 'indices', indices)
-    indptr = check_index_array(who, 'indptr', indptr).astype(indices.dtype)
-    check_index_capacity(who, (m, n), indices.dtype)
-    check_length(who, 'indptr', indptr, m + 1, 'rows + 1')
+    if any_data_length:
+        # Read through a permutation, data may have any length: the structure is checked beside one weight.
+        data = check_weights(who, 'data', data)
+        check_rank(who, 'data', data, (1,))
+        _, indices, indptr = check_csr_operands(who, jnp.zeros((1,), data.dtype), indices, indptr, (m, n))
+    else:
+        data, indices, indptr = check_csr_operands(who, data, indices, indptr, (m, n))
     nnz = indices.shape[0]
-    if data.shape[0] not in (1, nnz) and not any_data_length:
-        raise ValueError(f'{who}: data must have length {nnz} (one weight per entry of indices) '
-                         f'or 1 (one homogeneous weight), got {data.shape[0]}.')
     if validate and is_concrete(indices, indptr):
         validate_csr_structure(who, indices, indptr, n)
     elif validate:

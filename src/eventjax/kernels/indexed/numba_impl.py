@@ -58,24 +58,17 @@ def binary_csrmv_indexed_kernel(shape, permuted):
     return scatter_kernel(shape, _scatter, _scatter_threaded, indices=1)
 
 
-@numba.njit(cache=True)
-def _scatter(data, indices, indptr, perm, ids, count, out, err):
-    _scatter_rows(scatter_spans, data, indices, indptr, perm, ids, count, out, False)
+def _scatter_entry(scatter, permuted):
+    """The kernel of one ``scatter`` of ``numba.scatter`` and one weight reading (through ``perm`` or not)."""
+    @numba.njit(cache=True)
+    def kernel(data, indices, indptr, perm, ids, count, out, err):
+        _scatter_rows(scatter, data, indices, indptr, perm, ids, count, out, permuted)
+    return kernel
 
 
-@numba.njit(cache=True)
-def _scatter_permuted(data, indices, indptr, perm, ids, count, out, err):
-    _scatter_rows(scatter_spans, data, indices, indptr, perm, ids, count, out, True)
-
-
-@numba.njit(cache=True)
-def _scatter_threaded(data, indices, indptr, perm, ids, count, out, err):
-    _scatter_rows(scatter_spans_threaded, data, indices, indptr, perm, ids, count, out, False)
-
-
-@numba.njit(cache=True)
-def _scatter_permuted_threaded(data, indices, indptr, perm, ids, count, out, err):
-    _scatter_rows(scatter_spans_threaded, data, indices, indptr, perm, ids, count, out, True)
+_scatter, _scatter_permuted = _scatter_entry(scatter_spans, False), _scatter_entry(scatter_spans, True)
+_scatter_threaded = _scatter_entry(scatter_spans_threaded, False)
+_scatter_permuted_threaded = _scatter_entry(scatter_spans_threaded, True)
 
 
 @numba.njit(cache=True, fastmath=FASTMATH, inline='always')

@@ -24,9 +24,15 @@ TPU_UNSUPPORTED = ('The index-list product adds into data-dependent outputs; Mos
 _SLOTS_PER_PROGRAM = 8
 
 
-def _body(m, n, acc, permuted):
+def _body(m, n, acc, permuted, matrix):
+    """The program body over ``_SLOTS_PER_PROGRAM`` list slots.
 
-    def body(data_ref, indices_ref, indptr_ref, perm_ref, ids_ref, count_ref, _zeros_ref, y_ref):
+    With ``matrix`` an entry adds into the event columns of its row of ``B``
+    (the operand before the zeros), else one value.
+    """
+
+    def body(data_ref, indices_ref, indptr_ref, perm_ref, ids_ref, count_ref, *rest):
+        y_ref = rest[-1]
         base = pl.program_id(0) * _SLOTS_PER_PROGRAM
         nnz, nd = indices_ref.shape[0], data_ref.shape[0]
         capacity = ids_ref.shape[0]
@@ -37,6 +43,9 @@ def _body(m, n, acc, permuted):
 
             @pl.when((s < capacity) & (s < count_ref[0]) & (i >= 0) & (i < m))
             def _():
+                if matrix:
+                    row = rest[0][jnp.clip(i, 0, m - 1), :]
+                    ev = jnp.where(row if row.dtype == jnp.bool_ else row > 0, 1.0, 0.0).astype(acc)
                 start = jnp.clip(indptr_ref[i], 0, nnz)
                 end = jnp.clip(indptr_ref[i + 1], start, nnz)
 
@@ -50,7 +59,7 @@ def _body(m, n, acc, permuted):
 
                     @pl.when((j >= 0) & (j < n) & (p >= 0) & (p < nd))
                     def _():
-                        add_into_row(y_ref, j, jnp.full((1,), w, acc))
+                        add_into_row(y_ref, j, w.astype(acc) * ev if matrix else jnp.full((1,), w, acc))
                     return carry
 
                 lax.fori_loop(start, end, entry, 0)
@@ -69,7 +78,7 @@ def binary_csrmv_indexed_kernel(*, shape, permuted, outs):
     def call(data, indices, indptr, perm, ids, count, *, interpret):
         if m == 0 or n == 0 or indices.shape[0] == 0 or ids.shape[0] == 0:
             return jnp.zeros(out.shape, out.dtype)
-        body = _body(m, n, acc, permuted)
+        body = _body(m, n, acc, permuted, False)
         zeros = jnp.zeros((n, 1), acc)
         y = pl.pallas_call(
             body, out_shape=jax.ShapeDtypeStruct((n, 1), acc), grid=(pl.cdiv(ids.shape[0], _SLOTS_PER_PROGRAM),),
@@ -79,44 +88,6 @@ def binary_csrmv_indexed_kernel(*, shape, permuted, outs):
         return jnp.where(count[0] > ids.shape[0], jnp.array(jnp.nan, out.dtype), y[:, 0].astype(out.dtype))
 
     return call
-
-
-def _mm_body(m, n, acc, permuted):
-
-    def body(data_ref, indices_ref, indptr_ref, perm_ref, ids_ref, count_ref, b_ref, _zeros_ref, y_ref):
-        base = pl.program_id(0) * _SLOTS_PER_PROGRAM
-        nnz, nd = indices_ref.shape[0], data_ref.shape[0]
-        capacity = ids_ref.shape[0]
-
-        def slot(r, carry):
-            s = base + r
-            i = ids_ref[jnp.minimum(s, capacity - 1)]
-
-            @pl.when((s < capacity) & (s < count_ref[0]) & (i >= 0) & (i < m))
-            def _():
-                row = b_ref[jnp.clip(i, 0, m - 1), :]
-                ev = jnp.where(row if row.dtype == jnp.bool_ else row > 0, 1.0, 0.0).astype(acc)
-                start = jnp.clip(indptr_ref[i], 0, nnz)
-                end = jnp.clip(indptr_ref[i + 1], start, nnz)
-
-                def entry(k, carry):
-                    j = indices_ref[k]
-                    if nd == 1:
-                        p, w = 0, data_ref[0]
-                    else:
-                        p = perm_ref[k] if permuted else k
-                        w = data_ref[jnp.clip(p, 0, nd - 1)]
-
-                    @pl.when((j >= 0) & (j < n) & (p >= 0) & (p < nd))
-                    def _():
-                        add_into_row(y_ref, j, w.astype(acc) * ev)
-                    return carry
-
-                lax.fori_loop(start, end, entry, 0)
-            return carry
-
-        lax.fori_loop(0, _SLOTS_PER_PROGRAM, slot, 0)
-    return body
 
 
 def binary_csrmm_indexed_kernel(*, shape, permuted, outs):
@@ -134,7 +105,7 @@ def binary_csrmm_indexed_kernel(*, shape, permuted, outs):
         padded = jnp.pad(B, ((0, 0), (0, kp - k)))
         zeros = jnp.zeros((n, kp), acc)
         y = pl.pallas_call(
-            _mm_body(m, n, acc, permuted), out_shape=jax.ShapeDtypeStruct((n, kp), acc),
+            _body(m, n, acc, permuted, True), out_shape=jax.ShapeDtypeStruct((n, kp), acc),
             grid=(pl.cdiv(ids.shape[0], _SLOTS_PER_PROGRAM),), input_output_aliases={7: 0}, interpret=interpret,
             compiler_params=triton_params(),
         )(data, indices, indptr, perm, ids, count, padded, zeros)

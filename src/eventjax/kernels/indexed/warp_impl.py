@@ -21,10 +21,59 @@ __all__ = ['binary_csrmm_indexed_kernel', 'binary_csrmv_indexed_kernel', 'binary
 
 
 @functools.cache
+def _row_span(it):
+    """A ``wp.func``: the entries ``[start, end)`` of row ``i``, its pointers clipped to ``[0, nnz]``."""
+    wp = import_warp()
+
+    @wp.func
+    def row_span(indptr: wp.array(dtype=it), i: int, nnz: int):
+        start = wp.min(wp.max(int(indptr[i]), 0), nnz)
+        return start, wp.min(wp.max(int(indptr[i + 1]), start), nnz)
+
+    return row_span
+
+
+@functools.cache
+def _listed(it, permuted):
+    """``wp.func`` s of the index-list kernels: the row of list slot ``s``, and the weight of entry ``k``.
+
+    ``listed_row`` is -1 for a slot past ``count`` or a row outside
+    ``[0, m)``; ``weight_at`` is entry 0 for one shared weight, else ``k``
+    (``perm[k]`` when ``permuted``), -1 when that is outside ``data``.
+    """
+    wp = import_warp()
+    as_index = index_reader(it)
+
+    @wp.func
+    def listed_row(ids: wp.array(dtype=wp.int32), count: wp.array(dtype=wp.int32), s: int, m: int) -> int:
+        if s >= count[0]:
+            return -1
+        i = int(ids[s])
+        if i < 0 or i >= m:
+            return -1
+        return i
+
+    @wp.func
+    def weight_at(perm: wp.array(dtype=it), k: int, nd: int) -> int:
+        p = k
+        if nd == 1:
+            p = 0
+        elif wp.static(permuted):
+            p = as_index(perm[k])
+        if p >= nd:
+            return -1
+        return p
+
+    return listed_row, weight_at
+
+
+@functools.cache
 def _scatter(wt, it, permuted):
     wp = import_warp()
     as_index = index_reader(it)
     at = accumulator_type(wt)
+    row_span = _row_span(it)
+    listed_row, weight_at = _listed(it, permuted)
 
     @wp.kernel(module='unique', enable_backward=False)
     def scatter(data: wp.array(dtype=wt), indices: wp.array(dtype=it), indptr: wp.array(dtype=it),
@@ -37,27 +86,16 @@ def _scatter(wt, it, permuted):
                 for j in range(out.shape[0]):
                     out[j] = wt(wp.nan)
             return
-        if s >= count[0]:
+        i = listed_row(ids, count, s, indptr.shape[0] - 1)
+        if i < 0:
             return
-        i = int(ids[s])
-        m = indptr.shape[0] - 1
-        if i < 0 or i >= m:
-            return
-        nnz = indices.shape[0]
         n = out.shape[0]
-        nd = data.shape[0]
-        start = wp.min(wp.max(int(indptr[i]), 0), nnz)
-        end = wp.min(wp.max(int(indptr[i + 1]), start), nnz)
-        for k in range(start, end):
+        se = row_span(indptr, i, indices.shape[0])
+        for k in range(se[0], se[1]):
             j = as_index(indices[k])
-            if j >= 0 and j < n:
-                p = k
-                if nd == 1:
-                    p = 0
-                elif wp.static(permuted):
-                    p = as_index(perm[k])
-                if p >= 0 and p < nd:
-                    wp.atomic_add(out, j, wt(at(data[p])))
+            p = weight_at(perm, k, data.shape[0])
+            if j >= 0 and j < n and p >= 0:
+                wp.atomic_add(out, j, wt(at(data[p])))
 
     return scatter
 
@@ -74,6 +112,8 @@ def _scatter_mm(wt, it, bt, permuted):
     as_index = index_reader(it)
     at = accumulator_type(wt)
     is_event = event_test(bt)
+    row_span = _row_span(it)
+    listed_row, weight_at = _listed(it, permuted)
 
     @wp.kernel(module='unique', enable_backward=False)
     def scatter_mm(data: wp.array(dtype=wt), indices: wp.array(dtype=it), indptr: wp.array(dtype=it),
@@ -86,28 +126,16 @@ def _scatter_mm(wt, it, bt, permuted):
                     for q in range(out.shape[1]):
                         out[j, q] = wt(wp.nan)
             return
-        if s >= count[0]:
+        i = listed_row(ids, count, s, indptr.shape[0] - 1)
+        if i < 0 or not is_event(B[i, c]):
             return
-        i = int(ids[s])
-        if i < 0 or i >= indptr.shape[0] - 1:
-            return
-        if not is_event(B[i, c]):
-            return
-        nnz = indices.shape[0]
         n = out.shape[0]
-        nd = data.shape[0]
-        start = wp.min(wp.max(int(indptr[i]), 0), nnz)
-        end = wp.min(wp.max(int(indptr[i + 1]), start), nnz)
-        for k in range(start, end):
+        se = row_span(indptr, i, indices.shape[0])
+        for k in range(se[0], se[1]):
             j = as_index(indices[k])
-            if j >= 0 and j < n:
-                p = k
-                if nd == 1:
-                    p = 0
-                elif wp.static(permuted):
-                    p = as_index(perm[k])
-                if p >= 0 and p < nd:
-                    wp.atomic_add(out, j, c, wt(at(data[p])))
+            p = weight_at(perm, k, data.shape[0])
+            if j >= 0 and j < n and p >= 0:
+                wp.atomic_add(out, j, c, wt(at(data[p])))
 
     return scatter_mm
 
@@ -126,6 +154,8 @@ def _slice(wt, it):
     as_index = index_reader(it)
     at = accumulator_type(wt)
 
+    row_span = _row_span(it)
+
     @wp.kernel(module='unique', enable_backward=False)
     def slice_rows(data: wp.array(dtype=wt), indices: wp.array(dtype=it), indptr: wp.array(dtype=it),
                    rows: wp.array(dtype=wp.int32), out: wp.array2d(dtype=wt)):
@@ -133,11 +163,9 @@ def _slice(wt, it):
         i = int(rows[s])
         if i < 0 or i >= indptr.shape[0] - 1:
             return
-        nnz = indices.shape[0]
         n = out.shape[1]
-        start = wp.min(wp.max(int(indptr[i]), 0), nnz)
-        end = wp.min(wp.max(int(indptr[i + 1]), start), nnz)
-        for k in range(start, end):
+        se = row_span(indptr, i, indices.shape[0])
+        for k in range(se[0], se[1]):
             j = as_index(indices[k])
             if j >= 0 and j < n:
                 p = k
@@ -160,13 +188,14 @@ def _packed(wt, it, transpose):
     as_index = index_reader(it)
     at = accumulator_type(wt)
 
+    row_span = _row_span(it)
+
     @wp.func
     def bounds(indptr: wp.array(dtype=it), sizes: wp.array(dtype=it), i: int, nnz: int):
         k = int(sizes[2])
         if k > 0:
             return wp.min(i * k, nnz), wp.min(i * k + k, nnz)
-        start = wp.min(wp.max(int(indptr[i]), 0), nnz)
-        return start, wp.min(wp.max(int(indptr[i + 1]), start), nnz)
+        return row_span(indptr, i, nnz)
 
     @wp.kernel(module='unique', enable_backward=False)
     def scatter(data: wp.array(dtype=wt), indices: wp.array(dtype=it), indptr: wp.array(dtype=it),

@@ -189,12 +189,8 @@ def fcn_apply_on_pre(rule: Callable, edge_state: Any, indices, spikes, *, pre_va
     indices = check_fcn_structure(who, indices, m, n, True)
     k = indices.shape[1]
     _leaves_shaped(who, 'edge_state', edge_state, (m, k))
-    spikes = check_events(who, 'spikes', spikes)
-    flat = jax.tree.map(lambda a: jnp.reshape(a, (m * k,)), edge_state)
-    starts = jnp.arange(m, dtype=jnp.int32) * k
-    out = _segments(who, rule, flat, spikes, starts, jnp.full((m,), k, jnp.int32), k, pre_vals, post_vals,
-                    lambda at: indices.reshape(-1)[at], n, params)
-    return jax.tree.map(lambda a: a.reshape(m, k), out)
+    return _full_segments(who, rule, edge_state, spikes, (m, k), (m, k), lambda at: indices.reshape(-1)[at], n,
+                          pre_vals, post_vals, params)
 
 
 def dense_apply_on_pre(rule: Callable, edge_state: Any, spikes, *, pre_vals=None, post_vals=None, params=None):
@@ -209,12 +205,20 @@ def dense_apply_on_pre(rule: Callable, edge_state: Any, spikes, *, pre_vals=None
     """
     who = 'dense_apply_on_pre()'
     m, n = _dense_shape(who, edge_state)
+    return _full_segments(who, rule, edge_state, spikes, (m, n), (m, n), lambda at: at % max(n, 1), n, pre_vals,
+                          post_vals, params)
+
+
+def _full_segments(who, rule, edge_state, spikes, shape, segments, column_of, n, pre_vals, post_vals, params,
+                   position_of=lambda pos: pos):
+    """:func:`_segments` over an edge state of ``shape`` read as ``segments = (count, length)``, all full."""
+    count, length = segments
     spikes = check_events(who, 'spikes', spikes)
-    flat = jax.tree.map(lambda a: jnp.reshape(a, (m * n,)), edge_state)
-    starts = jnp.arange(m, dtype=jnp.int32) * n
-    out = _segments(who, rule, flat, spikes, starts, jnp.full((m,), n, jnp.int32), n, pre_vals, post_vals,
-                    lambda at: at % max(n, 1), n, params)
-    return jax.tree.map(lambda a: a.reshape(m, n), out)
+    flat = jax.tree.map(lambda a: jnp.reshape(a, (count * length,)), edge_state)
+    starts = jnp.arange(count, dtype=jnp.int32) * length
+    out = _segments(who, rule, flat, spikes, starts, jnp.full((count,), length, jnp.int32), length, pre_vals,
+                    post_vals, column_of, n, params, position_of=position_of)
+    return jax.tree.map(lambda a: a.reshape(shape), out)
 
 
 def _dense_shape(who, edge_state):
@@ -238,11 +242,7 @@ def dense_apply_on_post(rule: Callable, edge_state: Any, spikes, *, pre_vals=Non
     """
     who = 'dense_apply_on_post()'
     m, n = _dense_shape(who, edge_state)
-    spikes = check_events(who, 'spikes', spikes)
-    flat = jax.tree.map(lambda a: jnp.reshape(a, (m * n,)), edge_state)
     # Column j's slots are virtual positions j * m + i; edge (i, j) is stored at i * n + j (no transposed copy).
-    starts = jnp.arange(n, dtype=jnp.int32) * m
     swapped = lambda e, post, pre, p: rule(e, pre, post, p)
-    out = _segments(who, swapped, flat, spikes, starts, jnp.full((n,), m, jnp.int32), m, post_vals, pre_vals,
-                    lambda at: at % max(m, 1), m, params, position_of=lambda at: (at % max(m, 1)) * n + at // max(m, 1))
-    return jax.tree.map(lambda a: a.reshape(m, n), out)
+    return _full_segments(who, swapped, edge_state, spikes, (m, n), (n, m), lambda at: at % max(m, 1), m, post_vals,
+                          pre_vals, params, position_of=lambda at: (at % max(m, 1)) * n + at // max(m, 1))

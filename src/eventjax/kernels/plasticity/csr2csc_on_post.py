@@ -48,10 +48,11 @@ def csr2csc_on_post(weight, indices, indptr, weight_indices, pre_trace, post_spi
     Example:
         >>> import jax.numpy as jnp
         >>> import eventjax as ej
-        >>> w, idx, ptr = jnp.array([.5, .3, .8]), jnp.array([0, 1, 1]), jnp.array([0, 2, 3])
-        >>> rows, cols_ptr, pos = ej.csr_column_view(idx, ptr, shape=(2, 2))
-        >>> ej.csr2csc_on_post(w, rows, cols_ptr, pos, jnp.array([.1, .2]), jnp.array([False, True]), shape=(2, 2))
-        Array([0.5, 0.4, 1. ], dtype=float32)
+        >>> w, idx, ptr = jnp.array([.5, .3, .8, .1]), jnp.array([1, 0, 1, 2]), jnp.array([0, 1, 4])
+        >>> rows, cols_ptr, pos = ej.csr_column_view(idx, ptr, shape=(2, 3))
+        >>> post = jnp.array([False, True, False])
+        >>> ej.csr2csc_on_post(w, rows, cols_ptr, pos, jnp.array([.1, .2]), post, shape=(2, 3))
+        Array([0.6, 0.3, 1. , 0.1], dtype=float32)
     """
     who = 'csr2csc_on_post()'
     m, n = check_shape(who, shape)

@@ -75,23 +75,25 @@ def csr2csc_on_post_kernel(*, outs, w_min=None, w_max=None, max_col=None, **stat
     return kernel
 
 
+def _by_full_rows(weight, pre_spike, post_trace, column_of, w_min, w_max):
+    """:func:`_segments` over the rows of an ``(m, k)`` weight, every row ``k`` entries long, stored flat."""
+    m, k = weight.shape
+    starts = jnp.arange(m, dtype=jnp.int32) * k
+    flat = _segments(weight.reshape(m * k), pre_spike, starts, jnp.full((m,), k, jnp.int32), k, post_trace,
+                     column_of, w_min, w_max)
+    return (flat.reshape(m, k),)
+
+
 def fcn_on_pre_kernel(*, outs, w_min=None, w_max=None, **static):
     def kernel(weight, indices, pre_spike, post_trace):
-        m, k = weight.shape
-        starts = jnp.arange(m, dtype=jnp.int32) * k
-        flat = _segments(weight.reshape(m * k), pre_spike, starts, jnp.full((m,), k, jnp.int32), k, post_trace,
-                         lambda at: indices.reshape(m * k)[at], w_min, w_max)
-        return (flat.reshape(m, k),)
+        return _by_full_rows(weight, pre_spike, post_trace, lambda at: indices.reshape(-1)[at], w_min, w_max)
     return kernel
 
 
 def dense_on_pre_kernel(*, outs, w_min=None, w_max=None, **static):
     def kernel(weight, pre_spike, post_trace):
-        m, n = weight.shape
-        starts = jnp.arange(m, dtype=jnp.int32) * n
-        flat = _segments(weight.reshape(m * n), pre_spike, starts, jnp.full((m,), n, jnp.int32), n, post_trace,
-                         lambda at: at % n, w_min, w_max)
-        return (flat.reshape(m, n),)
+        n = weight.shape[1]
+        return _by_full_rows(weight, pre_spike, post_trace, lambda at: at % n, w_min, w_max)
     return kernel
 
 

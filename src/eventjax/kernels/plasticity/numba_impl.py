@@ -65,24 +65,46 @@ def _segment_range(indptr, i, nnz):
     return max(np.int64(indptr[i]), 0), min(np.int64(indptr[i + 1]), nnz)
 
 
+def _event_segments(positioned):
+    """The update of the segments of the events: ``out[p(c)] += trace[indices[c]]`` over each event's entries.
+
+    ``p(c)`` is ``positions[c]`` when ``positioned`` (a column of the column
+    view names its weights through them), else ``c`` itself; as a constant
+    of the closure, the other branch is compiled away.
+    """
+    @numba.njit(fastmath=FASTMATH, inline='always')
+    def update(indices, indptr, positions, trace, spikes, bounds, out):
+        size = _U(trace.shape[0])
+        nnz = indices.shape[0]
+        indptr = trusted_indptr(indptr, nnz)
+        n_out = _U(out.shape[0])
+        low, high = bounds[0], bounds[1]
+        events = event_indices(spikes)
+        ahead = ROWS_AHEAD if nnz >= PREFETCH_MIN_ENTRIES else events.shape[0]
+        for a in range(events.shape[0]):
+            if a + ahead < events.shape[0]:
+                start, end = _segment_range(indptr, events[a + ahead], nnz)
+                prefetch_entries(indices, start, end)
+                if positioned:
+                    prefetch_entries(positions, start, end)
+                else:
+                    prefetch_entries(out, start, end)
+            start, end = _segment_range(indptr, events[a], nnz)
+            for c in range(start, end):
+                j = _U(np.int64(indices[c]))
+                k = _U(np.int64(positions[c])) if positioned else _U(c)
+                if j < size and (k < n_out or not positioned):
+                    out[k] = _bounded(out[k] + trace[j], low, high)
+
+    return update
+
+
+_rows_update, _columns_update = _event_segments(False), _event_segments(True)
+
+
 @numba.njit(fastmath=FASTMATH)
 def _csr_on_pre(weight, indices, indptr, pre_spike, post_trace, bounds, out):
-    n = _U(post_trace.shape[0])
-    nnz = indices.shape[0]
-    indptr = trusted_indptr(indptr, nnz)
-    low, high = bounds[0], bounds[1]
-    rows = event_indices(pre_spike)
-    ahead = ROWS_AHEAD if nnz >= PREFETCH_MIN_ENTRIES else rows.shape[0]
-    for a in range(rows.shape[0]):
-        if a + ahead < rows.shape[0]:
-            start, end = _segment_range(indptr, rows[a + ahead], nnz)
-            prefetch_entries(indices, start, end)
-            prefetch_entries(out, start, end)
-        start, end = _segment_range(indptr, rows[a], nnz)
-        for k in range(start, end):
-            j = _U(np.int64(indices[k]))
-            if j < n:
-                out[k] = _bounded(out[k] + post_trace[j], low, high)
+    _rows_update(indices, indptr, indices, post_trace, pre_spike, bounds, out)
 
 
 def csr_on_pre_kernel(**_):
@@ -90,29 +112,14 @@ def csr_on_pre_kernel(**_):
     return _csr_on_pre
 
 
+@numba.njit(fastmath=FASTMATH)
+def _csr2csc_on_post(weight, indices, indptr, weight_indices, pre_trace, post_spike, bounds, out):
+    _columns_update(indices, indptr, weight_indices, pre_trace, post_spike, bounds, out)
+
+
 def csr2csc_on_post_kernel(**_):
     """``out[weight_indices[c]] += pre_trace[indices[c]]`` for the entries ``c`` of every column with an event."""
-    @numba.njit(fastmath=FASTMATH)
-    def kernel(weight, indices, indptr, weight_indices, pre_trace, post_spike, bounds, out):
-        m = _U(pre_trace.shape[0])
-        nnz = indices.shape[0]
-        indptr = trusted_indptr(indptr, nnz)
-        size = _U(out.shape[0])
-        low, high = bounds[0], bounds[1]
-        cols = event_indices(post_spike)
-        ahead = ROWS_AHEAD if nnz >= PREFETCH_MIN_ENTRIES else cols.shape[0]
-        for a in range(cols.shape[0]):
-            if a + ahead < cols.shape[0]:
-                start, end = _segment_range(indptr, cols[a + ahead], nnz)
-                prefetch_entries(indices, start, end)
-                prefetch_entries(weight_indices, start, end)
-            start, end = _segment_range(indptr, cols[a], nnz)
-            for c in range(start, end):
-                i, k = _U(np.int64(indices[c])), _U(np.int64(weight_indices[c]))
-                if i < m and k < size:
-                    out[k] = _bounded(out[k] + pre_trace[i], low, high)
-
-    return kernel
+    return _csr2csc_on_post
 
 
 def dense_on_pre_kernel(**_):

@@ -50,23 +50,45 @@ def _bounded(wt):
 
 
 @functools.cache
+def _segment_update(wt, it, pt, tt, positioned):
+    """A ``wp.func`` updating segment ``e``: ``out[p(c)] += trace[indices[c]]`` over its entries ``c``, bounded.
+
+    ``p(c)`` is ``positions[c]`` when ``positioned`` (a column of the column
+    view names its weights through them), else ``c``.
+    """
+    wp = import_warp()
+    as_index, as_position = index_reader(it), index_reader(pt)
+    bounded, bt = _bounded(wt), _bound_type(wt)
+
+    @wp.func
+    def update(indices: wp.array(dtype=it), indptr: wp.array(dtype=it), positions: wp.array(dtype=pt),
+               trace: wp.array(dtype=tt), e: int, lo: bt, hi: bt, out: wp.array(dtype=wt)):
+        n = trace.shape[0]
+        size = out.shape[0]
+        start, end = wp.max(int(indptr[e]), 0), wp.min(int(indptr[e + 1]), indices.shape[0])
+        for c in range(start, end):
+            j = as_index(indices[c])
+            k = c
+            if wp.static(positioned):
+                k = as_position(positions[c])
+            if j >= 0 and j < n and k >= 0 and k < size:
+                out[k] = bounded(out[k] + wt(trace[j]), lo, hi)
+
+    return update
+
+
+@functools.cache
 def _csr_on_pre(wt, it, st, tt):
     wp = import_warp()
-    as_index = index_reader(it)
-    is_event, bounded, bt = event_test(st), _bounded(wt), _bound_type(wt)
+    is_event, bt = event_test(st), _bound_type(wt)
+    update = _segment_update(wt, it, it, tt, False)
 
     @wp.kernel(module='unique', enable_backward=False)
     def kernel(indices: wp.array(dtype=it), indptr: wp.array(dtype=it), spikes: wp.array(dtype=st),
                trace: wp.array(dtype=tt), lo: bt, hi: bt, out: wp.array(dtype=wt)):
         i = wp.tid()
-        if not is_event(spikes[i]):
-            return
-        n = trace.shape[0]
-        start, end = wp.max(int(indptr[i]), 0), wp.min(int(indptr[i + 1]), indices.shape[0])
-        for k in range(start, end):
-            j = as_index(indices[k])
-            if j >= 0 and j < n:
-                out[k] = bounded(out[k] + wt(trace[j]), lo, hi)
+        if is_event(spikes[i]):
+            update(indices, indptr, indices, trace, i, lo, hi, out)
 
     return kernel
 
@@ -74,24 +96,15 @@ def _csr_on_pre(wt, it, st, tt):
 @functools.cache
 def _csr2csc_on_post(wt, it, pt, tt, st):
     wp = import_warp()
-    as_index = index_reader(it)
-    as_position = index_reader(pt)
-    is_event, bounded, bt = event_test(st), _bounded(wt), _bound_type(wt)
+    is_event, bt = event_test(st), _bound_type(wt)
+    update = _segment_update(wt, it, pt, tt, True)
 
     @wp.kernel(module='unique', enable_backward=False)
     def kernel(indices: wp.array(dtype=it), indptr: wp.array(dtype=it), weight_indices: wp.array(dtype=pt),
                trace: wp.array(dtype=tt), spikes: wp.array(dtype=st), lo: bt, hi: bt, out: wp.array(dtype=wt)):
         j = wp.tid()
-        if not is_event(spikes[j]):
-            return
-        m = trace.shape[0]
-        size = out.shape[0]
-        start, end = wp.max(int(indptr[j]), 0), wp.min(int(indptr[j + 1]), indices.shape[0])
-        for c in range(start, end):
-            i = as_index(indices[c])
-            k = as_position(weight_indices[c])
-            if i >= 0 and i < m and k >= 0 and k < size:
-                out[k] = bounded(out[k] + wt(trace[i]), lo, hi)
+        if is_event(spikes[j]):
+            update(indices, indptr, weight_indices, trace, j, lo, hi, out)
 
     return kernel
 
