@@ -15,7 +15,7 @@ from eventjax.containers.events import EventArray, GradedEvents, is_plain_array
 from eventjax.containers.graded import graded_csr_product
 from eventjax.containers.ops import WeightOps
 
-__all__ = ['SparseMatrix']
+__all__ = ['SparseMatrix', 'StoredArrays']
 
 
 class SparseMatrix(WeightOps):
@@ -68,3 +68,48 @@ class SparseMatrix(WeightOps):
             return self._product(other, not self.transposed)
         flipped = type(other)(other.value.T) if isinstance(other, EventArray) else jnp.asarray(other).T
         return self._product(flipped, not self.transposed).T
+
+
+class StoredArrays:
+    """Pytree plumbing of a container built as ``cls(stored_arrays, shape=, transposed=, validate=)``.
+
+    A subclass names its stored arrays in ``_stored_names``; a built column
+    view (``_column_view``) travels after them, through jit, scan carries and
+    ``with_data``, and into ``.T`` views. A class whose constructor takes the
+    shape and view of the transpose of what it stores (CSC, FixedNumPerPost)
+    sets ``_as_transpose``. ``_summary()`` gives ``repr`` its name and size.
+    """
+
+    _stored_names: tuple[str, ...] = ()
+    _as_transpose = False
+
+    def _summary(self) -> tuple[str, str]:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        name, size = self._summary()
+        view = ', transposed' if self.transposed != self._as_transpose else ''
+        return f'{name}(shape={self.shape}, {size}, dtype={self.dtype}{view})'
+
+    def _stored(self) -> tuple:
+        return tuple(getattr(self, name) for name in self._stored_names)
+
+    def _view(self, cls, transposed: bool):
+        """The same stored arrays (and column view) as a ``cls``, ``transposed`` or not."""
+        view = cls(self._stored(), shape=self.stored_shape, transposed=transposed, validate=False)
+        view._column_view = self._column_view
+        return view
+
+    def tree_flatten(self):
+        shape, transposed = self.stored_shape, self.transposed
+        if self._as_transpose:
+            shape, transposed = shape[::-1], not transposed
+        return (*self._stored(), *(self._column_view or ())), (shape, transposed)
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        shape, transposed = aux
+        k = len(cls._stored_names)
+        new = cls(tuple(children[:k]), shape=shape, transposed=transposed, validate=False)
+        new._column_view = tuple(children[k:]) or None
+        return new

@@ -34,18 +34,14 @@ class CSC(CSR):
     """
 
     _indptr_counts = 'columns'
+    _as_transpose = True
 
     def __init__(self, args, *, shape, transposed: bool = False, validate: bool = True):
         m, n = (int(d) for d in shape)
         super().__init__(args, shape=(n, m), transposed=not transposed, validate=validate)
 
-    def __repr__(self) -> str:
-        view = ', transposed' if not self.transposed else ''
-        return f'CSC(shape={self.shape}, nnz={np.shape(self.indices)[0]}, dtype={self.dtype}{view})'
-
-    def tree_flatten(self):
-        n, m = self.stored_shape
-        return (self.data, self.indices, self.indptr, *(self._column_view or ())), ((m, n), not self.transposed)
+    def _summary(self) -> tuple[str, str]:
+        return 'CSC', f'nnz={np.shape(self.indices)[0]}'
 
     @classmethod
     def fromdense(cls, dense, *, index_dtype=np.int32) -> CSC:

@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from eventjax.containers.base import SparseMatrix
+from eventjax.containers.base import SparseMatrix, StoredArrays
 from eventjax.containers.delayed import DelayedCSR
 from eventjax.containers.indices import coo2csr
 from eventjax.containers.ops import WeightOps
@@ -26,7 +26,7 @@ __all__ = ['COO', 'CSR']
 
 
 @jax.tree_util.register_pytree_node_class
-class CSR(PerSynapseOps, SparseMatrix):
+class CSR(StoredArrays, PerSynapseOps, SparseMatrix):
     """A sparse matrix in compressed sparse row form (a JAX pytree).
 
     ``data`` holds one weight per stored entry, or one shared weight (a
@@ -46,6 +46,8 @@ class CSR(PerSynapseOps, SparseMatrix):
                [2., 0.]], dtype=float32)
     """
 
+    _stored_names = ('data', 'indices', 'indptr')
+
     def __init__(self, args, *, shape, transposed: bool = False, validate: bool = True):
         data, indices, indptr = args
         self.data, self.indices, self.indptr = data, indices, indptr
@@ -62,25 +64,10 @@ class CSR(PerSynapseOps, SparseMatrix):
 
     @property
     def T(self) -> CSR:
-        view = CSR((self.data, self.indices, self.indptr), shape=self.stored_shape,
-                   transposed=not self.transposed, validate=False)
-        view._column_view = self._column_view
-        return view
+        return self._view(CSR, not self.transposed)
 
-    def __repr__(self) -> str:
-        view = ', transposed' if self.transposed else ''
-        return f'CSR(shape={self.shape}, nnz={jnp.shape(self.indices)[0]}, dtype={self.dtype}{view})'
-
-    def tree_flatten(self):
-        # A built column view travels with the matrix (through jit, scan carries, with_data).
-        return (self.data, self.indices, self.indptr, *(self._column_view or ())), (self.stored_shape, self.transposed)
-
-    @classmethod
-    def tree_unflatten(cls, aux, children):
-        shape, transposed = aux
-        new = cls(tuple(children[:3]), shape=shape, transposed=transposed, validate=False)
-        new._column_view = tuple(children[3:]) or None
-        return new
+    def _summary(self) -> tuple[str, str]:
+        return 'CSR', f'nnz={jnp.shape(self.indices)[0]}'
 
     # -- conversion ---------------------------------------------------------
 

@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from eventjax.containers.base import SparseMatrix
+from eventjax.containers.base import SparseMatrix, StoredArrays
 from eventjax.containers.csr import CSR
 from eventjax.containers.ops import WeightsAsData
 from eventjax.containers.per_synapse import PerSynapseOps
@@ -25,7 +25,7 @@ __all__ = ['FixedNumConn', 'FixedNumPerPost', 'FixedNumPerPre']
 
 
 @jax.tree_util.register_pytree_node_class
-class FixedNumConn(WeightsAsData, PerSynapseOps, SparseMatrix):
+class FixedNumConn(StoredArrays, WeightsAsData, PerSynapseOps, SparseMatrix):
     """A sparse matrix with exactly ``k`` connections per row (a JAX pytree).
 
     Row ``i`` holds weight ``weights[i, j]`` at column ``indices[i, j]``
@@ -45,6 +45,8 @@ class FixedNumConn(WeightsAsData, PerSynapseOps, SparseMatrix):
         Array([[0.5, 0. , 0.5],
                [0. , 0.5, 0.5]], dtype=float32)
     """
+
+    _stored_names = ('weights', 'indices')
 
     def __init__(self, args, *, shape, transposed: bool = False, validate: bool = True):
         weights, indices = args
@@ -66,24 +68,10 @@ class FixedNumConn(WeightsAsData, PerSynapseOps, SparseMatrix):
 
     @property
     def T(self) -> FixedNumConn:
-        view = FixedNumConn((self.weights, self.indices), shape=self.stored_shape, transposed=not self.transposed,
-                            validate=False)
-        view._column_view = self._column_view
-        return view
+        return self._view(FixedNumConn, not self.transposed)
 
-    def __repr__(self) -> str:
-        view = ', transposed' if self.transposed else ''
-        return f'FixedNumConn(shape={self.shape}, k={self.num_conn}, dtype={self.dtype}{view})'
-
-    def tree_flatten(self):
-        return (self.weights, self.indices, *(self._column_view or ())), (self.stored_shape, self.transposed)
-
-    @classmethod
-    def tree_unflatten(cls, aux, children):
-        shape, transposed = aux
-        new = cls(tuple(children[:2]), shape=shape, transposed=transposed, validate=False)
-        new._column_view = tuple(children[2:]) or None
-        return new
+    def _summary(self) -> tuple[str, str]:
+        return 'FixedNumConn', f'k={self.num_conn}'
 
     # -- conversion ---------------------------------------------------------
 
@@ -323,19 +311,8 @@ class FixedNumPerPost(FixedNumConn):
         super().__init__(_pair('FixedNumPerPost()', args), shape=(num_post, num_pre), transposed=not transposed,
                          validate=validate)
 
-    def __repr__(self) -> str:
-        view = ', transposed' if not self.transposed else ''
-        return f'FixedNumPerPost(shape={self.shape}, k={self.num_conn}, dtype={self.dtype}{view})'
+    _as_transpose = True
 
-    def tree_flatten(self):
-        num_post, num_pre = self.stored_shape
-        children = (self.weights, self.indices, *(self._column_view or ()))
-        return children, ((num_pre, num_post), not self.transposed)
-
-    @classmethod
-    def tree_unflatten(cls, aux, children):
-        shape, transposed = aux
-        new = cls(tuple(children[:2]), shape=shape, transposed=transposed, validate=False)
-        new._column_view = tuple(children[2:]) or None
-        return new
+    def _summary(self) -> tuple[str, str]:
+        return 'FixedNumPerPost', f'k={self.num_conn}'
 

@@ -286,23 +286,29 @@ def native_kernel_generator(kg: Callable, backend: str = 'cpp') -> Callable:
 # --- Declarations --------------------------------------------------------------
 
 
+def _toolchain_status(backend: str, platform: str, runs_on: str, elsewhere: tuple[str, str],
+                      toolchain: Callable) -> BackendStatus | None:
+    """Why ``backend`` cannot build on ``platform``: not its platform (``elsewhere``: reason, fix), or no compiler."""
+    if platform != runs_on:
+        return BackendStatus(backend, platform, False, *elsewhere)
+    tool = toolchain()
+    return None if tool.path else BackendStatus(backend, platform, False, tool.reason, tool.fix)
+
+
 def _cpp_status(platform: str) -> BackendStatus:
-    if platform != 'cpu':
-        return BackendStatus('cpp', platform, False, 'cpp kernels run on the CPU only.',
-                             "Use backend 'cuda' (CUDA source) on gpu.")
-    tool = native_build.cpp_toolchain()
-    if not tool.path:
-        return BackendStatus('cpp', platform, False, tool.reason, tool.fix)
-    return BackendStatus('cpp', platform, True)
+    unbuildable = _toolchain_status('cpp', platform, 'cpu', ('cpp kernels run on the CPU only.',
+                                                             "Use backend 'cuda' (CUDA source) on gpu."),
+                                    native_build.cpp_toolchain)
+    # Not `or`: an unavailable status is falsy.
+    return BackendStatus('cpp', platform, True) if unbuildable is None else unbuildable
 
 
 def _cuda_status(platform: str) -> BackendStatus:
-    if platform != 'gpu':
-        return BackendStatus('cuda', platform, False, 'cuda kernels run on NVIDIA GPUs only.',
-                             "Use backend 'cpp' (C++ source) on cpu.")
-    tool = native_build.cuda_toolchain()
-    if not tool.path:
-        return BackendStatus('cuda', platform, False, tool.reason, tool.fix)
+    unbuildable = _toolchain_status('cuda', platform, 'gpu', ('cuda kernels run on NVIDIA GPUs only.',
+                                                              "Use backend 'cpp' (C++ source) on cpu."),
+                                    native_build.cuda_toolchain)
+    if unbuildable is not None:
+        return unbuildable
     if not bridge.jax_has_platform('gpu'):
         return bridge.no_device_status('cuda', platform)
     return BackendStatus('cuda', platform, True)

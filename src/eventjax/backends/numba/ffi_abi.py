@@ -70,21 +70,13 @@ ERRC_INTERNAL = 13
 
 # --- XLA_FFI_DataType -------------------------------------------------------
 DATATYPE_PRED = 1
-DATATYPE = {
-    np.dtype(np.bool_): 1,       # PRED
-    np.dtype(np.int8): 2,        # S8
-    np.dtype(np.int16): 3,       # S16
-    np.dtype(np.int32): 4,       # S32
-    np.dtype(np.int64): 5,       # S64
-    np.dtype(np.uint8): 6,       # U8
-    np.dtype(np.uint16): 7,      # U16
-    np.dtype(np.uint32): 8,      # U32
-    np.dtype(np.uint64): 9,      # U64
-    np.dtype(np.float32): 11,    # F32
-    np.dtype(np.float64): 12,    # F64
-    np.dtype(np.complex64): 15,  # C64
-    np.dtype(np.complex128): 18,  # C128
+# numpy dtype name: (XLA name, code), in the enum's order.
+_DATATYPE_CODES = {
+    'bool': ('PRED', 1), 'int8': ('S8', 2), 'int16': ('S16', 3), 'int32': ('S32', 4), 'int64': ('S64', 5),
+    'uint8': ('U8', 6), 'uint16': ('U16', 7), 'uint32': ('U32', 8), 'uint64': ('U64', 9),
+    'float32': ('F32', 11), 'float64': ('F64', 12), 'complex64': ('C64', 15), 'complex128': ('C128', 18),
 }
+DATATYPE = {np.dtype(name): code for name, (_, code) in _DATATYPE_CODES.items()}
 DATATYPE_F16 = 10
 DATATYPE_BF16 = 16
 

@@ -19,6 +19,8 @@ import numpy as np
 
 __all__ = [
     'check_csr_operands',
+    'check_product_operand',
+    'check_transpose',
     'check_events',
     'check_float_operand',
     'check_index_array',
@@ -26,6 +28,7 @@ __all__ = [
     'check_length',
     'check_rank',
     'check_shape',
+    'check_x_layout',
     'check_weights',
     'dtype_of',
     'float_result_dtype',
@@ -306,3 +309,52 @@ def check_csr_operands(who: str, data, indices, indptr, shape):
         raise ValueError(f'{who}: data must have length {nnz} (one weight per entry of indices) '
                          f'or 1 (one homogeneous weight), got {data.shape[0]}.')
     return data, indices, indptr
+
+
+def check_transpose(who: str, transpose) -> None:
+    """``transpose`` is a Python bool (a traced or numpy bool cannot pick a kernel).
+
+    Example:
+        >>> check_transpose('csrmv()', 1)
+        Traceback (most recent call last):
+        TypeError: csrmv(): transpose must be a bool, got 1.
+    """
+    if not isinstance(transpose, bool):
+        raise TypeError(f'{who}: transpose must be a bool, got {transpose!r}.')
+
+
+def operand_name(matrix: bool, events: bool) -> str:
+    """What the error messages call a product's vector/matrix operand."""
+    return 'B' if matrix else ('spikes' if events else 'v')
+
+
+def check_x_layout(who: str, name: str, x, *, shape, transpose: bool, matrix: bool) -> None:
+    """``x`` is a vector (a matrix when ``matrix``) of ``n`` rows (``m`` when ``transpose``); ``A`` is ``shape``."""
+    m, n = shape
+    check_rank(who, name, x, (2,) if matrix else (1,))
+    want, what = (m, 'rows of shape, as transpose=True') if transpose else (n, 'columns of shape')
+    check_length(who, name, x, want, what)
+
+
+def check_product_operand(who: str, weights, given, x, *, shape, transpose: bool, matrix: bool, events: bool):
+    """The operand ``x`` of a sparse product checked; returns ``(weights, x)``.
+
+    Events keep their dtype and so do the weights; a float product casts the
+    weights and ``x`` to the promotion (JAX's rules) of ``x`` and ``given``,
+    the weights as the caller passed them.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> w, x = check_product_operand('csrmv()', jnp.ones(3), 1.0, jnp.ones(4), shape=(2, 4),
+        ...                              transpose=False, matrix=False, events=False)
+        >>> x.shape
+        (4,)
+    """
+    name = operand_name(matrix, events)
+    if events:
+        x = check_events(who, name, x)
+    else:
+        dtype = float_result_dtype(who, name, given, x)
+        weights, x = weights.astype(dtype), check_float_operand(who, name, x, dtype)
+    check_x_layout(who, name, x, shape=shape, transpose=transpose, matrix=matrix)
+    return weights, x

@@ -10,7 +10,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ['accumulation_dtype', 'event_indicator', 'is_homogeneous', 'product_kernels']
+__all__ = ['accumulation_dtype', 'event_indicator', 'is_homogeneous', 'product_kernels', 'stored_terms']
 
 
 def event_indicator(events, dtype):
@@ -38,6 +38,25 @@ def accumulation_dtype(dtype) -> np.dtype:
     """The dtype sums run in: float16 accumulates in float32."""
     dtype = np.dtype(dtype)
     return np.dtype(np.float32) if dtype == np.float16 else dtype
+
+
+def stored_terms(w, xs, kept, *, binary: bool, acc):
+    """Each stored entry's term in ``acc``: ``w`` where ``xs`` is an event (binary) or ``w * xs``; 0 where not ``kept``.
+
+    A binary term selects, never multiplies by the 0/1 indicator: ``NaN * 0``
+    would be NaN where a NaN weight has no event.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> stored_terms(jnp.array([jnp.nan, 2.]), jnp.array([False, True]), jnp.array([True, True]),
+        ...              binary=True, acc=jnp.float32)
+        Array([0., 2.], dtype=float32)
+    """
+    zero = jnp.zeros((), acc)
+    if binary:
+        event = xs if xs.dtype == jnp.bool_ else xs > 0
+        return jnp.where(kept & event, w, zero)
+    return jnp.where(kept, w * xs.astype(acc), zero)
 
 
 def product_kernels(product):

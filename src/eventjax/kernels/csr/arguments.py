@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from eventjax.kernels.common.checks import (
     check_csr_operands,
-    check_events,
-    check_float_operand,
-    check_length,
-    check_rank,
+    check_product_operand,
     check_shape,
-    float_result_dtype,
+    check_transpose,
     is_concrete,
     repair_indptr,
     validate_csr_structure,
@@ -31,19 +28,11 @@ def check_csr_call(who, data, indices, indptr, x, *, shape, transpose, matrix, e
     before the kernel, or by the numba and cpp kernels inside.
     """
     m, n = check_shape(who, shape)
-    if not isinstance(transpose, bool):
-        raise TypeError(f'{who}: transpose must be a bool, got {transpose!r}.')
+    check_transpose(who, transpose)
     given = data
     data, indices, indptr = check_csr_operands(who, data, indices, indptr, (m, n))
-    name = 'B' if matrix else ('spikes' if events else 'v')
-    if events:
-        x = check_events(who, name, x)
-    else:
-        dtype = float_result_dtype(who, name, given, x)
-        data, x = data.astype(dtype), check_float_operand(who, name, x, dtype)
-    check_rank(who, name, x, (2,) if matrix else (1,))
-    want, what = (m, 'rows of shape, as transpose=True') if transpose else (n, 'columns of shape')
-    check_length(who, name, x, want, what)
+    data, x = check_product_operand(who, data, given, x, shape=(m, n), transpose=transpose, matrix=matrix,
+                                    events=events)
     if validate and is_concrete(indices, indptr):
         validate_csr_structure(who, indices, indptr, n)
     return data, indices, indptr, x, (m, n)

@@ -18,37 +18,15 @@ template <typename I> __device__ inline int64_t bound(I v, int64_t nnz) {
 template <bool Binary, typename W, typename I, typename X>
 __global__ void gather(const W* w, bool homo, const I* idx, const I* ptr, const X* x, W* out, int64_t m, int64_t n,
                        int64_t k, int64_t nnz) {
-  using A = typename ej::Acc<W>::type;
-  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (i >= m) return;
-  const int64_t lo = bound(ptr[i], nnz), hi = bound(ptr[i + 1], nnz);
-  for (int64_t j = 0; j < k; ++j) {
-    A acc = A(0);
-    for (int64_t e = lo; e < hi; ++e) {
-      const I c = idx[e];
-      if (ej::valid_column(c, n)) acc += ej::term<Binary>(static_cast<A>(w[homo ? 0 : e]), x[c * k + j]);
-    }
-    out[i * k + j] = static_cast<W>(acc);
-  }
+  const int64_t i = ej::thread_index();
+  if (i < m) ej::gather_row<Binary>(w, homo, idx, x, out, i, bound(ptr[i], nnz), bound(ptr[i + 1], nnz), n, k);
 }
 
 template <bool Binary, typename W, typename I, typename X, typename A>
 __global__ void scatter(const W* w, bool homo, const I* idx, const I* ptr, const X* x, A* acc, int64_t m, int64_t n,
                         int64_t k, int64_t nnz) {
-  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (i >= m) return;
-  const X* xi = x + i * k;
-  if (Binary) {
-    bool any = false;
-    for (int64_t j = 0; j < k && !any; ++j) any = ej::is_event(xi[j]);
-    if (!any) return;
-  }
-  for (int64_t e = bound(ptr[i], nnz), hi = bound(ptr[i + 1], nnz); e < hi; ++e) {
-    const I c = idx[e];
-    if (!ej::valid_column(c, n)) continue;
-    const A we = static_cast<A>(w[homo ? 0 : e]);
-    for (int64_t j = 0; j < k; ++j) atomicAdd(acc + c * k + j, ej::term<Binary>(we, xi[j]));
-  }
+  const int64_t i = ej::thread_index();
+  if (i < m) ej::scatter_row<Binary>(w, homo, idx, x, acc, i, bound(ptr[i], nnz), bound(ptr[i + 1], nnz), n, k);
 }
 
 Error CsrProduct(cudaStream_t stream, ej::ffi::ScratchAllocator scratch, AnyBuffer data, AnyBuffer indices,

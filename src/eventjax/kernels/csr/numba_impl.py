@@ -23,9 +23,8 @@ rows on numba's threads (no two threads write one row). The binary vector
 scatter of a matrix that can hold ``numba.scatter.SCATTER_PARALLEL_MIN_ENTRIES``
 entries splits large calls over threads (``numba.scatter``); a smaller one
 gets the serial scatter alone, whose compile is a fraction of the time. The
-other scatters stay serial.
-From ``numba.events.PREFETCH_MIN_ENTRIES`` stored entries on (beyond the
-last-level cache) the binary vector scatter prefetches the event rows ahead.
+other scatters stay serial. Past the last-level cache
+(``PREFETCH_MIN_ENTRIES``) the binary vector scatter prefetches event rows.
 """
 
 from __future__ import annotations
@@ -40,6 +39,7 @@ from eventjax.kernels.common.numba.events import (
     event_flags,
     float_row_sum,
     row_has_event,
+    row_plus_entry,
     serial_and_parallel,
     trusted_indptr,
 )
@@ -92,13 +92,8 @@ def _mm_gather_row(data, indices, indptr, B, out, i, binary):
         out[i, c] = zero
     for k in range(start, end):
         j, w = _entry(data, indices, k)
-        if j >= n:
-            continue
-        for c in range(out.shape[1]):
-            if binary:
-                out[i, c] += w if B[j, c] > 0 else zero
-            else:
-                out[i, c] += w * B[j, c]
+        if j < n:
+            row_plus_entry(out, i, B, j, w, binary)
 
 
 def _mm_gather(data, indices, indptr, B, out, err):

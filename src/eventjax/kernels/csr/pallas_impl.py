@@ -15,25 +15,14 @@ before binding.
 
 from __future__ import annotations
 
-from eventjax.kernels.common.pallas.rows import row_product_call
+from eventjax.kernels.common.pallas.rows import ROWS_TPU_UNSUPPORTED, row_product_kernels
 
 __all__ = ['TPU_UNSUPPORTED', 'binary_csrmm_kernel', 'binary_csrmv_kernel', 'csrmm_kernel', 'csrmv_kernel']
 
-TPU_UNSUPPORTED = (
-    'CSR products read x at data-dependent columns (a gather per stored entry) and, transposed, '
-    'add into data-dependent outputs; Mosaic (TPU) has neither vector gathers from VMEM nor atomics. '
-    "Use backend='jax' on tpu (XLA gather/scatter).")
+TPU_UNSUPPORTED = ROWS_TPU_UNSUPPORTED
 
 
-def csrmv_kernel(*, shape, transpose, outs):
-    """``A @ v`` (``v @ A`` when ``transpose``); also serves ``csrmm``."""
-    return row_product_call(shape=shape, transpose=transpose, events=False, out=outs[0])
-
-
-def binary_csrmv_kernel(*, shape, transpose, outs):
-    """``A @ s`` (``s @ A``) with events; transposed, only event rows are visited."""
-    return row_product_call(shape=shape, transpose=transpose, events=True, out=outs[0])
-
-
+# Each serves mv and mm; transposed, a binary one visits only event rows.
+csrmv_kernel, binary_csrmv_kernel = row_product_kernels(fixed_rows=False)
 csrmm_kernel = csrmv_kernel
 binary_csrmm_kernel = binary_csrmv_kernel

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 
 from eventjax.kernels.common import accumulation_dtype
 from eventjax.kernels.common.checks import repair_indptr
-from eventjax.kernels.common.events import product_kernels
+from eventjax.kernels.common.events import product_kernels, stored_terms
 
 __all__ = ['binary_csrmm_kernel', 'binary_csrmv_kernel', 'csrmm_kernel', 'csrmv_kernel', 'entry_rows', 'kept_entries']
 
@@ -64,14 +64,7 @@ def _product(data, indices, indptr, x, *, shape, transpose, out_dtype, binary):
     w = data.astype(acc)
     if x.ndim == 2:
         w, kept = w[:, None], kept[:, None]
-    zero = jnp.zeros((), acc)
-    if binary:
-        # Select, never multiply by the 0/1 indicator: NaN * 0 would be NaN.
-        event = xs if xs.dtype == jnp.bool_ else xs > 0
-        contrib = jnp.where(kept & event, w, zero)
-    else:
-        contrib = jnp.where(kept, w * xs.astype(acc), zero)
-    contrib = jnp.broadcast_to(contrib, (indices.shape[0],) + x.shape[1:])
+    contrib = jnp.broadcast_to(stored_terms(w, xs, kept, binary=binary, acc=acc), (indices.shape[0],) + x.shape[1:])
     y = jnp.zeros(out_shape, acc).at[dst].add(contrib, mode='drop')
     return y.astype(out_dtype)
 

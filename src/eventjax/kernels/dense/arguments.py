@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from eventjax.kernels.common import check_events, check_length, check_rank, check_weights
+from eventjax.kernels.common.checks import check_transpose
 from eventjax.kernels.common.units import attach, split_product
 
 __all__ = ['check_dense_call', 'checked_call']
@@ -14,8 +15,7 @@ def check_dense_call(who, weights, spikes, *, transpose, matrix, validate=True):
     ``validate`` is accepted for a signature uniform with the sparse
     families; dense weights have no index structure to check.
     """
-    if not isinstance(transpose, bool):
-        raise TypeError(f'{who}: transpose must be a bool, got {transpose!r}.')
+    check_transpose(who, transpose)
     weights = check_weights(who, 'weights', weights)
     check_rank(who, 'weights', weights, (2,))
     spikes = check_events(who, 'spikes', spikes)

@@ -50,43 +50,29 @@ def _pad_to(x, shape):
     return x if all(p == (0, 0) for p in pads) else jnp.pad(x, pads)
 
 
-def _gather_rows_body(n_tiles, tile, acc):
-    bm, bn = tile
-
-    def body(w_ref, e_ref, y_ref):
-        i, c = pl.program_id(0), pl.program_id(1)
-        bp = _block_cols(e_ref)
-
-        def step(t, total):
-            w = w_ref[pl.ds(i * bm, bm), pl.ds(t * bn, bn)].astype(acc)
-            e = e_ref[pl.ds(t * bn, bn), pl.ds(c * bp, bp)]
-            picked = jnp.where(e[None, :, :] > 0, w[:, :, None], jnp.zeros((), acc))
-            return total + picked.sum(axis=1)
-
-        total = lax.fori_loop(0, n_tiles, step, jnp.zeros((bm, bp), acc))
-        y_ref[pl.ds(i * bm, bm), pl.ds(c * bp, bp)] = total.astype(y_ref.dtype)
-    return body
-
-
 def _block_cols(e_ref):
     return min(e_ref.shape[1], _MAX_COLS)
 
 
-def _gather_cols_body(m_tiles, tile, acc):
+def _gather_body(n_steps, tile, acc, transpose):
+    """A program sums one block of output rows (output columns of ``W`` when ``transpose``) over ``n_steps`` tiles."""
     bm, bn = tile
+    block, step_len = (bn, bm) if transpose else (bm, bn)
 
     def body(w_ref, e_ref, y_ref):
-        j, c = pl.program_id(0), pl.program_id(1)
+        r, c = pl.program_id(0), pl.program_id(1)
         bp = _block_cols(e_ref)
 
         def step(t, total):
-            w = w_ref[pl.ds(t * bm, bm), pl.ds(j * bn, bn)].astype(acc)
-            e = e_ref[pl.ds(t * bm, bm), pl.ds(c * bp, bp)]
-            picked = jnp.where(e[:, None, :] > 0, w[:, :, None], jnp.zeros((), acc))
-            return total + picked.sum(axis=0)
+            e = e_ref[pl.ds(t * step_len, step_len), pl.ds(c * bp, bp)]
+            if transpose:
+                w = w_ref[pl.ds(t * bm, bm), pl.ds(r * bn, bn)].astype(acc)
+                return total + jnp.where(e[:, None, :] > 0, w[:, :, None], jnp.zeros((), acc)).sum(axis=0)
+            w = w_ref[pl.ds(r * bm, bm), pl.ds(t * bn, bn)].astype(acc)
+            return total + jnp.where(e[None, :, :] > 0, w[:, :, None], jnp.zeros((), acc)).sum(axis=1)
 
-        total = lax.fori_loop(0, m_tiles, step, jnp.zeros((bn, bp), acc))
-        y_ref[pl.ds(j * bn, bn), pl.ds(c * bp, bp)] = total.astype(y_ref.dtype)
+        total = lax.fori_loop(0, n_steps, step, jnp.zeros((block, bp), acc))
+        y_ref[pl.ds(r * block, block), pl.ds(c * bp, bp)] = total.astype(y_ref.dtype)
     return body
 
 
@@ -107,9 +93,9 @@ def _dense_call(*, transpose, out, tile=_TILE, compiler_params=None):
         e = _pad_to(event_indicator(s, acc), ((rows if transpose else cols), width))
         grid_cols = width // min(width, _MAX_COLS)
         if transpose:
-            body, grid, size = _gather_cols_body(rows // bm, tile, acc), (cols // bn, grid_cols), cols
+            body, grid, size = _gather_body(rows // bm, tile, acc, True), (cols // bn, grid_cols), cols
         else:
-            body, grid, size = _gather_rows_body(cols // bn, tile, acc), (rows // bm, grid_cols), rows
+            body, grid, size = _gather_body(cols // bn, tile, acc, False), (rows // bm, grid_cols), rows
         y = pl.pallas_call(body, out_shape=jax.ShapeDtypeStruct((size, width), out.dtype), grid=grid,
                            interpret=interpret, compiler_params=compiler_params)(w, e)
         y = y[:(n if transpose else m), :p]

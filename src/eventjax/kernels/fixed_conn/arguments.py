@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from eventjax.kernels.common.checks import (
-    check_events,
-    check_float_operand,
     check_index_array,
     check_index_capacity,
     check_length,
+    check_product_operand,
     check_rank,
     check_shape,
+    check_transpose,
     check_weights,
-    float_result_dtype,
     is_concrete,
     validate_fcn_indices,
 )
@@ -32,8 +31,7 @@ def check_fcn_call(who, weights, indices, x, *, shape, transpose, matrix, events
     range, by every backend alike.
     """
     m, n = check_shape(who, shape)
-    if not isinstance(transpose, bool):
-        raise TypeError(f'{who}: transpose must be a bool, got {transpose!r}.')
+    check_transpose(who, transpose)
     indices = check_index_array(who, 'indices', indices, rank=2)
     check_index_capacity(who, (m, n), indices.dtype)
     check_length(who, 'indices', indices, m, 'rows of shape')
@@ -45,15 +43,8 @@ def check_fcn_call(who, weights, indices, x, *, shape, transpose, matrix, events
     elif weights.shape != indices.shape:
         raise ValueError(f'{who}: weights must have shape {indices.shape} (one weight per entry of indices) '
                          f'or be a scalar or shape (1,) (one homogeneous weight), got {weights.shape}.')
-    name = 'B' if matrix else ('spikes' if events else 'v')
-    if events:
-        x = check_events(who, name, x)
-    else:
-        dtype = float_result_dtype(who, name, given, x)
-        weights, x = weights.astype(dtype), check_float_operand(who, name, x, dtype)
-    check_rank(who, name, x, (2,) if matrix else (1,))
-    want, what = (m, 'rows of shape, as transpose=True') if transpose else (n, 'columns of shape')
-    check_length(who, name, x, want, what)
+    weights, x = check_product_operand(who, weights, given, x, shape=(m, n), transpose=transpose, matrix=matrix,
+                                       events=events)
     if validate and is_concrete(indices):
         validate_fcn_indices(who, indices, n)
     return weights, indices, x, (m, n)

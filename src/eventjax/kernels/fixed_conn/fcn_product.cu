@@ -11,40 +11,19 @@ using ej::ffi::AnyBuffer;
 using ej::ffi::Error;
 using ej::ffi::Result;
 
+// Row i owns the kc entries [i * kc, (i + 1) * kc) of indices (and of the weights, unless shared).
 template <bool Binary, typename W, typename I, typename X>
 __global__ void gather(const W* w, bool homo, const I* idx, const X* x, W* out, int64_t m, int64_t n, int64_t k,
                        int64_t kc) {
-  using A = typename ej::Acc<W>::type;
-  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (i >= m) return;
-  const int64_t lo = i * kc, hi = lo + kc;
-  for (int64_t j = 0; j < k; ++j) {
-    A acc = A(0);
-    for (int64_t e = lo; e < hi; ++e) {
-      const I c = idx[e];
-      if (ej::valid_column(c, n)) acc += ej::term<Binary>(static_cast<A>(w[homo ? 0 : e]), x[c * k + j]);
-    }
-    out[i * k + j] = static_cast<W>(acc);
-  }
+  const int64_t i = ej::thread_index();
+  if (i < m) ej::gather_row<Binary>(w, homo, idx, x, out, i, i * kc, (i + 1) * kc, n, k);
 }
 
 template <bool Binary, typename W, typename I, typename X, typename A>
 __global__ void scatter(const W* w, bool homo, const I* idx, const X* x, A* acc, int64_t m, int64_t n, int64_t k,
                         int64_t kc) {
-  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (i >= m) return;
-  const X* xi = x + i * k;
-  if (Binary) {
-    bool any = false;
-    for (int64_t j = 0; j < k && !any; ++j) any = ej::is_event(xi[j]);
-    if (!any) return;
-  }
-  for (int64_t e = i * kc, hi = e + kc; e < hi; ++e) {
-    const I c = idx[e];
-    if (!ej::valid_column(c, n)) continue;
-    const A we = static_cast<A>(w[homo ? 0 : e]);
-    for (int64_t j = 0; j < k; ++j) atomicAdd(acc + c * k + j, ej::term<Binary>(we, xi[j]));
-  }
+  const int64_t i = ej::thread_index();
+  if (i < m) ej::scatter_row<Binary>(w, homo, idx, x, acc, i, i * kc, (i + 1) * kc, n, k);
 }
 
 Error FcnProduct(cudaStream_t stream, ej::ffi::ScratchAllocator scratch, AnyBuffer data, AnyBuffer indices,

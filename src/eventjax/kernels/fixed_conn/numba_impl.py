@@ -21,9 +21,8 @@ row (one output write per row) with the branchless, vectorizable row sums of
 costs events x ``k``). Indices are read unsigned, so one compare drops a bad
 one. From ``numba.events.PARALLEL_MIN_WORK`` visited entries on, the gathers
 run their rows on numba's threads (no two threads write one row); the scatters
-stay serial.
-From ``numba.events.PREFETCH_MIN_ENTRIES`` stored entries on (beyond the
-last-level cache) the binary vector scatter prefetches the event rows ahead.
+stay serial, and past the last-level cache (``PREFETCH_MIN_ENTRIES``) the
+binary vector one prefetches event rows.
 """
 
 from __future__ import annotations
@@ -42,6 +41,7 @@ from eventjax.kernels.common.numba.events import (
     float_row_sum,
     prefetch_entries,
     row_has_event,
+    row_plus_entry,
     serial_and_parallel,
 )
 
@@ -85,13 +85,8 @@ def _mm_gather_row(weights, indices, B, out, i, binary):
         out[i, col] = zero
     for j in range(k):
         c, wij = _connection(w, indices, i, j, k)
-        if c >= n:
-            continue
-        for col in range(out.shape[1]):
-            if binary:
-                out[i, col] += wij if B[c, col] > 0 else zero
-            else:
-                out[i, col] += wij * B[c, col]
+        if c < n:
+            row_plus_entry(out, i, B, c, wij, binary)
 
 
 def _mm_gather(weights, indices, B, out, err):

@@ -11,25 +11,14 @@ Weights are ``(m, k)`` or, homogeneous, ``(1, 1)``.
 
 from __future__ import annotations
 
-from eventjax.kernels.common.pallas.rows import row_product_call
+from eventjax.kernels.common.pallas.rows import ROWS_TPU_UNSUPPORTED, row_product_kernels
 
 __all__ = ['TPU_UNSUPPORTED', 'binary_fcnmm_kernel', 'binary_fcnmv_kernel', 'fcnmm_kernel', 'fcnmv_kernel']
 
-TPU_UNSUPPORTED = (
-    'FCN products read x at data-dependent columns and, transposed, add into data-dependent '
-    'outputs; Mosaic (TPU) has neither vector gathers from VMEM nor atomics. '
-    "Use backend='jax' on tpu (XLA gather/scatter).")
+TPU_UNSUPPORTED = ROWS_TPU_UNSUPPORTED
 
 
-def fcnmv_kernel(*, shape, transpose, outs):
-    """``A @ v`` (``v @ A`` when ``transpose``); also serves ``fcnmm``."""
-    return row_product_call(shape=shape, transpose=transpose, events=False, out=outs[0], fixed_rows=True)
-
-
-def binary_fcnmv_kernel(*, shape, transpose, outs):
-    """``A @ s`` (``s @ A``) with events; transposed, only event rows are visited."""
-    return row_product_call(shape=shape, transpose=transpose, events=True, out=outs[0], fixed_rows=True)
-
-
+# Each serves mv and mm; transposed, a binary one visits only event rows.
+fcnmv_kernel, binary_fcnmv_kernel = row_product_kernels(fixed_rows=True)
 fcnmm_kernel = fcnmv_kernel
 binary_fcnmm_kernel = binary_fcnmv_kernel

@@ -17,7 +17,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from eventjax.kernels.common import accumulation_dtype
-from eventjax.kernels.common.events import product_kernels
+from eventjax.kernels.common.events import product_kernels, stored_terms
 
 __all__ = ['binary_fcnmm_kernel', 'binary_fcnmv_kernel', 'entry_cotangent', 'fcnmm_kernel', 'fcnmv_kernel']
 
@@ -40,13 +40,7 @@ def _product(weights, indices, x, *, shape, transpose, out_dtype, binary):
     xs = x[safe] if not transpose else jnp.broadcast_to(x[:, None], indices.shape + x.shape[1:])
     if x.ndim == 2:
         w, valid = w[..., None], valid[..., None]
-    zero = jnp.zeros((), acc)
-    if binary:
-        # Select, never multiply by the 0/1 indicator: NaN * 0 would be NaN.
-        event = xs if xs.dtype == jnp.bool_ else xs > 0
-        contrib = jnp.where(valid & event, w, zero)
-    else:
-        contrib = jnp.where(valid, w * xs.astype(acc), zero)
+    contrib = stored_terms(w, xs, valid, binary=binary, acc=acc)
     if not transpose:
         return contrib.sum(axis=1).astype(out_dtype)
     # Scatter: y[indices[i, j]] += contrib[i, j]; dropped connections go past the end.

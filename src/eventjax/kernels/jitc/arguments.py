@@ -8,7 +8,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from eventjax.kernels.common import check_events, check_length, check_rank, check_shape, check_weights, dtype_of
+from eventjax.kernels.common import check_events, check_shape, check_weights, dtype_of
+from eventjax.kernels.common.checks import check_transpose, check_x_layout, operand_name
 from eventjax.kernels.common.units import attach, product_unit, same_unit_pair, split
 from eventjax.kernels.jitc import generator as gen
 
@@ -103,8 +104,7 @@ def check_jitc_call(who, params, x, *, seed, prob, shape, law, transpose, matrix
     keep their dtype and the result takes the params' dtype.
     """
     m, n = (operator.index(d) for d in check_shape(who, shape))
-    if not isinstance(transpose, bool):
-        raise TypeError(f'{who}: transpose must be a bool, got {transpose!r}.')
+    check_transpose(who, transpose)
     law = check_law(who, law)
     span = gen.span_of(check_prob(who, prob))
     if max(m, n + span) >= INDEX_LIMIT:
@@ -113,7 +113,7 @@ def check_jitc_call(who, params, x, *, seed, prob, shape, law, transpose, matrix
                          f'or a larger prob.')
     params = check_params(who, law, params)
     stream = make_stream(check_seed(who, seed), span, law)
-    name = 'B' if matrix else ('spikes' if events else 'v')
+    name = operand_name(matrix, events)
     if events:
         x = check_events(who, name, x)
     else:
@@ -122,9 +122,7 @@ def check_jitc_call(who, params, x, *, seed, prob, shape, law, transpose, matrix
             raise TypeError(f'{who}: {name} must be a real numeric array, got {got.name}.')
         dtype = jnp.result_type(params, x)
         params, x = params.astype(dtype), jnp.asarray(x).astype(dtype)
-    check_rank(who, name, x, (2,) if matrix else (1,))
-    want, what = (m, 'rows of shape, as transpose=True') if transpose else (n, 'columns of shape')
-    check_length(who, name, x, want, what)
+    check_x_layout(who, name, x, shape=(m, n), transpose=transpose, matrix=matrix)
     return params, stream, x, (m, n)
 
 

@@ -1,6 +1,7 @@
 """Warp kernels (cpu and gpu) for the JITC operators, typed from the operands' dtypes.
 
-One thread per row of ``A``: ``transpose=False`` gathers the row's generated
+One thread per row of ``A`` (and column of ``B``; mv is the one-column case
+of the mm body): ``transpose=False`` gathers the row's generated
 connections into ``out[i]`` (no atomics); ``transpose=True`` scatters row
 ``i`` with ``atomic_add`` and, for events, returns at once when row ``i``
 holds no event, so the CPU cost is ``m`` cheap tests plus events x
@@ -19,7 +20,9 @@ bit there; the structure never changes.
 
 import functools
 
-from eventjax.backends.warp import WarpKernelSpec, import_warp
+from eventjax.backends.warp import import_warp
+from eventjax.kernels.common.warp.columns import column_access, operand_array
+from eventjax.kernels.common.warp.specs import product_spec
 from eventjax.kernels.common.warp.typing import accumulator_type, event_test, warp_types
 from eventjax.kernels.jitc import generator as gen
 
@@ -94,117 +97,59 @@ def _weight(wt):
 
 
 @functools.cache
-def _mv(wt, xt, transpose, binary):
+def _kernel(wt, xt, transpose, binary, matrix):
     wp = import_warp()
     at = accumulator_type(wt)
     _, key_s, key_w, step, first = _hash()
     weight = _weight(wt)
     is_event = event_test(xt)
+    load = column_access(xt, matrix)[0]
+    store, add = column_access(wt, matrix)[1], column_access(at, matrix)[2]
+    xa, wa, aa = operand_array(xt, matrix), operand_array(wt, matrix), operand_array(at, matrix)
+
+    @wp.func
+    def row_start(seed: wp.uint32, i: int, span: wp.uint32):
+        # Row i's structure key, weight key and first column.
+        ks = key_s(seed, i)
+        return ks, key_w(ks), first(ks, span)
 
     @wp.kernel(module='unique', enable_backward=False)
-    def gather(params: wp.array(dtype=wt), stream: wp.array(dtype=wp.uint32), x: wp.array(dtype=xt),
-               out: wp.array(dtype=wt)):
-        i = wp.tid()
-        span, law = stream[1], int(stream[2])
-        acc = at(0.0)
-        if span > wp.uint32(0):
-            n = x.shape[0]
-            ks = key_s(stream[0], i)
-            kw = key_w(ks)
-            c = first(ks, span)
-            t = int(0)  # noqa: UP018 - warp mutates only variables declared int(0) in a loop
-            while c < n:
-                if wp.static(binary):
-                    if is_event(x[c]):
-                        acc += weight(params, law, kw, t)
-                else:
-                    acc += weight(params, law, kw, t) * at(x[c])
-                t += 1
-                c += 1 + step(ks, t, span)
-        out[i] = wt(acc)
-
-    @wp.kernel(module='unique', enable_backward=False)
-    def scatter(params: wp.array(dtype=wt), stream: wp.array(dtype=wp.uint32), x: wp.array(dtype=xt),
-                out: wp.array(dtype=at)):
-        i = wp.tid()
-        span, law = stream[1], int(stream[2])
-        if span == wp.uint32(0):
-            return
-        xi = at(1.0)
-        if wp.static(binary):
-            if not is_event(x[i]):
-                return
-        else:
-            xi = at(x[i])
-        n = out.shape[0]
-        ks = key_s(stream[0], i)
-        kw = key_w(ks)
-        c = first(ks, span)
-        t = int(0)  # noqa: UP018 - warp mutates only variables declared int(0) in a loop
-        while c < n:
-            if wp.static(binary):
-                wp.atomic_add(out, c, at(weight(params, law, kw, t)))
-            else:
-                wp.atomic_add(out, c, at(weight(params, law, kw, t)) * xi)
-            t += 1
-            c += 1 + step(ks, t, span)
-
-    return scatter if transpose else gather
-
-
-@functools.cache
-def _mm(wt, xt, transpose, binary):
-    wp = import_warp()
-    at = accumulator_type(wt)
-    _, key_s, key_w, step, first = _hash()
-    weight = _weight(wt)
-    is_event = event_test(xt)
-
-    @wp.kernel(module='unique', enable_backward=False)
-    def gather(params: wp.array(dtype=wt), stream: wp.array(dtype=wp.uint32), x: wp.array2d(dtype=xt),
-               out: wp.array2d(dtype=wt)):
+    def gather(params: wp.array(dtype=wt), stream: wp.array(dtype=wp.uint32), x: xa, out: wa):
         i, col = wp.tid()
         span, law = stream[1], int(stream[2])
         acc = at(0.0)
         if span > wp.uint32(0):
-            n = x.shape[0]
-            ks = key_s(stream[0], i)
-            kw = key_w(ks)
-            c = first(ks, span)
+            ks, kw, c = row_start(stream[0], i, span)
             t = int(0)  # noqa: UP018 - warp mutates only variables declared int(0) in a loop
-            while c < n:
+            while c < x.shape[0]:
                 if wp.static(binary):
-                    if is_event(x[c, col]):
+                    if is_event(load(x, c, col)):
                         acc += weight(params, law, kw, t)
                 else:
-                    acc += weight(params, law, kw, t) * at(x[c, col])
+                    acc += weight(params, law, kw, t) * at(load(x, c, col))
                 t += 1
                 c += 1 + step(ks, t, span)
-        out[i, col] = wt(acc)
+        store(out, i, col, wt(acc))
 
     @wp.kernel(module='unique', enable_backward=False)
-    def scatter(params: wp.array(dtype=wt), stream: wp.array(dtype=wp.uint32), x: wp.array2d(dtype=xt),
-                out: wp.array2d(dtype=at)):
+    def scatter(params: wp.array(dtype=wt), stream: wp.array(dtype=wp.uint32), x: xa, out: aa):
         i, col = wp.tid()
         span, law = stream[1], int(stream[2])
         if span == wp.uint32(0):
             return
         xi = at(1.0)
         if wp.static(binary):
-            if not is_event(x[i, col]):
+            if not is_event(load(x, i, col)):
                 return
         else:
-            xi = at(x[i, col])
-        n = out.shape[0]
-        ks = key_s(stream[0], i)
-        kw = key_w(ks)
-        c = first(ks, span)
+            xi = at(load(x, i, col))
+        ks, kw, c = row_start(stream[0], i, span)
         t = int(0)  # noqa: UP018 - warp mutates only variables declared int(0) in a loop
-        while c < n:
+        while c < out.shape[0]:
             if wp.static(binary):
-                wp.atomic_add(out, c, col, at(weight(params, law, kw, t)))
+                add(out, c, col, at(weight(params, law, kw, t)))
             else:
-                wp.atomic_add(out, c, col, at(weight(params, law, kw, t)) * xi)
+                add(out, c, col, at(weight(params, law, kw, t)) * xi)
             t += 1
             c += 1 + step(ks, t, span)
 
@@ -214,12 +159,7 @@ def _mm(wt, xt, transpose, binary):
 def jitc_kernel(dtypes, *, law, transpose, binary, matrix, outs):
     """The warp spec for one JITC operator with inputs of ``dtypes`` (params, stream, x)."""
     wt, _, xt = warp_types(dtypes)
-    kernel = (_mm if matrix else _mv)(wt, xt, transpose, binary)
-    # Gathers write every output entry (a thread per row, and column of B);
-    # scatters run a thread per entry of x and accumulate into zeros.
-    dim = (lambda *shapes: shapes[2]) if transpose else outs[0].shape
-    return WarpKernelSpec(kernel, dim=dim, zero_outputs=transpose, widen_outputs=transpose)
-
+    return product_spec(_kernel(wt, xt, transpose, binary, matrix), transpose=transpose, x_position=2, outs=outs)
 
 def jitcmv_kernel(dtypes, *, shape, transpose, law, outs):
     """The warp spec for ``jitcmv`` with inputs of ``dtypes``."""

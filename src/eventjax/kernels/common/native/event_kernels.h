@@ -170,39 +170,40 @@ template <bool Built, typename T, typename F> ffi::Error when_built(F&& f) {
   }
 }
 
+// One dtype a dispatch may meet: the FFI dtype D and its C++ type T.
+template <ffi::DataType D, typename T> struct Kind {
+  static constexpr ffi::DataType dtype = D;
+  using type = T;
+};
+
+// f(Tag<T>) for the Kind whose dtype is t (see when_built for a build restricted to Only), else the error
+// `expected`: one compare per Kind, as a switch would make.
+template <ffi::DataType Only, typename... Kinds, typename F>
+ffi::Error with_kind(ffi::DataType t, const char* expected, F&& f) {
+  ffi::Error result;
+  const bool found = ((t == Kinds::dtype && (result = when_built<kBuilt<Only, Kinds::dtype>, typename Kinds::type>(f),
+                                             true)) || ...);
+  return found ? result : ffi::Error::InvalidArgument(expected);
+}
+
 template <typename F> ffi::Error with_weight_type(ffi::DataType t, F&& f) {
-  switch (t) {
-    case ffi::DataType::F16: return when_built<kBuilt<kWeightOnly, ffi::DataType::F16>, half_t>(f);
-    case ffi::DataType::F32: return when_built<kBuilt<kWeightOnly, ffi::DataType::F32>, float>(f);
-    case ffi::DataType::F64: return when_built<kBuilt<kWeightOnly, ffi::DataType::F64>, double>(f);
-    default: return ffi::Error::InvalidArgument("eventjax native kernel: weights must be float16, float32 or float64");
-  }
+  using D = ffi::DataType;
+  return with_kind<kWeightOnly, Kind<D::F16, half_t>, Kind<D::F32, float>, Kind<D::F64, double>>(
+      t, "eventjax native kernel: weights must be float16, float32 or float64", f);
 }
 
 template <typename F> ffi::Error with_index_type(ffi::DataType t, F&& f) {
-  switch (t) {
-    case ffi::DataType::S32: return when_built<kBuilt<kIndexOnly, ffi::DataType::S32>, int32_t>(f);
-    case ffi::DataType::S64: return when_built<kBuilt<kIndexOnly, ffi::DataType::S64>, int64_t>(f);
-    default: return ffi::Error::InvalidArgument("eventjax native kernel: indices must be int32 or int64");
-  }
+  using D = ffi::DataType;
+  return with_kind<kIndexOnly, Kind<D::S32, int32_t>, Kind<D::S64, int64_t>>(
+      t, "eventjax native kernel: indices must be int32 or int64", f);
 }
 
 template <typename F> ffi::Error with_event_type(ffi::DataType t, F&& f) {
-  switch (t) {
-    case ffi::DataType::PRED: return when_built<kBuilt<kOperandOnly, ffi::DataType::PRED>, bool>(f);
-    case ffi::DataType::S8: return when_built<kBuilt<kOperandOnly, ffi::DataType::S8>, int8_t>(f);
-    case ffi::DataType::S16: return when_built<kBuilt<kOperandOnly, ffi::DataType::S16>, int16_t>(f);
-    case ffi::DataType::S32: return when_built<kBuilt<kOperandOnly, ffi::DataType::S32>, int32_t>(f);
-    case ffi::DataType::S64: return when_built<kBuilt<kOperandOnly, ffi::DataType::S64>, int64_t>(f);
-    case ffi::DataType::U8: return when_built<kBuilt<kOperandOnly, ffi::DataType::U8>, uint8_t>(f);
-    case ffi::DataType::U16: return when_built<kBuilt<kOperandOnly, ffi::DataType::U16>, uint16_t>(f);
-    case ffi::DataType::U32: return when_built<kBuilt<kOperandOnly, ffi::DataType::U32>, uint32_t>(f);
-    case ffi::DataType::U64: return when_built<kBuilt<kOperandOnly, ffi::DataType::U64>, uint64_t>(f);
-    case ffi::DataType::F16: return when_built<kBuilt<kOperandOnly, ffi::DataType::F16>, half_t>(f);
-    case ffi::DataType::F32: return when_built<kBuilt<kOperandOnly, ffi::DataType::F32>, float>(f);
-    case ffi::DataType::F64: return when_built<kBuilt<kOperandOnly, ffi::DataType::F64>, double>(f);
-    default: return ffi::Error::InvalidArgument("eventjax native kernel: events must be bool, an integer or a float");
-  }
+  using D = ffi::DataType;
+  return with_kind<kOperandOnly, Kind<D::PRED, bool>, Kind<D::S8, int8_t>, Kind<D::S16, int16_t>,
+                   Kind<D::S32, int32_t>, Kind<D::S64, int64_t>, Kind<D::U8, uint8_t>, Kind<D::U16, uint16_t>,
+                   Kind<D::U32, uint32_t>, Kind<D::U64, uint64_t>, Kind<D::F16, half_t>, Kind<D::F32, float>,
+                   Kind<D::F64, double>>(t, "eventjax native kernel: events must be bool, an integer or a float", f);
 }
 
 // Runs body(Tag<W>, Tag<I>, Tag<S>) for the dtypes of the weights, indices and the operand x
@@ -256,13 +257,50 @@ constexpr int kThreads = 256;
 
 inline unsigned blocks(int64_t n) { return static_cast<unsigned>((n + kThreads - 1) / kThreads); }
 
+// This thread's index in a one-dimensional launch (one thread per row, or per entry).
+__device__ inline int64_t thread_index() { return blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; }
+
+// Row i of a CUDA gather: out[i, :] = the terms of its entries [lo, hi) against x, a row-major (n, k) matrix.
+template <bool Binary, typename W, typename I, typename X>
+__device__ inline void gather_row(const W* w, bool homo, const I* idx, const X* x, W* out, int64_t i, int64_t lo,
+                                  int64_t hi, int64_t n, int64_t k) {
+  using A = typename Acc<W>::type;
+  for (int64_t j = 0; j < k; ++j) {
+    A acc = A(0);
+    for (int64_t e = lo; e < hi; ++e) {
+      const I c = idx[e];
+      if (valid_column(c, n)) acc += term<Binary>(static_cast<A>(w[homo ? 0 : e]), x[c * k + j]);
+    }
+    out[i * k + j] = static_cast<W>(acc);
+  }
+}
+
+// Row i of a CUDA scatter: its entries [lo, hi) add their terms against x[i, :] atomically into acc, (n, k);
+// a binary row without an event returns at once.
+template <bool Binary, typename W, typename I, typename X, typename A>
+__device__ inline void scatter_row(const W* w, bool homo, const I* idx, const X* x, A* acc, int64_t i, int64_t lo,
+                                   int64_t hi, int64_t n, int64_t k) {
+  const X* xi = x + i * k;
+  if (Binary) {
+    bool any = false;
+    for (int64_t j = 0; j < k && !any; ++j) any = is_event(xi[j]);
+    if (!any) return;
+  }
+  for (int64_t e = lo; e < hi; ++e) {
+    const I c = idx[e];
+    if (!valid_column(c, n)) continue;
+    const A we = static_cast<A>(w[homo ? 0 : e]);
+    for (int64_t j = 0; j < k; ++j) atomicAdd(acc + c * k + j, term<Binary>(we, xi[j]));
+  }
+}
+
 // What a CUDA product handler binds before its buffers: its stream and the scratch allocator.
 inline auto cuda_binding() {
   return ffi::Ffi::Bind().Ctx<ffi::PlatformStream<cudaStream_t>>().Ctx<ffi::ScratchAllocator>();
 }
 
 template <typename W, typename A> __global__ void cast_out(const A* acc, W* out, int64_t size) {
-  const int64_t j = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  const int64_t j = thread_index();
   if (j < size) out[j] = static_cast<W>(acc[j]);
 }
 

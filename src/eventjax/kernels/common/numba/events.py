@@ -28,7 +28,7 @@ from eventjax.backends.numba import launch_begin, launch_end, prefetch, threadin
 
 __all__ = ['FASTMATH', 'PARALLEL_MIN_WORK', 'PREFETCH_MIN_ENTRIES', 'ROWS_AHEAD', 'binary_row_sum', 'by_direction',
            'by_work', 'event_columns', 'event_flags', 'event_indices', 'float_row_sum', 'prefetch_entries',
-           'row_has_event', 'serial_and_parallel', 'stored_entries', 'trusted_indptr']
+           'row_has_event', 'row_plus_entry', 'serial_and_parallel', 'stored_entries', 'trusted_indptr']
 
 # Reassociation (and fused multiply-add) only: NaN and Inf keep their IEEE meaning.
 FASTMATH = {'reassoc', 'contract'}
@@ -228,6 +228,17 @@ def float_row_sum(data, indices, start, end, v, n, zero):
         j = np.uint64(np.int64(indices[k]))
         acc += data[k] * v[min(j, last)] if j < n else zero
     return acc
+
+
+@numba.njit(cache=True, fastmath=FASTMATH, inline='always')
+def row_plus_entry(out, i, B, j, w, binary):
+    """``out[i, :] += w * B[j, :]`` (binary: ``w`` where ``B[j, :]`` is an event): one stored entry of an mm gather."""
+    zero = out.dtype.type(0)
+    for c in range(out.shape[1]):
+        if binary:
+            out[i, c] += w if B[j, c] > 0 else zero
+        else:
+            out[i, c] += w * B[j, c]
 
 
 @numba.njit(cache=True, inline='always')

@@ -33,7 +33,13 @@ from jax.experimental import pallas as pl
 
 from eventjax.kernels.common.events import accumulation_dtype, event_indicator
 
-__all__ = ['add_into_row', 'row_product_call', 'triton_params']
+__all__ = ['ROWS_TPU_UNSUPPORTED', 'add_into_row', 'row_product_call', 'row_product_kernels', 'triton_params']
+
+# Why the row-stored families (CSR, FCN) have no TPU kernel.
+ROWS_TPU_UNSUPPORTED = (
+    'Row-stored products read x at data-dependent columns (a gather per stored entry) and, transposed, '
+    'add into data-dependent outputs; Mosaic (TPU) has neither vector gathers from VMEM nor atomics. '
+    "Use backend='jax' on tpu (XLA gather/scatter).")
 
 _ROWS_PER_PROGRAM = 8
 
@@ -207,3 +213,19 @@ def row_product_call(*, shape, transpose, events, out, fixed_rows=False):
         return y if matrix else y[:, 0]
 
     return call
+
+
+def row_product_kernels(*, fixed_rows: bool):
+    """The generators ``(float, binary)`` ``kg(*, shape, transpose, outs)`` of a family's products.
+
+    Each serves mv and mm: the output's rank says which (see :func:`row_product_call`).
+
+    Example:
+        >>> fcnmv_kernel, binary_fcnmv_kernel = row_product_kernels(fixed_rows=True)
+    """
+    def variant(events: bool):
+        def kernel(*, shape, transpose, outs):
+            return row_product_call(shape=shape, transpose=transpose, events=events, out=outs[0],
+                                    fixed_rows=fixed_rows)
+        return kernel
+    return variant(False), variant(True)
