@@ -113,9 +113,15 @@ def ks_distance(a, b):
     return float(np.max(np.abs(cdf_a - cdf_b)))
 
 
-def _cap(x, rng):
+def cap(x, rng, size=None):
+    """At most ``size`` (default ``SAMPLE``) values of ``x``, a random subset drawn from ``rng``, in order.
+
+    >>> cap(np.arange(10), np.random.default_rng(0), 3).size
+    3
+    """
+    size = SAMPLE if size is None else size
     x = np.asarray(x)
-    return x if x.size <= SAMPLE else x[np.sort(rng.choice(x.size, SAMPLE, replace=False))]
+    return x if x.size <= size else x[np.sort(rng.choice(x.size, size, replace=False))]
 
 
 def summarize(ids, times, sizes, t0, ms, seed=SUBSET_SEED):
@@ -145,7 +151,7 @@ def summarize(ids, times, sizes, t0, ms, seed=SUBSET_SEED):
         out['n_cv'].append(cv.size)
         out['n_corr'].append(chosen.size)
         for name, x in zip(STATS, (r, cv, cc)):
-            out[f'{name}_{p}'] = _cap(x, rng).astype(np.float32)
+            out[f'{name}_{p}'] = cap(x, rng).astype(np.float32)
     out['mean_rate'] = np.asarray(out['mean_rate'], np.float64)
     out['n_cv'] = np.asarray(out['n_cv'], np.int64)
     out['n_corr'] = np.asarray(out['n_corr'], np.int64)
