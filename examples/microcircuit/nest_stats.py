@@ -4,7 +4,8 @@
 ``nest_reference`` (the ``microcircuit`` package on NEST, all spikes recorded), computes the statistics of
 ``stats.summarize`` over the ``--t-sim`` ms after the warm-up, and writes
 ``examples/microcircuit/data/nest_stats_{drive}_seed{S}.npz`` with the NEST version, scale, times and seed.
-``--spikes PATH`` also keeps the raw spikes (too large for the repository) so that the statistics can be redone.
+``--spikes PATH`` also keeps the raw spikes (too large for the repository); ``--from-spikes PATH`` redoes the
+statistics from them, keeping the stored file's record of the run.
 """
 
 from __future__ import annotations
@@ -25,14 +26,24 @@ def main(argv=None):
     parser.set_defaults(t_sim=10000.0, scale=1.0, threads=4)
     parser.add_argument('--out', default='', help='the .npz to write (default: data/nest_stats_{drive}_seed{S}.npz)')
     parser.add_argument('--spikes', default='', help='also save the raw spikes (ids, times) to this .npz')
+    parser.add_argument('--from-spikes', default='', help='redo the statistics from spikes saved by --spikes')
     args = parser.parse_args(argv)
+    out = args.out or os.path.join(DATA, f'nest_stats_{args.drive}_seed{args.seed}.npz')
+    if args.from_spikes:
+        with np.load(args.from_spikes) as f, np.load(out) as old:
+            record = {k: old[k] for k in old.files if k not in stats.summarize_keys(len(f['sizes']))}
+            times = np.round(f['times'].astype(np.float64) / P.DT) * P.DT  # float32 on disk
+            summary = stats.summarize(f['ids'], times, f['sizes'], float(record['t_presim']),
+                                      float(record['t_sim']))
+        np.savez_compressed(out, **summary, **record)
+        print(f'statistics of {args.from_spikes} written to {out}')
+        return 0
     figures, ids, times, sizes = nest_reference.run(args)
     # NEST stamps a spike of update n with (n + 1) dt; eventjax reports n, so both count update times
     times = times - P.DT
     if args.spikes:
-        np.savez_compressed(args.spikes, ids=ids.astype(np.int32), times=times.astype(np.float32), sizes=sizes)
+        np.savez_compressed(args.spikes, ids=ids.astype(np.int32), times=times, sizes=sizes)
     summary = stats.summarize(ids, times, sizes, args.t_presim, args.t_sim)
-    out = args.out or os.path.join(DATA, f'nest_stats_{args.drive}_seed{args.seed}.npz')
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     np.savez_compressed(out, **summary, simulator=figures['simulator'], scale=args.scale,
                         k_scale=args.scale if args.k_scale is None else args.k_scale, drive=args.drive,

@@ -25,6 +25,7 @@ BIN_MS = 2.0
 CORR_NEURONS = 200
 SAMPLE = 2000
 SUBSET_SEED = 12345
+EPS = 1e-6  # ms: spike times are multiples of dt in floating point, so edges are compared with this slack
 
 
 def rates(ids, n, ms):
@@ -71,7 +72,7 @@ def binned_counts(ids, times, neurons, t0, ms, bin_ms=BIN_MS):
     row = np.full(int(max(neurons.max(initial=-1), np.max(ids, initial=-1))) + 1, -1, np.int64)
     row[neurons] = np.arange(neurons.size)
     ids = np.asarray(ids, np.int64)
-    b = np.floor((np.asarray(times, np.float64) - t0) / bin_ms).astype(np.int64)
+    b = np.floor((np.asarray(times, np.float64) - t0 + EPS) / bin_ms).astype(np.int64)
     r = row[ids]
     keep = (r >= 0) & (b >= 0) & (b < bins)
     counts = np.zeros((neurons.size, bins), np.float64)
@@ -124,6 +125,11 @@ def cap(x, rng, size=None):
     return x if x.size <= size else x[np.sort(rng.choice(x.size, size, replace=False))]
 
 
+def summarize_keys(populations):
+    """The keys ``summarize`` writes for this many populations."""
+    return {'mean_rate', 'n_cv', 'n_corr'} | {f'{name}_{p}' for name in STATS for p in range(populations)}
+
+
 def summarize(ids, times, sizes, t0, ms, seed=SUBSET_SEED):
     """The per-population samples and means of spikes ``(ids, times)`` in ``[t0, t0 + ms)``.
 
@@ -133,7 +139,7 @@ def summarize(ids, times, sizes, t0, ms, seed=SUBSET_SEED):
     """
     ids = np.asarray(ids, np.int64)
     times = np.asarray(times, np.float64)
-    inside = (times >= t0) & (times < t0 + ms)
+    inside = (times >= t0 - EPS) & (times < t0 + ms - EPS)
     ids, times = ids[inside], times[inside]
     bounds = np.concatenate([[0], np.cumsum(sizes)])
     rng = np.random.default_rng(seed)
