@@ -49,33 +49,42 @@ def load(pattern):
 
 
 def compare(ours, nests):
-    """Per statistic and population: ``(eventjax-vs-NEST KS list, NEST-vs-NEST KS list, within)``, and per
-    population the mean-rate check ``(eventjax, NEST min, NEST max, within)``."""
-    if len(nests) < 2:
-        raise ValueError(f'the spread needs at least 2 NEST seeds, got {len(nests)}')
+    """Per statistic and population: ``(eventjax-vs-NEST KS list, NEST-vs-NEST KS list, KS 5 % critical value,
+    within)``, and per population the mean-rate check ``(eventjax, NEST min, NEST max, within)``. With one NEST
+    seed there is no spread: ``within`` is None."""
+    if not nests:
+        raise ValueError('no NEST statistics to compare with')
     table = {}
     for name in stats.STATS:
         for p in range(len(P.POPULATIONS)):
             key = f'{name}_{p}'
             ej = [stats.ks_distance(ours[key], n[key]) for n in nests]
             nn = [stats.ks_distance(a[key], b[key]) for a, b in itertools.combinations(nests, 2)]
-            table[name, p] = ej, nn, bool(np.nanmax(ej) <= np.nanmax(nn))
+            crit = stats.ks_critical(ours[key].size, min(n[key].size for n in nests))
+            table[name, p] = ej, nn, crit, (bool(np.nanmax(ej) <= np.nanmax(nn)) if nn else None)
     rates = []
     for p in range(len(P.POPULATIONS)):
         theirs = [float(n['mean_rate'][p]) for n in nests]
         mine = float(ours['mean_rate'][p])
-        rates.append((mine, min(theirs), max(theirs), min(theirs) <= mine <= max(theirs)))
+        rates.append((mine, min(theirs), max(theirs),
+                      min(theirs) <= mine <= max(theirs) if len(nests) > 1 else None))
     return table, rates
 
 
+def _verdict(ok):
+    return {True: 'yes', False: 'NO', None: '-'}[ok]
+
+
 def format_table(table, rates):
-    lines = [f'{"statistic":12s} {"pop":5s} {"ej-vs-NEST KS":>21s} {"NEST-vs-NEST KS":>21s}  within']
-    for (name, p), (ej, nn, ok) in table.items():
-        lines.append(f'{name:12s} {P.POPULATIONS[p]:5s} {min(ej):9.3f} - {max(ej):.3f} {min(nn):11.3f} - '
-                     f'{max(nn):.3f}  {"yes" if ok else "NO"}')
-    lines.append(f'{"mean rate":12s} {"pop":5s} {"eventjax":>9s} {"NEST min - max":>21s}  within')
+    lines = [f'{"statistic":10s} {"pop":5s} {"ej-vs-NEST KS":>15s} {"NEST-vs-NEST KS":>15s} {"5% crit.":>9s}  within']
+    for (name, p), (ej, nn, crit, ok) in table.items():
+        spread = f'{min(nn):.3f} - {max(nn):.3f}' if nn else '-'
+        lines.append(f'{name:10s} {P.POPULATIONS[p]:5s} {min(ej):6.3f} - {max(ej):.3f} {spread:>15s} {crit:9.3f}  '
+                     f'{_verdict(ok)}')
+    lines.append(f'{"mean rate":10s} {"pop":5s} {"eventjax":>15s} {"NEST min - max":>15s}')
     for p, (mine, lo, hi, ok) in enumerate(rates):
-        lines.append(f'{"":12s} {P.POPULATIONS[p]:5s} {mine:9.3f} {lo:11.3f} - {hi:.3f}  {"yes" if ok else "NO"}')
+        lines.append(f'{"":10s} {P.POPULATIONS[p]:5s} {mine:15.3f} {f"{lo:.3f} - {hi:.3f}":>15s} {"":9s}  '
+                     f'{_verdict(ok)}')
     return '\n'.join(lines)
 
 
@@ -139,9 +148,10 @@ def main(argv=None):
         parser.error(f'{path} does not exist; make it with --run')
     ours = load(path)[0]
     nests = load(os.path.join(args.data, f'nest_stats_{args.drive}_seed*.npz'))
+    if not nests:
+        parser.error(f'no NEST statistics in {args.data}; make them with nest_stats')
     if len(nests) < 2:
-        print(f'{len(nests)} NEST seed(s) stored in {args.data}; the spread needs 2 or more')
-        return 1
+        print('one NEST seed: its distances to eventjax, no spread (that needs 2 or more)')
     for n in nests:
         if float(n['scale']) != float(ours['scale']) or float(n['t_sim']) != float(ours['t_sim']):
             parser.error(f'NEST seed {int(n["seed"])} ran scale {float(n["scale"]):g} for {float(n["t_sim"]):g} ms; '

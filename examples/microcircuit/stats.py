@@ -114,6 +114,18 @@ def ks_distance(a, b):
     return float(np.max(np.abs(cdf_a - cdf_b)))
 
 
+def ks_critical(n, m, alpha=0.05):
+    """The KS distance two independent samples of sizes ``n`` and ``m`` from one law exceed with probability
+    ``alpha`` (the asymptotic Kolmogorov bound): the noise floor of a distance between samples of these sizes.
+
+    >>> round(ks_critical(2000, 2000), 3)
+    0.043
+    """
+    if n < 1 or m < 1:
+        return float('nan')
+    return float(np.sqrt(-0.5 * np.log(alpha / 2)) * np.sqrt((n + m) / (n * m)))
+
+
 def cap(x, rng, size=None):
     """At most ``size`` (default ``SAMPLE``) values of ``x``, a random subset drawn from ``rng``, in order.
 

@@ -55,6 +55,7 @@ def test_ks_distance_is_0_for_identical_samples_1_for_disjoint_ones_and_matches_
     assert stats.ks_distance(x, y) == pytest.approx(scipy_stats.ks_2samp(x, y).statistic)
     rounded = np.round(x, 1)  # ties
     assert stats.ks_distance(rounded, y) == pytest.approx(scipy_stats.ks_2samp(rounded, y).statistic)
+    assert stats.ks_critical(300, 500) == pytest.approx(1.358 * np.sqrt(800 / 150_000), rel=1e-3)
 
 
 def fake_spikes(rng, sizes, ms, scale=1.0):
@@ -99,10 +100,13 @@ def test_comparison_flags_a_shifted_simulator_and_passes_a_faithful_one(tmp_path
     slow = summary(14, scale=0.5)  # half the rates
     table_slow, rates_slow = compare_nest.compare(slow, nests)
     assert not any(ok for *_, ok in rates_slow)
-    assert not any(table_slow['rate', p][2] for p in range(8))
-    assert sum(table['rate', p][2] for p in range(8)) > sum(table_slow['rate', p][2] for p in range(8))
-    with pytest.raises(ValueError, match='at least 2'):
-        compare_nest.compare(slow, nests[:1])
+    assert not any(table_slow['rate', p][-1] for p in range(8))
+    assert sum(table['rate', p][-1] for p in range(8)) > sum(table_slow['rate', p][-1] for p in range(8))
+    one, one_rates = compare_nest.compare(slow, nests[:1])  # no spread to be within
+    assert all(v[-1] is None for v in one.values()) and all(r[-1] is None for r in one_rates)
+    assert one['rate', 0][1] == [] and one['rate', 0][0] == table_slow['rate', 0][0][:1]
+    with pytest.raises(ValueError, match='no NEST'):
+        compare_nest.compare(slow, [])
     text = compare_nest.format_table(table_slow, rates_slow)
     assert text.count('NO') >= 16 and P.POPULATIONS[7] in text
 
