@@ -2,9 +2,9 @@
 
 ``python -m examples.brette2007.seed_stats --simulator nest --seeds 1-8`` (NEST needs the ``models`` extra) and
 ``--simulator eventjax`` run both models for ``--t-sim`` ms per seed and write
-``examples/brette2007/data/seed_stats_{simulator}.npz``; ``--compare`` reads both files and prints, per model and
-population (E, I), the mean rates and the KS distances of the ISI-CV distributions, eventjax-vs-NEST over all
-seed pairs against NEST-vs-NEST.
+``examples/brette2007/data/seed_stats_{simulator}.npz``; without ``--simulator`` it reads both files and prints,
+per model and population (E, I), the mean rates and the KS distances of the ISI-CV distributions,
+eventjax-vs-NEST over all seed pairs against NEST-vs-NEST.
 
 The window is ``[WINDOW_START, t_sim)``, after the stimulus (1-51 ms) and its transient. A run *died out* when its
 E population is silent in the last 100 ms; COBA sometimes does, in both simulators, and only the sustained runs
