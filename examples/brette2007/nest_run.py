@@ -23,13 +23,19 @@ def main(argv=None):
     parser.add_argument('--threads', type=int, default=1)
     parser.add_argument('--seed', type=int, default=1)
     args = parser.parse_args(argv)
+    print(json.dumps(run(args.model, args.t_sim, args.threads, args.seed)[0]))
+    return 0
+
+
+def run(model_name, t_sim, threads=1, seed=1):
+    """Build and simulate NEST's network; ``(figures, ids from 0, spike times ms)``."""
     import nest
 
     nest.set_verbosity('M_ERROR')
     nest.ResetKernel()
-    nest.SetKernelStatus({'resolution': model.DT, 'local_num_threads': args.threads, 'rng_seed': args.seed})
-    p = model.MODELS[args.model]()
-    name = 'iaf_psc_exp' if args.model == 'cuba' else 'iaf_cond_exp'
+    nest.SetKernelStatus({'resolution': model.DT, 'local_num_threads': threads, 'rng_seed': seed})
+    p = model.MODELS[model_name]()
+    name = 'iaf_psc_exp' if model_name == 'cuba' else 'iaf_cond_exp'
     keys = [f.name for f in __import__('dataclasses').fields(p) if f.name not in ('w_ex', 'w_in')]
     start = time.perf_counter()
     nest.SetDefaults(name, {k: getattr(p, k) for k in keys})
@@ -48,15 +54,16 @@ def main(argv=None):
     nest.Cleanup()
     build = time.perf_counter() - start
     start = time.perf_counter()
-    nest.Simulate(args.t_sim)
+    nest.Simulate(t_sim)
     wall = time.perf_counter() - start
-    senders = np.asarray(recorder.get('events')['senders'])
-    seconds = args.t_sim * 1e-3
-    print(json.dumps({'simulator': f'NEST {nest.__version__}', 'model': args.model, 'threads': args.threads,
-                      'build_s': build, 'wall_s': wall, 's_per_model_s': wall / seconds,
-                      'rate_e': float(np.sum(senders <= model.N_E) / model.N_E / seconds),
-                      'rate_i': float(np.sum(senders > model.N_E) / model.N_I / seconds)}))
-    return 0
+    events = recorder.get('events')
+    ids = np.asarray(events['senders'], np.int64) - exc[0].global_id
+    seconds = t_sim * 1e-3
+    figures = {'simulator': f'NEST {nest.__version__}', 'model': model_name, 'threads': threads,
+               'build_s': build, 'wall_s': wall, 's_per_model_s': wall / seconds,
+               'rate_e': float(np.sum(ids < model.N_E) / model.N_E / seconds),
+               'rate_i': float(np.sum(ids >= model.N_E) / model.N_I / seconds)}
+    return figures, ids, np.asarray(events['times'], np.float64)
 
 
 if __name__ == '__main__':

@@ -21,7 +21,8 @@ import time
 import numpy as np
 
 
-def main(argv=None):
+def parser():
+    """The command line shared with ``nest_stats``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--scale', type=float, default=0.1)
     parser.add_argument('--k-scale', type=float, default=None)
@@ -30,8 +31,12 @@ def main(argv=None):
     parser.add_argument('--drive', choices=('dc', 'poisson'), default='dc')
     parser.add_argument('--threads', type=int, default=2)
     parser.add_argument('--seed', type=int, default=55)
-    args = parser.parse_args(argv)
+    return parser
 
+
+def run(args):
+    """Build, warm up and simulate the reference; ``(figures, ids, times ms, sizes)`` of the spikes after the
+    warm-up, ``ids`` counting from 0 over the populations in order."""
     import nest
     from microcircuit.network_params import default_net_dict
     from microcircuit.sim_params import default_sim_dict
@@ -58,19 +63,28 @@ def main(argv=None):
     wall = time.perf_counter() - start
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9
     bounds = np.loadtxt(os.path.join(data, 'population_nodeids.dat'), dtype=np.int64, ndmin=2)
-    senders = []
+    senders, times = [], []
     for path in glob.glob(os.path.join(data, 'spike_recorder-*.dat')):
         rows = np.loadtxt(path, comments='#', skiprows=3, ndmin=2)
         if rows.size:
-            senders.append(rows[rows[:, 1] > args.t_presim, 0].astype(np.int64))
+            late = rows[:, 1] > args.t_presim
+            senders.append(rows[late, 0].astype(np.int64))
+            times.append(rows[late, 1])
     senders = np.concatenate(senders) if senders else np.zeros(0, np.int64)
+    times = np.concatenate(times) if times else np.zeros(0)
     sizes = bounds[:, 1] - bounds[:, 0] + 1
     counts = [int(np.sum((senders >= lo) & (senders <= hi))) for lo, hi in bounds]
     rates = [c / s / (args.t_sim * 1e-3) for c, s in zip(counts, sizes)]
-    print(json.dumps({'simulator': f'NEST {nest.__version__}', 'threads': args.threads,
-                      'neurons': int(sizes.sum()), 'synapses': int(nest.num_connections),
-                      'construction_s': construction, 'presim_s': presim, 'sim_s': wall,
-                      'rtf': wall / (args.t_sim * 1e-3), 'peak_rss_gb': rss, 'rates': rates}))
+    figures = {'simulator': f'NEST {nest.__version__}', 'threads': args.threads,
+               'neurons': int(sizes.sum()), 'synapses': int(nest.num_connections),
+               'construction_s': construction, 'presim_s': presim, 'sim_s': wall,
+               'rtf': wall / (args.t_sim * 1e-3), 'peak_rss_gb': rss, 'rates': rates}
+    # the populations' node ids are contiguous and in order
+    return figures, senders - bounds[0, 0], times, sizes
+
+
+def main(argv=None):
+    print(json.dumps(run(parser().parse_args(argv))[0]))
     return 0
 
 

@@ -1,0 +1,170 @@
+"""PD14's statistics on eventjax against NEST's seed spread: KS distances per population and statistic.
+
+``python -m examples.microcircuit.compare_nest --run --scale 1 --t-sim 2000 --plot docs/_static/pd14_statistics.png``
+runs eventjax (numba, DC drive, the reference's 500 ms warm-up, then ``--t-sim`` ms), computes the statistics of
+``stats.summarize`` (written to ``data/eventjax_stats_{drive}_seed{S}.npz``), loads NEST's per-seed statistics
+(``data/nest_stats_{drive}_seed*.npz``, made by ``nest_stats``), and prints, per population and statistic, the KS
+distances eventjax-vs-each-NEST-seed and NEST-vs-NEST over all seed pairs; eventjax lies *within* the spread when
+its largest distance is at most the largest NEST-vs-NEST one. Mean rates: within when inside NEST's min-max.
+Without ``--run`` it compares the stored eventjax file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import itertools
+import os
+import sys
+
+import numpy as np
+
+from examples.microcircuit import params as P
+from examples.microcircuit import stats
+
+DATA = os.path.join(os.path.dirname(__file__), 'data')
+LABELS = {'rate': 'rate (Hz)', 'cv': 'ISI CV', 'corr': 'correlation'}
+
+
+def run_eventjax(scale, k_scale, drive, seed, t_presim, t_sim, backend='numba', progress=sys.stderr):
+    """eventjax's statistics of ``t_sim`` ms after a ``t_presim`` ms warm-up, as ``stats.summarize`` gives them."""
+    from examples.microcircuit import simulation
+
+    model = simulation.build(scale, k_scale, drive, seed, np.dtype('float32'), progress)
+    runner = simulation.Runner(model, backend, seed)
+    runner.compile()
+    runner.run(t_presim, 'warm-up', progress, record=False)
+    steps, ids, wall = runner.run(t_sim, 'simulate', progress)
+    summary = stats.summarize(ids, steps * P.DT, model.derived.num_neurons, t_presim, t_sim)
+    return summary, wall
+
+
+def load(pattern):
+    """The stored summaries matching a glob pattern, in name order, as dicts."""
+    out = []
+    for path in sorted(glob.glob(pattern)):
+        with np.load(path) as f:
+            out.append({k: f[k] for k in f.files})
+    return out
+
+
+def compare(ours, nests):
+    """Per statistic and population: ``(eventjax-vs-NEST KS list, NEST-vs-NEST KS list, KS 5 % critical value,
+    within)``, and per population the mean-rate check ``(eventjax, NEST min, NEST max, within)``. With one NEST
+    seed there is no spread: ``within`` is None."""
+    if not nests:
+        raise ValueError('no NEST statistics to compare with')
+    table = {}
+    for name in stats.STATS:
+        for p in range(len(P.POPULATIONS)):
+            key = f'{name}_{p}'
+            ej = [stats.ks_distance(ours[key], n[key]) for n in nests]
+            nn = [stats.ks_distance(a[key], b[key]) for a, b in itertools.combinations(nests, 2)]
+            crit = stats.ks_critical(ours[key].size, min(n[key].size for n in nests))
+            table[name, p] = ej, nn, crit, (bool(np.nanmax(ej) <= np.nanmax(nn)) if nn else None)
+    rates = []
+    for p in range(len(P.POPULATIONS)):
+        theirs = [float(n['mean_rate'][p]) for n in nests]
+        mine = float(ours['mean_rate'][p])
+        rates.append((mine, min(theirs), max(theirs),
+                      min(theirs) <= mine <= max(theirs) if len(nests) > 1 else None))
+    return table, rates
+
+
+def _verdict(ok):
+    return {True: 'yes', False: 'NO', None: '-'}[ok]
+
+
+def format_table(table, rates):
+    lines = [f'{"statistic":10s} {"pop":5s} {"ej-vs-NEST KS":>15s} {"NEST-vs-NEST KS":>15s} {"5% crit.":>9s}  within']
+    for (name, p), (ej, nn, crit, ok) in table.items():
+        spread = f'{min(nn):.3f} - {max(nn):.3f}' if nn else '-'
+        lines.append(f'{name:10s} {P.POPULATIONS[p]:5s} {min(ej):6.3f} - {max(ej):.3f} {spread:>15s} {crit:9.3f}  '
+                     f'{_verdict(ok)}')
+    lines.append(f'{"mean rate":10s} {"pop":5s} {"eventjax":>15s} {"NEST min - max":>15s}')
+    for p, (mine, lo, hi, ok) in enumerate(rates):
+        lines.append(f'{"":10s} {P.POPULATIONS[p]:5s} {mine:15.3f} {f"{lo:.3f} - {hi:.3f}":>15s} {"":9s}  '
+                     f'{_verdict(ok)}')
+    return '\n'.join(lines)
+
+
+def plot(ours, nests, path):
+    """Empirical CDFs of the three statistics per population, eventjax over each NEST seed."""
+    import matplotlib
+
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(len(stats.STATS), len(P.POPULATIONS), figsize=(16, 6.5), sharey=True)
+    for i, name in enumerate(stats.STATS):
+        for p, pop in enumerate(P.POPULATIONS):
+            ax = axes[i, p]
+            key = f'{name}_{p}'
+            for k, n in enumerate(nests):
+                x = np.sort(n[key])
+                ax.step(x, np.arange(1, x.size + 1) / max(x.size, 1), color='0.55', lw=2.5, where='post',
+                        label='NEST seeds' if k == 0 else None)
+            x = np.sort(ours[key])
+            ax.step(x, np.arange(1, x.size + 1) / max(x.size, 1), color='#af143c', lw=1, where='post',
+                    label='eventjax')
+            if name == 'rate':
+                ax.set_xscale('symlog', linthresh=1.0)
+            if i == 0:
+                ax.set_title(pop)
+            if p == 0:
+                ax.set_ylabel(f'CDF of\n{LABELS[name]}')
+            ax.tick_params(labelsize=7)
+    axes[0, 0].legend(fontsize=7, loc='lower right')
+    fig.tight_layout()
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog='python -m examples.microcircuit.compare_nest',
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument('--run', action='store_true', help='run eventjax (else load its stored statistics)')
+    parser.add_argument('--scale', type=float, default=1.0)
+    parser.add_argument('--k-scale', type=float, default=None)
+    parser.add_argument('--t-sim', type=float, default=10000.0)
+    parser.add_argument('--t-presim', type=float, default=P.T_PRESIM)
+    parser.add_argument('--drive', choices=('dc', 'poisson'), default='dc')
+    parser.add_argument('--seed', type=int, default=1)
+    parser.add_argument('--backend', default='numba')
+    parser.add_argument('--data', default=DATA, help='the folder of the stored statistics')
+    parser.add_argument('--plot', default='', help='save the CDF plot to this PNG')
+    parser.add_argument('--quiet', action='store_true', help='no progress bars')
+    args = parser.parse_args(argv)
+    path = os.path.join(args.data, f'eventjax_stats_{args.drive}_seed{args.seed}.npz')
+    if args.run:
+        summary, wall = run_eventjax(args.scale, args.k_scale, args.drive, args.seed, args.t_presim, args.t_sim,
+                                     args.backend, None if args.quiet else sys.stderr)
+        os.makedirs(args.data, exist_ok=True)
+        np.savez_compressed(path, **summary, simulator=f'eventjax {args.backend}', scale=args.scale,
+                            k_scale=args.scale if args.k_scale is None else args.k_scale, drive=args.drive,
+                            t_presim=args.t_presim, t_sim=args.t_sim, seed=args.seed, sim_s=wall)
+        print(f'eventjax: {args.t_sim:g} ms in {wall:.1f} s; statistics written to {path}')
+    if not os.path.exists(path):
+        parser.error(f'{path} does not exist; make it with --run')
+    ours = load(path)[0]
+    nests = load(os.path.join(args.data, f'nest_stats_{args.drive}_seed*.npz'))
+    if not nests:
+        parser.error(f'no NEST statistics in {args.data}; make them with nest_stats')
+    if len(nests) < 2:
+        print('one NEST seed: its distances to eventjax, no spread (that needs 2 or more)')
+    for n in nests:
+        if float(n['scale']) != float(ours['scale']) or float(n['t_sim']) != float(ours['t_sim']):
+            parser.error(f'NEST seed {int(n["seed"])} ran scale {float(n["scale"]):g} for {float(n["t_sim"]):g} ms; '
+                         f'eventjax scale {float(ours["scale"]):g} for {float(ours["t_sim"]):g} ms')
+    print(f'eventjax seed {int(ours["seed"])} against {nests[0]["simulator"]} seeds '
+          + ', '.join(str(int(n['seed'])) for n in nests)
+          + f'; scale {float(ours["scale"]):g}, {float(ours["t_sim"]):g} ms after {float(ours["t_presim"]):g} ms')
+    print(format_table(*compare(ours, nests)))
+    if args.plot:
+        plot(ours, nests, args.plot)
+        print(f'plot saved to {args.plot}')
+    return 0
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())
