@@ -39,6 +39,26 @@ class TestPackedOffsets:
         np.testing.assert_array_equal(by_hand.offsets, lay.offsets)
 
 
+class TestPackedOnly:
+    prim = _csr_delay_deliver_layout.primitive
+
+    def test_a_layout_without_columns_and_delays_delivers_what_the_full_one_does(self, backend):
+        ring, data, indices, indptr, delays = oracle.problem(33, length=6)
+        lay = _layout(data, indices, indptr, delays)
+        lean = lay.packed_only()
+        assert lean.indices is None and lean.delays is None and lean.offsets is lay.offsets
+        assert repr(lean) == repr(lay)
+        for events, weighted in ((EVENTS > 0, False), (EVENTS, True)):
+            want = ej.csr_delay_deliver_layout(ring, events, lay, 4, weighted=weighted, backend=backend)
+            deliver = jax.jit(ej.csr_delay_deliver_layout, static_argnames=('weighted', 'backend'))
+            got = deliver(ring, events, lean, 4, weighted=weighted, backend=backend)
+            np.testing.assert_array_equal(got, want)
+
+    def test_a_layout_without_offsets_needs_columns_and_delays_to_pack(self):
+        with pytest.raises(ValueError, match='pass the offsets'):
+            ej.CSRDelayLayout(jnp.ones(2), None, jnp.array([0, 2]), None, shape=(1, 3), ring_length=2)
+
+
 class TestLayoutDelivery:
     prim = _csr_delay_deliver_layout.primitive
 
