@@ -161,8 +161,13 @@ class TestLayoutDelivery:
 @pytest.mark.filterwarnings('ignore::DeprecationWarning')
 @pytest.mark.parametrize('weighted', [False, True])
 @pytest.mark.parametrize('homogeneous', [False, True])
-def test_the_numba_layout_kernels_prefetching_paths_match_numpy(weighted, homogeneous):
-    """A ring past ``TARGETS_PREFETCH_MIN`` entries and a structure past ``PREFETCH_MIN_ENTRIES``: every hint runs."""
+@pytest.mark.parametrize('extra_rows', [0, 1000])
+def test_the_numba_layout_kernels_prefetching_and_threaded_paths_match_numpy(weighted, homogeneous, extra_rows):
+    """A ring past ``TARGETS_PREFETCH_MIN`` entries and a structure past ``PREFETCH_MIN_ENTRIES``: every hint runs.
+
+    With 1000 more event rows a call delivers past ``PARTS_MIN_SYNAPSES`` and runs on numba's threads, each
+    owning some ring slots; the ring is then bit for bit the serial kernel's (rows unsorted by delay here).
+    """
     pytest.importorskip('numba')
     from eventjax.kernels.common.numba.events import PREFETCH_MIN_ENTRIES, ROWS_AHEAD
     from eventjax.kernels.delay import numba_impl
@@ -180,12 +185,19 @@ def test_the_numba_layout_kernels_prefetching_paths_match_numpy(weighted, homoge
     data = np.array([0.5], np.float32) if homogeneous else rng.standard_normal(m * k, dtype=np.float32)
     indptr = np.arange(0, m * k + 1, k, dtype=np.int32)
     rows = [0, 1, 2 * ROWS_AHEAD + 1, 777, m // 2, m - 2, m - 1]
+    rows = sorted(set(rows) | set(rng.choice(m, extra_rows, replace=False).tolist()))
+    assert (len(rows) * k >= numba_impl.PARTS_MIN_SYNAPSES) == (extra_rows > 0)
     events = np.zeros(m, np.float32)
     events[rows] = rng.standard_normal(len(rows)).astype(np.float32) if weighted else 1.0
     ring = np.zeros((length, n), np.float32)
     out = ring.copy()
-    kernel = numba_impl.csr_delay_deliver_layout_kernel(weighted=weighted)
+    kernel = numba_impl.csr_delay_deliver_layout_kernel(shape=(m, n), weighted=weighted)
+    assert kernel is (numba_impl._layout_weighted_parts if weighted else numba_impl._layout_binary_parts)
     kernel(ring, events, data, offsets, indptr, np.array([-2], np.int32), out, np.zeros(8, np.uint8))
+    serial = ring.copy()
+    (numba_impl._layout_weighted if weighted else numba_impl._layout_binary)(
+        ring, events, data, offsets, indptr, np.array([-2], np.int32), serial, np.zeros(8, np.uint8))
+    np.testing.assert_array_equal(out, serial)
     want = np.zeros((length, n))
     for i in rows:
         lo, hi = indptr[i], indptr[i + 1]
