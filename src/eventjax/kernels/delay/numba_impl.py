@@ -44,7 +44,10 @@ __all__ = ['csr_delay_deliver_kernel', 'csr_delay_deliver_layout_kernel']
 # (float32: 2 MiB, beyond a core's level-2 cache); below, the ring stays in that cache and the hints
 # cost more than they save.
 TARGETS_PREFETCH_MIN = 1 << 19
-# A layout delivery of fewer synapses runs as one part: a parallel launch costs microseconds.
+# The parts of a large layout delivery, one per thread: the kernel reads no thread count (numba's
+# get_num_threads is a dynamic global, which would keep the handler out of the disk cache). Below
+# PARTS_MIN_SYNAPSES synapses a call runs as one part: a parallel launch costs microseconds.
+PARTS = 2
 PARTS_MIN_SYNAPSES = 1 << 14
 
 _U = np.uint64
@@ -200,7 +203,7 @@ def _deliver_layout(events, data, offsets, indptr, t, out, weighted):
     """The layout delivery on one thread: the one part that owns every slot."""
     if out.shape[0] == 0 or out.shape[1] == 0:
         return
-    trusted, rows, count, now, _ = _layout_parts_setup(events, offsets, indptr, t, out, weighted)
+    trusted, rows, count, now, _ = _layout_parts_setup(events, offsets, indptr, t, out, weighted, 1)
     _layout_part(events, data, offsets, trusted, rows, count, out, now, _U(0), _U(1), weighted)
 
 
@@ -283,8 +286,8 @@ def _layout_part(events, data, offsets, trusted, rows, count, out, now, part, pa
 
 
 @numba.njit(cache=True, inline='always')
-def _layout_parts_setup(events, offsets, indptr, t, out, weighted):
-    """``(trusted indptr, event rows, their count, now, parts)`` of a layout delivery on numba's threads."""
+def _layout_parts_setup(events, offsets, indptr, t, out, weighted, parts):
+    """``(trusted indptr, event rows, their count, now, parts)`` of a layout delivery in up to ``parts`` parts."""
     trusted = trusted_indptr(indptr, offsets.shape[0])
     now = _U(np.int64(t[0]) % np.int64(out.shape[0]))
     if weighted:
@@ -294,20 +297,19 @@ def _layout_parts_setup(events, offsets, indptr, t, out, weighted):
         rows = np.empty(events.shape[0], np.int64)
         count = event_rows(events, rows)
     work = 0
-    for a in range(count):
+    for a in range(count if parts > 1 else 0):
         work += np.int64(trusted[rows[a] + 1]) - np.int64(trusted[rows[a]])
-    parts = numba.get_num_threads() if work >= PARTS_MIN_SYNAPSES else 1
-    return trusted, rows, count, now, parts
+    return trusted, rows, count, now, parts if work >= PARTS_MIN_SYNAPSES else 1
 
 
 # Part p of a call on several threads adds only into the ring slots s with s % parts == p (one delay's
 # synapses all land in one slot): no two threads write one entry, and every entry receives its adds in the
 # order one thread gives them, so the ring is bit for bit the serial kernel's. Each part reads all event rows.
-@numba.njit(parallel=True)  # numba cannot cache a parallel kernel; the bridge caches its handler
+@numba.njit(parallel=True)  # not numba's cache: the bridge caches the handler compiled from it
 def _layout_binary_parts(ring, events, data, offsets, indptr, t, out, err):
     if out.shape[0] == 0 or out.shape[1] == 0:
         return
-    trusted, rows, count, now, parts = _layout_parts_setup(events, offsets, indptr, t, out, False)
+    trusted, rows, count, now, parts = _layout_parts_setup(events, offsets, indptr, t, out, False, PARTS)
     for part in numba.prange(parts):
         _layout_part(events, data, offsets, trusted, rows, count, out, now, _U(part), _U(parts), False)
 
@@ -316,7 +318,7 @@ def _layout_binary_parts(ring, events, data, offsets, indptr, t, out, err):
 def _layout_weighted_parts(ring, events, data, offsets, indptr, t, out, err):
     if out.shape[0] == 0 or out.shape[1] == 0:
         return
-    trusted, rows, count, now, parts = _layout_parts_setup(events, offsets, indptr, t, out, True)
+    trusted, rows, count, now, parts = _layout_parts_setup(events, offsets, indptr, t, out, True, PARTS)
     for part in numba.prange(parts):
         _layout_part(events, data, offsets, trusted, rows, count, out, now, _U(part), _U(parts), True)
 
