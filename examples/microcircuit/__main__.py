@@ -68,7 +68,7 @@ def main(argv=None):
 
     progress = None if args.quiet else sys.stderr
     start = time.perf_counter()
-    model = simulation.build(args.scale, args.k_scale, args.drive, args.seed, np.dtype(args.dtype), progress)
+    model = simulation.build(args.scale, args.k_scale, args.drive, args.seed, np.dtype(args.dtype))
     runner = simulation.Runner(model, args.backend, args.seed)
     construction = time.perf_counter() - start
     compile_s = runner.compile()

@@ -1,4 +1,4 @@
-"""Build PD14's connectivity in chunks of presynaptic neurons, straight into CSR order with packed delays.
+"""Build PD14's connectivity straight into CSR order with packed delays, rows drawn in parallel.
 
 The reference connects each [target, source] population pair with NEST's
 ``fixed_total_number`` rule: ``K`` synapses, each with a source drawn
@@ -7,16 +7,22 @@ population (multapses and autapses allowed). The same distribution, drawn
 source-major: the number of the pair's synapses each source neuron makes is
 multinomial (``K`` draws over the sources, equally likely), and each of them
 picks its target uniformly. So every presynaptic neuron's row is generated
-whole, a chunk of rows at a time, and written into its place in the final
-arrays: no sort of all synapses and no array of N^2 (or even of all
-synapses' pairs) is ever made. Weights are normal (relative sd 0.1) redrawn
-until they keep the mean's sign, delays normal (relative sd 0.5) redrawn
-until at least half a step, then rounded to steps (at least one), as the
-reference's ``nest.math.redraw`` and NEST's delay rounding give.
+whole, in its place in the final arrays: no sort of all synapses and no
+array of N^2 (or even of all synapses' pairs) is ever made. Weights are
+normal (relative sd 0.1) redrawn until they keep the mean's sign, delays
+normal (relative sd 0.5) redrawn until at least half a step, then rounded to
+steps (at least one), as the reference's ``nest.math.redraw`` and NEST's
+delay rounding give.
 
-Each row's synapses are ordered by delay and stored as a
-:class:`eventjax.DelayedCSR` (the layout that delivers by packed
-``delay * n + column`` offsets into a ring of ``max delay + 1`` steps).
+The rows are drawn by a numba kernel in ``STREAMS`` runs of consecutive rows
+(about equal numbers of synapses), the runs spread over the cores; each run
+draws from its own NumPy generator (PCG64, ziggurat normals), spawned from
+the seed's ``SeedSequence``, so a network depends on the seed alone, never
+on the number of threads. Each row's synapses are ordered by delay and written as
+packed offsets ``delay * n + column`` beside their weights: the two arrays
+:class:`eventjax.CSRDelayLayout` delivers from, and all the network keeps
+(columns and delays are recovered from the offsets when asked for). They are
+allocated 64-byte aligned, so JAX can take them without a copy.
 """
 
 from __future__ import annotations
@@ -28,17 +34,15 @@ import numpy as np
 
 from examples.microcircuit import params as P
 
-CHUNK_SYNAPSES = 1 << 22  # synapses generated per chunk (tens of MB of temporaries)
+STREAMS = 16  # runs of rows with their own generator: the unit of parallel work and of reproducibility
 
 
-def redraw_normal(rng, mean, sd, size, low, high):
-    """Normal draws redrawn until inside ``[low, high]`` (NEST's ``redraw``): exactly the truncated normal."""
-    out = rng.normal(mean, sd, size)
-    bad = np.nonzero((out < low) | (out > high))[0]
-    while bad.size:
-        out[bad] = rng.normal(mean, sd, bad.size)
-        bad = bad[(out[bad] < low) | (out[bad] > high)]
-    return out
+def aligned_empty(size, dtype, align=64):
+    """``np.empty(size, dtype)`` starting on an ``align``-byte boundary (JAX on CPU aliases such a buffer)."""
+    itemsize = np.dtype(dtype).itemsize
+    raw = np.empty(size * itemsize + align, np.uint8)
+    start = -raw.ctypes.data % align
+    return raw[start:start + size * itemsize].view(dtype)
 
 
 @dataclasses.dataclass
@@ -46,86 +50,109 @@ class Connectivity:
     """The recurrent synapses in CSR order (rows presynaptic), each row sorted by delay (in steps)."""
 
     indptr: np.ndarray  # int64, N + 1
-    indices: np.ndarray  # int32, nnz
+    offsets: np.ndarray  # int32, nnz: delay * n + column
     weights: np.ndarray  # float32 or float64, nnz (pA)
-    delays: np.ndarray  # int32, nnz (steps)
+    n: int
+    max_delay: int  # steps
 
     @property
     def nnz(self):
         return int(self.indptr[-1])
 
+    @property
+    def indices(self):
+        """The column (target) of each synapse (computed from the offsets)."""
+        return self.offsets % np.int32(self.n)
 
-@numba.njit(cache=True)
-def _order_rows_by_delay(row_starts, delays, max_delay):
-    """Within each row (``row_starts``, local), the permutation that orders its synapses by delay (counting sort)."""
-    order = np.empty(delays.size, np.int64)
-    count = np.zeros(max_delay + 2, np.int64)
-    for r in range(row_starts.size - 1):
-        lo, hi = row_starts[r], row_starts[r + 1]
-        count[:] = 0
-        for e in range(lo, hi):
-            count[delays[e] + 1] += 1
-        for d in range(1, max_delay + 2):
-            count[d] += count[d - 1]
-        for e in range(lo, hi):
-            d = delays[e]
-            order[lo + count[d]] = e
-            count[d] += 1
-    return order
+    @property
+    def delays(self):
+        """The delay (steps) of each synapse (computed from the offsets)."""
+        return self.offsets // np.int32(self.n)
 
 
-def build_connectivity(derived, seed=55, dtype=np.float32, progress=None):
+@numba.njit(cache=True, parallel=True)
+def _draw_rows(generators, bounds, counts, indptr, first, sizes, pop_of, w_mean, w_sd, d_mean, d_sd, offsets,
+               weights, max_delay):
+    """Draw rows ``[bounds[s], bounds[s + 1])`` from ``generators[s]``: ``counts[r, i]`` synapses of row ``r`` onto
+    population ``i`` each."""
+    n = indptr.size - 1
+    d_low = 0.5 * P.DT  # a delay is redrawn below half a step (it would round to 0)
+    for s in numba.prange(len(generators)):
+        g = generators[s]
+        r0, r1 = bounds[s], bounds[s + 1]
+        longest = 0
+        for r in range(r0, r1):
+            longest = max(longest, indptr[r + 1] - indptr[r])
+        target = np.empty(longest, np.int64)
+        weight = np.empty(longest, np.float64)
+        steps = np.empty(longest, np.int64)
+        top = 1
+        for r in range(r0, r1):
+            j = pop_of[r]
+            k = 0
+            for i in range(8):
+                mean, sd = w_mean[i, j], w_sd[i, j]
+                for _ in range(counts[r, i]):
+                    target[k] = first[i] + min(np.int64(g.random() * sizes[i]), sizes[i] - 1)
+                    w = g.normal(mean, sd)
+                    while (w < 0.0) if mean >= 0.0 else (w > 0.0):  # the sign kept (redraw)
+                        w = g.normal(mean, sd)
+                    weight[k] = w
+                    k += 1
+            row_top = 1
+            for e in range(k):
+                d = g.normal(d_mean[j], d_sd[j])
+                while d < d_low:
+                    d = g.normal(d_mean[j], d_sd[j])
+                steps[e] = max(np.int64(np.floor(d / P.DT + 0.5)), 1)
+                row_top = max(row_top, steps[e])
+            # counting sort of the row by delay (stable), written in place in the final arrays
+            start = np.zeros(row_top + 2, np.int64)
+            for e in range(k):
+                start[steps[e] + 1] += 1
+            for d in range(1, row_top + 2):
+                start[d] += start[d - 1]
+            lo = indptr[r]
+            for e in range(k):
+                at = lo + start[steps[e]]
+                start[steps[e]] += 1
+                offsets[at] = steps[e] * n + target[e]
+                weights[at] = weight[e]
+            top = max(top, row_top)
+        max_delay[s] = top
+
+
+def build_connectivity(derived, seed=55, dtype=np.float32):
     """Draw the recurrent synapses of a network with ``derived`` parameters (see :func:`params.derive`)."""
     rng = np.random.default_rng(seed)
     sizes = np.asarray(derived.num_neurons, np.int64)
-    offsets = np.concatenate([[0], np.cumsum(sizes)])
-    n = int(offsets[-1])
-    # counts[j][:, i]: synapses each neuron of source population j makes onto target population i
-    counts = [np.stack([rng.multinomial(int(derived.num_synapses[i, j]), np.full(sizes[j], 1.0 / sizes[j]))
-                        if derived.num_synapses[i, j] > 0 else np.zeros(sizes[j], np.int64) for i in range(8)],
-                       axis=1) for j in range(8)]
-    row_len = np.concatenate([c.sum(axis=1) for c in counts])
-    indptr = np.zeros(n + 1, np.int64)
-    np.cumsum(row_len, out=indptr[1:])
-    nnz = int(indptr[-1])
-    indices = np.empty(nnz, np.int32)
-    weights = np.empty(nnz, dtype)
-    delays = np.empty(nnz, np.int32)
-    done = 0
+    first = np.concatenate([[0], np.cumsum(sizes)])
+    n = int(first[-1])
+    # counts[r, i]: synapses neuron r makes onto target population i (multinomial over its source population)
+    counts = np.zeros((n, 8), np.int64)
     for j in range(8):
-        if sizes[j] == 0:
-            continue
-        per_row = max(1, int(row_len[offsets[j]:offsets[j + 1]].mean()))
-        rows_per_chunk = max(1, CHUNK_SYNAPSES // per_row)
-        w_mean = derived.weight_mean[:, j]
-        d_mean = derived.delay_mean[0, j]  # a delay depends on its source's type alone
-        low, high = (0.0, np.inf) if w_mean[0] >= 0 else (-np.inf, 0.0)
-        for a in range(0, sizes[j], rows_per_chunk):
-            b = min(a + rows_per_chunk, sizes[j])
-            c = counts[j][a:b]
-            total = int(c.sum())
-            if total == 0:
-                continue
-            # row-major: each row's synapses grouped by target population, rows in order
-            tpop = np.repeat(np.tile(np.arange(8, dtype=np.int8), b - a), c.ravel())
-            tgt = (offsets[tpop] + (rng.random(total) * sizes[tpop]).astype(np.int64)).astype(np.int32)
-            mean = w_mean[tpop]
-            w = mean + np.abs(mean) * P.WEIGHT_REL_STD * rng.standard_normal(total)
-            bad = np.nonzero((w < low) | (w > high))[0]
-            if bad.size:  # the sign kept: those redrawn (redraw_normal per entry)
-                w[bad] = [redraw_normal(rng, m, abs(m) * P.WEIGHT_REL_STD, 1, low, high)[0] for m in mean[bad]]
-            d = redraw_normal(rng, d_mean, d_mean * P.DELAY_REL_STD, total, P.DT - 0.5 * P.DT, np.inf)
-            steps = np.maximum(np.floor(d / P.DT + 0.5), 1).astype(np.int32)
-            starts = np.concatenate([[0], np.cumsum(c.sum(axis=1))])
-            order = _order_rows_by_delay(starts, steps, int(steps.max()))
-            lo, hi = indptr[offsets[j] + a], indptr[offsets[j] + b]
-            indices[lo:hi] = tgt[order]
-            weights[lo:hi] = w[order]
-            delays[lo:hi] = steps[order]
-            done += hi - lo
-            if progress is not None:
-                progress(done, nnz)
-    return Connectivity(indptr, indices, weights, delays)
+        for i in range(8):
+            if derived.num_synapses[i, j] > 0 and sizes[j] > 0:
+                counts[first[j]:first[j + 1], i] = rng.multinomial(int(derived.num_synapses[i, j]),
+                                                                    np.full(sizes[j], 1.0 / sizes[j]))
+    indptr = np.zeros(n + 1, np.int64)
+    np.cumsum(counts.sum(axis=1), out=indptr[1:])
+    nnz = int(indptr[-1])
+    pop_of = np.repeat(np.arange(8), sizes)
+    w_mean = np.asarray(derived.weight_mean, np.float64)
+    d_mean = np.asarray(derived.delay_mean[0], np.float64)  # a delay depends on its source's type alone
+    # the runs of rows: about nnz / STREAMS synapses each, each with its own generator
+    bounds = np.searchsorted(indptr, np.arange(STREAMS + 1) * (nnz / STREAMS), side='left')
+    bounds[0], bounds[-1] = 0, n
+    generators = tuple(np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(STREAMS))
+    offsets, weights = aligned_empty(nnz, np.int32), aligned_empty(nnz, dtype)
+    max_delay = np.ones(STREAMS, np.int64)
+    if nnz:
+        _draw_rows(generators, bounds, counts, indptr, first[:8], sizes, pop_of, w_mean,
+                   np.abs(w_mean) * P.WEIGHT_REL_STD, d_mean, d_mean * P.DELAY_REL_STD, offsets, weights, max_delay)
+    if (int(max_delay.max()) + 1) * n >= 2 ** 31:
+        raise ValueError(f'build_connectivity(): a ring of {int(max_delay.max()) + 1} x {n} steps is past 2**31.')
+    return Connectivity(indptr, offsets, weights, n, int(max_delay.max()))
 
 
 def initial_potentials(derived, seed=55):

@@ -121,7 +121,7 @@ def main(argv=None):
     parser.add_argument('--t-presim', type=float, default=200.0)
     parser.add_argument('--seed', type=int, default=55)
     args = parser.parse_args(argv)
-    model = simulation.build(args.scale, args.k_scale, args.drive, args.seed, np.float32, progress=None)
+    model = simulation.build(args.scale, args.k_scale, args.drive, args.seed, np.float32)
     runner = simulation.Runner(model, args.backend, args.seed)
     runner.run(args.t_presim, progress=None, record=False)
     t0 = runner.t

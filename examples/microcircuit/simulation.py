@@ -75,36 +75,21 @@ class Model:
         return int(self.v0.shape[0])
 
 
-def build(scale=0.1, k_scale=None, drive='dc', seed=55, dtype=np.float32, progress=sys.stderr):
+def build(scale=0.1, k_scale=None, drive='dc', seed=55, dtype=np.float32):
     """Build PD14 with ``N_scaling = scale`` and ``K_scaling = k_scale`` (default ``scale``)."""
     k_scale = scale if k_scale is None else k_scale
     derived = P.derive(scale, k_scale, drive)
-    start = time.perf_counter()
-    conn = network.build_connectivity(
-        derived, seed, dtype,
-        progress=None if progress is None else (lambda d, t: progress_bar('connect', d, t, start, progress)))
-    n = int(derived.num_neurons.sum())
-    indptr = conn.indptr.astype(np.int32) if conn.nnz < 2 ** 31 else conn.indptr
-    # The rows are already sorted by delay and the arrays valid by construction: the layout is made by hand
-    # (CSRDelayLayout.build would check and sort all synapses once more, doubling construction time), with
-    # its packed offsets (delay * n + column, see CSRDelayLayout). JAX copies a NumPy array, and asynchronously:
-    # each copy is waited for and its NumPy original dropped before the next, so that at full scale the peak
-    # holds one spare array (1.2 GB), not all of them twice.
-    length = int(conn.delays.max()) + 1 if conn.nnz else 2
-    nnz = conn.nnz
-    offsets = conn.delays * np.int32(n)
-    offsets += conn.indices
-    arrays = []
-    for name in ('weights', 'indices', 'indptr', 'delays', 'offsets'):
-        source = {'indptr': indptr, 'offsets': offsets}.get(name)
-        arrays.append(jnp.asarray(getattr(conn, name) if source is None else source).block_until_ready())
-        if source is None:
-            setattr(conn, name, None)
-        elif name == 'offsets':
-            del offsets
-    del conn, source
-    W = ej.DelayedCSR(ej.CSRDelayLayout(*arrays, shape=(n, n), ring_length=length))
-    del arrays
+    conn = network.build_connectivity(derived, seed, dtype)
+    n, nnz, length = conn.n, conn.nnz, conn.max_delay + 1
+    indptr = conn.indptr.astype(np.int32) if nnz < 2 ** 31 else conn.indptr
+    # The rows are sorted by delay and packed by construction: the layout is made by hand (CSRDelayLayout.build
+    # would check and sort all synapses once more) and keeps only what delivery reads, the weights and the
+    # packed offsets. Both are 64-byte aligned, so device_put aliases them instead of copying 2 x 4 bytes a
+    # synapse; the JAX arrays keep the NumPy buffers alive.
+    arrays = [jax.device_put(a, may_alias=True) for a in (conn.weights, indptr, conn.offsets)]
+    del conn
+    data, indptr, offsets = arrays
+    W = ej.DelayedCSR(ej.CSRDelayLayout(data, None, indptr, None, offsets, shape=(n, n), ring_length=length))
     pop_of = np.repeat(np.arange(8), derived.num_neurons)
     i_e = derived.dc_amp[pop_of]
     lam = None

@@ -4,6 +4,7 @@ plausible rates, and the CPU backends give the same spikes."""
 import tracemalloc
 
 import jax.numpy as jnp
+import numba
 import numpy as np
 import pytest
 from examples.microcircuit import network, simulation
@@ -53,6 +54,23 @@ def test_connectivity_has_fixed_totals_kept_signs_and_rows_sorted_by_delay():
     assert rel.std() == pytest.approx(0.1, abs=0.005)
 
 
+def test_the_network_depends_on_the_seed_alone_not_on_the_thread_count():
+    derived = P.derive(0.02, 0.05, 'dc')
+    threads = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = network.build_connectivity(derived, seed=4)
+    finally:
+        numba.set_num_threads(threads)
+    many = network.build_connectivity(derived, seed=4)
+    np.testing.assert_array_equal(one.offsets, many.offsets)
+    np.testing.assert_array_equal(one.weights, many.weights)
+    assert many.max_delay == many.delays.max()
+    assert not np.array_equal(network.build_connectivity(derived, seed=5).weights[:100], many.weights[:100])
+    # aligned, so that JAX aliases the arrays instead of copying them
+    assert many.offsets.ctypes.data % 64 == 0 and many.weights.ctypes.data % 64 == 0
+
+
 def test_building_the_connectivity_allocates_far_less_than_an_n_by_n_array():
     derived = P.derive(0.1, 0.01, 'dc')  # 7,717 neurons, ~300,000 synapses
     n = int(derived.num_neurons.sum())
@@ -66,7 +84,7 @@ def test_building_the_connectivity_allocates_far_less_than_an_n_by_n_array():
 
 
 def run(scale, drive, backend, t_presim, t_sim, seed=5):
-    model = simulation.build(scale, None, drive, seed, np.float32, progress=None)
+    model = simulation.build(scale, None, drive, seed, np.float32)
     runner = simulation.Runner(model, backend, seed)
     runner.run(t_presim, progress=None, record=False)
     steps, ids, _ = runner.run(t_sim, progress=None)
@@ -100,7 +118,7 @@ def test_poisson_thresholds_give_the_poisson_law():
 
 @pytest.mark.parametrize('drive', ['dc', 'poisson'])
 def test_a_step_updates_the_ring_in_place_without_copying_it(drive):
-    model = simulation.build(0.02, 0.1, drive, 3, np.float32, progress=None)
+    model = simulation.build(0.02, 0.1, drive, 3, np.float32)
     runner = simulation.Runner(model, 'numba', 3)
     text = runner._chunk.lower(runner.state, runner.args, jnp.int32(0), 10).compile().as_text()
     ring = f'f32[{model.W.ring_length},{model.n}]'

@@ -39,6 +39,26 @@ class TestPackedOffsets:
         np.testing.assert_array_equal(by_hand.offsets, lay.offsets)
 
 
+class TestPackedOnly:
+    prim = _csr_delay_deliver_layout.primitive
+
+    def test_a_layout_without_columns_and_delays_delivers_what_the_full_one_does(self, backend):
+        ring, data, indices, indptr, delays = oracle.problem(33, length=6)
+        lay = _layout(data, indices, indptr, delays)
+        lean = lay.packed_only()
+        assert lean.indices is None and lean.delays is None and lean.offsets is lay.offsets
+        assert repr(lean) == repr(lay)
+        for events, weighted in ((EVENTS > 0, False), (EVENTS, True)):
+            want = ej.csr_delay_deliver_layout(ring, events, lay, 4, weighted=weighted, backend=backend)
+            deliver = jax.jit(ej.csr_delay_deliver_layout, static_argnames=('weighted', 'backend'))
+            got = deliver(ring, events, lean, 4, weighted=weighted, backend=backend)
+            np.testing.assert_array_equal(got, want)
+
+    def test_a_layout_without_offsets_needs_columns_and_delays_to_pack(self):
+        with pytest.raises(ValueError, match='pass the offsets'):
+            ej.CSRDelayLayout(jnp.ones(2), None, jnp.array([0, 2]), None, shape=(1, 3), ring_length=2)
+
+
 class TestLayoutDelivery:
     prim = _csr_delay_deliver_layout.primitive
 
@@ -141,8 +161,13 @@ class TestLayoutDelivery:
 @pytest.mark.filterwarnings('ignore::DeprecationWarning')
 @pytest.mark.parametrize('weighted', [False, True])
 @pytest.mark.parametrize('homogeneous', [False, True])
-def test_the_numba_layout_kernels_prefetching_paths_match_numpy(weighted, homogeneous):
-    """A ring past ``TARGETS_PREFETCH_MIN`` entries and a structure past ``PREFETCH_MIN_ENTRIES``: every hint runs."""
+@pytest.mark.parametrize('extra_rows', [0, 1000])
+def test_the_numba_layout_kernels_prefetching_and_threaded_paths_match_numpy(weighted, homogeneous, extra_rows):
+    """A ring past ``TARGETS_PREFETCH_MIN`` entries and a structure past ``PREFETCH_MIN_ENTRIES``: every hint runs.
+
+    With 1000 more event rows a call delivers past ``PARTS_MIN_SYNAPSES`` and runs on numba's threads, each
+    owning some ring slots; the ring is then bit for bit the serial kernel's (rows unsorted by delay here).
+    """
     pytest.importorskip('numba')
     from eventjax.kernels.common.numba.events import PREFETCH_MIN_ENTRIES, ROWS_AHEAD
     from eventjax.kernels.delay import numba_impl
@@ -160,12 +185,19 @@ def test_the_numba_layout_kernels_prefetching_paths_match_numpy(weighted, homoge
     data = np.array([0.5], np.float32) if homogeneous else rng.standard_normal(m * k, dtype=np.float32)
     indptr = np.arange(0, m * k + 1, k, dtype=np.int32)
     rows = [0, 1, 2 * ROWS_AHEAD + 1, 777, m // 2, m - 2, m - 1]
+    rows = sorted(set(rows) | set(rng.choice(m, extra_rows, replace=False).tolist()))
+    assert (len(rows) * k >= numba_impl.PARTS_MIN_SYNAPSES) == (extra_rows > 0)
     events = np.zeros(m, np.float32)
     events[rows] = rng.standard_normal(len(rows)).astype(np.float32) if weighted else 1.0
     ring = np.zeros((length, n), np.float32)
     out = ring.copy()
-    kernel = numba_impl.csr_delay_deliver_layout_kernel(weighted=weighted)
+    kernel = numba_impl.csr_delay_deliver_layout_kernel(shape=(m, n), weighted=weighted)
+    assert kernel is (numba_impl._layout_weighted_parts if weighted else numba_impl._layout_binary_parts)
     kernel(ring, events, data, offsets, indptr, np.array([-2], np.int32), out, np.zeros(8, np.uint8))
+    serial = ring.copy()
+    (numba_impl._layout_weighted if weighted else numba_impl._layout_binary)(
+        ring, events, data, offsets, indptr, np.array([-2], np.int32), serial, np.zeros(8, np.uint8))
+    np.testing.assert_array_equal(out, serial)
     want = np.zeros((length, n))
     for i in rows:
         lo, hi = indptr[i], indptr[i + 1]

@@ -43,6 +43,8 @@ class CSRDelayLayout:
     Build it with :meth:`build`; ``ring_length`` is ``max(delays) + 1``
     (None when built from traced delays); ``offsets`` the packed int32
     ``delays * n + indices`` per synapse (-1: dropped) that delivery reads.
+    :meth:`packed_only` drops ``indices`` and ``delays`` (None), which
+    delivery never reads.
 
     Example:
         >>> import numpy as np
@@ -55,6 +57,8 @@ class CSRDelayLayout:
 
     def __init__(self, data, indices, indptr, delays, offsets=None, *, shape, ring_length):
         self.shape = tuple(int(d) for d in shape)
+        if offsets is None and (indices is None or delays is None):
+            raise ValueError('CSRDelayLayout(): pass the offsets, or the indices and delays to pack them from.')
         if offsets is None:  # built by hand: pack them here (build() and unflattening pass them)
             offsets = reference.packed_offsets(jnp.asarray(indices), jnp.asarray(delays).reshape(-1), self.shape[1])
         self.data, self.indices, self.indptr, self.delays, self.offsets = data, indices, indptr, delays, offsets
@@ -100,8 +104,25 @@ class CSRDelayLayout:
         data, indices, indptr, delays, offsets = (jnp.asarray(a) for a in (data, indices, indptr, delays, offsets))
         return cls(attach(data, unit), indices, indptr, delays, offsets, shape=shape, ring_length=length)
 
+    def packed_only(self) -> CSRDelayLayout:
+        """The same layout without ``indices`` and ``delays`` (None): delivery reads the offsets alone.
+
+        A large network then holds two arrays per synapse (weights, offsets)
+        instead of four.
+
+        Example:
+            >>> import numpy as np
+            >>> import eventjax as ej
+            >>> lay = ej.CSRDelayLayout.build(np.array([1.], np.float32), np.array([1]), np.array([0, 1]),
+            ...                               np.array([2]), shape=(1, 2)).packed_only()
+            >>> lay.indices is None, lay.offsets
+            (True, Array([5], dtype=int32))
+        """
+        return CSRDelayLayout(self.data, None, self.indptr, None, self.offsets, shape=self.shape,
+                              ring_length=self.ring_length)
+
     def __repr__(self) -> str:
-        return f'CSRDelayLayout(shape={self.shape}, nnz={np.shape(self.indices)[0]}, ring_length={self.ring_length})'
+        return f'CSRDelayLayout(shape={self.shape}, nnz={np.shape(self.offsets)[0]}, ring_length={self.ring_length})'
 
     def tree_flatten(self):
         return (self.data, self.indices, self.indptr, self.delays, self.offsets), (self.shape, self.ring_length)
@@ -133,8 +154,11 @@ def csr_delay_deliver_layout(ring, events, layout: CSRDelayLayout, t, *, weighte
     if layout.ring_length is not None and length is not None and length < layout.ring_length:
         raise ValueError(f'csr_delay_deliver_layout(): the ring holds {length} steps, the layout needs '
                          f'{layout.ring_length} (max delay + 1); make the ring longer.')
+    # A packed-only layout checks the offsets in place of the columns (same length and dtype) and one delay.
+    indices = layout.offsets if layout.indices is None else layout.indices
+    delays = np.ones(1, np.int32) if layout.delays is None else layout.delays
     ring, events, data, _, indptr, _, t, shape, weighted, unit = check_delay_call(
-        'csr_delay_deliver_layout()', ring, events, layout.data, layout.indices, layout.indptr, layout.delays, t,
+        'csr_delay_deliver_layout()', ring, events, layout.data, indices, layout.indptr, delays, t,
         shape=layout.shape, weighted=weighted, validate=False)
     return attach(_csr_delay_deliver_layout.bind(ring, events, data, layout.offsets, indptr, t, shape=shape,
                                                  weighted=weighted, backend=backend), unit)

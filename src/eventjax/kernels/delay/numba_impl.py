@@ -44,6 +44,11 @@ __all__ = ['csr_delay_deliver_kernel', 'csr_delay_deliver_layout_kernel']
 # (float32: 2 MiB, beyond a core's level-2 cache); below, the ring stays in that cache and the hints
 # cost more than they save.
 TARGETS_PREFETCH_MIN = 1 << 19
+# The parts of a large layout delivery, one per thread: the kernel reads no thread count (numba's
+# get_num_threads is a dynamic global, which would keep the handler out of the disk cache). Below
+# PARTS_MIN_SYNAPSES synapses a call runs as one part: a parallel launch costs microseconds.
+PARTS = 2
+PARTS_MIN_SYNAPSES = 1 << 14
 
 _U = np.uint64
 
@@ -186,80 +191,13 @@ def csr_delay_deliver_kernel(*, shape, weighted):
 # --- The layout form: one packed offset per synapse -------------------------------------------
 
 
-@numba.njit(cache=True, inline='always')
-def _add_row(flat, data, offsets, start, end, base, n, span, size, value, binary):
-    """``flat[(base + offsets[k] - n) mod size] += w(k)`` over ``[start, end)``, kept when ``offsets[k] - n < span``.
-
-    One loop per weight form (a branch per entry would cost more than the
-    add). ``offsets[k] - n`` is unsigned: -1 (dropped at build) and a delay
-    of 0 both wrap to huge.
-    """
-    if data.shape[0] == 1:
-        w = data[0] if binary else data[0] * value
-        for k in range(start, end):
-            o = _U(np.int64(offsets[k])) - n
-            if o < span:
-                q = o + base
-                flat[q - size * _U(q >= size)] += w
-    elif binary:
-        for k in range(start, end):
-            o = _U(np.int64(offsets[k])) - n
-            if o < span:
-                q = o + base
-                flat[q - size * _U(q >= size)] += data[k]
-    else:
-        for k in range(start, end):
-            o = _U(np.int64(offsets[k])) - n
-            if o < span:
-                q = o + base
-                flat[q - size * _U(q >= size)] += data[k] * value
-
-
-@numba.njit(cache=True, inline='always')
-def _prefetch_offsets(flat, offsets, start, end, base, n, span, size):
-    """Ask the caches for the ring entries the synapses ``[start, end)`` add to (a hint)."""
-    for k in range(start, end):
-        o = _U(np.int64(offsets[k])) - n
-        if o < span:
-            q = o + base
-            prefetch(flat, q - size * _U(q >= size))
-
-
 @numba.njit(cache=True)
 def _deliver_layout(events, data, offsets, indptr, t, out, weighted):
-    length, n = _U(out.shape[0]), _U(out.shape[1])
-    nnz = offsets.shape[0]
-    if length == 0 or n == 0:
+    """The layout delivery on one thread: the one part that owns every slot."""
+    if out.shape[0] == 0 or out.shape[1] == 0:
         return
-    indptr = trusted_indptr(indptr, nnz)
-    now = _U(np.int64(t[0]) % np.int64(length))  # floor modulo: a negative t counts back from the end
-    size = length * n
-    # offsets[k] = d * n + j lands at (now * n + offsets[k]) mod size = (offsets[k] - n) + base, wrapped once.
-    span, base = size - n, (now + _U(1)) * n
-    flat = out.reshape(-1)
-    if weighted:
-        rows = _event_rows(events, True)
-        count = rows.shape[0]
-    else:
-        rows = np.empty(events.shape[0], np.int64)
-        count = event_rows(events, rows)
-    targets_ahead = size >= _U(TARGETS_PREFETCH_MIN)
-    entries_ahead = nnz >= PREFETCH_MIN_ENTRIES
-    one = out.dtype.type(1)
-    for a in range(count):
-        if entries_ahead and a + 2 * ROWS_AHEAD < count:
-            ahead = rows[a + 2 * ROWS_AHEAD]
-            lo, hi = np.int64(indptr[ahead]), np.int64(indptr[ahead + 1])
-            prefetch_entries(offsets, lo, hi)
-            if data.shape[0] != 1:
-                prefetch_entries(data, lo, hi)
-        if targets_ahead and a + ROWS_AHEAD < count:
-            ahead = rows[a + ROWS_AHEAD]
-            _prefetch_offsets(flat, offsets, _U(np.int64(indptr[ahead])), _U(np.int64(indptr[ahead + 1])), base, n,
-                              span, size)
-        i = rows[a]
-        _add_row(flat, data, offsets, _U(np.int64(indptr[i])), _U(np.int64(indptr[i + 1])), base, n, span, size,
-                 out.dtype.type(events[i]) if weighted else one, not weighted)
+    trusted, rows, count, now, _ = _layout_parts_setup(events, offsets, indptr, t, out, weighted, 1)
+    _layout_part(events, data, offsets, trusted, rows, count, out, now, _U(0), _U(1), weighted)
 
 
 @numba.njit(cache=True)
@@ -272,6 +210,121 @@ def _layout_weighted(ring, events, data, offsets, indptr, t, out, err):
     _deliver_layout(events, data, offsets, indptr, t, out, True)
 
 
-def csr_delay_deliver_layout_kernel(*, weighted):
-    """The numba kernel of ``csr_delay_deliver_layout`` (packed offsets), one per event mode; ``out`` is ``ring``."""
+# --- The layout form on several threads: each owns the ring slots ``slot % parts == part`` ----------------
+
+
+@numba.njit(cache=True, inline='always')
+def _owned_row(flat, data, offsets, start, end, base, n, span, size, now1, length, part, parts, value, binary,
+               hint):
+    """``flat[(base + offsets[k] - n) mod size] += w(k)`` over ``[start, end)`` (``hint``: ask the caches for those
+    entries) for the synapses kept (``offsets[k] - n < span``) whose slot this ``part`` owns.
+
+    ``offsets[k] - n`` is unsigned: -1 (dropped at build) and a delay of 0
+    both wrap to huge. A row sorted by delay is a few runs of one delay each
+    (one slot): the slot and its owner are worked out once per run, and a
+    run another part owns is only read. Any order is right, an unsorted row
+    just has more runs.
+    """
+    homogeneous = data.shape[0] == 1
+    k = start
+    while k < end:
+        o = _U(np.int64(offsets[k])) - n
+        if o >= span:
+            k += _U(1)
+            continue
+        low = o - o % n  # (delay - 1) * n: the run's first offset
+        mine = (now1 + low // n) % length % parts == part
+        while True:
+            if mine:
+                q = o + base
+                q -= size * _U(q >= size)
+                if hint:
+                    prefetch(flat, q)
+                else:
+                    w = data[0] if homogeneous else data[k]
+                    flat[q] += w if binary else w * value
+            k += _U(1)
+            if k >= end:
+                break
+            o = _U(np.int64(offsets[k])) - n
+            if o - low >= n:  # another delay (or a dropped synapse: huge)
+                break
+
+
+@numba.njit(cache=True, inline='always')
+def _layout_part(events, data, offsets, trusted, rows, count, out, now, part, parts, weighted):
+    """Part ``part`` of ``parts`` of a layout delivery: the event rows' synapses whose slot it owns."""
+    length, n = _U(out.shape[0]), _U(out.shape[1])
+    size = length * n
+    span, base = size - n, (now + _U(1)) * n
+    flat = out.reshape(-1)
+    targets_ahead = size >= _U(TARGETS_PREFETCH_MIN)
+    entries_ahead = offsets.shape[0] >= PREFETCH_MIN_ENTRIES
+    one = out.dtype.type(1)
+    for a in range(count):
+        if entries_ahead and a + 2 * ROWS_AHEAD < count:
+            ahead = rows[a + 2 * ROWS_AHEAD]
+            lo, hi = np.int64(trusted[ahead]), np.int64(trusted[ahead + 1])
+            prefetch_entries(offsets, lo, hi)
+            if data.shape[0] != 1:
+                prefetch_entries(data, lo, hi)
+        if targets_ahead and a + ROWS_AHEAD < count:
+            ahead = rows[a + ROWS_AHEAD]
+            _owned_row(flat, data, offsets, _U(np.int64(trusted[ahead])), _U(np.int64(trusted[ahead + 1])), base, n,
+                       span, size, now + _U(1), length, part, parts, one, True, True)
+        i = rows[a]
+        _owned_row(flat, data, offsets, _U(np.int64(trusted[i])), _U(np.int64(trusted[i + 1])), base, n, span, size,
+                   now + _U(1), length, part, parts, out.dtype.type(events[i]) if weighted else one, not weighted,
+                   False)
+
+
+@numba.njit(cache=True, inline='always')
+def _layout_parts_setup(events, offsets, indptr, t, out, weighted, parts):
+    """``(trusted indptr, event rows, their count, now, parts)`` of a layout delivery in up to ``parts`` parts."""
+    trusted = trusted_indptr(indptr, offsets.shape[0])
+    now = _U(np.int64(t[0]) % np.int64(out.shape[0]))
+    if weighted:
+        rows = _event_rows(events, True)
+        count = rows.shape[0]
+    else:
+        rows = np.empty(events.shape[0], np.int64)
+        count = event_rows(events, rows)
+    work = 0
+    for a in range(count if parts > 1 else 0):
+        work += np.int64(trusted[rows[a] + 1]) - np.int64(trusted[rows[a]])
+    return trusted, rows, count, now, parts if work >= PARTS_MIN_SYNAPSES else 1
+
+
+# Part p of a call on several threads adds only into the ring slots s with s % parts == p (one delay's
+# synapses all land in one slot): no two threads write one entry, and every entry receives its adds in the
+# order one thread gives them, so the ring is bit for bit the serial kernel's. Each part reads all event rows.
+@numba.njit(parallel=True)  # not numba's cache: the bridge caches the handler compiled from it
+def _layout_binary_parts(ring, events, data, offsets, indptr, t, out, err):
+    if out.shape[0] == 0 or out.shape[1] == 0:
+        return
+    trusted, rows, count, now, parts = _layout_parts_setup(events, offsets, indptr, t, out, False, PARTS)
+    for part in numba.prange(parts):
+        _layout_part(events, data, offsets, trusted, rows, count, out, now, _U(part), _U(parts), False)
+
+
+@numba.njit(parallel=True)
+def _layout_weighted_parts(ring, events, data, offsets, indptr, t, out, err):
+    if out.shape[0] == 0 or out.shape[1] == 0:
+        return
+    trusted, rows, count, now, parts = _layout_parts_setup(events, offsets, indptr, t, out, True, PARTS)
+    for part in numba.prange(parts):
+        _layout_part(events, data, offsets, trusted, rows, count, out, now, _U(part), _U(parts), True)
+
+
+
+def csr_delay_deliver_layout_kernel(*, shape, weighted):
+    """The numba kernel of ``csr_delay_deliver_layout`` (packed offsets), one per event mode; ``out`` is ``ring``.
+
+    A matrix of ``PREFETCH_MIN_ENTRIES`` entries or more (``m * n``) gets
+    the kernel that delivers on numba's threads (``_layout_*_parts``); a
+    smaller one the serial kernel, whose handler compiles faster.
+    """
+    m, n = shape
+    if m * n >= PREFETCH_MIN_ENTRIES:
+        return _layout_weighted_parts if weighted else _layout_binary_parts
     return _layout_weighted if weighted else _layout_binary
