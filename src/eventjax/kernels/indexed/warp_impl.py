@@ -86,9 +86,10 @@ def _scatter_parts(wt, it, permuted, matrix):
 
     @wp.func
     def fill_nan(out: out_t):
-        width = int(1)
         if wp.static(matrix):
             width = out.shape[1]
+        else:
+            width = 1
         for j in range(out.shape[0]):
             for q in range(width):
                 store(out, j, q, wt(wp.nan))
