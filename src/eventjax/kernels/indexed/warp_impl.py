@@ -35,6 +35,18 @@ def _row_span(it):
 
 
 @functools.cache
+def _entry():
+    """A ``wp.func``: the position in ``data`` (of length ``nd``) of entry ``k``'s weight, 0 for one shared weight."""
+    wp = import_warp()
+
+    @wp.func
+    def entry(k: int, nd: int) -> int:
+        return wp.where(nd == 1, 0, k)
+
+    return entry
+
+
+@functools.cache
 def _listed(it, permuted):
     """``wp.func`` s of the index-list kernels: the row of list slot ``s``, and the weight of entry ``k``.
 
@@ -174,7 +186,7 @@ def _slice(wt, it):
     as_index = index_reader(it)
     at = accumulator_type(wt)
 
-    row_span = _row_span(it)
+    row_span, entry = _row_span(it), _entry()
 
     @wp.kernel(module='unique', enable_backward=False)
     def slice_rows(data: wp.array(dtype=wt), indices: wp.array(dtype=it), indptr: wp.array(dtype=it),
@@ -188,10 +200,7 @@ def _slice(wt, it):
         for k in range(se[0], se[1]):
             j = as_index(indices[k])
             if j >= 0 and j < n:
-                p = k
-                if data.shape[0] == 1:
-                    p = 0
-                out[s, j] = wt(at(out[s, j]) + at(data[p]))
+                out[s, j] = wt(at(out[s, j]) + at(data[entry(k, data.shape[0])]))
 
     return slice_rows
 
@@ -208,7 +217,7 @@ def _packed(wt, it, transpose):
     as_index = index_reader(it)
     at = accumulator_type(wt)
 
-    row_span = _row_span(it)
+    row_span, entry = _row_span(it), _entry()
 
     @wp.func
     def bounds(indptr: wp.array(dtype=it), sizes: wp.array(dtype=it), i: int, nnz: int):
@@ -234,10 +243,7 @@ def _packed(wt, it, transpose):
                 for e in range(se[0], se[1]):
                     j = as_index(indices[e])
                     if j >= 0 and j < n:
-                        p = e
-                        if data.shape[0] == 1:
-                            p = 0
-                        wp.atomic_add(out, j, wt(at(data[p])))
+                        wp.atomic_add(out, j, wt(at(data[entry(e, data.shape[0])])))
 
     @wp.kernel(module='unique', enable_backward=False)
     def gather(data: wp.array(dtype=wt), indices: wp.array(dtype=it), indptr: wp.array(dtype=it),
@@ -250,10 +256,7 @@ def _packed(wt, it, transpose):
             j = as_index(indices[e])
             if j >= 0 and j < n:
                 if ((words[j // 32] >> wp.uint32(j % 32)) & wp.uint32(1)) != wp.uint32(0):
-                    p = e
-                    if data.shape[0] == 1:
-                        p = 0
-                    acc += at(data[p])
+                    acc += at(data[entry(e, data.shape[0])])
         out[r] = wt(acc)
 
     return scatter if transpose else gather
