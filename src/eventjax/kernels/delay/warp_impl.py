@@ -18,7 +18,7 @@ packed offset ``delay * n + column`` per synapse (kept when it lies in
 import functools
 
 from eventjax.backends.warp import WarpKernelSpec, import_warp
-from eventjax.kernels.common.warp.typing import accumulator_type, event_test, index_reader, warp_types
+from eventjax.kernels.common.warp.typing import accumulator_type, event_test, index_reader, kept_row, warp_types
 
 __all__ = ['csr_delay_deliver_kernel', 'csr_delay_deliver_layout_kernel']
 
@@ -62,20 +62,6 @@ def _ring_now():
 
 
 @functools.cache
-def _kept_row(pt):
-    """A ``wp.func``: the entries ``[start, end)`` of row ``i``, empty for a row whose ``indptr`` range is invalid."""
-    wp = import_warp()
-
-    @wp.func
-    def kept_row(indptr: wp.array(dtype=pt), i: int, nnz: int):
-        start, end = int(indptr[i]), int(indptr[i + 1])
-        if start < 0 or end < start or end > nnz:
-            return 0, 0
-        return start, end
-    return kept_row
-
-
-@functools.cache
 def _opening(rt, et, wt, weighted):
     """A ``wp.func``: ``(fires, value, L, n, wstep)`` of row ``i``, shared by the plain and layout kernels.
 
@@ -99,7 +85,7 @@ def _deliver(rt, et, wt, it, weighted):
     wp = import_warp()
     as_index = index_reader(it)
     at = accumulator_type(rt)
-    opening, ring_now, kept_row = _opening(rt, et, wt, weighted), _ring_now(), _kept_row(it)
+    opening, ring_now, kept = _opening(rt, et, wt, weighted), _ring_now(), kept_row(it)
 
     @wp.kernel(module='unique', enable_backward=False)
     def deliver(events: wp.array(dtype=et), data: wp.array(dtype=wt),
@@ -111,7 +97,7 @@ def _deliver(rt, et, wt, it, weighted):
             return
         dstep = wp.where(delays.shape[0] == 1, 0, 1)  # one shared delay: always entry 0
         now = ring_now(t, length)
-        se = kept_row(indptr, i, indices.shape[0])
+        se = kept(indptr, i, indices.shape[0])
         for k in range(se[0], se[1]):
             j = as_index(indices[k])
             d = int(delays[k * dstep])
@@ -134,7 +120,7 @@ def csr_delay_deliver_kernel(dtypes, *, shape, weighted, outs):
 def _deliver_layout(rt, et, wt, pt, weighted):
     wp = import_warp()
     at = accumulator_type(rt)
-    opening, ring_now, kept_row = _opening(rt, et, wt, weighted), _ring_now(), _kept_row(pt)
+    opening, ring_now, kept = _opening(rt, et, wt, weighted), _ring_now(), kept_row(pt)
 
     @wp.kernel(module='unique', enable_backward=False)
     def deliver(events: wp.array(dtype=et), data: wp.array(dtype=wt), offsets: wp.array(dtype=wp.int32),
@@ -144,7 +130,7 @@ def _deliver_layout(rt, et, wt, pt, weighted):
         if not fires:
             return
         back = (length - ring_now(t, length)) * n  # now * n + offset - L * n stays within int32
-        se = kept_row(indptr, i, offsets.shape[0])
+        se = kept(indptr, i, offsets.shape[0])
         # The ring's own (row-major) buffer seen flat: a position needs no division into row and column.
         flat = wp.array(ptr=out.ptr, shape=(length * n,), dtype=at)
         for k in range(se[0], se[1]):
