@@ -23,7 +23,7 @@ import functools
 from eventjax.backends.warp import import_warp
 from eventjax.kernels.common.warp.specs import product_spec, product_variants
 from eventjax.kernels.common.warp.terms import product_parts
-from eventjax.kernels.common.warp.typing import index_reader, warp_types
+from eventjax.kernels.common.warp.typing import index_reader, kept_row, warp_types
 
 __all__ = ['binary_csrmm_kernel', 'binary_csrmv_kernel', 'csrmm_kernel', 'csrmv_kernel']
 
@@ -33,14 +33,7 @@ def _kernel(wt, it, xt, transpose, binary, matrix):
     wp = import_warp()
     as_index = index_reader(it)
     at, term, idle, xa, wa, aa, store, add = product_parts(wt, xt, binary, matrix)
-
-    @wp.func
-    def span(indptr: wp.array(dtype=it), i: int, nnz: int):
-        # Row i's entries; none for a row whose range is invalid.
-        start, end = int(indptr[i]), int(indptr[i + 1])
-        if start < 0 or end < start or end > nnz:
-            return 0, 0
-        return start, end
+    span = kept_row(it)
 
     @wp.kernel(module='unique', enable_backward=False)
     def gather(data: wp.array(dtype=wt), indices: wp.array(dtype=it), indptr: wp.array(dtype=it),

@@ -18,7 +18,7 @@ packed offset ``delay * n + column`` per synapse (kept when it lies in
 import functools
 
 from eventjax.backends.warp import WarpKernelSpec, import_warp
-from eventjax.kernels.common.warp.typing import accumulator_type, event_test, index_reader, warp_types
+from eventjax.kernels.common.warp.typing import accumulator_type, event_test, index_reader, kept_row, warp_types
 
 __all__ = ['csr_delay_deliver_kernel', 'csr_delay_deliver_layout_kernel']
 
@@ -62,17 +62,22 @@ def _ring_now():
 
 
 @functools.cache
-def _kept_row(pt):
-    """A ``wp.func``: the entries ``[start, end)`` of row ``i``, empty for a row whose ``indptr`` range is invalid."""
+def _opening(rt, et, wt, weighted):
+    """A ``wp.func``: ``(fires, value, L, n, wstep)`` of row ``i``, shared by the plain and layout kernels.
+
+    ``fires`` is False for a row without an event (the kernel then returns:
+    a ``return`` cannot move into a func); ``wstep`` is 0 for one shared
+    weight, which every entry then reads at position 0.
+    """
     wp = import_warp()
+    at = accumulator_type(rt)
+    value, active = _event_value(et, at, weighted)
 
     @wp.func
-    def kept_row(indptr: wp.array(dtype=pt), i: int, nnz: int):
-        start, end = int(indptr[i]), int(indptr[i + 1])
-        if start < 0 or end < start or end > nnz:
-            return 0, 0
-        return start, end
-    return kept_row
+    def opening(events: wp.array(dtype=et), data: wp.array(dtype=wt), i: int, out: wp.array2d(dtype=at)):
+        x = events[i]
+        return active(x), value(x), out.shape[0], out.shape[1], wp.where(data.shape[0] == 1, 0, 1)
+    return opening
 
 
 @functools.cache
@@ -80,23 +85,19 @@ def _deliver(rt, et, wt, it, weighted):
     wp = import_warp()
     as_index = index_reader(it)
     at = accumulator_type(rt)
-    value, active = _event_value(et, at, weighted)
-    ring_now, kept_row = _ring_now(), _kept_row(it)
+    opening, ring_now, kept = _opening(rt, et, wt, weighted), _ring_now(), kept_row(it)
 
     @wp.kernel(module='unique', enable_backward=False)
     def deliver(events: wp.array(dtype=et), data: wp.array(dtype=wt),
                 indices: wp.array(dtype=it), indptr: wp.array(dtype=it), delays: wp.array(dtype=wp.int32),
                 t: wp.array(dtype=wp.int32), out: wp.array2d(dtype=at)):
         i = wp.tid()
-        x = events[i]
-        if not active(x):
+        fires, v, length, n, wstep = opening(events, data, i, out)
+        if not fires:
             return
-        v = value(x)
-        length, n = out.shape[0], out.shape[1]
-        wstep = wp.where(data.shape[0] == 1, 0, 1)  # one shared weight (or delay): always entry 0
-        dstep = wp.where(delays.shape[0] == 1, 0, 1)
+        dstep = wp.where(delays.shape[0] == 1, 0, 1)  # one shared delay: always entry 0
         now = ring_now(t, length)
-        se = kept_row(indptr, i, indices.shape[0])
+        se = kept(indptr, i, indices.shape[0])
         for k in range(se[0], se[1]):
             j = as_index(indices[k])
             d = int(delays[k * dstep])
@@ -119,21 +120,17 @@ def csr_delay_deliver_kernel(dtypes, *, shape, weighted, outs):
 def _deliver_layout(rt, et, wt, pt, weighted):
     wp = import_warp()
     at = accumulator_type(rt)
-    value, active = _event_value(et, at, weighted)
-    ring_now, kept_row = _ring_now(), _kept_row(pt)
+    opening, ring_now, kept = _opening(rt, et, wt, weighted), _ring_now(), kept_row(pt)
 
     @wp.kernel(module='unique', enable_backward=False)
     def deliver(events: wp.array(dtype=et), data: wp.array(dtype=wt), offsets: wp.array(dtype=wp.int32),
                 indptr: wp.array(dtype=pt), t: wp.array(dtype=wp.int32), out: wp.array2d(dtype=at)):
         i = wp.tid()
-        x = events[i]
-        if not active(x):
+        fires, v, length, n, wstep = opening(events, data, i, out)
+        if not fires:
             return
-        v = value(x)
-        length, n = out.shape[0], out.shape[1]
-        wstep = wp.where(data.shape[0] == 1, 0, 1)
         back = (length - ring_now(t, length)) * n  # now * n + offset - L * n stays within int32
-        se = kept_row(indptr, i, offsets.shape[0])
+        se = kept(indptr, i, offsets.shape[0])
         # The ring's own (row-major) buffer seen flat: a position needs no division into row and column.
         flat = wp.array(ptr=out.ptr, shape=(length * n,), dtype=at)
         for k in range(se[0], se[1]):

@@ -14,6 +14,7 @@ permutation entries outside ``data`` are dropped. An overflowed list
 import functools
 
 from eventjax.backends.warp import WarpKernelSpec, import_warp
+from eventjax.kernels.common.warp.columns import column_access, operand_array
 from eventjax.kernels.common.warp.typing import accumulator_type, event_test, index_reader, warp_types
 
 __all__ = ['binary_csrmm_indexed_kernel', 'binary_csrmv_indexed_kernel', 'binary_csrmv_packed_kernel',
@@ -31,6 +32,18 @@ def _row_span(it):
         return start, wp.min(wp.max(int(indptr[i + 1]), start), nnz)
 
     return row_span
+
+
+@functools.cache
+def _entry():
+    """A ``wp.func``: the position in ``data`` (of length ``nd``) of entry ``k``'s weight, 0 for one shared weight."""
+    wp = import_warp()
+
+    @wp.func
+    def entry(k: int, nd: int) -> int:
+        return wp.where(nd == 1, 0, k)
+
+    return entry
 
 
 @functools.cache
@@ -68,12 +81,50 @@ def _listed(it, permuted):
 
 
 @functools.cache
-def _scatter(wt, it, permuted):
+def _scatter_parts(wt, it, permuted, matrix):
+    """``wp.func`` s shared by the mv and mm kernels, on ``out`` 1-d (mv) or 2-d (mm, column ``c``).
+
+    ``fill_nan(out)`` writes NaN everywhere (an overflowed list);
+    ``add_row(data, indices, indptr, perm, i, c, out)`` adds row ``i``'s kept
+    weights into column ``c`` of ``out`` (ignored for a vector).
+    """
     wp = import_warp()
     as_index = index_reader(it)
     at = accumulator_type(wt)
     row_span = _row_span(it)
-    listed_row, weight_at = _listed(it, permuted)
+    _, weight_at = _listed(it, permuted)
+    out_t = operand_array(wt, matrix)
+    _, store, add = column_access(wt, matrix)
+
+    @wp.func
+    def fill_nan(out: out_t):
+        if wp.static(matrix):
+            width = out.shape[1]
+        else:
+            width = 1
+        for j in range(out.shape[0]):
+            for q in range(width):
+                store(out, j, q, wt(wp.nan))
+
+    @wp.func
+    def add_row(data: wp.array(dtype=wt), indices: wp.array(dtype=it), indptr: wp.array(dtype=it),
+                perm: wp.array(dtype=it), i: int, c: int, out: out_t):
+        n = out.shape[0]
+        se = row_span(indptr, i, indices.shape[0])
+        for k in range(se[0], se[1]):
+            j = as_index(indices[k])
+            p = weight_at(perm, k, data.shape[0])
+            if j >= 0 and j < n and p >= 0:
+                add(out, j, c, wt(at(data[p])))
+
+    return fill_nan, add_row
+
+
+@functools.cache
+def _scatter(wt, it, permuted):
+    wp = import_warp()
+    listed_row = _listed(it, permuted)[0]
+    fill_nan, add_row = _scatter_parts(wt, it, permuted, False)
 
     @wp.kernel(module='unique', enable_backward=False)
     def scatter(data: wp.array(dtype=wt), indices: wp.array(dtype=it), indptr: wp.array(dtype=it),
@@ -83,19 +134,11 @@ def _scatter(wt, it, permuted):
         if count[0] > ids.shape[0]:
             # An overflowed list: NaN everywhere (one thread writes them; overflow is the error case).
             if s == 0:
-                for j in range(out.shape[0]):
-                    out[j] = wt(wp.nan)
+                fill_nan(out)
             return
         i = listed_row(ids, count, s, indptr.shape[0] - 1)
-        if i < 0:
-            return
-        n = out.shape[0]
-        se = row_span(indptr, i, indices.shape[0])
-        for k in range(se[0], se[1]):
-            j = as_index(indices[k])
-            p = weight_at(perm, k, data.shape[0])
-            if j >= 0 and j < n and p >= 0:
-                wp.atomic_add(out, j, wt(at(data[p])))
+        if i >= 0:
+            add_row(data, indices, indptr, perm, i, 0, out)
 
     return scatter
 
@@ -109,11 +152,9 @@ def binary_csrmv_indexed_kernel(dtypes, *, shape, permuted, outs):
 @functools.cache
 def _scatter_mm(wt, it, bt, permuted):
     wp = import_warp()
-    as_index = index_reader(it)
-    at = accumulator_type(wt)
     is_event = event_test(bt)
-    row_span = _row_span(it)
-    listed_row, weight_at = _listed(it, permuted)
+    listed_row = _listed(it, permuted)[0]
+    fill_nan, add_row = _scatter_parts(wt, it, permuted, True)
 
     @wp.kernel(module='unique', enable_backward=False)
     def scatter_mm(data: wp.array(dtype=wt), indices: wp.array(dtype=it), indptr: wp.array(dtype=it),
@@ -122,20 +163,11 @@ def _scatter_mm(wt, it, bt, permuted):
         s, c = wp.tid()  # one thread per (slot, column of B)
         if count[0] > ids.shape[0]:
             if s == 0 and c == 0:  # an overflowed list: NaN everywhere
-                for j in range(out.shape[0]):
-                    for q in range(out.shape[1]):
-                        out[j, q] = wt(wp.nan)
+                fill_nan(out)
             return
         i = listed_row(ids, count, s, indptr.shape[0] - 1)
-        if i < 0 or not is_event(B[i, c]):
-            return
-        n = out.shape[0]
-        se = row_span(indptr, i, indices.shape[0])
-        for k in range(se[0], se[1]):
-            j = as_index(indices[k])
-            p = weight_at(perm, k, data.shape[0])
-            if j >= 0 and j < n and p >= 0:
-                wp.atomic_add(out, j, c, wt(at(data[p])))
+        if i >= 0 and is_event(B[i, c]):
+            add_row(data, indices, indptr, perm, i, c, out)
 
     return scatter_mm
 
@@ -154,7 +186,7 @@ def _slice(wt, it):
     as_index = index_reader(it)
     at = accumulator_type(wt)
 
-    row_span = _row_span(it)
+    row_span, entry = _row_span(it), _entry()
 
     @wp.kernel(module='unique', enable_backward=False)
     def slice_rows(data: wp.array(dtype=wt), indices: wp.array(dtype=it), indptr: wp.array(dtype=it),
@@ -168,10 +200,7 @@ def _slice(wt, it):
         for k in range(se[0], se[1]):
             j = as_index(indices[k])
             if j >= 0 and j < n:
-                p = k
-                if data.shape[0] == 1:
-                    p = 0
-                out[s, j] = wt(at(out[s, j]) + at(data[p]))
+                out[s, j] = wt(at(out[s, j]) + at(data[entry(k, data.shape[0])]))
 
     return slice_rows
 
@@ -188,7 +217,7 @@ def _packed(wt, it, transpose):
     as_index = index_reader(it)
     at = accumulator_type(wt)
 
-    row_span = _row_span(it)
+    row_span, entry = _row_span(it), _entry()
 
     @wp.func
     def bounds(indptr: wp.array(dtype=it), sizes: wp.array(dtype=it), i: int, nnz: int):
@@ -214,10 +243,7 @@ def _packed(wt, it, transpose):
                 for e in range(se[0], se[1]):
                     j = as_index(indices[e])
                     if j >= 0 and j < n:
-                        p = e
-                        if data.shape[0] == 1:
-                            p = 0
-                        wp.atomic_add(out, j, wt(at(data[p])))
+                        wp.atomic_add(out, j, wt(at(data[entry(e, data.shape[0])])))
 
     @wp.kernel(module='unique', enable_backward=False)
     def gather(data: wp.array(dtype=wt), indices: wp.array(dtype=it), indptr: wp.array(dtype=it),
@@ -230,10 +256,7 @@ def _packed(wt, it, transpose):
             j = as_index(indices[e])
             if j >= 0 and j < n:
                 if ((words[j // 32] >> wp.uint32(j % 32)) & wp.uint32(1)) != wp.uint32(0):
-                    p = e
-                    if data.shape[0] == 1:
-                        p = 0
-                    acc += at(data[p])
+                    acc += at(data[entry(e, data.shape[0])])
         out[r] = wt(acc)
 
     return scatter if transpose else gather

@@ -111,23 +111,28 @@ def _csr2csc_on_post(wt, it, pt, tt, st):
 
 @functools.cache
 def _dense(wt, st, tt, on_pre):
+    """One thread per entry ``(i, j)``: the event is ``spikes[i]`` and the trace ``trace[j]`` on pre, swapped on post.
+
+    The operands keep each mode's input order: ``(spikes, trace)`` on pre, ``(trace, spikes)`` on post.
+    """
     wp = import_warp()
     is_event, bounded, bt = event_test(st), _bounded(wt), _bound_type(wt)
+    ft, lt = (st, tt) if on_pre else (tt, st)
 
-    if on_pre:
-        @wp.kernel(module='unique', enable_backward=False)
-        def kernel(spikes: wp.array(dtype=st), trace: wp.array(dtype=tt), lo: bt, hi: bt,
-                   out: wp.array2d(dtype=wt)):
-            i, j = wp.tid()
-            if is_event(spikes[i]):
-                out[i, j] = bounded(out[i, j] + wt(trace[j]), lo, hi)
-    else:
-        @wp.kernel(module='unique', enable_backward=False)
-        def kernel(trace: wp.array(dtype=tt), spikes: wp.array(dtype=st), lo: bt, hi: bt,
-                   out: wp.array2d(dtype=wt)):
-            i, j = wp.tid()
-            if is_event(spikes[j]):
-                out[i, j] = bounded(out[i, j] + wt(trace[i]), lo, hi)
+    @wp.kernel(module='unique', enable_backward=False)
+    def kernel(first: wp.array(dtype=ft), last: wp.array(dtype=lt), lo: bt, hi: bt, out: wp.array2d(dtype=wt)):
+        i, j = wp.tid()
+        # Only the taken branch is compiled, so each mode reads its own operands as before.
+        if wp.static(on_pre):
+            fire = is_event(first[i])
+        else:
+            fire = is_event(last[j])
+        if fire:
+            if wp.static(on_pre):
+                t = wt(last[j])
+            else:
+                t = wt(first[i])
+            out[i, j] = bounded(out[i, j] + t, lo, hi)
 
     return kernel
 

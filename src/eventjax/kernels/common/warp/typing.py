@@ -13,7 +13,7 @@ import functools
 
 from eventjax.backends.warp import import_warp, warp_dtype
 
-__all__ = ['accumulator_type', 'event_test', 'index_reader', 'operand_value', 'warp_types']
+__all__ = ['accumulator_type', 'event_test', 'index_reader', 'kept_row', 'operand_value', 'warp_types']
 
 
 def warp_types(dtypes) -> tuple:
@@ -48,6 +48,25 @@ def index_reader(it):
         def as_index(x: it) -> int:
             return int(x)
     return as_index
+
+
+@functools.cache
+def kept_row(it):
+    """A ``wp.func``: the entries ``[start, end)`` of row ``i``, empty for a row whose ``indptr`` range is invalid.
+
+    It takes ``(indptr, i, nnz)``; the invalid ranges (a negative start, an end
+    before the start or past ``nnz``) are the ones every backend drops whole.
+    """
+    wp = import_warp()
+
+    @wp.func
+    def kept(indptr: wp.array(dtype=it), i: int, nnz: int):
+        start, end = int(indptr[i]), int(indptr[i + 1])
+        if start < 0 or end < start or end > nnz:
+            return 0, 0
+        return start, end
+
+    return kept
 
 
 @functools.cache
