@@ -298,23 +298,19 @@ def _layout_parts_setup(events, offsets, indptr, t, out, weighted, parts):
 # Part p of a call on several threads adds only into the ring slots s with s % parts == p (one delay's
 # synapses all land in one slot): no two threads write one entry, and every entry receives its adds in the
 # order one thread gives them, so the ring is bit for bit the serial kernel's. Each part reads all event rows.
-@numba.njit(parallel=True)  # not numba's cache: the bridge caches the handler compiled from it
-def _layout_binary_parts(ring, events, data, offsets, indptr, t, out, err):
-    if out.shape[0] == 0 or out.shape[1] == 0:
-        return
-    trusted, rows, count, now, parts = _layout_parts_setup(events, offsets, indptr, t, out, False, PARTS)
-    for part in numba.prange(parts):
-        _layout_part(events, data, offsets, trusted, rows, count, out, now, _U(part), _U(parts), False)
+def _layout_parts_entry(weighted):
+    """The layout kernel of one event mode on numba's threads (not numba's cache: the bridge caches its handler)."""
+    @numba.njit(parallel=True)
+    def kernel(ring, events, data, offsets, indptr, t, out, err):
+        if out.shape[0] == 0 or out.shape[1] == 0:
+            return
+        trusted, rows, count, now, parts = _layout_parts_setup(events, offsets, indptr, t, out, weighted, PARTS)
+        for part in numba.prange(parts):
+            _layout_part(events, data, offsets, trusted, rows, count, out, now, _U(part), _U(parts), weighted)
+    return kernel
 
 
-@numba.njit(parallel=True)
-def _layout_weighted_parts(ring, events, data, offsets, indptr, t, out, err):
-    if out.shape[0] == 0 or out.shape[1] == 0:
-        return
-    trusted, rows, count, now, parts = _layout_parts_setup(events, offsets, indptr, t, out, True, PARTS)
-    for part in numba.prange(parts):
-        _layout_part(events, data, offsets, trusted, rows, count, out, now, _U(part), _U(parts), True)
-
+_layout_binary_parts, _layout_weighted_parts = _layout_parts_entry(False), _layout_parts_entry(True)
 
 
 def csr_delay_deliver_layout_kernel(*, shape, weighted):
