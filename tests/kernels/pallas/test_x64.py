@@ -1,6 +1,5 @@
 """The pallas kernels (interpret mode on the cpu) run with ``jax_enable_x64`` on, int32 structure or int64."""
 
-import importlib
 
 import jax
 import jax.numpy as jnp
@@ -19,8 +18,7 @@ def _registered():
     # The folder's fixture has interpret mode on, registers the products and restores the tables afterwards.
     _csr_delay_deliver.register('pallas')
     for name in INDEXED:
-        module = importlib.import_module(f'eventjax.kernels.indexed.{name}')
-        register_backend(module._prim, 'eventjax.kernels.indexed', name, 'pallas')
+        register_backend(ej.get_registry()[name], 'eventjax.kernels.indexed', name, 'pallas')
 
 
 def _calls(index_dtype):
