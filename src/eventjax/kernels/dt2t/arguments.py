@@ -11,6 +11,7 @@ from eventjax.kernels.common.checks import (
     check_length,
     check_rank,
     check_shape,
+    check_transpose,
     dtype_of,
     float_result_dtype,
     is_concrete,
@@ -41,8 +42,7 @@ def check_dt2t_call(who, w, indices, indptr, y, *, shape, transpose, matrix, val
     broadcast) and ``y`` as ``(batch, size)``; a bool ``y`` is events and
     keeps its dtype, any other is cast with ``w`` to their promoted float dtype.
     """
-    if not isinstance(transpose, bool):
-        raise TypeError(f'{who}: transpose must be a bool, got {transpose!r}.')
+    check_transpose(who, transpose)
     indices, indptr, (m, n) = check_structure(who, indices, indptr, shape=shape, validate=validate)
     nnz = indices.shape[0]
     check_rank(who, 'y', y, (2,) if matrix else (1,))

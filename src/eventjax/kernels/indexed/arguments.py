@@ -12,6 +12,7 @@ from eventjax.kernels.common.checks import (
     check_length,
     check_rank,
     check_shape,
+    check_transpose,
     check_weights,
     dtype_of,
     is_concrete,
@@ -85,8 +86,7 @@ def check_indexed_call(who, data, indices, indptr, perm, events, *, shape, trans
     ``events`` is ``(ids, count)`` or a spike vector of length ``shape[0]``
     (``transpose``) or ``shape[1]``; ``perm`` None means no permutation.
     """
-    if not isinstance(transpose, bool):
-        raise TypeError(f'{who}: transpose must be a bool, got {transpose!r}.')
+    check_transpose(who, transpose)
     data, indices, indptr, (m, n) = check_structure(who, data, indices, indptr, shape=shape, validate=validate,
                                                     any_data_length=perm is not None)
     perm = _check_perm(who, perm, data, indices.shape[0], indices.dtype, validate)
@@ -101,8 +101,7 @@ def check_indexed_mm_call(who, data, indices, indptr, perm, events, *, shape, tr
     ``(n, k)``), compacted to its rows with an event in any column, or
     ``(ids, count, B)`` with that list given.
     """
-    if not isinstance(transpose, bool):
-        raise TypeError(f'{who}: transpose must be a bool, got {transpose!r}.')
+    check_transpose(who, transpose)
     data, indices, indptr, (m, n) = check_structure(who, data, indices, indptr, shape=shape, validate=validate,
                                                     any_data_length=perm is not None)
     perm = _check_perm(who, perm, data, indices.shape[0], indices.dtype, validate)

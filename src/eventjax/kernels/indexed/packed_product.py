@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from eventjax.backends import XLACustomKernel
-from eventjax.kernels.common.checks import check_rank
+from eventjax.kernels.common.checks import check_rank, check_transpose
 from eventjax.kernels.common.operator import register_kernels
 from eventjax.kernels.indexed import packed_reference
 from eventjax.kernels.indexed.rules import register_linear_in_data
@@ -22,12 +22,6 @@ from eventjax.kernels.indexed.rules import register_linear_in_data
 __all__ = ['PRIMITIVE', 'check_transpose', 'check_words', 'packed_product']
 
 OPERANDS = ('data', 'indices', 'indptr', 'words', 'sizes')
-
-
-def check_transpose(who, transpose):
-    """``transpose`` itself: the packed products take only a Python bool."""
-    if not isinstance(transpose, bool):
-        raise TypeError(f'{who}: transpose must be a bool, got {transpose!r}.')
 
 
 def check_words(who, words, size):
