@@ -12,11 +12,9 @@ import pytest
 import eventjax as ej
 
 jax.config.update('jax_numpy_dtype_promotion', 'strict')
-# The standard operators load first, as a process that uses them before turning interpret mode on:
-# their pallas kernels stay off the cpu (the interpreter is far too slow to join every backend test).
-ej.get_registry()
 # Pallas kernels registered from here on (the pallas tests' own) are registered for the CPU too
-# (interpret mode), so they run here.
+# (interpret mode), so they run here. The standard operators' stay off the cpu (the interpreter is far
+# too slow to join every backend test): they follow EVENTJAX_PALLAS_INTERPRET as the process started.
 ej.config.set_pallas_cpu_interpret(True)
 
 _names = itertools.count()

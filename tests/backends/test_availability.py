@@ -140,3 +140,50 @@ class TestPallasInterpretSwitch:
         monkeypatch.setenv('EVENTJAX_PALLAS_INTERPRET', 'maybe')
         with pytest.raises(ValueError, match="'maybe'.*1/true"):
             runtime._env_flag('EVENTJAX_PALLAS_INTERPRET', False)
+
+
+class TestPallasStandardRegistration:
+    """The standard operators' pallas kernels reach the cpu by the environment at start, not by load order."""
+
+    @pytest.fixture(autouse=True)
+    def _restore(self):
+        before = ej.config.get_pallas_cpu_interpret()
+        yield
+        ej.config.set_pallas_cpu_interpret(before)
+
+    @staticmethod
+    def _register(monkeypatch, at_start):
+        from eventjax.backends import pallas
+        monkeypatch.setattr(runtime._STATE, 'pallas_cpu_interpret_at_start', at_start)
+        prim = ej.XLACustomKernel(f'pallas_standard_{at_start}')
+        pallas.standard(prim, lambda: importlib.import_module('eventjax.kernels.csr.pallas_impl'), 'binary_csrmv')
+        return prim
+
+    @pytest.mark.parametrize('interpret_now', [True, False])
+    def test_the_setting_when_a_family_loads_does_not_decide(self, monkeypatch, interpret_now):
+        ej.config.set_pallas_cpu_interpret(interpret_now)
+        prim = self._register(monkeypatch, at_start=False)
+        assert 'pallas' not in prim.available_backends('cpu')
+        assert 'pallas' in prim.available_backends('gpu')
+
+    def test_registering_again_follows_the_setting_of_the_moment(self, monkeypatch):
+        ej.config.set_pallas_cpu_interpret(True)
+        prim = self._register(monkeypatch, at_start=False)
+        from eventjax.backends import pallas
+        pallas.standard(prim, lambda: importlib.import_module('eventjax.kernels.csr.pallas_impl'), 'binary_csrmv')
+        assert 'pallas' in prim.available_backends('cpu')
+
+    def test_the_environment_at_start_puts_them_on_the_cpu(self, monkeypatch):
+        ej.config.set_pallas_cpu_interpret(False)
+        prim = self._register(monkeypatch, at_start=True)
+        assert 'pallas' in prim.available_backends('cpu')
+
+    def test_turning_interpret_on_before_a_family_loads_leaves_its_cpu_kernels_as_they_were(self):
+        code = ('import eventjax as ej\n'
+                'ej.config.set_pallas_cpu_interpret(True)\n'
+                "prim = ej.get_registry()['binary_csrmv']\n"
+                "print(sorted(prim.available_backends('cpu')))\n")
+        env = {k: v for k, v in os.environ.items() if k != 'EVENTJAX_PALLAS_INTERPRET'}
+        out = subprocess.run([sys.executable, '-c', code], env=env, capture_output=True, text=True, timeout=240)
+        assert out.returncode == 0, out.stderr
+        assert 'pallas' not in out.stdout and 'jax' in out.stdout

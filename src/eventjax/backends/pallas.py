@@ -34,6 +34,7 @@ import attrs
 from eventjax.backends import bridge
 from eventjax.backends.bridge import BackendStatus, Bridge
 from eventjax.config import get_pallas_cpu_interpret, normalize_platform
+from eventjax.config.interpret import pallas_cpu_interpret_at_start
 from eventjax.errors import PallasKernelSpecError
 
 __all__ = ['BRIDGE', 'PallasKernelSpecError', 'pallas_kernel_generator', 'status']
@@ -149,16 +150,23 @@ def _companions(platform: str) -> tuple[str, ...]:
 def standard(prim, module: Callable[[], ModuleType], name: str) -> None:
     """Register ``module().<name>_kernel`` for the gpu and, where the module has one, ``<name>_tpu_kernel``.
 
-    Never a default. Registering again replaces them; the cpu gets the gpu
-    kernel in interpret mode when ``eventjax.config.set_pallas_cpu_interpret(True)``
-    was set before the call. The module is imported here, to find the tpu kernel.
+    Never a default. The cpu also gets the gpu kernel in interpret mode when
+    ``EVENTJAX_PALLAS_INTERPRET`` was on as the process started: a family
+    registers when it is first used, and what runs must not depend on whether
+    ``set_pallas_cpu_interpret`` came before or after that. Registering again
+    (``Operator.register('pallas')``) replaces them and follows the setting of
+    the moment. The module is imported here, to find the tpu kernel.
     """
+    again = 'pallas' in prim.available_backends('gpu')
+    on_cpu = get_pallas_cpu_interpret() if again else pallas_cpu_interpret_at_start()
     kernels = module()
     tpu = getattr(kernels, f'{name}_tpu_kernel', None)
+    gpu = getattr(kernels, f'{name}_kernel')
     if tpu is not None:
-        prim.def_pallas_kernel('tpu', tpu)
-    # gpu last: with cpu interpret on, the cpu entry is the gpu (Triton) kernel.
-    prim.def_pallas_kernel('gpu', getattr(kernels, f'{name}_kernel'))
+        prim.def_kernel('pallas', 'tpu', BRIDGE.wrap(tpu, 'tpu'))
+    prim.def_kernel('pallas', 'gpu', BRIDGE.wrap(gpu, 'gpu'))
+    if on_cpu:
+        prim.def_kernel('pallas', 'cpu', BRIDGE.wrap(gpu, 'cpu'))
 
 
 BRIDGE = Bridge(

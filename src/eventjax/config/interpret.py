@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import attrs
 
-from eventjax.config.runtime import snapshot, update
+from eventjax.config.runtime import _STATE, snapshot, update
 
 __all__ = ['get_pallas_cpu_interpret', 'set_pallas_cpu_interpret']
 
@@ -14,7 +14,10 @@ def set_pallas_cpu_interpret(enabled: bool) -> None:
 
     Interpret mode is slow and meant for tests on machines without a GPU, so
     it is off unless the environment variable ``EVENTJAX_PALLAS_INTERPRET``
-    is ``1``/``true``/``yes``/``on`` at import or this is called.
+    is ``1``/``true``/``yes``/``on`` at import or this is called. It applies to
+    the kernels you register; the standard operators' pallas kernels run on
+    the cpu only when the environment variable was on at import, whenever
+    their family is first loaded.
 
     Example:
         >>> import eventjax as ej
@@ -28,3 +31,8 @@ def set_pallas_cpu_interpret(enabled: bool) -> None:
 def get_pallas_cpu_interpret() -> bool:
     """Whether pallas kernels are registered for the cpu in interpret mode."""
     return snapshot().pallas_cpu_interpret
+
+
+def pallas_cpu_interpret_at_start() -> bool:
+    """``EVENTJAX_PALLAS_INTERPRET`` as the process started: what the standard operators register by."""
+    return _STATE.pallas_cpu_interpret_at_start

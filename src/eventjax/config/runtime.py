@@ -165,6 +165,9 @@ class _State:
         self.snapshot = ConfigSnapshot(
             pallas_cpu_interpret=_env_flag('EVENTJAX_PALLAS_INTERPRET', False),
         )
+        # What the process started with: the standard operators register by it, so whether their
+        # pallas kernels run on the cpu never depends on when a family was first loaded.
+        self.pallas_cpu_interpret_at_start = self.snapshot.pallas_cpu_interpret
         self.warned: frozenset[tuple[str, str]] = frozenset()
         # Told by the backends layer at import (config lists no backends):
         # catalog(platform) -> the names eventjax's bridges serve there;
