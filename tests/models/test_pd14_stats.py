@@ -128,3 +128,21 @@ def test_the_command_compares_stored_files_and_plots(tmp_path, capsys):
     assert png.stat().st_size > 10_000
     with pytest.raises(SystemExit):  # no stored eventjax file for this seed
         compare_nest.main(['--data', str(tmp_path), '--seed', '4'])
+
+
+def test_several_eventjax_seeds_are_judged_by_the_median_of_their_distances():
+    sizes = np.array([30] * 8)
+
+    def summary(seed, scale=1.0):
+        ids, times = fake_spikes(np.random.default_rng(seed), sizes, 4000.0, scale)
+        return stats.summarize(ids, times, sizes, 500.0, 4000.0)
+
+    nests = [summary(s) for s in (20, 21, 22)]
+    faithful = [summary(s) for s in (23, 24, 25)]
+    table, rates = compare_nest.compare(faithful, nests)
+    assert len(table['rate', 0][0]) == 9 and len(table['rate', 0][1]) == 3
+    slow = [summary(s, scale=0.5) for s in (26, 27, 28)]
+    table_slow, rates_slow = compare_nest.compare(slow, nests)
+    assert not any(ok for *_, ok in rates_slow)
+    assert sum(v[-1] for v in table.values()) > sum(v[-1] for v in table_slow.values())
+    assert 'within NEST\'s spread: ' in compare_nest.format_table(table, rates)
