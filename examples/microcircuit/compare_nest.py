@@ -31,7 +31,7 @@ def run_eventjax(scale, k_scale, drive, seed, t_presim, t_sim, backend='numba', 
     """eventjax's statistics of ``t_sim`` ms after a ``t_presim`` ms warm-up, as ``stats.summarize`` gives them."""
     from examples.microcircuit import simulation
 
-    model = simulation.build(scale, k_scale, drive, seed, np.dtype('float32'), progress)
+    model = simulation.build(scale, k_scale, drive, seed, np.dtype('float32'))
     runner = simulation.Runner(model, backend, seed)
     runner.compile()
     runner.run(t_presim, 'warm-up', progress, record=False)

@@ -146,3 +146,8 @@ def test_several_eventjax_seeds_are_judged_by_the_median_of_their_distances():
     assert not any(ok for *_, ok in rates_slow)
     assert sum(v[-1] for v in table.values()) > sum(v[-1] for v in table_slow.values())
     assert 'within NEST\'s spread: ' in compare_nest.format_table(table, rates)
+
+
+def test_the_eventjax_side_runs_at_small_scale():
+    summary, wall = compare_nest.run_eventjax(0.02, 1.0, 'dc', 1, 50.0, 100.0, progress=None)
+    assert wall > 0 and summary['mean_rate'].shape == (8,) and summary['mean_rate'].sum() > 0
