@@ -35,7 +35,7 @@ test-fast: setup
 LONG_DIFF_EXAMPLES ?= 10
 LONG_DIFF_JITC_EXAMPLES ?= 4
 test-long: setup
-	$(BIN)/python -m pytest -n 2 --dist loadfile -q -m long tests
+	$(BIN)/python -m pytest -n 2 --dist loadfile -q -m long tests benchmarks/tests
 	EVENTJAX_DIFF_EXAMPLES=$(LONG_DIFF_EXAMPLES) EVENTJAX_DIFF_JITC_EXAMPLES=$(LONG_DIFF_JITC_EXAMPLES) \
 		$(BIN)/python -m pytest -n 2 --dist loadfile -q tests/differential
 

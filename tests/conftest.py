@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import pytest
 
 import eventjax as ej
+from tests import grid
 
 jax.config.update('jax_numpy_dtype_promotion', 'strict')
 # Pallas kernels registered from here on (the pallas tests' own) are registered for the CPU too
@@ -31,6 +32,15 @@ LONG_FILES = (
 )
 _TESTS = pathlib.Path(__file__).parent
 
+# Run by `make test-long` alone (CI runs both): every docstring and docs-page example (each compiles
+# kernels of its own), the four-device sharding run in its own process, and numba's second-process
+# handler compile. `make test` keeps a test of every operator, backend and transformation without them.
+LONG_RUN_ONLY = (
+    'tests/test_docstrings.py::', 'tests/kernels/test_docstrings.py::', 'benchmarks/tests/test_docstrings.py::',
+    'tests/test_docs_examples.py::', 'tests/test_multidevice.py::',
+    'tests/backends/test_numba_cache.py::TestAcrossProcesses::test_a_new_process_with_other_captured_values',
+)
+
 
 def pytest_configure(config):
     # xdist's own reordering (by test count) would undo the order set below.
@@ -38,8 +48,14 @@ def pytest_configure(config):
         config.option.loadscopereorder = False
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-m "not long"` deselects
 def pytest_collection_modifyitems(items):
-    """The LONG_FILES first, then every other file by descending test count (a file's tests stay in order)."""
+    """Rows outside each grid's pairwise covering go to ``make test-long`` (``tests/grid.py``); then the
+    LONG_FILES first, then every other file by descending test count (a file's tests stay in order)."""
+    for item in items:
+        if item.nodeid.startswith(LONG_RUN_ONLY):
+            item.add_marker(pytest.mark.long)
+    grid.mark_outside_the_covering(items)
     @functools.cache
     def relative(name):
         path = pathlib.Path(name)

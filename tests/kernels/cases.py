@@ -61,39 +61,3 @@ def product(dense, x, transpose):
 def as_jnp(*arrays):
     return tuple(jnp.asarray(a) for a in arrays)
 
-
-def covering(**axes):
-    """``pytest.param`` rows over the product of ``axes``; rows outside a pairwise covering are marked ``long``.
-
-    The default run keeps the fewest rows that still pair every value of each
-    axis with every value of every other axis (so every dtype meets every
-    shape, transpose and weight kind at least once); ``make test-long`` runs
-    the whole product. Use with the axes' names joined as the argnames::
-
-        @pytest.mark.parametrize('shape,transpose', covering(shape=SHAPES, transpose=[False, True]))
-    """
-    import itertools
-
-    import pytest
-
-    names, values = list(axes), list(axes.values())
-    rows = list(itertools.product(*(range(len(v)) for v in values)))
-    pairs = lambda row: {(i, row[i], j, row[j]) for i, j in itertools.combinations(range(len(row)), 2)}
-    todo = set().union(*(pairs(row) for row in rows)) if len(names) > 1 else set()
-    kept = {rows[0]} if len(names) > 1 else set(rows)
-    todo -= pairs(rows[0]) if len(names) > 1 else set()
-    while todo:
-        # greedy, first row wins a tie: deterministic, so both workers of a run collect the same tests
-        best = max(rows, key=lambda row: len(pairs(row) & todo))
-        kept.add(best)
-        todo -= pairs(best)
-    return [pytest.param(*(v[i] for v, i in zip(values, row)),
-                         id='-'.join(_param_id(v[i]) for v, i in zip(values, row)),
-                         marks=() if row in kept else pytest.mark.long)
-            for row in rows]
-
-
-def _param_id(value):
-    if isinstance(value, type):
-        return value.__name__
-    return str(value).replace(' ', '')
