@@ -77,6 +77,24 @@ def compare(ours, nests):
     return table, rates
 
 
+def yardstick(ours, nests):
+    """How often the rule says *within* for one seed against two reference seeds: each NEST seed against the
+    other NEST seeds taken two at a time, and each eventjax seed against every pair of NEST seeds.
+
+    Returns two lists of ``(distributions within, mean rates within)``, NEST's then eventjax's: a seed of
+    either simulator judged by the same rule from the same amount of data (needs 3 or more NEST seeds)."""
+    ours = [ours] if isinstance(ours, dict) else list(ours)
+
+    def score(candidate, refs):
+        table, rates = compare(candidate, list(refs))
+        return sum(ok for *_, ok in table.values()), sum(ok for *_, ok in rates)
+
+    theirs = [score(n, refs) for k, n in enumerate(nests)
+              for refs in itertools.combinations(nests[:k] + nests[k + 1:], 2)]
+    mine = [score(o, refs) for o in ours for refs in itertools.combinations(nests, 2)]
+    return theirs, mine
+
+
 def _verdict(ok):
     return {True: 'yes', False: 'NO', None: '-'}[ok]
 
@@ -175,6 +193,15 @@ def main(argv=None):
           + ', '.join(str(int(n['seed'])) for n in nests)
           + f'; scale {float(first["scale"]):g}, {float(first["t_sim"]):g} ms after {float(first["t_presim"]):g} ms')
     print(format_table(*compare(ours, nests)))
+    if len(nests) >= 3:
+        theirs, mine = yardstick(ours, nests)
+        n_stats = len(stats.STATS) * len(P.POPULATIONS)
+        for who, scores in (('a NEST seed against two other NEST seeds', theirs),
+                            ('an eventjax seed against two NEST seeds', mine)):
+            print(f'yardstick, {who}: within on {np.mean([a for a, _ in scores]):.1f} of {n_stats} distributions '
+                  f'(range {min(a for a, _ in scores)}-{max(a for a, _ in scores)}) and '
+                  f'{np.mean([b for _, b in scores]):.1f} of {len(P.POPULATIONS)} mean rates '
+                  f'(range {min(b for _, b in scores)}-{max(b for _, b in scores)})')
     if args.plot:
         plot(ours, nests, args.plot)
         print(f'plot saved to {args.plot}')

@@ -151,3 +151,17 @@ def test_several_eventjax_seeds_are_judged_by_the_median_of_their_distances():
 def test_the_eventjax_side_runs_at_small_scale():
     summary, wall = compare_nest.run_eventjax(0.02, 1.0, 'dc', 1, 50.0, 100.0, progress=None)
     assert wall > 0 and summary['mean_rate'].shape == (8,) and summary['mean_rate'].sum() > 0
+
+
+def test_the_yardstick_judges_each_simulator_s_seeds_by_the_same_rule():
+    sizes = np.array([30] * 8)
+
+    def summary(seed, scale=1.0):
+        ids, times = fake_spikes(np.random.default_rng(seed), sizes, 4000.0, scale)
+        return stats.summarize(ids, times, sizes, 500.0, 4000.0)
+
+    nests = [summary(s) for s in (30, 31, 32)]
+    theirs, mine = compare_nest.yardstick([summary(33)], nests)
+    assert len(theirs) == 3 and len(mine) == 3
+    _, slow = compare_nest.yardstick([summary(34, scale=0.5)], nests)
+    assert max(b for _, b in slow) == 0 and sum(a for a, _ in slow) < sum(a for a, _ in mine)
