@@ -112,13 +112,15 @@ class TestRequireBackend:
             require_backend('jax', 'metal')
 
 
-class TestPallasInterpretSwitch:
-    @pytest.fixture(autouse=True)
-    def _restore(self):
-        before = ej.config.get_pallas_cpu_interpret()
-        yield
-        ej.config.set_pallas_cpu_interpret(before)
+@pytest.fixture
+def restore_interpret():
+    before = ej.config.get_pallas_cpu_interpret()
+    yield
+    ej.config.set_pallas_cpu_interpret(before)
 
+
+@pytest.mark.usefixtures('restore_interpret')
+class TestPallasInterpretSwitch:
     def test_off_reports_pallas_on_cpu_unavailable_with_the_fix(self):
         ej.config.set_pallas_cpu_interpret(False)
         assert ej.config.get_pallas_cpu_interpret() is False
@@ -142,14 +144,9 @@ class TestPallasInterpretSwitch:
             runtime._env_flag('EVENTJAX_PALLAS_INTERPRET', False)
 
 
+@pytest.mark.usefixtures('restore_interpret')
 class TestPallasStandardRegistration:
     """The standard operators' pallas kernels reach the cpu by the environment at start, not by load order."""
-
-    @pytest.fixture(autouse=True)
-    def _restore(self):
-        before = ej.config.get_pallas_cpu_interpret()
-        yield
-        ej.config.set_pallas_cpu_interpret(before)
 
     @staticmethod
     def _register(monkeypatch, at_start):

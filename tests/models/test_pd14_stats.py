@@ -87,17 +87,18 @@ def test_summarize_keeps_the_window_and_caps_the_samples(monkeypatch):
         assert 0.5 < np.median(s[f'cv_{p}']) < 1.5
 
 
-def test_comparison_flags_a_shifted_simulator_and_passes_a_faithful_one(tmp_path):
+def fake_summary(seed, scale=1.0):
+    """The statistics of 8 populations of 30 fake neurons over 4 s (rates scaled by ``scale``)."""
     sizes = np.array([30] * 8)
+    ids, times = fake_spikes(np.random.default_rng(seed), sizes, 4000.0, scale)
+    return stats.summarize(ids, times, sizes, 500.0, 4000.0)
 
-    def summary(seed, scale=1.0):
-        ids, times = fake_spikes(np.random.default_rng(seed), sizes, 4000.0, scale)
-        return stats.summarize(ids, times, sizes, 500.0, 4000.0)
 
-    nests = [summary(s) for s in (10, 11, 12)]
-    table, rates = compare_nest.compare(summary(13), nests)
+def test_comparison_flags_a_shifted_simulator_and_passes_a_faithful_one(tmp_path):
+    nests = [fake_summary(s) for s in (10, 11, 12)]
+    table, rates = compare_nest.compare(fake_summary(13), nests)
     assert len(table) == 3 * 8
-    slow = summary(14, scale=0.5)  # half the rates
+    slow = fake_summary(14, scale=0.5)  # half the rates
     table_slow, rates_slow = compare_nest.compare(slow, nests)
     assert not any(ok for *_, ok in rates_slow)
     assert not any(table_slow['rate', p][-1] for p in range(8))
@@ -131,17 +132,11 @@ def test_the_command_compares_stored_files_and_plots(tmp_path, capsys):
 
 
 def test_several_eventjax_seeds_are_judged_by_the_median_of_their_distances():
-    sizes = np.array([30] * 8)
-
-    def summary(seed, scale=1.0):
-        ids, times = fake_spikes(np.random.default_rng(seed), sizes, 4000.0, scale)
-        return stats.summarize(ids, times, sizes, 500.0, 4000.0)
-
-    nests = [summary(s) for s in (20, 21, 22)]
-    faithful = [summary(s) for s in (23, 24, 25)]
+    nests = [fake_summary(s) for s in (20, 21, 22)]
+    faithful = [fake_summary(s) for s in (23, 24, 25)]
     table, rates = compare_nest.compare(faithful, nests)
     assert len(table['rate', 0][0]) == 9 and len(table['rate', 0][1]) == 3
-    slow = [summary(s, scale=0.5) for s in (26, 27, 28)]
+    slow = [fake_summary(s, scale=0.5) for s in (26, 27, 28)]
     table_slow, rates_slow = compare_nest.compare(slow, nests)
     assert not any(ok for *_, ok in rates_slow)
     assert sum(v[-1] for v in table.values()) > sum(v[-1] for v in table_slow.values())
@@ -154,14 +149,8 @@ def test_the_eventjax_side_runs_at_small_scale():
 
 
 def test_the_yardstick_judges_each_simulator_s_seeds_by_the_same_rule():
-    sizes = np.array([30] * 8)
-
-    def summary(seed, scale=1.0):
-        ids, times = fake_spikes(np.random.default_rng(seed), sizes, 4000.0, scale)
-        return stats.summarize(ids, times, sizes, 500.0, 4000.0)
-
-    nests = [summary(s) for s in (30, 31, 32)]
-    theirs, mine = compare_nest.yardstick([summary(33)], nests)
+    nests = [fake_summary(s) for s in (30, 31, 32)]
+    theirs, mine = compare_nest.yardstick([fake_summary(33)], nests)
     assert len(theirs) == 3 and len(mine) == 3
-    _, slow = compare_nest.yardstick([summary(34, scale=0.5)], nests)
+    _, slow = compare_nest.yardstick([fake_summary(34, scale=0.5)], nests)
     assert max(b for _, b in slow) == 0 and sum(a for a, _ in slow) < sum(a for a, _ in mine)
