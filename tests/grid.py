@@ -25,13 +25,14 @@ def _pairs(row):
 
 def covering(rows):
     """The indices of a pairwise covering of ``rows`` (tuples of ``(axis, value)``), greedy and stable."""
-    todo = set().union(*(_pairs(row) for row in rows))
+    pairs = [_pairs(row) for row in rows]
+    todo = set().union(*pairs)
     kept = []
     while todo:
         # the first row of the most new pairs wins: the same choice on every xdist worker
-        best = max(range(len(rows)), key=lambda i: len(_pairs(rows[i]) & todo))
+        best = max(range(len(rows)), key=lambda i: len(pairs[i] & todo))
         kept.append(best)
-        todo -= _pairs(rows[best])
+        todo -= pairs[best]
     return sorted(kept)
 
 

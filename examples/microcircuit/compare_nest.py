@@ -49,6 +49,11 @@ def load(pattern):
     return out
 
 
+def _seeds(ours):
+    """One eventjax summary or several, as a list."""
+    return [ours] if isinstance(ours, dict) else list(ours)
+
+
 def compare(ours, nests):
     """Per statistic and population: ``(eventjax-vs-NEST KS list, NEST-vs-NEST KS list, KS 5 % critical value,
     within)``, and per population the mean-rate check ``(eventjax median, NEST min, NEST max, within)``.
@@ -59,7 +64,7 @@ def compare(ours, nests):
     range. With one NEST seed there is no spread: ``within`` is None."""
     if not nests:
         raise ValueError('no NEST statistics to compare with')
-    ours = [ours] if isinstance(ours, dict) else list(ours)
+    ours = _seeds(ours)
     table = {}
     for name in stats.STATS:
         for p in range(len(P.POPULATIONS)):
@@ -83,7 +88,7 @@ def yardstick(ours, nests):
 
     Returns two lists of ``(distributions within, mean rates within)``, NEST's then eventjax's: a seed of
     either simulator judged by the same rule from the same amount of data (needs 3 or more NEST seeds)."""
-    ours = [ours] if isinstance(ours, dict) else list(ours)
+    ours = _seeds(ours)
 
     def score(candidate, refs):
         table, rates = compare(candidate, list(refs))
@@ -118,7 +123,7 @@ def format_table(table, rates):
 
 def plot(ours, nests, path):
     """Empirical CDFs of the three statistics per population, each eventjax seed over each NEST seed."""
-    ours = [ours] if isinstance(ours, dict) else list(ours)
+    ours = _seeds(ours)
     import matplotlib
 
     matplotlib.use('Agg')

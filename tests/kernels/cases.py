@@ -60,4 +60,3 @@ def product(dense, x, transpose):
 
 def as_jnp(*arrays):
     return tuple(jnp.asarray(a) for a in arrays)
-
