@@ -38,11 +38,13 @@ class XLACustomKernel(KernelPrimitive):
     """
 
     def def_bridge_kernel(self, backend: str, kernel_generator: Callable, platform: str | None = None,
-                          asdefault: bool = False) -> None:
+                          asdefault: bool = False, *, companions: tuple[str, ...] | None = None) -> None:
         """Register a kernel through the bridge of ``backend`` (what every ``def_<backend>_kernel`` calls).
 
         ``platform`` None registers for the bridge's default platform, or for
-        every platform it serves when it has no default.
+        every platform it serves when it has no default. ``companions``: the
+        further platforms that get the kernel too (None: what the bridge says,
+        e.g. the cpu for pallas while interpret mode is on).
 
         Example:
             >>> import eventjax as ej
@@ -63,7 +65,7 @@ class XLACustomKernel(KernelPrimitive):
                                  f'not {p}; {bridge.hint}')
         for p in platforms:
             self.def_kernel(backend, p, bridge.wrap(kernel_generator, p), asdefault=asdefault)
-            for extra in bridge.companions(p):
+            for extra in bridge.companions(p) if companions is None else companions:
                 self.def_kernel(backend, extra, bridge.wrap(kernel_generator, extra))
 
 

@@ -161,12 +161,9 @@ def standard(prim, module: Callable[[], ModuleType], name: str) -> None:
     on_cpu = get_pallas_cpu_interpret() if again else pallas_cpu_interpret_at_start()
     kernels = module()
     tpu = getattr(kernels, f'{name}_tpu_kernel', None)
-    gpu = getattr(kernels, f'{name}_kernel')
     if tpu is not None:
-        prim.def_kernel('pallas', 'tpu', BRIDGE.wrap(tpu, 'tpu'))
-    prim.def_kernel('pallas', 'gpu', BRIDGE.wrap(gpu, 'gpu'))
-    if on_cpu:
-        prim.def_kernel('pallas', 'cpu', BRIDGE.wrap(gpu, 'cpu'))
+        prim.def_bridge_kernel('pallas', tpu, 'tpu', companions=())
+    prim.def_bridge_kernel('pallas', getattr(kernels, f'{name}_kernel'), 'gpu', companions=('cpu',) if on_cpu else ())
 
 
 BRIDGE = Bridge(
