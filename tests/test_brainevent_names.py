@@ -437,8 +437,9 @@ class TestPlasticity:
         _close(_old('update_fixed_post_conn_on_binary_pre')(data, idx, jnp.array([True, False]), self.POST_TRACE,
                                                        shape=(2, 3)), [[.6, .8], [.5, .5]])
         # Stored per postsynaptic neuron (2 of them) with presynaptic sources among 3.
-        _close(ej.update_fixed_pre_conn_on_binary_post(data, idx, jnp.array([0.1, 0.2, 0.3]), jnp.array([False, True]),
-                                                       None, 0.7, shape=(3, 2)), [[.5, .5], [.7, .7]])
+        update = _old('update_fixed_pre_conn_on_binary_post')
+        _close(update(data, idx, jnp.array([0.1, 0.2, 0.3]), jnp.array([False, True]), None, 0.7, shape=(3, 2)),
+               [[.5, .5], [.7, .7]])
 
     def test_containers_update_on_pre_and_post(self):
         # be: CSR.update_on_pre
@@ -499,9 +500,9 @@ class TestPerSynapse:
         # be: jitumv_dt2t(w_low, w_high, prob, y, seed, shape=...)
         # be: jitnmv_dt2t(w_loc, w_scale, prob, y, seed, shape=...)
         y = jnp.array([1., 10.])
-        _close(ej.jitsmv_dt2t(0.5, 1.0, y, 0, shape=(2, 2), corder=False), [0.5, 0.5, 5., 5.])
-        _close(ej.jitumv_dt2t(2.0, 2.0, 1.0, y, 0, shape=(2, 2), transpose=True), [2., 20., 2., 20.])
-        _close(ej.jitnmv_dt2t(1.0, 0.0, 1.0, y, 0, shape=(2, 2)), [1., 1., 10., 10.])
+        _close(_old('jitsmv_dt2t')(0.5, 1.0, y, 0, shape=(2, 2), corder=False), [0.5, 0.5, 5., 5.])
+        _close(_old('jitumv_dt2t')(2.0, 2.0, 1.0, y, 0, shape=(2, 2), transpose=True), [2., 20., 2., 20.])
+        _close(_old('jitnmv_dt2t')(1.0, 0.0, 1.0, y, 0, shape=(2, 2)), [1., 1., 10., 10.])
 
     def test_container_dt2t(self):
         # be: CSR.dt2t(y, w)

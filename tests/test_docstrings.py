@@ -53,7 +53,7 @@ COMPACT_AND_PER_SYNAPSE = (
     'CompactEvents', 'IndexedEvents', 'BitPackedEvents', 'compact_events',
     'expand_events', 'bitpack', 'bitunpack', 'binary_csrmv_indexed', 'binary_csrmm_indexed', 'binary_csrmv_packed',
     'binary_fcnmv_packed', 'csrmv_dt2t', 'csrmm_dt2t', 'cscmv_dt2t', 'cscmm_dt2t', 'fcnmv_dt2t', 'fcnmm_dt2t',
-    'jitsmv_dt2t', 'jitumv_dt2t', 'jitnmv_dt2t', 'csr_sddmm', 'csr_slice_rows')
+    'csr_sddmm', 'csr_slice_rows')
 
 
 @pytest.mark.parametrize('name', COMPACT_AND_PER_SYNAPSE)

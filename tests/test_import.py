@@ -82,3 +82,20 @@ class TestLazyNames:
 
         with pytest.warns(DeprecationWarning, match='eventjax.EventArray'):
             assert ej.BinaryArray is ej.EventArray
+
+    def test_a_brainevent_function_without_an_eventjax_twin_warns_with_eventjaxs_way_to_write_it(self):
+        import eventjax as ej
+        from eventjax.compat import legacy
+
+        with pytest.warns(DeprecationWarning, match=r'use eventjax\.JITCMatrix\(weight'):
+            assert ej.jitsmv_dt2t is legacy.jitsmv_dt2t
+        with pytest.warns(DeprecationWarning, match=r'use eventjax\.fcn_on_pre'):
+            assert ej.update_fixed_pre_conn_on_binary_post is legacy.update_fixed_pre_conn_on_binary_post
+
+    def test_no_brainevent_spelling_is_among_the_top_level_names(self):
+        import eventjax as ej
+        from eventjax.compat import spellings
+
+        old = {*spellings.RENAMED, *spellings.REPLACED}
+        assert not old & set(ej.__all__)
+        assert set(spellings.RENAMED.values()) <= set(ej.__all__)

@@ -45,16 +45,14 @@ _LAZY = {
     **dict.fromkeys(('NativeKernel', 'load_cpp_inline', 'load_cuda_file', 'load_cuda_inline'),
                     'eventjax.backends.native'),
     **dict.fromkeys(('NumbaCudaKernel', 'numba_cuda_kernel'), 'eventjax.backends.numba_cuda'),
-    **dict.fromkeys(('jitnmv_dt2t', 'jitsmv_dt2t', 'jitumv_dt2t'), 'eventjax.containers.jitc_dt2t'),
     # brainevent's operand keywords on these four, with a deprecation warning, until the next release.
-    **dict.fromkeys(('binary_csrmv', 'binary_fcnmm', 'fcnmm', 'fcnmv'), 'eventjax.containers.keyword_aliases'),
+    **dict.fromkeys(('binary_csrmv', 'binary_fcnmm', 'fcnmm', 'fcnmv'), 'eventjax.compat.legacy'),
     **dict.fromkeys(('binary_csrmm', 'csrmm', 'csrmv'), 'eventjax.kernels.csr'),
     **dict.fromkeys(('CSRDelayLayout', 'csr_delay_deliver', 'csr_delay_deliver_layout', 'fcn_delay_deliver'),
                     'eventjax.kernels.delay'),
     **dict.fromkeys(('binary_densemm', 'binary_densemv'), 'eventjax.kernels.dense'),
     'binary_fcnmv': 'eventjax.kernels.fixed_conn',
     **dict.fromkeys(('binary_jitcmm', 'binary_jitcmv', 'jitcmm', 'jitcmv'), 'eventjax.kernels.jitc'),
-    'update_fixed_pre_conn_on_binary_post': 'eventjax.kernels.plasticity.fcn_on_pre',
     **dict.fromkeys(('defjvp', 'general_batching_rule', 'primitives'), 'eventjax.primitive'),
     **dict.fromkeys(('get_all_primitive_names', 'get_primitives_by_tags', 'get_registry'), 'eventjax.primitive.tags'),
     'warm': 'eventjax.serving.disk_cache',
@@ -140,7 +138,6 @@ __all__ = [
     'random_csr',
     'random_fixed_num_conn',
     'set_backend',
-    'update_fixed_pre_conn_on_binary_post',
     'cscmm_dt2t',
     'cscmv_dt2t',
     'csr_sddmm',
@@ -148,29 +145,8 @@ __all__ = [
     'csrmv_dt2t',
     'fcnmm_dt2t',
     'fcnmv_dt2t',
-    'jitnmv_dt2t',
-    'jitsmv_dt2t',
-    'jitumv_dt2t',
     'warm',
 ]
-
-
-# brainevent's spellings, at the top level until the next release: each warns and
-# names eventjax's own name (eventjax.compat.brainevent has brainevent's, with its
-# signatures and rules).
-_DEPRECATED = {
-    'BinaryArray': 'EventArray',
-    'WeightedArray': 'GradedEvents',
-    'BitPackedBinary': 'BitPackedEvents',
-    'CompactBinary': 'CompactEvents',
-    'FixedPostNumConn': 'FixedNumPerPre',
-    'FixedPreNumConn': 'FixedNumPerPost',
-    'update_csr_on_binary_pre': 'csr_on_pre',
-    'update_csr_on_binary_post': 'csr2csc_on_post',
-    'update_dense_on_binary_pre': 'dense_on_pre',
-    'update_dense_on_binary_post': 'dense_on_post',
-    'update_fixed_post_conn_on_binary_pre': 'fcn_on_pre',
-}
 
 
 def _load(name: str):
@@ -185,12 +161,14 @@ def _load(name: str):
 def __getattr__(name: str):
     if name in _LAZY:
         return _load(name)
-    if name in _DEPRECATED:
-        new = _DEPRECATED[name]
-        warnings.warn(f"eventjax.{name} is brainevent's spelling and leaves the top level in the next release; use "
-                      f"eventjax.{new} (or eventjax.compat.brainevent.{name}, with brainevent's signature and rules).",
-                      DeprecationWarning, stacklevel=2)
-        return _load(new)
+    # brainevent's spellings: each warns and names eventjax's own until the next release
+    # (loaded by name, as every other name here: compat is a layer above this one).
+    spellings = importlib.import_module('eventjax.compat.spellings')
+    if name in spellings.RENAMED or name in spellings.REPLACED:
+        warnings.warn(spellings.message(name), DeprecationWarning, stacklevel=2)
+        if name in spellings.RENAMED:
+            return _load(spellings.RENAMED[name])
+        return getattr(importlib.import_module('eventjax.compat.legacy'), name)
     # brainevent exports each operator's primitive as ``<op>_p``; eventjax keeps
     # primitives private and reaches them through the registry instead.
     if name.endswith('_p') and name[:-2] in _load('get_registry')():

@@ -21,6 +21,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 import eventjax as ej
+from eventjax.compat import legacy
 from tests.differential.jitc_oracle import unit_dense
 from tests.differential.oracle import TOLERANCE
 
@@ -150,8 +151,8 @@ def call(p, first, second, *, backend):
     """The operator on (w, y), (a, b) or (law parameters, y); traced broken structure is passed unvalidated."""
     name, kw = p['name'], {'shape': p['shape'], 'backend': backend, 'validate': not p['broken']}
     if name in _JITC:
-        return getattr(ej, name)(*(first[i] for i in range(first.shape[0])), p['prob'], second, p['seed'],
-                                 shape=p['shape'], transpose=p['transpose'], backend=backend)
+        return getattr(legacy, name)(*(first[i] for i in range(first.shape[0])), p['prob'], second, p['seed'],
+                                     shape=p['shape'], transpose=p['transpose'], backend=backend)
     if name == 'csr_sddmm':
         return ej.csr_sddmm(first, second, p['indices'], p['indptr'], **kw)
     if name == 'fcnmv_dt2t':

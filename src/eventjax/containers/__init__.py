@@ -11,9 +11,7 @@
 - :mod:`~eventjax.containers.jitc`: :class:`JITCMatrix`, generated just in time;
 - :mod:`~eventjax.containers.base` and :mod:`~eventjax.containers.ops`: the ``@`` routing and
   the weight operations every sparse container shares;
-- :mod:`~eventjax.containers.connectivity`: random builders;
-  :mod:`~eventjax.containers.keyword_aliases`: brainevent's operand keywords on the top-level operators, with a
-  deprecation warning, until the next release.
+- :mod:`~eventjax.containers.connectivity`: random builders.
 
 A module inside this package imports its siblings by their module path, never
 through this file, so the package has no import cycle.

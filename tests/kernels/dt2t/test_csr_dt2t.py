@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import eventjax as ej
+from eventjax.compat import legacy
 
 M, N, NNZ, BATCH = 7, 6, 24, 3
 BACKENDS = ej.get_registry()['csr_dt2t'].available_backends('cpu')
@@ -156,24 +157,25 @@ class TestOtherLayouts:
         A = ej.JITCMatrix((0.5, 1.5), prob=0.3, seed=7, shape=(M, N), law='uniform')
         S = A.tocsr()
         y = values(37, N, np.float32)
-        got = ej.jitumv_dt2t(0.5, 1.5, 0.3, y, 7, shape=(M, N), transpose=True)
+        got = legacy.jitumv_dt2t(0.5, 1.5, 0.3, y, 7, shape=(M, N), transpose=True)
         np.testing.assert_allclose(got, S.data * y[S.indices], rtol=1e-6)
         yr = values(38, M, np.float32)
         rows = entry_rows(np.asarray(S.indptr), S.indices.shape[0])
-        np.testing.assert_allclose(ej.jitnmv_dt2t(1.0, 0.5, 0.3, yr, 7, shape=(M, N)),
+        np.testing.assert_allclose(legacy.jitnmv_dt2t(1.0, 0.5, 0.3, yr, 7, shape=(M, N)),
                                    ej.JITCMatrix((1.0, 0.5), prob=0.3, seed=7, shape=(M, N), law='normal').tocsr().data
                                    * yr[rows], rtol=1e-5)
-        np.testing.assert_allclose(ej.jitsmv_dt2t(2.0, 0.3, yr, 7, shape=(M, N)), 2.0 * yr[rows])
-        g = jax.grad(lambda w: ej.jitsmv_dt2t(w, 0.3, yr, 7, shape=(M, N)).sum())(2.0)
+        np.testing.assert_allclose(legacy.jitsmv_dt2t(2.0, 0.3, yr, 7, shape=(M, N)), 2.0 * yr[rows])
+        g = jax.grad(lambda w: legacy.jitsmv_dt2t(w, 0.3, yr, 7, shape=(M, N)).sum())(2.0)
         np.testing.assert_allclose(g, yr[rows].sum(), rtol=1e-6)
 
     def test_jit_dt2t_runs_inside_jit_with_traced_weights_and_rejects_a_traced_seed(self):
         yr = values(39, M, np.float32)
-        eager = ej.jitnmv_dt2t(1.0, 0.5, 0.3, yr, 7, shape=(M, N))
-        jitted = jax.jit(lambda p, y: ej.jitnmv_dt2t(p[0], p[1], 0.3, y, 7, shape=(M, N)))(jnp.array([1.0, 0.5]), yr)
+        eager = legacy.jitnmv_dt2t(1.0, 0.5, 0.3, yr, 7, shape=(M, N))
+        jitted = jax.jit(lambda p, y: legacy.jitnmv_dt2t(p[0], p[1], 0.3, y, 7, shape=(M, N)))(jnp.array([1.0, 0.5]),
+                                                                                                yr)
         np.testing.assert_allclose(jitted, eager, rtol=1e-6)
         with pytest.raises(ValueError, match='the seed is traced'):
-            jax.jit(lambda s: ej.jitsmv_dt2t(1.0, 0.3, yr, s, shape=(M, N)))(7)
+            jax.jit(lambda s: legacy.jitsmv_dt2t(1.0, 0.3, yr, s, shape=(M, N)))(7)
 
 
 class TestBadInput:
@@ -213,7 +215,7 @@ class TestUnits:
         idx = np.zeros((M, 2), np.int32)
         got = ej.fcnmv_dt2t(np.ones((M, 2), np.float32) * u.nS, idx, y * u.mV, shape=(M, N))
         np.testing.assert_allclose(got.to_decimal(u.pA), np.repeat(y[:, None], 2, 1), rtol=1e-6)
-        assert ej.jitsmv_dt2t(0.5 * u.nS, 0.5, y * u.mV, 1, shape=(M, N)).unit == u.pA
+        assert legacy.jitsmv_dt2t(0.5 * u.nS, 0.5, y * u.mV, 1, shape=(M, N)).unit == u.pA
         a, b = values(44, (M, 2), np.float32), values(45, (2, N), np.float32)
         got = ej.csr_sddmm(a * u.mV, b * u.nS, indices, indptr, shape=(M, N))
         np.testing.assert_allclose(got.to_decimal(u.pA), (a @ b)[entry_rows(indptr, NNZ), indices], rtol=1e-5)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 import eventjax as ej
+from eventjax.compat import legacy
 from eventjax.compat.brainevent._containers import seed_or_draw
 from eventjax.compat.brainevent._errors import MathError, brainevent_errors
 from eventjax.compat.brainevent._events import active, events
@@ -218,7 +219,7 @@ def fcnmm(weights, indices, matrix, *, shape, transpose: bool = False, backend=N
 
 fcnmv_dt2t, fcnmm_dt2t = brainevent_errors(ej.fcnmv_dt2t), brainevent_errors(ej.fcnmm_dt2t)
 update_fixed_post_conn_on_binary_pre = brainevent_errors(ej.fcn_on_pre)
-update_fixed_pre_conn_on_binary_post = brainevent_errors(ej.update_fixed_pre_conn_on_binary_post)
+update_fixed_pre_conn_on_binary_post = brainevent_errors(legacy.update_fixed_pre_conn_on_binary_post)
 
 
 # -- just-in-time connectivity ------------------------------------------------------------------------
@@ -268,4 +269,4 @@ binary_jitumm = _jitc_op('binary_jitumm', 'uniform', ej.binary_jitcmm, True)
 binary_jitnmv = _jitc_op('binary_jitnmv', 'normal', ej.binary_jitcmv, True)
 binary_jitnmm = _jitc_op('binary_jitnmm', 'normal', ej.binary_jitcmm, True)
 jits, jitu, jitn = _jitc_dense('jits', 'homo'), _jitc_dense('jitu', 'uniform'), _jitc_dense('jitn', 'normal')
-jitsmv_dt2t, jitumv_dt2t, jitnmv_dt2t = ej.jitsmv_dt2t, ej.jitumv_dt2t, ej.jitnmv_dt2t
+jitsmv_dt2t, jitumv_dt2t, jitnmv_dt2t = legacy.jitsmv_dt2t, legacy.jitumv_dt2t, legacy.jitnmv_dt2t

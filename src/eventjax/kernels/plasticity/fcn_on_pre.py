@@ -12,7 +12,7 @@ from eventjax.kernels.plasticity.arguments import (
     check_trace,
 )
 
-__all__ = ['fcn_on_pre', 'update_fixed_pre_conn_on_binary_post']
+__all__ = ['fcn_on_pre']
 
 
 def fcn_on_pre(weight, indices, pre_spike, post_trace, w_min=None, w_max=None, *, shape, backend=None,
@@ -54,28 +54,6 @@ def fcn_on_pre(weight, indices, pre_spike, post_trace, w_min=None, w_max=None, *
     w_min, w_max = check_bounds(who, w_min, w_max)
     return _fcn_on_pre.bind(weight, indices, pre_spike, post_trace, shape=(m, n), w_min=w_min, w_max=w_max,
                             backend=backend)
-
-
-def update_fixed_pre_conn_on_binary_post(weight, indices, pre_trace, post_spike, w_min=None, w_max=None, *, shape,
-                                         backend=None, validate=True):
-    """brainevent's name: update a fixed-number-of-presynaptic-partners layout on postsynaptic events.
-
-    ``weight`` and ``indices`` have shape ``(n_post, k)``: postsynaptic
-    neuron ``j`` receives from the presynaptic neurons ``indices[j]``. On an
-    event of ``j``, ``W[j, c] += pre_trace[indices[j, c]]``. ``shape`` is
-    ``(n_pre, n_post)``. This is :func:`fcn_on_pre` with the roles swapped.
-
-    Example:
-        >>> import jax.numpy as jnp
-        >>> w, idx = jnp.zeros((2, 1)), jnp.array([[2], [0]])
-        >>> update_fixed_pre_conn_on_binary_post(w, idx, jnp.array([.1, .2, .3]), jnp.array([True, False]),
-        ...                                      shape=(3, 2))
-        Array([[0.3],
-               [0. ]], dtype=float32)
-    """
-    n_pre, n_post = check_shape('update_fixed_pre_conn_on_binary_post()', shape)
-    return fcn_on_pre(weight, indices, post_spike, pre_trace, w_min, w_max, shape=(n_post, n_pre), backend=backend,
-                      validate=validate)
 
 
 _fcn_on_pre = Update('fcn_on_pre', __package__, ('weight', 'indices', 'pre_spike', 'post_trace'),
