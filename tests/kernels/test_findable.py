@@ -39,3 +39,19 @@ def test_each_backend_kernel_of_an_operator_is_written_under_its_name(family):
             if not impl.is_file() or f'{name}_kernel' not in impl.read_text():
                 missing.append(f'{family}/{backend}_impl.py: {name}_kernel')
     assert missing == []
+
+
+def test_the_kernel_table_is_what_the_registry_registers():
+    # kernels/table.py names, per operator and backend, the file of the kernel: a
+    # newcomer's grep. It must say what registration actually does.
+    import importlib.util
+
+    path = pathlib.Path(__file__).parents[2] / 'tools' / 'kernel_table.py'
+    spec = importlib.util.spec_from_file_location('kernel_table', path)
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    assert tool.render(tool.kernel_files()) == tool.TABLE.read_text(), 'run python tools/kernel_table.py'
+    from eventjax.kernels.table import KERNELS
+
+    assert KERNELS['binary_csrmv']['numba'] == 'csr/numba_impl.py'
+    assert KERNELS['jitcmv']['jax'] == 'jitc/reference.py'

@@ -23,7 +23,7 @@ from eventjax.backends import XLACustomKernel
 from eventjax.backends.registry import get_bridge
 from eventjax.kernels.common.rules import register_rules
 
-__all__ = ['ALL_BACKENDS', 'Operator', 'register_backend', 'register_kernels']
+__all__ = ['ALL_BACKENDS', 'Operator', 'kernel_sources', 'register_backend', 'register_jax', 'register_kernels']
 
 # The backends of operators that also have C++ (cpp, cpu) and CUDA (cuda, gpu) kernels.
 ALL_BACKENDS = ('numba', 'warp', 'pallas', 'cpp', 'cuda')
@@ -120,9 +120,20 @@ def register_kernels(prim, family: str, name: str, kernels: tuple[str, ...]) -> 
     The naming rules are :class:`Operator`'s; a primitive with rules of its
     own (not the ``weights x events`` form) uses this without the rest.
     """
-    prim.def_jax_kernel(_impl(family, _jax_module(family), name))
+    register_jax(prim, family, name)
     for backend in kernels:
         register_backend(prim, family, name, backend)
+
+
+def register_jax(prim, family: str, name: str) -> None:
+    """Register the ``jax`` kernel of operator ``name`` of ``family`` on ``prim``.
+
+    It is ``<name>_kernel`` of the family's ``jax_impl`` when it has one, else
+    of its ``reference``.
+    """
+    module = _jax_module(family)
+    prim.def_jax_kernel(_impl(family, module, name))
+    _SOURCES.setdefault(name, {})['jax'] = f'{family}.{module}'
 
 
 def register_backend(prim, family: str, name: str, backend: str) -> None:
@@ -133,6 +144,25 @@ def register_backend(prim, family: str, name: str, backend: str) -> None:
     Registering again replaces them.
     """
     get_bridge(backend).register_standard(prim, functools.partial(_module, family, f'{backend}_impl'), name)
+    _SOURCES.setdefault(name, {})[backend] = f'{family}.{backend}_impl'
+
+
+# operator name -> backend -> the module whose ``<name>_kernel`` that backend runs, as registered.
+_SOURCES: dict[str, dict[str, str]] = {}
+
+
+def kernel_sources() -> dict[str, dict[str, str]]:
+    """For every operator registered so far: backend -> the module of its kernel (``<operator>_kernel`` there).
+
+    ``tools/kernel_table.py`` writes ``eventjax/kernels/table.py`` from it.
+
+    Example:
+        >>> import eventjax as ej
+        >>> _ = ej.get_registry()  # loads every standard operator
+        >>> kernel_sources()['binary_csrmv']['numba']
+        'eventjax.kernels.csr.numba_impl'
+    """
+    return {name: dict(row) for name, row in _SOURCES.items()}
 
 
 class _PreparedKernel(XLACustomKernel):

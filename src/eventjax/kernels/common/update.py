@@ -27,7 +27,7 @@ import numpy as np
 from jax.interpreters import ad
 
 from eventjax.backends import XLACustomKernel
-from eventjax.kernels.common.operator import _impl, _jax_module, _PreparedKernel, register_backend
+from eventjax.kernels.common.operator import _PreparedKernel, register_backend, register_jax
 from eventjax.primitive import split_params
 from eventjax.primitive.tags import operator_tags
 
@@ -85,7 +85,7 @@ class Update:
         self._prepare = prepare
         self.primitive = _UpdateKernel(name) if prepare is None else \
             _PreparedUpdateKernel(name, prepare, prepared_in_kernel)
-        self.primitive.def_jax_kernel(_impl(family, _jax_module(family), name))
+        register_jax(self.primitive, family, name)
         for backend in kernels:
             self.register(backend)
         self.primitive.def_tags(*operator_tags(name), 'plasticity')

@@ -35,7 +35,7 @@ import jax
 import jax.numpy as jnp
 from jax.interpreters import ad
 
-from eventjax.kernels.common.operator import _impl, _jax_module, _PreparedKernel, register_backend
+from eventjax.kernels.common.operator import _PreparedKernel, register_backend, register_jax
 from eventjax.primitive import defjvp_by_name, general_batching_rule, split_params
 
 __all__ = ['Delivery']
@@ -65,7 +65,7 @@ class Delivery:
         self.name, self.family, self.operands = name, family, tuple(operands)
         self.data_cotangent, self.events_cotangent = data_cotangent, events_cotangent
         self.primitive = _PreparedKernel(name, prepare, tuple(prepared_in_kernel))
-        self.primitive.def_jax_kernel(_impl(family, _jax_module(family), name))
+        register_jax(self.primitive, family, name)
         for backend in kernels:
             self.register(backend)
         _register_rules(self)

@@ -15,7 +15,8 @@ import jax.numpy as jnp
 from eventjax.kernels.common import accumulation_dtype
 from eventjax.kernels.jitc import generator as gen
 
-__all__ = ['binary_jitcmv_kernel', 'jitcmv_kernel', 'param_cotangent', 'product']
+__all__ = ['binary_jitcmm_kernel', 'binary_jitcmv_kernel', 'jitcmm_kernel', 'jitcmv_kernel', 'param_cotangent',
+           'product']
 
 
 def product(params, stream, x, *, shape, transpose, law, binary, out_dtype):
