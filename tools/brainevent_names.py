@@ -15,6 +15,9 @@ from __future__ import annotations
 import pathlib
 import sys
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # run as a script or loaded by a test
+from generated import update  # noqa: E402
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 NAMES = ROOT / 'tests' / 'compat' / 'data' / 'brainevent-0.3.0-names.txt'
 PAGE = ROOT / 'docs' / 'brainevent.rst'
@@ -56,30 +59,18 @@ def table() -> str:
     count = sum(what != 'not served' for _, what, _ in body)
     top = sum(not name.startswith('config.') for name, _, _ in body)
     top_served = sum(what != 'not served' and not name.startswith('config.') for name, what, _ in body)
-    lines = [BEGIN, '\n',
+    lines = ['\n',
              f'{top_served} of brainevent 0.3.0\'s {top} public names are served ({count} of {len(body)} with '
              'its ``config`` names).\n', '\n',
              '.. list-table::\n', '   :header-rows: 1\n', '   :widths: 30 14 56\n', '\n',
              '   * - brainevent 0.3.0\n', '     - here\n', '     - difference, or why not and what to use\n']
     for name, what, note in body:
         lines += [f'   * - ``{name}``\n', f'     - {what}\n', f'     - {note or "-"}\n']
-    return ''.join([*lines, '\n', END])
+    return ''.join([*lines, '\n'])
 
 
 def main(argv: list[str]) -> int:
-    text = PAGE.read_text()
-    if BEGIN not in text or END not in text:
-        raise SystemExit(f'{PAGE}: the markers {BEGIN.strip()!r} and {END.strip()!r} are missing')
-    head, rest = text.split(BEGIN, 1)
-    tail = rest.split(END, 1)[1]
-    new = head + table() + tail
-    if '--check' in argv:
-        if new != text:
-            print(f'{PAGE} is out of date: run python tools/brainevent_names.py', file=sys.stderr)
-            return 1
-        return 0
-    PAGE.write_text(new)
-    return 0
+    return update(PAGE, BEGIN, END, table(), argv, 'tools/brainevent_names.py')
 
 
 if __name__ == '__main__':
