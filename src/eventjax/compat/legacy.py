@@ -80,7 +80,7 @@ def jitsmv_dt2t(weight, prob, y, seed, *, shape, transpose=False, corder=True, b
 
     Example:
         >>> import jax.numpy as jnp
-        >>> from eventjax.compat.legacy import jitsmv_dt2t, jitumv_dt2t, jitnmv_dt2t
+        >>> from eventjax.compat.legacy import jitsmv_dt2t
         >>> jitsmv_dt2t(0.5, 1.0, jnp.array([1., 10.]), 0, shape=(2, 2))
         Array([0.5, 0.5, 5. , 5. ], dtype=float32)
     """
@@ -92,7 +92,7 @@ def jitumv_dt2t(w_low, w_high, prob, y, seed, *, shape, transpose=False, corder=
 
     Example:
         >>> import jax.numpy as jnp
-        >>> from eventjax.compat.legacy import jitsmv_dt2t, jitumv_dt2t, jitnmv_dt2t
+        >>> from eventjax.compat.legacy import jitumv_dt2t
         >>> jitumv_dt2t(1.0, 1.0, 1.0, jnp.array([1., 10.]), 0, shape=(2, 2))
         Array([ 1.,  1., 10., 10.], dtype=float32)
     """
@@ -104,7 +104,7 @@ def jitnmv_dt2t(w_loc, w_scale, prob, y, seed, *, shape, transpose=False, corder
 
     Example:
         >>> import jax.numpy as jnp
-        >>> from eventjax.compat.legacy import jitsmv_dt2t, jitumv_dt2t, jitnmv_dt2t
+        >>> from eventjax.compat.legacy import jitnmv_dt2t
         >>> jitnmv_dt2t(2.0, 0.0, 1.0, jnp.array([1., 10.]), 0, shape=(2, 2))
         Array([ 2.,  2., 20., 20.], dtype=float32)
     """
