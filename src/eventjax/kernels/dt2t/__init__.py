@@ -14,10 +14,12 @@ primitives are bilinear; :mod:`.rules` holds their JVP, transpose and
 batching rules, ``reference.py`` the ``jax`` kernels and the cotangents.
 """
 
-from eventjax.kernels.dt2t.csc_dt2t import cscmm_dt2t, cscmv_dt2t
+from eventjax.kernels.dt2t.cscmm_dt2t import cscmm_dt2t
+from eventjax.kernels.dt2t.cscmv_dt2t import cscmv_dt2t
 from eventjax.kernels.dt2t.csr_sddmm import csr_sddmm
 from eventjax.kernels.dt2t.csrmm_dt2t import csrmm_dt2t
 from eventjax.kernels.dt2t.csrmv_dt2t import csrmv_dt2t
-from eventjax.kernels.dt2t.fcnmv_dt2t import fcnmm_dt2t, fcnmv_dt2t
+from eventjax.kernels.dt2t.fcnmm_dt2t import fcnmm_dt2t
+from eventjax.kernels.dt2t.fcnmv_dt2t import fcnmv_dt2t
 
 __all__ = ['cscmm_dt2t', 'cscmv_dt2t', 'csr_sddmm', 'csrmm_dt2t', 'csrmv_dt2t', 'fcnmm_dt2t', 'fcnmv_dt2t']

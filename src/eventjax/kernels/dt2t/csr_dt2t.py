@@ -1,7 +1,7 @@
 """The ``csr_dt2t`` primitive: one value per stored entry, its weight times its row's (column's) ``y``.
 
-The public functions (:mod:`.csrmv_dt2t`, :mod:`.csrmm_dt2t`, :mod:`.csc_dt2t`,
-:mod:`.fcnmv_dt2t`, and ``JITCMatrix.dt2t`` for the just-in-time matrices)
+The public functions (:mod:`.csrmv_dt2t`, :mod:`.csrmm_dt2t`, :mod:`.cscmv_dt2t`,
+:mod:`.cscmm_dt2t`, :mod:`.fcnmv_dt2t`, :mod:`.fcnmm_dt2t`, and ``JITCMatrix.dt2t`` for the just-in-time matrices)
 end here through :func:`per_entry`; FCN rows are CSR rows of fixed length,
 and the just-in-time matrices are generated as CSR.
 """

@@ -1,4 +1,4 @@
-"""``fcnmv_dt2t`` / ``fcnmm_dt2t``: one value per stored connection of a fixed-number-of-connections matrix.
+"""``fcnmv_dt2t``: one value per stored connection of a fixed-number-of-connections matrix.
 
 An FCN matrix's rows are CSR rows of one length ``k``: the products run on
 the ``csr_dt2t`` primitive with row pointers ``0, k, 2k, ...`` (``m + 1``
@@ -12,10 +12,11 @@ import jax.numpy as jnp
 from eventjax.kernels.common.checks import check_index_array, check_shape, is_concrete, validate_fcn_indices
 from eventjax.kernels.dt2t.csr_dt2t import per_entry
 
-__all__ = ['fcnmm_dt2t', 'fcnmv_dt2t']
+__all__ = ['fcn_per_entry', 'fcnmv_dt2t']
 
 
-def _fcn(who, weights, indices, y, *, shape, transpose, matrix, backend, validate):
+def fcn_per_entry(who, weights, indices, y, *, shape, transpose, matrix, backend, validate):
+    """The checks of the FCN forms, then :func:`.csr_dt2t.per_entry` on rows of length ``k``; ``(..., m, k)``."""
     m, n = check_shape(who, shape)
     indices = check_index_array(who, 'indices', indices, rank=2)
     if indices.shape[0] != m:
@@ -68,26 +69,6 @@ def fcnmv_dt2t(weights, indices, y, *, shape, transpose=False, backend=None, val
         Array([[0.5, 2. ],
                [3. , 6. ]], dtype=float32)
     """
-    return _fcn('fcnmv_dt2t()', weights, indices, y, shape=shape, transpose=transpose, matrix=False,
-                backend=backend, validate=validate)
+    return fcn_per_entry('fcnmv_dt2t()', weights, indices, y, shape=shape, transpose=transpose, matrix=False,
+                         backend=backend, validate=validate)
 
-
-def fcnmm_dt2t(weights, indices, y, *, shape, transpose=False, backend=None, validate=True):
-    """A batch of :func:`fcnmv_dt2t`: ``y`` is ``(batch, m)`` (``(batch, n)`` transposed).
-
-    ``weights`` is ``(batch, m, k)``, or ``(m, k)`` / a scalar shared by
-    the batch; the result is ``(batch, m, k)``.
-
-    Example:
-        >>> import jax.numpy as jnp
-        >>> import eventjax as ej
-        >>> weights, indices = jnp.ones((2, 2)), jnp.array([[0, 1], [1, 2]])
-        >>> ej.fcnmm_dt2t(weights, indices, jnp.array([[1., 2.], [3., 4.]]), shape=(2, 3))
-        Array([[[1., 1.],
-                [2., 2.]],
-        <BLANKLINE>
-               [[3., 3.],
-                [4., 4.]]], dtype=float32)
-    """
-    return _fcn('fcnmm_dt2t()', weights, indices, y, shape=shape, transpose=transpose, matrix=True,
-                backend=backend, validate=validate)
