@@ -40,7 +40,7 @@ import numpy as np
 
 import eventjax as ej
 from examples.brette2007.model import propagator_32, refractory_steps
-from examples.microcircuit import network
+from examples.microcircuit import network, owner_split
 from examples.microcircuit import params as P
 
 CHUNK_STEPS = 100  # updates per jitted chunk (10 ms): model times in multiples of it never compile twice
@@ -69,19 +69,29 @@ class Model:
     lam: np.ndarray | None  # Poisson mean per neuron and update, or None for DC drive
     nnz: int
     dtype: np.dtype
+    splits: jax.Array | None = None  # where each row's second part begins (owner_split), or None: one part
 
     @property
     def n(self):
         return int(self.v0.shape[0])
 
 
-def build(scale=0.1, k_scale=None, drive='dc', seed=55, dtype=np.float32):
-    """Build PD14 with ``N_scaling = scale`` and ``K_scaling = k_scale`` (default ``scale``)."""
+def build(scale=0.1, k_scale=None, drive='dc', seed=55, dtype=np.float32, split=True):
+    """Build PD14 with ``N_scaling = scale`` and ``K_scaling = k_scale`` (default ``scale``).
+
+    ``split``: store each row in two parts by target column, for :mod:`owner_split`'s delivery (the same
+    network and spikes; without it each row is sorted by delay alone and the library's delivery runs).
+    """
     k_scale = scale if k_scale is None else k_scale
     derived = P.derive(scale, k_scale, drive)
-    conn = network.build_connectivity(derived, seed, dtype)
+    conn = network.build_connectivity(derived, seed, dtype, split)
     n, nnz, length = conn.n, conn.nnz, conn.max_delay + 1
-    indptr = conn.indptr.astype(np.int32) if nnz < 2 ** 31 else conn.indptr
+    index_dtype = np.int32 if nnz < 2 ** 31 else np.int64
+    indptr = conn.indptr.astype(index_dtype)
+    splits = None
+    if split:
+        owner_split.check_splits(conn.indptr, conn.offsets, conn.splits, conn.split_column, n)
+        splits = jnp.asarray(conn.splits.astype(index_dtype))
     # The rows are sorted by delay and packed by construction: the layout is made by hand (CSRDelayLayout.build
     # would check and sort all synapses once more) and keeps only what delivery reads, the weights and the
     # packed offsets. Both are 64-byte aligned, so device_put aliases them instead of copying 2 x 4 bytes a
@@ -95,7 +105,8 @@ def build(scale=0.1, k_scale=None, drive='dc', seed=55, dtype=np.float32):
     lam = None
     if drive == 'poisson':
         lam = (P.BG_RATE * derived.k_ext * P.DT * 1e-3)[pop_of]
-    return Model(derived, W, network.initial_potentials(derived, seed), pop_of, i_e, lam, nnz, np.dtype(dtype))
+    return Model(derived, W, network.initial_potentials(derived, seed), pop_of, i_e, lam, nnz, np.dtype(dtype),
+                 splits)
 
 
 def poisson_thresholds(lams):
@@ -151,14 +162,16 @@ class Runner:
         table = None if model.lam is None else poisson_table(model)
         length = model.W.ring_length
 
+        split = backend == 'numba' and model.splits is not None
+
         def step(W_table, state, t):
-            W = W_table[0]
+            W, splits = W_table[:2]
             v, i_syn, r, ring = state
             slot = t % length
             inp = ring[slot]
             if table is not None:
                 u = jax.random.bits(jax.random.fold_in(key, t), (n,), jnp.uint32)
-                inp = inp + poisson_counts(u, *W_table[1:]).astype(dtype) * c(w_ext)
+                inp = inp + poisson_counts(u, *W_table[2:]).astype(dtype) * c(w_ext)
             free = r == 0
             v = jnp.where(free, v * c(p22) + i_syn * c(p21) + drive, v)
             r = jnp.where(free, r, r - 1)
@@ -171,7 +184,10 @@ class Runner:
             spike = (v >= c(theta)) & (i_syn == i_syn)
             v = jnp.where(spike, c(v_reset), v)
             r = jnp.where(spike, ref, r)
-            ring = W.deliver(ring, spike, t, backend=backend)
+            if split:
+                ring = owner_split.owner_split_deliver(ring, spike, W, splits, t)
+            else:
+                ring = W.deliver(ring, spike, t, backend=backend)
             ring = ring.at[slot].set(0)
             # the spikes leave as the raster of the chunk, compacted on the host: compact_events on the device
             # cost 0.46 ms a step at full scale, a quarter of the step
@@ -184,7 +200,7 @@ class Runner:
         self._chunk = jax.jit(chunk, static_argnums=3, donate_argnums=0)
         self.state = (jnp.asarray(model.v0 - P.E_L, dtype), jnp.zeros(n, dtype), jnp.zeros(n, jnp.int32),
                       model.W.init_ring(length))
-        self.args = (model.W,) + (() if table is None else table)
+        self.args = (model.W, model.splits) + (() if table is None else table)
         self.t = 0
         self.compile_s = 0.0
 
