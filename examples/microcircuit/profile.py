@@ -7,7 +7,7 @@ then times, each as its own jitted ``lax.scan`` over those recorded spikes:
 the neuron update (propagators, refractoriness, threshold), the spike
 compaction (``compact_events``, which the simulation no longer does: it
 hands the raster to the host), the delivery into the ring
-(``DelayedCSR.deliver``), the ring's read and clear, and the Poisson drive;
+(``owner_split`` on numba, else ``DelayedCSR.deliver``), the ring's read and clear, and the Poisson drive;
 and the whole step as the simulation runs it. Prints microseconds per step
 and seconds per model second, beside the synaptic events delivered.
 """
@@ -22,8 +22,8 @@ import jax.numpy as jnp
 import numpy as np
 
 import eventjax as ej
+from examples.microcircuit import owner_split, simulation
 from examples.microcircuit import params as P
-from examples.microcircuit import simulation
 
 
 def timed(fn, *args, repeats=2):
@@ -68,10 +68,14 @@ def profile(model, runner, raster, backend):
             return c + count + ids[0], None
         return scan(body, jnp.int32(0), raster)
 
+    split = backend == 'numba' and model.splits is not None
+
     @jax.jit
-    def delivery(ring, W, raster):
+    def delivery(ring, W, splits, raster):
         def body(ring, x):
             t, s = x
+            if split:  # as the simulation delivers: two threads, each its part of every row
+                return owner_split.owner_split_deliver(ring, s, W, splits, t), None
             return W.deliver(ring, s, t, backend=backend), None
         return scan(body, ring, (ts, raster))
 
@@ -88,7 +92,7 @@ def profile(model, runner, raster, backend):
     parts = {
         'neuron update': timed(neurons, zeros),
         '(spike compaction)': timed(compaction, raster),
-        'delivery': timed(delivery, W.init_ring(length), W, raster),
+        'delivery': timed(delivery, W.init_ring(length), W, model.splits, raster),
         'ring read + clear': timed(ring_read_clear, W.init_ring(length), zeros),
     }
     if model.lam is not None:

@@ -142,6 +142,25 @@ def poisson_counts(u, table, pop_of):
                              jnp.zeros(u.shape, jnp.int32))
 
 
+def raster_nonzero(raster):
+    """``np.nonzero`` of a sparse 2-D bool ``raster``, read eight flags at a time.
+
+    np.nonzero tests each flag: 25 ms for a full-scale chunk (100 x 77,169),
+    a sixth of the simulation's time; skipping the zero 64-bit words first
+    takes about 3 ms.
+
+    Example:
+        >>> raster_nonzero(np.eye(3, dtype=bool))
+        (array([0, 1, 2]), array([0, 1, 2]))
+    """
+    flat = np.ascontiguousarray(raster).reshape(-1)
+    whole = flat.size // 8 * 8
+    words = np.flatnonzero(flat[:whole].view(np.uint64))
+    word, bit = np.nonzero(flat[:whole].reshape(-1, 8)[words])
+    hits = np.concatenate([words[word] * 8 + bit, whole + np.flatnonzero(flat[whole:])])
+    return np.divmod(hits, raster.shape[1])
+
+
 class Runner:
     """Steps a built :class:`Model`; ``run(ms)`` continues from where the last call stopped."""
 
@@ -223,7 +242,7 @@ class Runner:
             steps = min(CHUNK_STEPS, total - done)
             self.state, raster = self._chunk(self.state, self.args, jnp.int32(self.t), steps)
             if record:
-                rows, ids = np.nonzero(np.asarray(raster))
+                rows, ids = raster_nonzero(np.asarray(raster))
                 steps_out.append(rows.astype(np.int64) + self.t)
                 ids_out.append(ids.astype(np.int32))
             self.t += steps

@@ -198,3 +198,13 @@ def test_the_owner_split_network_spikes_as_the_one_part_network():
     assert out[0][1].size > 200
     for a, b in zip(*out):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize('shape', [(3, 77), (100, 64), (1, 5), (0, 9)])
+def test_raster_nonzero_is_np_nonzero(shape):
+    raster = np.random.default_rng(shape[1]).random(shape) < 0.05
+    raster[..., -1:] = True  # the flags past the last whole word
+    rows, ids = simulation.raster_nonzero(raster)
+    want_rows, want_ids = np.nonzero(raster)
+    np.testing.assert_array_equal(rows, want_rows)
+    np.testing.assert_array_equal(ids, want_ids)
