@@ -40,7 +40,7 @@ import numpy as np
 
 import eventjax as ej
 from examples.brette2007.model import propagator_32, refractory_steps
-from examples.microcircuit import network, owner_split
+from examples.microcircuit import network, neurons, owner_split
 from examples.microcircuit import params as P
 
 CHUNK_STEPS = 100  # updates per jitted chunk (10 ms): model times in multiples of it never compile twice
@@ -182,32 +182,39 @@ class Runner:
         length = model.W.ring_length
 
         split = backend == 'numba' and model.splits is not None
+        fused = backend == 'numba'  # the neuron update as one numba pass (neurons.py), else as XLA ops
+        self.constants = dict(p22=p22, p21=p21, p11=p11, theta=theta, v_reset=v_reset, ref=ref)
+        no_extra = jnp.zeros(0, dtype)
 
         def step(W_table, state, t):
             W, splits = W_table[:2]
-            v, i_syn, r, ring = state
-            slot = t % length
-            inp = ring[slot]
+            extra = no_extra
             if table is not None:
                 u = jax.random.bits(jax.random.fold_in(key, t), (n,), jnp.uint32)
-                inp = inp + poisson_counts(u, *W_table[2:]).astype(dtype) * c(w_ext)
-            free = r == 0
-            v = jnp.where(free, v * c(p22) + i_syn * c(p21) + drive, v)
-            r = jnp.where(free, r, r - 1)
-            i_syn = i_syn * c(p11) + inp
-            # The delivery updates the ring in place, so XLA must read this step's slot first. In NEST's order
-            # the spikes do not depend on the read (the potential advances with the previous current), and
-            # XLA then copied the whole ring every step to keep the read's values (2 ring copies a step, the
-            # step's largest cost at full scale). `i_syn == i_syn` (false only for a NaN current, a run already
-            # broken) makes the spikes depend on the read, which orders it first; no copy is left.
-            spike = (v >= c(theta)) & (i_syn == i_syn)
-            v = jnp.where(spike, c(v_reset), v)
-            r = jnp.where(spike, ref, r)
+                extra = poisson_counts(u, *W_table[2:]).astype(dtype) * c(w_ext)
+            if fused:
+                (v, i_syn, r, ring), spike = neurons.update(state, drive, extra, t, self.constants)
+            else:
+                v, i_syn, r, ring = state
+                slot = t % length
+                inp = ring[slot] if table is None else ring[slot] + extra
+                free = r == 0
+                v = jnp.where(free, v * c(p22) + i_syn * c(p21) + drive, v)
+                r = jnp.where(free, r, r - 1)
+                i_syn = i_syn * c(p11) + inp
+                # The delivery updates the ring in place, so XLA must read this step's slot first. In NEST's
+                # order the spikes do not depend on the read (the potential advances with the previous
+                # current), and XLA then copied the whole ring every step to keep the read's values (2 ring
+                # copies a step). `i_syn == i_syn` (false only for a NaN current, a run already broken) makes
+                # the spikes depend on the read, which orders it first; no copy is left.
+                spike = (v >= c(theta)) & (i_syn == i_syn)
+                v = jnp.where(spike, c(v_reset), v)
+                r = jnp.where(spike, ref, r)
+                ring = ring.at[slot].set(0)  # before the delivery, which never adds into this step's slot
             if split:
                 ring = owner_split.owner_split_deliver(ring, spike, W, splits, t)
             else:
                 ring = W.deliver(ring, spike, t, backend=backend)
-            ring = ring.at[slot].set(0)
             # the spikes leave as the raster of the chunk, compacted on the host: compact_events on the device
             # cost 0.46 ms a step at full scale, a quarter of the step
             return (v, i_syn, r, ring), spike

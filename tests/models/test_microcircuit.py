@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numba
 import numpy as np
 import pytest
-from examples.microcircuit import network, owner_split, simulation
+from examples.microcircuit import network, neurons, owner_split, simulation
 from examples.microcircuit import params as P
 
 import eventjax as ej
@@ -208,3 +208,50 @@ def test_raster_nonzero_is_np_nonzero(shape):
     want_rows, want_ids = np.nonzero(raster)
     np.testing.assert_array_equal(rows, want_rows)
     np.testing.assert_array_equal(ids, want_ids)
+
+
+def numpy_update(v, i_syn, r, ring, drive, extra, t, p22, p21, p11, theta, v_reset, ref):
+    """The update in NumPy float32, each operation rounded in NEST's order."""
+    f = np.float32
+    v, i_syn, r, ring = v.copy(), i_syn.copy(), r.copy(), ring.copy()
+    slot = t % ring.shape[0]
+    inp = ring[slot] + extra if extra.size else ring[slot].copy()
+    ring[slot] = 0
+    free = r == 0
+    v[free] = v[free] * f(p22) + i_syn[free] * f(p21) + drive[free]
+    r[~free] -= 1
+    i_syn = i_syn * f(p11) + inp
+    with np.errstate(invalid='ignore'):
+        spikes = (v >= f(theta)) & (i_syn == i_syn)
+    v[spikes], r[spikes] = f(v_reset), ref
+    return v, i_syn, r, ring, spikes
+
+
+@pytest.mark.parametrize('poisson', [False, True])
+def test_the_numba_neuron_update_is_numpy_s_bit_for_bit_and_xla_s_to_an_ulp(poisson):
+    rng = np.random.default_rng(9)
+    n, length = 1001, 7
+    v = rng.normal(10.0, 6.0, n).astype(np.float32)
+    i_syn = rng.normal(0.0, 300.0, n).astype(np.float32)
+    i_syn[5] = np.nan  # a broken current never fires
+    v[5] = 20.0
+    r = (rng.integers(0, 3, n) * (rng.random(n) < 0.3)).astype(np.int32)
+    ring = rng.normal(0.0, 50.0, (length, n)).astype(np.float32)
+    drive = rng.normal(0.5, 0.1, n).astype(np.float32)
+    extra = rng.normal(0.0, 80.0, n).astype(np.float32) if poisson else np.zeros(0, np.float32)
+    constants = dict(p22=0.99004983, p21=0.0951, p11=0.81873075, theta=15.0, v_reset=0.0, ref=20)
+    want = (v, i_syn, r, ring)
+    for t in (3, 4):
+        *want, spikes = numpy_update(*want, drive, extra, t, **constants)
+    want.append(spikes)
+    out = {}
+    for backend in ('numba', 'jax'):
+        state = tuple(jnp.asarray(x) for x in (v, i_syn, r, ring))
+        for t in (3, 4):
+            state, spikes = neurons.update(state, jnp.asarray(drive), jnp.asarray(extra), t, constants, backend)
+        out[backend] = [np.asarray(x) for x in (*state, spikes)]
+    assert 0 < want[4].sum() < n and not want[4][5]
+    assert np.all(out['numba'][3][3:5] == 0) and np.all(out['numba'][3][5] == ring[5])
+    for a, b, c in zip(out['numba'], want, out['jax']):
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_allclose(c, b, rtol=1e-5, atol=1e-4)
