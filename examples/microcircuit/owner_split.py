@@ -133,7 +133,7 @@ def check_splits(indptr, offsets, splits, split_column, n):
         raise ValueError(f'check_splits(): a row has a synapse on the wrong side of column {split_column}.')
 
 
-@numba.njit(parallel=True)
+@numba.njit(cache=True, parallel=True)
 def _parts_hold_their_columns(indptr, offsets, splits, split_column, n):
     bad = 0
     for r in numba.prange(splits.shape[0]):
