@@ -30,7 +30,11 @@ import eventjax as ej
 from eventjax.backends.numba import prefetch
 from eventjax.kernels.common.numba.scatter import event_rows
 
-ROWS_AHEAD = 2  # rows between a row's prefetched ring entries and its adds (its synapses: twice that)
+# The caches are asked for a row's synapses ROWS_AHEAD event rows ahead, and for the ring entry of a
+# synapse SYNAPSES_AHEAD synapses ahead: measured 1.3x faster on one thread than asking for a whole
+# row's ring entries a row or two ahead (77,169 columns, 60 slots, rows of 3,900 synapses).
+ROWS_AHEAD = 2
+SYNAPSES_AHEAD = 64
 PARALLEL_MIN_SYNAPSES = 1 << 14  # below, one thread delivers both parts: waking the other costs microseconds
 _U = np.uint64
 
@@ -47,20 +51,24 @@ def _part(rows, count, data, offsets, indptr, splits, flat, n, size, base, part)
     """Deliver part ``part`` of the event rows ``rows[:count]``: ``flat[(base + offsets[k] - n) mod size] += w``."""
     span = size - n  # offsets[k] - n below it: a delay in [1, L) (-1, dropped, and 0 wrap to huge)
     for a in range(count):
-        if a + 2 * ROWS_AHEAD < count:
-            lo, hi = _bounds(indptr, splits, rows[a + 2 * ROWS_AHEAD], part)
+        if a + ROWS_AHEAD < count:
+            lo, hi = _bounds(indptr, splits, rows[a + ROWS_AHEAD], part)
             for q in range(lo, hi, 16):
                 prefetch(offsets, q)
                 prefetch(data, q)
-        if a + ROWS_AHEAD < count:
-            lo, hi = _bounds(indptr, splits, rows[a + ROWS_AHEAD], part)
-            for k in range(lo, hi):
-                o = _U(np.int64(offsets[k])) - n
+        lo, hi = _bounds(indptr, splits, rows[a], part)
+        next_lo, next_hi = _bounds(indptr, splits, rows[a + 1], part) if a + 1 < count else (hi, hi)
+        for k in range(lo, hi):
+            ahead = k + SYNAPSES_AHEAD  # past the row's end: the next event row's synapses
+            if ahead >= hi:
+                ahead = next_lo + ahead - hi
+                if ahead >= next_hi:
+                    ahead = -1
+            if ahead >= 0:
+                o = _U(np.int64(offsets[ahead])) - n
                 if o < span:
                     q = o + base
                     prefetch(flat, q - size * _U(q >= size))
-        lo, hi = _bounds(indptr, splits, rows[a], part)
-        for k in range(lo, hi):
             o = _U(np.int64(offsets[k])) - n
             if o < span:
                 q = o + base
