@@ -123,10 +123,11 @@ def test_poisson_thresholds_give_the_poisson_law():
     assert np.mean(k == 0) == pytest.approx(np.exp(-1.6), abs=0.002)
 
 
+@pytest.mark.parametrize('backend', ['numba', 'jax'])
 @pytest.mark.parametrize('drive', ['dc', 'poisson'])
-def test_a_step_updates_the_ring_in_place_without_copying_it(drive):
+def test_a_step_updates_the_ring_in_place_without_copying_it(drive, backend):
     model = simulation.build(0.02, 0.1, drive, 3, np.float32)
-    runner = simulation.Runner(model, 'numba', 3)
+    runner = simulation.Runner(model, backend, 3)
     text = runner._chunk.lower(runner.state, runner.args, jnp.int32(0), 10).compile().as_text()
     ring = f'f32[{model.W.ring_length},{model.n}]'
     assert ring in text
