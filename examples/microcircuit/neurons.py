@@ -2,9 +2,9 @@
 refractoriness, threshold and reset, in one pass over the neurons.
 
 As XLA ops the update took ~5 ns a neuron at full scale (77,169 neurons:
-an odd length, which XLA's CPU loops run about 2.5x slower than a multiple
-of 64, measured 428 against 156 us a step), and the ring's read and clear
-another ~2. One pass reads and writes each neuron's state once.
+an odd length, which XLA's CPU loops ran about 2.5x slower than a multiple
+of 64), and the ring's read and clear another ~2. One pass reads and
+writes each neuron's state once.
 
 ``update(state, drive, extra, t, constants)`` returns the new state and the
 spikes; ``v``, ``i_syn``, ``r`` and the ring are updated in place. Each
