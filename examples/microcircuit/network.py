@@ -37,6 +37,7 @@ import dataclasses
 import numba
 import numpy as np
 
+from eventjax.backends.numba import threading_layer
 from examples.microcircuit import params as P
 
 STREAMS = 16  # runs of rows with their own generator: the unit of parallel work and of reproducibility
@@ -175,6 +176,11 @@ def build_connectivity(derived, seed=55, dtype=np.float32, split=True):
     split_column = balanced_split_column(derived) if split else n
     splits = indptr[1:].copy()
     if nnz:
+        # The process' first parallel kernel fixes numba's threading layer, so the library's choice (TBB where
+        # installed) comes first. Left to numba it was OpenMP, whose threads spin-wait: with a core taken by
+        # another process, each step's delivery then waited a scheduler slice (milliseconds) for its second
+        # thread, where TBB runs that thread's part on the calling one.
+        threading_layer()
         _draw_rows(generators, bounds, counts, indptr, first[:8], sizes, pop_of, w_mean,
                    np.abs(w_mean) * P.WEIGHT_REL_STD, d_mean, d_mean * P.DELAY_REL_STD, offsets, weights, max_delay,
                    split_column, splits)

@@ -27,7 +27,7 @@ import numba
 import numpy as np
 
 import eventjax as ej
-from eventjax.backends.numba import prefetch
+from eventjax.backends.numba import prefetch, threading_layer
 from eventjax.kernels.common.numba.scatter import event_rows
 
 # The caches are asked for a row's synapses ROWS_AHEAD event rows ahead, and for the ring entry of a
@@ -137,6 +137,7 @@ def check_splits(indptr, offsets, splits, split_column, n):
     indptr, splits = np.asarray(indptr, np.int64), np.asarray(splits, np.int64)
     if splits.shape != (indptr.shape[0] - 1,) or np.any(splits < indptr[:-1]) or np.any(splits > indptr[1:]):
         raise ValueError('check_splits(): each split must lie within its row, [indptr[r], indptr[r + 1]].')
+    threading_layer()  # before the first parallel kernel fixes numba's layer (see network.build_connectivity)
     if not _parts_hold_their_columns(indptr, np.asarray(offsets), splits, split_column, n):
         raise ValueError(f'check_splits(): a row has a synapse on the wrong side of column {split_column}.')
 

@@ -1,6 +1,9 @@
 """PD14 at small scale: the connectivity has the reference's statistics and no N^2 array, the network fires at
 plausible rates, and the CPU backends give the same spikes."""
 
+import pathlib
+import subprocess
+import sys
 import tracemalloc
 
 import jax.numpy as jnp
@@ -11,6 +14,8 @@ from examples.microcircuit import network, neurons, owner_split, simulation
 from examples.microcircuit import params as P
 
 import eventjax as ej
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]  # examples/ is imported from the repository root
 
 
 def populations_of(ids, derived):
@@ -76,6 +81,21 @@ def test_the_network_depends_on_the_seed_alone_not_on_the_thread_count():
     assert not np.array_equal(network.build_connectivity(derived, seed=5).weights[:100], many.weights[:100])
     # aligned, so that JAX aliases the arrays instead of copying them
     assert many.offsets.ctypes.data % 64 == 0 and many.weights.ctypes.data % 64 == 0
+
+
+def layer_of_a_fresh_process(code):
+    """numba's threading layer in a new Python process after ``code`` (the layer is fixed once per process)."""
+    out = subprocess.run([sys.executable, '-c', code + '\nimport numba\nprint(numba.threading_layer())'],
+                         capture_output=True, text=True, check=True, cwd=ROOT)
+    return out.stdout.split()[-1]
+
+
+def test_the_network_s_kernels_run_on_the_library_s_threading_layer():
+    # numba's own pick (OpenMP here) spin-waits: a delivery on a loaded machine waited milliseconds a step
+    built = layer_of_a_fresh_process('from examples.microcircuit import network, params\n'
+                                     "network.build_connectivity(params.derive(0.01, 0.01, 'dc'))")
+    chosen = layer_of_a_fresh_process('from eventjax.backends.numba import threading_layer\nthreading_layer()')
+    assert built == chosen
 
 
 def test_building_the_connectivity_allocates_far_less_than_an_n_by_n_array():
