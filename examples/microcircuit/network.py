@@ -18,10 +18,15 @@ The rows are drawn by a numba kernel in ``STREAMS`` runs of consecutive rows
 (about equal numbers of synapses), the runs spread over the cores; each run
 draws from its own NumPy generator (PCG64, ziggurat normals), spawned from
 the seed's ``SeedSequence``, so a network depends on the seed alone, never
-on the number of threads. Each row's synapses are ordered by delay and written as
-packed offsets ``delay * n + column`` beside their weights: the two arrays
-:class:`eventjax.CSRDelayLayout` delivers from, and all the network keeps
-(columns and delays are recovered from the offsets when asked for). They are
+on the number of threads. Each row's synapses are written in two parts, those
+onto the columns below ``split_column`` then the others, each part ordered by
+delay, as packed offsets ``delay * n + column`` beside their weights: the
+two arrays :class:`eventjax.CSRDelayLayout` delivers from, and all the
+network keeps (columns and delays are recovered from the offsets when asked
+for), plus where each row's second part begins. The split lets two threads
+deliver a spike's synapses apart, each reading only its part and adding
+into only its columns (``owner_split``); the column is chosen so that both
+parts hold about as many synapses. They are
 allocated 64-byte aligned, so JAX can take them without a copy.
 """
 
@@ -32,6 +37,7 @@ import dataclasses
 import numba
 import numpy as np
 
+from eventjax.backends.numba import threading_layer
 from examples.microcircuit import params as P
 
 STREAMS = 16  # runs of rows with their own generator: the unit of parallel work and of reproducibility
@@ -47,13 +53,16 @@ def aligned_empty(size, dtype, align=64):
 
 @dataclasses.dataclass
 class Connectivity:
-    """The recurrent synapses in CSR order (rows presynaptic), each row sorted by delay (in steps)."""
+    """The recurrent synapses in CSR order (rows presynaptic), each row in two parts (columns below
+    ``split_column``, then the rest), each part sorted by delay (in steps)."""
 
     indptr: np.ndarray  # int64, N + 1
     offsets: np.ndarray  # int32, nnz: delay * n + column
     weights: np.ndarray  # float32 or float64, nnz (pA)
     n: int
     max_delay: int  # steps
+    splits: np.ndarray  # int64, N: where each row's synapses onto columns >= split_column begin
+    split_column: int
 
     @property
     def nnz(self):
@@ -72,9 +81,9 @@ class Connectivity:
 
 @numba.njit(cache=True, parallel=True)
 def _draw_rows(generators, bounds, counts, indptr, first, sizes, pop_of, w_mean, w_sd, d_mean, d_sd, offsets,
-               weights, max_delay):
+               weights, max_delay, split_column, splits):
     """Draw rows ``[bounds[s], bounds[s + 1])`` from ``generators[s]``: ``counts[r, i]`` synapses of row ``r`` onto
-    population ``i`` each."""
+    population ``i`` each; ``splits[r]``: where row ``r``'s synapses onto columns ``>= split_column`` begin."""
     n = indptr.size - 1
     d_low = 0.5 * P.DT  # a delay is redrawn below half a step (it would round to 0)
     for s in numba.prange(len(generators)):
@@ -106,24 +115,41 @@ def _draw_rows(generators, bounds, counts, indptr, first, sizes, pop_of, w_mean,
                     d = g.normal(d_mean[j], d_sd[j])
                 steps[e] = max(np.int64(np.floor(d / P.DT + 0.5)), 1)
                 row_top = max(row_top, steps[e])
-            # counting sort of the row by delay (stable), written in place in the final arrays
-            start = np.zeros(row_top + 2, np.int64)
+            # counting sort of the row by (column half, delay), stable, written in place in the final arrays;
+            # the draws do not depend on the order, so a network is the same whatever split_column
+            keys = row_top + 1
+            start = np.zeros(2 * keys + 1, np.int64)
             for e in range(k):
-                start[steps[e] + 1] += 1
-            for d in range(1, row_top + 2):
+                start[(target[e] >= split_column) * keys + steps[e] + 1] += 1
+            for d in range(1, 2 * keys + 1):
                 start[d] += start[d - 1]
             lo = indptr[r]
+            splits[r] = lo + start[keys]
             for e in range(k):
-                at = lo + start[steps[e]]
-                start[steps[e]] += 1
+                key = (target[e] >= split_column) * keys + steps[e]
+                at = lo + start[key]
+                start[key] += 1
                 offsets[at] = steps[e] * n + target[e]
                 weights[at] = weight[e]
             top = max(top, row_top)
         max_delay[s] = top
 
 
-def build_connectivity(derived, seed=55, dtype=np.float32):
-    """Draw the recurrent synapses of a network with ``derived`` parameters (see :func:`params.derive`)."""
+def balanced_split_column(derived):
+    """The column below which the targets receive about half of all synapses (populations in column order)."""
+    sizes = np.asarray(derived.num_neurons, np.int64)
+    in_degree = np.asarray(derived.num_synapses, np.float64).sum(axis=1) / np.maximum(sizes, 1)
+    received = np.cumsum(np.repeat(in_degree, sizes))
+    return int(np.searchsorted(received, received[-1] / 2)) if received.size else 0
+
+
+def build_connectivity(derived, seed=55, dtype=np.float32, split=True):
+    """Draw the recurrent synapses of a network with ``derived`` parameters (see :func:`params.derive`).
+
+    ``split``: order each row in two parts at :func:`balanced_split_column`
+    (else one part, each row sorted by delay alone). Either way the same
+    synapses, and for any one target and delay in the same order.
+    """
     rng = np.random.default_rng(seed)
     sizes = np.asarray(derived.num_neurons, np.int64)
     first = np.concatenate([[0], np.cumsum(sizes)])
@@ -147,12 +173,20 @@ def build_connectivity(derived, seed=55, dtype=np.float32):
     generators = tuple(np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(STREAMS))
     offsets, weights = aligned_empty(nnz, np.int32), aligned_empty(nnz, dtype)
     max_delay = np.ones(STREAMS, np.int64)
+    split_column = balanced_split_column(derived) if split else n
+    splits = indptr[1:].copy()
     if nnz:
+        # The process' first parallel kernel fixes numba's threading layer, so the library's choice (TBB where
+        # installed) comes first. Left to numba it was OpenMP, whose threads spin-wait: with a core taken by
+        # another process, each step's delivery then waited a scheduler slice (milliseconds) for its second
+        # thread, where TBB runs that thread's part on the calling one.
+        threading_layer()
         _draw_rows(generators, bounds, counts, indptr, first[:8], sizes, pop_of, w_mean,
-                   np.abs(w_mean) * P.WEIGHT_REL_STD, d_mean, d_mean * P.DELAY_REL_STD, offsets, weights, max_delay)
+                   np.abs(w_mean) * P.WEIGHT_REL_STD, d_mean, d_mean * P.DELAY_REL_STD, offsets, weights, max_delay,
+                   split_column, splits)
     if (int(max_delay.max()) + 1) * n >= 2 ** 31:
         raise ValueError(f'build_connectivity(): a ring of {int(max_delay.max()) + 1} x {n} steps is past 2**31.')
-    return Connectivity(indptr, offsets, weights, n, int(max_delay.max()))
+    return Connectivity(indptr, offsets, weights, n, int(max_delay.max()), splits, split_column)
 
 
 def initial_potentials(derived, seed=55):

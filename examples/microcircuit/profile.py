@@ -4,10 +4,11 @@
 
 Runs the network (warm-up, then ``--steps`` updates recorded as a raster),
 then times, each as its own jitted ``lax.scan`` over those recorded spikes:
-the neuron update (propagators, refractoriness, threshold), the spike
+the neuron update (propagators, refractoriness, threshold; on numba the
+one pass that also reads and clears the ring's slot), the spike
 compaction (``compact_events``, which the simulation no longer does: it
 hands the raster to the host), the delivery into the ring
-(``DelayedCSR.deliver``), the ring's read and clear, and the Poisson drive;
+(``owner_split`` on numba, else ``DelayedCSR.deliver``), the ring's read and clear (XLA), and the Poisson drive;
 and the whole step as the simulation runs it. Prints microseconds per step
 and seconds per model second, beside the synaptic events delivered.
 """
@@ -22,8 +23,8 @@ import jax.numpy as jnp
 import numpy as np
 
 import eventjax as ej
+from examples.microcircuit import neurons, owner_split, simulation
 from examples.microcircuit import params as P
-from examples.microcircuit import simulation
 
 
 def timed(fn, *args, repeats=2):
@@ -50,7 +51,7 @@ def profile(model, runner, raster, backend):
         return jax.lax.scan(body, init, xs)[0]
 
     @jax.jit
-    def neurons(v):
+    def neurons_xla(v):
         def body(c, _):
             v, i, r = c
             free = r == 0
@@ -68,10 +69,14 @@ def profile(model, runner, raster, backend):
             return c + count + ids[0], None
         return scan(body, jnp.int32(0), raster)
 
+    split = backend == 'numba' and model.splits is not None
+
     @jax.jit
-    def delivery(ring, W, raster):
+    def delivery(ring, W, splits, raster):
         def body(ring, x):
             t, s = x
+            if split:  # as the simulation delivers: two threads, each its part of every row
+                return owner_split.owner_split_deliver(ring, s, W, splits, t), None
             return W.deliver(ring, s, t, backend=backend), None
         return scan(body, ring, (ts, raster))
 
@@ -85,12 +90,19 @@ def profile(model, runner, raster, backend):
             return (ring.at[slot].set(acc * dtype.type(0)), acc), None
         return scan(body, (ring, acc), ts)
 
-    parts = {
-        'neuron update': timed(neurons, zeros),
-        '(spike compaction)': timed(compaction, raster),
-        'delivery': timed(delivery, W.init_ring(length), W, raster),
-        'ring read + clear': timed(ring_read_clear, W.init_ring(length), zeros),
-    }
+    @jax.jit
+    def fused_update(state):
+        return scan(lambda s, t: (neurons.update(s, zeros, zeros[:0], t, runner.constants)[0], None), state, ts)
+
+    if backend == 'numba':  # as the simulation runs it: one numba pass, the ring's slot read and cleared too
+        state = (zeros, zeros, jnp.zeros(n, jnp.int32), W.init_ring(length))
+        parts = {'neurons + ring slot': timed(fused_update, state)}
+    else:
+        parts = {'neuron update': timed(neurons_xla, zeros)}
+    parts['(spike compaction)'] = timed(compaction, raster)
+    parts['delivery'] = timed(delivery, W.init_ring(length), W, model.splits, raster)
+    if backend != 'numba':
+        parts['ring read + clear'] = timed(ring_read_clear, W.init_ring(length), zeros)
     if model.lam is not None:
         key = jax.random.key(0, impl='rbg')
 
