@@ -1,12 +1,11 @@
 """Write ``src/eventjax/kernels/table.py``: for each standard operator, the file of each backend's kernel.
 
-The registry says which backends each standard operator has (on any
-platform); the rule that registration follows says where each kernel is:
-``<family>/<backend>_impl.py``'s ``<operator>_kernel``, and for ``jax`` the
-family's ``jax_impl.py`` when it has one, else ``reference.py``. Every file
-named must list the kernel in its ``__all__``. ``--check`` exits 1 when the
-table in the tree is not what this gives (``tests/kernels/test_kernel_table.py``
-runs it); without it the table is rewritten.
+Registration records, for each standard operator and backend, the module
+whose ``<operator>_kernel`` it runs (``kernel_sources()`` of
+``eventjax.kernels.common.operator``); every module named must list that
+kernel in its ``__all__``. ``--check`` exits 1 when the table in the tree is
+not what this gives (``tests/kernels/test_findable.py`` runs it); without it
+the table is rewritten.
 
     python tools/kernel_table.py [--check]
 """
