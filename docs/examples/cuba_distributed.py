@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import sys
 import time
 
@@ -223,13 +222,8 @@ def member(args, joined):
         args.backend = 'numba' if ej.backends_available()['numba']['cpu'].available else 'jax'
     ej.set_backend('cpu', args.backend)
     n, steps = args.neurons, int(round(args.duration / DT))
-    if joined:
-        ejd.check_same_config({'neurons': n, 'conn': args.conn, 'seed': args.seed, 'steps': steps,
-                               'backend': ej.get_backend('cpu'), 'eventjax': ej.__version__, 'jax': jax.__version__,
-                               'local_devices': jax.local_device_count()})
-    if jax.local_device_count() != 1:
-        raise ValueError(f'cuba_distributed: one device per process expected, this one has '
-                         f'{jax.local_device_count()}; start one process per device (local_device_ids).')
+    ejd.check_job({'neurons': n, 'conn': args.conn, 'seed': args.seed, 'steps': steps,
+                   'backend': ej.get_backend('cpu')}, 'cuba_distributed')
     say = print if rank == 0 else (lambda *a, **k: None)
     b, rows = ejd.block_size(n, size), ejd.own_rows(n, size, rank)
     start = time.perf_counter()
@@ -269,18 +263,10 @@ def member(args, joined):
     return 0 if same else 1
 
 
-def launch(args, argv):
+def launch(argv, args):
     """Start ``--processes`` copies of this script on localhost as one JAX job; print process 0's report."""
-    cmd = [sys.executable, os.path.abspath(__file__), *argv]
-    results = ejd.spawn([cmd] * args.processes, timeout=args.timeout, grace=args.heartbeat_timeout * 3 + 10)
-    for r in results:
-        if r.process_id == 0 or r.returncode != 0:
-            code = r.returncode
-            ended = ('killed at the deadline' if code is None else
-                     f'ended by {signal.Signals(-code).name}' if code < 0 else f'exit code {code}')
-            tail = r.output if r.returncode == 0 else '\n'.join(r.output.splitlines()[-25:])
-            print(f'--- process {r.process_id} ({ended}) ---\n{tail.rstrip()}')
-    return 0 if all(r.returncode == 0 for r in results) else 1
+    return ejd.launch([sys.executable, os.path.abspath(__file__), *argv], args.processes, timeout=args.timeout,
+                      grace=args.heartbeat_timeout * 3 + 10)
 
 
 def parse(argv):
@@ -329,7 +315,7 @@ def main(argv=None):
     args = parse(argv)
     joined = args.cluster or os.environ.get(ejd.ENV_PROCESS_ID) is not None
     if args.processes > 1 and not joined:
-        return launch(args, argv)
+        return launch(argv, args)
     try:
         return member(args, joined)
     except (ConfigMismatchError, CoordinatorUnreachableError, CollectiveError) as err:

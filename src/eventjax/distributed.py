@@ -35,8 +35,8 @@ import numpy as np
 from eventjax.errors import CollectiveError, ConfigMismatchError, CoordinatorUnreachableError
 from eventjax.kernels.indexed import bitpack
 
-__all__ = ['ProcessResult', 'all_gather_spike_words', 'all_gather_spikes', 'block_size', 'check_same_config',
-           'collective_errors', 'free_port', 'initialize', 'own_rows', 'spawn']
+__all__ = ['ProcessResult', 'all_gather_spike_words', 'all_gather_spikes', 'block_size', 'check_job',
+           'check_same_config', 'collective_errors', 'free_port', 'initialize', 'launch', 'own_rows', 'spawn']
 
 ENV_NUM_PROCESSES = 'EVENTJAX_NUM_PROCESSES'
 ENV_PROCESS_ID = 'EVENTJAX_PROCESS_ID'
@@ -181,6 +181,27 @@ def check_same_config(config: Mapping[str, object], *, max_bytes: int = 4096) ->
         raise ConfigMismatchError(f'process {me} of {count}: the processes were started with different '
                                   f'configurations ({lines}). Start every process with the same arguments, '
                                   f'and call set_backend with the same backend in each.')
+
+
+def check_job(config: Mapping[str, object], who: str = 'eventjax.distributed') -> None:
+    """Check, once every process has joined, that the job can run one network: the same ``config``, eventjax and
+    JAX versions and local device count everywhere (:func:`check_same_config`), and one device per process.
+
+    Args:
+        config: JSON-able settings that must agree (seed, sizes, backend...).
+        who: the program named in the error.
+
+    Example:
+        >>> from eventjax import distributed
+        >>> distributed.check_job({'seed': 0})  # one process with one device: passes
+    """
+    from eventjax._version import __version__
+
+    check_same_config({**config, 'eventjax': __version__, 'jax': jax.__version__,
+                       'local_devices': jax.local_device_count()})
+    if jax.local_device_count() != 1:
+        raise ValueError(f'{who}: one device per process expected, this one has {jax.local_device_count()}; '
+                         f'start one process per device (local_device_ids).')
 
 
 def block_size(n: int, num_processes: int, multiple: int = 8) -> int:
@@ -418,3 +439,31 @@ def spawn(commands: Sequence[Sequence[str]], *, timeout: float = 600.0, grace: f
                 log.close()
     return [ProcessResult(i, None if i in killed else p.returncode, out)
             for i, (p, out) in enumerate(zip(procs, outputs))]
+
+
+def launch(command: Sequence[str], processes: int, *, timeout: float = 600.0, grace: float = 30.0,
+           env: Mapping[str, str] | None = None, cwd: str | None = None, stream=None) -> int:
+    """Run ``processes`` copies of ``command`` as one job (:func:`spawn`); print process 0's output and the end of
+    any failed process's; return 0 if every process ended with 0, else 1.
+
+    ``stream``: where to print (default ``sys.stdout``). The other arguments are :func:`spawn`'s.
+
+    Example:
+        >>> import sys
+        >>> from eventjax import distributed
+        >>> code = 'import os; print("process", os.environ["EVENTJAX_PROCESS_ID"])'
+        >>> distributed.launch([sys.executable, '-c', code], 2, timeout=60)
+        --- process 0 (exit code 0) ---
+        process 0
+        0
+    """
+    stream = sys.stdout if stream is None else stream
+    results = spawn([list(command)] * processes, timeout=timeout, grace=grace, env=env, cwd=cwd)
+    for r in results:
+        if r.process_id == 0 or r.returncode != 0:
+            code = r.returncode
+            ended = ('killed at the deadline' if code is None else
+                     f'ended by {signal.Signals(-code).name}' if code < 0 else f'exit code {code}')
+            tail = r.output if r.returncode == 0 else '\n'.join(r.output.splitlines()[-25:])
+            print(f'--- process {r.process_id} ({ended}) ---\n{tail.rstrip()}', file=stream, flush=True)
+    return 0 if all(r.returncode == 0 for r in results) else 1

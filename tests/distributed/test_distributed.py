@@ -86,6 +86,10 @@ class TestPartition:
     def test_check_same_config_with_a_nan_passes_in_one_process(self):
         distributed.check_same_config({'rate': math.nan, 'nested': [math.nan, 1.0], 'seed': 0})
 
+    def test_check_job_passes_in_one_process_with_one_device(self):
+        assert jax.local_device_count() == 1
+        distributed.check_job({'seed': 0})
+
 
 class TestInitializeArguments:
     """Bad arguments to initialize() are named before anything waits for a coordinator."""
@@ -151,6 +155,17 @@ class TestSpawn:
         assert time.monotonic() - start < 60, describe(results)
         assert results[1].returncode == 3, describe(results)
         assert results[0].returncode is None, describe(results)
+
+    def test_launch_prints_process_0_and_the_end_of_a_failed_one(self, capsys):
+        code = 'import os, sys; i = os.environ["EVENTJAX_PROCESS_ID"]; print("hello from", i); sys.exit(int(i) * 5)'
+        assert distributed.launch([sys.executable, '-c', code], 2, timeout=60, grace=5) == 1
+        out = capsys.readouterr().out
+        assert '--- process 0 (exit code 0) ---\nhello from 0' in out
+        assert '--- process 1 (exit code 5) ---\nhello from 1' in out
+
+    def test_launch_returns_0_when_every_process_succeeds(self, capsys):
+        assert distributed.launch([sys.executable, '-c', 'print("ok")'], 2, timeout=60) == 0
+        assert capsys.readouterr().out.count('ok') == 1  # process 0's output alone
 
     @pytest.mark.parametrize('timeout, grace', [(-1, 1), (math.inf, 1), (10, math.nan)])
     def test_bad_timeouts_are_refused(self, timeout, grace):
