@@ -79,13 +79,38 @@ class Connectivity:
         return self.offsets // np.int32(self.n)
 
 
+@numba.njit(inline='always')
+def draw_row(g, r, j, counts, first, sizes, w_mean, w_sd, d_mean, d_sd, target, weight, steps):
+    """Draw row ``r`` (population ``j``) from ``g`` into ``target``, ``weight`` and ``steps``; returns
+    ``(synapses, longest delay)``. Every draw of a row is made here, so any kernel that calls it (the whole
+    network's or one process's block, :mod:`blocks`) consumes a stream exactly as the others do."""
+    d_low = 0.5 * P.DT  # a delay is redrawn below half a step (it would round to 0)
+    k = 0
+    for i in range(8):
+        mean, sd = w_mean[i, j], w_sd[i, j]
+        for _ in range(counts[r, i]):
+            target[k] = first[i] + min(np.int64(g.random() * sizes[i]), sizes[i] - 1)
+            w = g.normal(mean, sd)
+            while (w < 0.0) if mean >= 0.0 else (w > 0.0):  # the sign kept (redraw)
+                w = g.normal(mean, sd)
+            weight[k] = w
+            k += 1
+    row_top = 1
+    for e in range(k):
+        d = g.normal(d_mean[j], d_sd[j])
+        while d < d_low:
+            d = g.normal(d_mean[j], d_sd[j])
+        steps[e] = max(np.int64(np.floor(d / P.DT + 0.5)), 1)
+        row_top = max(row_top, steps[e])
+    return k, row_top
+
+
 @numba.njit(cache=True, parallel=True)
 def _draw_rows(generators, bounds, counts, indptr, first, sizes, pop_of, w_mean, w_sd, d_mean, d_sd, offsets,
                weights, max_delay, split_column, splits):
     """Draw rows ``[bounds[s], bounds[s + 1])`` from ``generators[s]``: ``counts[r, i]`` synapses of row ``r`` onto
     population ``i`` each; ``splits[r]``: where row ``r``'s synapses onto columns ``>= split_column`` begin."""
     n = indptr.size - 1
-    d_low = 0.5 * P.DT  # a delay is redrawn below half a step (it would round to 0)
     for s in numba.prange(len(generators)):
         g = generators[s]
         r0, r1 = bounds[s], bounds[s + 1]
@@ -97,24 +122,8 @@ def _draw_rows(generators, bounds, counts, indptr, first, sizes, pop_of, w_mean,
         steps = np.empty(longest, np.int64)
         top = 1
         for r in range(r0, r1):
-            j = pop_of[r]
-            k = 0
-            for i in range(8):
-                mean, sd = w_mean[i, j], w_sd[i, j]
-                for _ in range(counts[r, i]):
-                    target[k] = first[i] + min(np.int64(g.random() * sizes[i]), sizes[i] - 1)
-                    w = g.normal(mean, sd)
-                    while (w < 0.0) if mean >= 0.0 else (w > 0.0):  # the sign kept (redraw)
-                        w = g.normal(mean, sd)
-                    weight[k] = w
-                    k += 1
-            row_top = 1
-            for e in range(k):
-                d = g.normal(d_mean[j], d_sd[j])
-                while d < d_low:
-                    d = g.normal(d_mean[j], d_sd[j])
-                steps[e] = max(np.int64(np.floor(d / P.DT + 0.5)), 1)
-                row_top = max(row_top, steps[e])
+            k, row_top = draw_row(g, r, pop_of[r], counts, first, sizes, w_mean, w_sd, d_mean, d_sd, target, weight,
+                                  steps)
             # counting sort of the row by (column half, delay), stable, written in place in the final arrays;
             # the draws do not depend on the order, so a network is the same whatever split_column
             keys = row_top + 1
@@ -135,21 +144,48 @@ def _draw_rows(generators, bounds, counts, indptr, first, sizes, pop_of, w_mean,
         max_delay[s] = top
 
 
-def balanced_split_column(derived):
-    """The column below which the targets receive about half of all synapses (populations in column order)."""
+def balanced_split_column(derived, lo=0, hi=None):
+    """The column in ``[lo, hi]`` (default: all) below which the targets of columns ``[lo, hi)`` receive about
+    half of their synapses (populations in column order)."""
     sizes = np.asarray(derived.num_neurons, np.int64)
     in_degree = np.asarray(derived.num_synapses, np.float64).sum(axis=1) / np.maximum(sizes, 1)
-    received = np.cumsum(np.repeat(in_degree, sizes))
-    return int(np.searchsorted(received, received[-1] / 2)) if received.size else 0
+    received = np.cumsum(np.repeat(in_degree, sizes)[lo:hi])
+    return lo + int(np.searchsorted(received, received[-1] / 2)) if received.size else lo
 
 
-def build_connectivity(derived, seed=55, dtype=np.float32, split=True):
-    """Draw the recurrent synapses of a network with ``derived`` parameters (see :func:`params.derive`).
+@dataclasses.dataclass
+class Plan:
+    """What the row draws need, before any synapse is drawn: how many synapses each row makes onto each
+    population (``counts``), the runs of rows each drawn from its own generator, and the laws' parameters."""
 
-    ``split``: order each row in two parts at :func:`balanced_split_column`
-    (else one part, each row sorted by delay alone). Either way the same
-    synapses, and for any one target and delay in the same order.
-    """
+    counts: np.ndarray  # (n, 8): synapses of row r onto population i
+    indptr: np.ndarray  # int64, n + 1: the whole network's rows
+    first: np.ndarray  # first column of each population (9 entries)
+    sizes: np.ndarray
+    pop_of: np.ndarray
+    w_mean: np.ndarray
+    w_sd: np.ndarray
+    d_mean: np.ndarray
+    d_sd: np.ndarray
+    bounds: np.ndarray  # STREAMS + 1: the runs of rows
+    generators: tuple  # one per run
+
+    @property
+    def n(self):
+        return int(self.first[-1])
+
+    @property
+    def nnz(self):
+        return int(self.indptr[-1])
+
+    def draw_args(self):
+        """The arguments every row-drawing kernel starts with."""
+        return (self.generators, self.bounds, self.counts, self.indptr, self.first[:8], self.sizes, self.pop_of,
+                self.w_mean, self.w_sd, self.d_mean, self.d_sd)
+
+
+def plan(derived, seed=55):
+    """The :class:`Plan` of a network with ``derived`` parameters drawn from ``seed`` (fresh generators)."""
     rng = np.random.default_rng(seed)
     sizes = np.asarray(derived.num_neurons, np.int64)
     first = np.concatenate([[0], np.cumsum(sizes)])
@@ -164,13 +200,25 @@ def build_connectivity(derived, seed=55, dtype=np.float32, split=True):
     indptr = np.zeros(n + 1, np.int64)
     np.cumsum(counts.sum(axis=1), out=indptr[1:])
     nnz = int(indptr[-1])
-    pop_of = np.repeat(np.arange(8), sizes)
     w_mean = np.asarray(derived.weight_mean, np.float64)
     d_mean = np.asarray(derived.delay_mean[0], np.float64)  # a delay depends on its source's type alone
     # the runs of rows: about nnz / STREAMS synapses each, each with its own generator
     bounds = np.searchsorted(indptr, np.arange(STREAMS + 1) * (nnz / STREAMS), side='left')
     bounds[0], bounds[-1] = 0, n
     generators = tuple(np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(STREAMS))
+    return Plan(counts, indptr, first, sizes, np.repeat(np.arange(8), sizes), w_mean,
+                np.abs(w_mean) * P.WEIGHT_REL_STD, d_mean, d_mean * P.DELAY_REL_STD, bounds, generators)
+
+
+def build_connectivity(derived, seed=55, dtype=np.float32, split=True):
+    """Draw the recurrent synapses of a network with ``derived`` parameters (see :func:`params.derive`).
+
+    ``split``: order each row in two parts at :func:`balanced_split_column`
+    (else one part, each row sorted by delay alone). Either way the same
+    synapses, and for any one target and delay in the same order.
+    """
+    pl = plan(derived, seed)
+    n, nnz, indptr = pl.n, pl.nnz, pl.indptr
     offsets, weights = aligned_empty(nnz, np.int32), aligned_empty(nnz, dtype)
     max_delay = np.ones(STREAMS, np.int64)
     split_column = balanced_split_column(derived) if split else n
@@ -181,9 +229,7 @@ def build_connectivity(derived, seed=55, dtype=np.float32, split=True):
         # another process, each step's delivery then waited a scheduler slice (milliseconds) for its second
         # thread, where TBB runs that thread's part on the calling one.
         threading_layer()
-        _draw_rows(generators, bounds, counts, indptr, first[:8], sizes, pop_of, w_mean,
-                   np.abs(w_mean) * P.WEIGHT_REL_STD, d_mean, d_mean * P.DELAY_REL_STD, offsets, weights, max_delay,
-                   split_column, splits)
+        _draw_rows(*pl.draw_args(), offsets, weights, max_delay, split_column, splits)
     if (int(max_delay.max()) + 1) * n >= 2 ** 31:
         raise ValueError(f'build_connectivity(): a ring of {int(max_delay.max()) + 1} x {n} steps is past 2**31.')
     return Connectivity(indptr, offsets, weights, n, int(max_delay.max()), splits, split_column)

@@ -28,7 +28,7 @@ import numpy as np
 
 import eventjax as ej
 from eventjax.backends.numba import prefetch, threading_layer
-from eventjax.kernels.common.numba.scatter import event_rows
+from eventjax.kernels.common.numba.scatter import event_rows, packed_rows
 
 # The caches are asked for a row's synapses ROWS_AHEAD event rows ahead, and for the ring entry of a
 # synapse SYNAPSES_AHEAD synapses ahead: measured 1.3x faster on one thread than asking for a whole
@@ -75,8 +75,8 @@ def _part(rows, count, data, offsets, indptr, splits, flat, n, size, base, part)
                 flat[q - size * _U(q >= size)] += data[k]
 
 
-@numba.njit(parallel=True)
-def _deliver(ring, events, data, offsets, indptr, splits, t, out):
+@numba.njit(inline='always')
+def _deliver_rows(rows, count, data, offsets, indptr, splits, t, out):
     length, n = _U(out.shape[0]), _U(out.shape[1])
     if length == 0 or n == 0:
         return
@@ -84,8 +84,6 @@ def _deliver(ring, events, data, offsets, indptr, splits, t, out):
     now = _U(np.int64(t[0]) % np.int64(length))
     base = (now + _U(1)) * n
     flat = out.reshape(-1)
-    rows = np.empty(events.shape[0], np.int64)
-    count = event_rows(events, rows)
     work = 0
     for a in range(count):
         work += np.int64(indptr[rows[a] + 1]) - np.int64(indptr[rows[a]])
@@ -95,6 +93,19 @@ def _deliver(ring, events, data, offsets, indptr, splits, t, out):
         return
     for part in numba.prange(2):
         _part(rows, count, data, offsets, indptr, splits, flat, n, size, base, part)
+
+
+@numba.njit(parallel=True)
+def _deliver(ring, events, data, offsets, indptr, splits, t, out):
+    rows = np.empty(events.shape[0], np.int64)
+    _deliver_rows(rows, event_rows(events, rows), data, offsets, indptr, splits, t, out)
+
+
+@numba.njit(parallel=True)
+def _deliver_words(ring, words, data, offsets, indptr, splits, t, out):
+    m = indptr.shape[0] - 1
+    rows = np.empty(m, np.int64)
+    _deliver_rows(rows, packed_rows(words, m, rows), data, offsets, indptr, splits, t, out)
 
 
 def _reference(ring, events, data, offsets, indptr, splits, t):
@@ -129,6 +140,33 @@ def owner_split_deliver(ring, spikes, W, splits, t, backend='numba'):
     t = jax.numpy.asarray(t, jax.numpy.int32).reshape(1)
     return _kernel(ring, spikes, lay.data, lay.offsets, lay.indptr, splits, t, outs=(out,),
                    input_output_aliases={0: 0}, backend=backend)[0]
+
+
+def _reference_words(ring, words, data, offsets, indptr, splits, t):
+    events = ej.bitunpack(words, indptr.shape[0] - 1)
+    return _reference(ring, events, data, offsets, indptr, splits, t)
+
+
+_words_kernel = ej.XLACustomKernel('pd14_owner_split_deliver_words')
+_words_kernel.def_numba_kernel(lambda outs: _deliver_words)
+_words_kernel.def_jax_kernel(lambda outs: _reference_words)
+
+
+def owner_split_deliver_words(ring, words, data, offsets, indptr, splits, t, backend='numba'):
+    """:func:`owner_split_deliver` with the spikes packed (``eventjax.bitpack``'s words: bit ``b`` of word ``w``
+    is row ``32 w + b``; rows past the matrix's are ignored), as ``all_gather_spike_words`` delivers them.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> ring = owner_split_deliver_words(jnp.zeros((3, 2)), jnp.array([1], jnp.uint32), jnp.array([1., 2.]),
+        ...                                  jnp.array([4, 3], jnp.int32), jnp.array([0, 2]), jnp.array([1]), 0)
+        >>> ring.tolist()
+        [[0.0, 0.0], [0.0, 2.0], [1.0, 0.0]]
+    """
+    out = jax.ShapeDtypeStruct(ring.shape, ring.dtype)
+    t = jax.numpy.asarray(t, jax.numpy.int32).reshape(1)
+    return _words_kernel(ring, words, data, offsets, indptr, splits, t, outs=(out,), input_output_aliases={0: 0},
+                         backend=backend)[0]
 
 
 def check_splits(indptr, offsets, splits, split_column, n):

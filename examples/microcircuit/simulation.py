@@ -100,13 +100,27 @@ def build(scale=0.1, k_scale=None, drive='dc', seed=55, dtype=np.float32, split=
     del conn
     data, indptr, offsets = arrays
     W = ej.DelayedCSR(ej.CSRDelayLayout(data, None, indptr, None, offsets, shape=(n, n), ring_length=length))
-    pop_of = np.repeat(np.arange(8), derived.num_neurons)
-    i_e = derived.dc_amp[pop_of]
-    lam = None
-    if drive == 'poisson':
-        lam = (P.BG_RATE * derived.k_ext * P.DT * 1e-3)[pop_of]
+    pop_of, i_e, lam = neuron_parameters(derived, drive)
     return Model(derived, W, network.initial_potentials(derived, seed), pop_of, i_e, lam, nnz, np.dtype(dtype),
                  splits)
+
+
+def neuron_parameters(derived, drive):
+    """``(population of each neuron, its DC in pA, its Poisson mean per update or None for DC drive)``."""
+    pop_of = np.repeat(np.arange(8), derived.num_neurons)
+    lam = (P.BG_RATE * derived.k_ext * P.DT * 1e-3)[pop_of] if drive == 'poisson' else None
+    return pop_of, derived.dc_amp[pop_of], lam
+
+
+def propagators():
+    """``(constants, P20)``: NEST's exact propagators and the thresholds as :func:`neurons.update` takes them
+    (potentials relative to ``E_L``), and the DC's propagator ``P20`` (``drive = I_e * P20``)."""
+    h = P.DT
+    p22, p11 = math.exp(-h / P.TAU_M), math.exp(-h / P.TAU_SYN)
+    p21 = propagator_32(P.TAU_SYN, P.TAU_M, P.C_M, h)
+    p20 = P.TAU_M / P.C_M * (1.0 - p22)
+    theta, v_reset = P.V_TH - P.E_L, P.V_RESET - P.E_L
+    return dict(p22=p22, p21=p21, p11=p11, theta=theta, v_reset=v_reset, ref=refractory_steps(P.T_REF)), p20
 
 
 def poisson_thresholds(lams):
@@ -168,12 +182,9 @@ class Runner:
         self.model, self.backend = model, backend
         dtype = model.dtype
         n = model.n
-        h = P.DT
-        p22, p11 = math.exp(-h / P.TAU_M), math.exp(-h / P.TAU_SYN)
-        p21 = propagator_32(P.TAU_SYN, P.TAU_M, P.C_M, h)
-        p20 = P.TAU_M / P.C_M * (1.0 - p22)
-        theta, v_reset = P.V_TH - P.E_L, P.V_RESET - P.E_L
-        ref = refractory_steps(P.T_REF)
+        self.constants, p20 = propagators()
+        p22, p21, p11, theta, v_reset, ref = (self.constants[k] for k in ('p22', 'p21', 'p11', 'theta', 'v_reset',
+                                                                          'ref'))
         c = lambda x: jnp.asarray(x, dtype)  # noqa: E731
         drive = jnp.asarray(model.i_e * p20, dtype)  # I_e * P20, per neuron
         w_ext = model.derived.weight_ext
@@ -183,7 +194,6 @@ class Runner:
 
         split = backend == 'numba' and model.splits is not None
         fused = backend == 'numba'  # the neuron update as one numba pass (neurons.py), else as XLA ops
-        self.constants = dict(p22=p22, p21=p21, p11=p11, theta=theta, v_reset=v_reset, ref=ref)
         no_extra = jnp.zeros(0, dtype)
 
         def step(W_table, state, t):
