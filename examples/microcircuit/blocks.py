@@ -94,7 +94,8 @@ class Draw:
         np.cumsum(self.kept, out=indptr[1:])
         offsets = network.aligned_empty(capacity, np.int32)
         weights = network.aligned_empty(capacity, self.weights[0].dtype)
-        offsets[self.nnz:], weights[self.nnz:] = -1, 0  # never read: past indptr[-1]
+        # The entries past nnz are never read (past indptr[-1]) and never written: pages never touched cost
+        # no memory, so a process padded to a larger block's size holds only its own synapses.
         for s in range(len(self.offsets)):
             at, to = indptr[self.bounds[s]], indptr[self.bounds[s + 1]]
             offsets[at:to], weights[at:to] = self.offsets[s][:to - at], self.weights[s][:to - at]

@@ -143,18 +143,26 @@ class BlockRunner:
 
         total = int(round(ms / P.DT))
         steps_out, ids_out = [], []
+        def collect(raster, t):
+            rows, ids = raster_nonzero(np.asarray(raster.addressable_data(0)))
+            steps_out.append(rows.astype(np.int64) + t)
+            ids_out.append(ids.astype(np.int64) + self.block.lo)
+
         self.jax.block_until_ready(self.state)
         start = time.perf_counter()
-        done = 0
+        done, pending = 0, None
         while done < total:
             steps = min(chunk_steps, total - done)
             self.state, raster = self._chunk(self.state, self.drive, self.conn, self._scalar(self.t), steps)
-            if record:
-                rows, ids = raster_nonzero(np.asarray(raster.addressable_data(0)))
-                steps_out.append(rows.astype(np.int64) + self.t)
-                ids_out.append(ids.astype(np.int64) + self.block.lo)
+            # the previous chunk's raster is read while this one runs: the host's work on it does not stop this
+            # process between chunks while the others wait for it in the exchange
+            if pending is not None:
+                collect(*pending)
+            pending = (raster, self.t) if record else None
             self.t += steps
             done += steps
+        if pending is not None:
+            collect(*pending)
         self.jax.block_until_ready(self.state)
         wall = time.perf_counter() - start
         cat = lambda xs: np.concatenate(xs) if xs else np.zeros(0, np.int64)  # noqa: E731

@@ -62,13 +62,16 @@ class TestBlocks:
         same_part = (np.diff(rows) == 0) & (np.diff(second) == 0)
         assert np.all(np.diff(block.delays)[same_part] >= 0)
 
-    def test_padding_past_the_synapses_is_never_a_synapse(self):
+    def test_a_padded_block_holds_the_same_synapses(self):
         derived = P.derive(0.02, 0.05, 'dc')
+        exact = blocks.draw_block(derived, 3, 0, 500).assemble()
         draw = blocks.draw_block(derived, 3, 0, 500)
         nnz = draw.nnz
         block = draw.assemble(nnz + 100)
-        assert block.nnz == nnz and block.offsets.size == nnz + 100
-        assert np.all(block.offsets[nnz:] == -1) and np.all(block.weights[nnz:] == 0)
+        assert block.nnz == exact.nnz == nnz and block.offsets.size == block.weights.size == nnz + 100
+        np.testing.assert_array_equal(block.indptr, exact.indptr)
+        np.testing.assert_array_equal(block.offsets[:nnz], exact.offsets)
+        np.testing.assert_array_equal(block.weights[:nnz], exact.weights)
         with pytest.raises(ValueError, match='capacity'):
             blocks.draw_block(derived, 3, 0, 500).assemble(nnz - 1)
 
