@@ -447,3 +447,80 @@ class TestByInputs:
         bad = nb.numba_kernel_generator(lambda outs: nb.by_inputs(lambda x: over.py_func))
         with pytest.raises(NumbaKernelError, match='njit'):
             bad(outs=outs)(np.ones(2, np.float32))
+
+
+class TestCollectorPausedWhileCompiling:
+    """numba's compiler makes objects by the hundred thousand: the cyclic collector is off while it runs."""
+
+    def test_a_kernel_compiles_with_the_collector_off_and_it_is_on_again_after(self):
+        import gc
+
+        from numba.core import event
+
+        seen = []
+
+        class Listener(event.Listener):
+            def on_start(self, e):
+                seen.append(gc.isenabled())
+
+            def on_end(self, e):
+                pass
+
+        # A constant no other test uses: a new fingerprint, so the handler compiles here.
+        bump = float(np.random.default_rng().integers(1 << 30))
+
+        @numba.njit
+        def add_bump(x, out):
+            out[...] = x + bump
+
+        listener = Listener()
+        event.register('numba:compile', listener)
+        try:
+            out, = call(add_bump, [np.zeros(3, np.float32)], jax.ShapeDtypeStruct((3,), jnp.float32))
+        finally:
+            event.unregister('numba:compile', listener)
+        np.testing.assert_array_equal(np.asarray(out), np.full(3, bump, np.float32))
+        assert seen and not any(seen)
+        assert gc.isenabled()
+
+    def test_a_collector_the_caller_turned_off_stays_off(self):
+        import gc
+
+        from eventjax.backends.numba.codegen import gc_paused
+
+        gc.disable()
+        try:
+            with gc_paused():
+                assert not gc.isenabled()
+            assert not gc.isenabled()
+        finally:
+            gc.enable()
+
+    def test_overlapping_compiles_on_two_threads_share_one_pause(self):
+        import gc
+
+        from eventjax.backends.numba.codegen import gc_paused
+
+        first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
+        during = []
+
+        def first():
+            with gc_paused():
+                first_in.set()
+                second_in.wait(10)
+            first_out.set()
+
+        def second():
+            first_in.wait(10)
+            with gc_paused():
+                second_in.set()
+                first_out.wait(10)
+                during.append(gc.isenabled())  # the first has ended; this compile is still under way
+
+        threads = [threading.Thread(target=first), threading.Thread(target=second)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(20)
+        assert during == [False]
+        assert gc.isenabled()

@@ -15,7 +15,9 @@ buffer with ``numba.carray`` and calls the kernel; it touches no Python object
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import gc
 import hashlib
 import importlib.util
 import itertools
@@ -39,7 +41,7 @@ from numba.core.sigutils import normalize_signature
 from eventjax.backends.numba import ffi_abi
 from eventjax.config.cache import handler_dir
 
-__all__ = ['compile_handler', 'handler_source']
+__all__ = ['compile_handler', 'gc_paused', 'handler_source']
 
 
 # --- Source generation ------------------------------------------------------
@@ -305,17 +307,58 @@ def _named_after(kernel: Any, module_name: str) -> Any:
     return numba.njit(**{'locals': dict(kernel.locals), **kept})(copy)
 
 
+_gc_lock = threading.Lock()
+_gc_pauses = 0  # compiles under way that paused the collector
+_gc_resume = False  # whether the last of them turns it back on (it was on when the first began)
+
+
+@contextlib.contextmanager
+def gc_paused():
+    """Pause Python's cyclic garbage collector while numba compiles, then restore it as it was.
+
+    numba's compiler makes hundreds of thousands of short-lived objects per
+    kernel, so the collector ran over and over during a compile, each full
+    pass walking every object of the process: a sixth of a kernel's first
+    call, more in a large process such as a test run. Reference counting
+    still frees what it can meanwhile; cycles wait for the end of the compile.
+    Nested and concurrent compiles share one pause: the last to end turns
+    the collector back on, and only if it was on when the first began.
+
+    Example:
+        >>> import gc
+        >>> with gc_paused():
+        ...     gc.isenabled()
+        False
+        >>> gc.isenabled()
+        True
+    """
+    global _gc_pauses, _gc_resume
+    with _gc_lock:
+        if _gc_pauses == 0:
+            _gc_resume = gc.isenabled()
+            gc.disable()
+        _gc_pauses += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_pauses -= 1
+            if _gc_pauses == 0 and _gc_resume:
+                gc.enable()
+
+
 def _bind_and_compile(module: pytypes.ModuleType, kernel: Any, cacheable: bool) -> Any:
     module.kernel = kernel
     # A fresh module per target: its globals are what numba freezes.
     sys.modules.setdefault(module.__name__, module)
-    if not cacheable:
-        return numba.cfunc(_HANDLER_SIG)(module.handler)
-    handler = CFunc(module.handler, normalize_signature(_HANDLER_SIG), locals={}, options={})
-    handler.enable_caching()
-    if not _load_cached(handler):
-        handler.compile()  # compiles, and files the handler in numba's disk cache
-    return handler
+    with gc_paused():
+        if not cacheable:
+            return numba.cfunc(_HANDLER_SIG)(module.handler)
+        handler = CFunc(module.handler, normalize_signature(_HANDLER_SIG), locals={}, options={})
+        handler.enable_caching()
+        if not _load_cached(handler):
+            handler.compile()  # compiles, and files the handler in numba's disk cache
+        return handler
 
 
 def _load_cached(handler: Any) -> bool:
