@@ -318,8 +318,8 @@ def gc_paused():
 
     numba's compiler makes hundreds of thousands of short-lived objects per
     kernel, so the collector ran over and over during a compile, each full
-    pass walking every object of the process: a sixth of a kernel's first
-    call, more in a large process such as a test run. Reference counting
+    pass walking every object of the process: with the other core busy, a
+    sixth of a kernel's first call. Reference counting
     still frees what it can meanwhile; cycles wait for the end of the compile.
     Nested and concurrent compiles share one pause: the last to end turns
     the collector back on, and only if it was on when the first began.
