@@ -38,7 +38,6 @@ from jax.sharding import PartitionSpec as P
 
 import eventjax as ej
 from eventjax import distributed as ejd
-from eventjax.errors import CollectiveError, ConfigMismatchError, CoordinatorUnreachableError
 
 DT = 0.1  # ms
 TAU_M, TAU_E, TAU_I, T_REF = 20.0, 5.0, 10.0, 5.0  # ms
@@ -313,14 +312,10 @@ def bad_sizes(args):
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     args = parse(argv)
-    joined = args.cluster or os.environ.get(ejd.ENV_PROCESS_ID) is not None
+    joined = ejd.is_member(args.cluster)
     if args.processes > 1 and not joined:
         return launch(argv, args)
-    try:
-        return member(args, joined)
-    except (ConfigMismatchError, CoordinatorUnreachableError, CollectiveError) as err:
-        print(f'error: {type(err).__name__}: {err}', file=sys.stderr, flush=True)
-        return 2
+    return ejd.run_member(member, args, joined)
 
 
 if __name__ == '__main__':

@@ -112,12 +112,7 @@ def _draw_block_rows(generators, bounds, counts, indptr, first, sizes, pop_of, w
     for s in numba.prange(len(generators)):
         g = generators[s]
         r0, r1 = bounds[s], bounds[s + 1]
-        longest = 0
-        for r in range(r0, r1):
-            longest = max(longest, indptr[r + 1] - indptr[r])
-        target = np.empty(longest, np.int64)
-        weight = np.empty(longest, np.float64)
-        steps = np.empty(longest, np.int64)
+        target, weight, steps = network.row_scratch(indptr, r0, r1)
         out_o, out_w = offsets[s], weights[s]
         top = 1
         at = 0

@@ -332,16 +332,11 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     args = parse(argv)
     from eventjax import distributed as ejd
-    from eventjax.errors import CollectiveError, ConfigMismatchError, CoordinatorUnreachableError
 
-    joined = args.cluster or os.environ.get(ejd.ENV_PROCESS_ID) is not None
+    joined = ejd.is_member(args.cluster)
     if not joined:
         return launch(argv, args)
-    try:
-        return member(args, joined)
-    except (ConfigMismatchError, CoordinatorUnreachableError, CollectiveError) as err:
-        print(f'error: {type(err).__name__}: {err}', file=sys.stderr, flush=True)
-        return 2
+    return ejd.run_member(member, args, joined)
 
 
 if __name__ == '__main__':

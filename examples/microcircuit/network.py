@@ -105,6 +105,15 @@ def draw_row(g, r, j, counts, first, sizes, w_mean, w_sd, d_mean, d_sd, target, 
     return k, row_top
 
 
+@numba.njit(inline='always')
+def row_scratch(indptr, r0, r1):
+    """One run's scratch for :func:`draw_row`: targets, weights and delays for the longest of rows ``[r0, r1)``."""
+    longest = 0
+    for r in range(r0, r1):
+        longest = max(longest, indptr[r + 1] - indptr[r])
+    return np.empty(longest, np.int64), np.empty(longest, np.float64), np.empty(longest, np.int64)
+
+
 @numba.njit(cache=True, parallel=True)
 def _draw_rows(generators, bounds, counts, indptr, first, sizes, pop_of, w_mean, w_sd, d_mean, d_sd, offsets,
                weights, max_delay, split_column, splits):
@@ -114,12 +123,7 @@ def _draw_rows(generators, bounds, counts, indptr, first, sizes, pop_of, w_mean,
     for s in numba.prange(len(generators)):
         g = generators[s]
         r0, r1 = bounds[s], bounds[s + 1]
-        longest = 0
-        for r in range(r0, r1):
-            longest = max(longest, indptr[r + 1] - indptr[r])
-        target = np.empty(longest, np.int64)
-        weight = np.empty(longest, np.float64)
-        steps = np.empty(longest, np.int64)
+        target, weight, steps = row_scratch(indptr, r0, r1)
         top = 1
         for r in range(r0, r1):
             k, row_top = draw_row(g, r, pop_of[r], counts, first, sizes, w_mean, w_sd, d_mean, d_sd, target, weight,

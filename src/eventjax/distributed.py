@@ -25,7 +25,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
 import jax
@@ -36,7 +36,8 @@ from eventjax.errors import CollectiveError, ConfigMismatchError, CoordinatorUnr
 from eventjax.kernels.indexed import bitpack
 
 __all__ = ['ProcessResult', 'all_gather_spike_words', 'all_gather_spikes', 'block_size', 'check_job',
-           'check_same_config', 'collective_errors', 'free_port', 'initialize', 'launch', 'own_rows', 'spawn']
+           'check_same_config', 'collective_errors', 'free_port', 'initialize', 'is_member', 'launch', 'own_rows',
+           'run_member', 'spawn']
 
 ENV_NUM_PROCESSES = 'EVENTJAX_NUM_PROCESSES'
 ENV_PROCESS_ID = 'EVENTJAX_PROCESS_ID'
@@ -467,3 +468,37 @@ def launch(command: Sequence[str], processes: int, *, timeout: float = 600.0, gr
             tail = r.output if r.returncode == 0 else '\n'.join(r.output.splitlines()[-25:])
             print(f'--- process {r.process_id} ({ended}) ---\n{tail.rstrip()}', file=stream, flush=True)
     return 0 if all(r.returncode == 0 for r in results) else 1
+
+
+def is_member(cluster: bool = False) -> bool:
+    """Whether this process is one member of a job, rather than the command a user ran to start one.
+
+    A member was started by :func:`launch` or :func:`spawn` (which set
+    ``EVENTJAX_PROCESS_ID``), or runs where a cluster manager places the
+    processes (``cluster=True``, as with ``--cluster``).
+
+    Example:
+        >>> from eventjax import distributed
+        >>> distributed.is_member(), distributed.is_member(cluster=True)  # run by hand, outside a job
+        (False, True)
+    """
+    return cluster or os.environ.get(ENV_PROCESS_ID) is not None
+
+
+def run_member(member: Callable[..., int], *args) -> int:
+    """``member(*args)``, a member's part of a job; the errors of a job that cannot run (configurations that
+    differ, a coordinator out of reach, a failed exchange) become one line on stderr and exit code 2.
+
+    Example:
+        >>> from eventjax import distributed
+        >>> from eventjax.errors import CoordinatorUnreachableError
+        >>> def member():
+        ...     raise CoordinatorUnreachableError('nothing listens at 127.0.0.1:1')
+        >>> distributed.run_member(member)
+        2
+    """
+    try:
+        return member(*args)
+    except (ConfigMismatchError, CoordinatorUnreachableError, CollectiveError) as err:
+        print(f'error: {type(err).__name__}: {err}', file=sys.stderr, flush=True)
+        return 2

@@ -26,7 +26,7 @@ from jax.sharding import PartitionSpec as P
 
 import eventjax as ej
 from eventjax import distributed
-from eventjax.errors import CollectiveError, ConfigMismatchError
+from eventjax.errors import CollectiveError, ConfigMismatchError, CoordinatorUnreachableError
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
 EXAMPLE = str(ROOT / 'docs' / 'examples' / 'cuba_distributed.py')
@@ -89,6 +89,23 @@ class TestPartition:
     def test_check_job_passes_in_one_process_with_one_device(self):
         assert jax.local_device_count() == 1
         distributed.check_job({'seed': 0})
+
+    def test_a_process_is_a_member_when_a_launcher_numbered_it_or_it_runs_on_a_cluster(self, monkeypatch):
+        monkeypatch.delenv(distributed.ENV_PROCESS_ID, raising=False)
+        assert not distributed.is_member()
+        assert distributed.is_member(cluster=True)
+        monkeypatch.setenv(distributed.ENV_PROCESS_ID, '1')
+        assert distributed.is_member()
+
+    def test_a_member_whose_job_cannot_run_exits_2_with_one_line_naming_the_error(self, capsys):
+        def member(port):
+            raise CoordinatorUnreachableError(f'nothing listens at 127.0.0.1:{port}')
+
+        assert distributed.run_member(member, 9) == 2
+        assert capsys.readouterr().err == 'error: CoordinatorUnreachableError: nothing listens at 127.0.0.1:9\n'
+        assert distributed.run_member(lambda: 0) == 0
+        with pytest.raises(ValueError, match='other errors pass'):
+            distributed.run_member(lambda: (_ for _ in ()).throw(ValueError('other errors pass')))
 
 
 class TestInitializeArguments:
