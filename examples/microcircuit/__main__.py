@@ -5,18 +5,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import sys
 import time
 
 import numpy as np
 
+from examples.microcircuit import peak_rss_gb
+
 BACKENDS = ('jax', 'numba', 'warp')
-
-
-def peak_rss_gb():
-    """The process' peak resident memory so far (GB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9
 
 
 def save_raster(path, model, steps, ids, t0_ms, ms):

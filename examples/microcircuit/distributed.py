@@ -29,19 +29,16 @@ from __future__ import annotations
 import argparse
 import os
 import pathlib
-import resource
 import sys
 import tempfile
 import time
 
 import numpy as np
 
+from examples.microcircuit import peak_rss_gb
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]  # the command's directory: examples/ is imported from there
 MODULE = 'examples.microcircuit.distributed'
-
-
-def peak_rss_gb():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9
 
 
 class BlockRunner:
@@ -85,9 +82,7 @@ class BlockRunner:
         self.drive = sharded(own(i_e * p20).astype(dtype))
         poisson = lam is not None
         if poisson:
-            model = simulation.Model(derived, None, np.zeros(n), pop_of, i_e, lam, 0, np.dtype(dtype))
-            table, _ = simulation.poisson_table(model)
-            conn += [sharded(np.asarray(table), Spec()), sharded(own(pop_of.astype(np.int32)))]
+            conn += [sharded(simulation.threshold_table(derived, lam), Spec()), sharded(own(pop_of.astype(np.int32)))]
         self.conn = tuple(conn)
         key = jax.random.key(seed, impl='rbg')
         w_ext = jnp.asarray(derived.weight_ext, dtype)

@@ -14,11 +14,12 @@ import argparse
 import glob
 import json
 import os
-import resource
 import tempfile
 import time
 
 import numpy as np
+
+from examples.microcircuit import peak_rss_gb
 
 
 def parser():
@@ -61,7 +62,7 @@ def run(args):
     start = time.perf_counter()
     net.simulate(args.t_sim)
     wall = time.perf_counter() - start
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9
+    rss = peak_rss_gb()
     bounds = np.loadtxt(os.path.join(data, 'population_nodeids.dat'), dtype=np.int64, ndmin=2)
     senders, times = [], []
     for path in glob.glob(os.path.join(data, 'spike_recorder-*.dat')):

@@ -140,14 +140,19 @@ def poisson_thresholds(lams):
     return out
 
 
-def poisson_table(model):
-    """``(thresholds (K, 8) uint32, population of each neuron)``: the drive's arguments (arrays, not constants)."""
-    bounds = np.concatenate([[0], np.cumsum(model.derived.num_neurons)])
-    thresholds = poisson_thresholds(model.lam[bounds[:-1]])
+def threshold_table(derived, lam):
+    """The (K, 8) uint32 thresholds of each population's drive, from the per-neuron means ``lam``."""
+    bounds = np.concatenate([[0], np.cumsum(derived.num_neurons)])
+    thresholds = poisson_thresholds(lam[bounds[:-1]])
     table = np.full((max(map(len, thresholds)), 8), 2 ** 32 - 1, np.uint32)  # 2**32 - 1: a u never above it
     for p, th in enumerate(thresholds):
         table[:len(th), p] = th
-    return jnp.asarray(table), jnp.asarray(model.pop_of.astype(np.int32))
+    return table
+
+
+def poisson_table(model):
+    """``(thresholds (K, 8) uint32, population of each neuron)``: the drive's arguments (arrays, not constants)."""
+    return jnp.asarray(threshold_table(model.derived, model.lam)), jnp.asarray(model.pop_of.astype(np.int32))
 
 
 def poisson_counts(u, table, pop_of):
