@@ -3,7 +3,9 @@
 import collections
 import functools
 import itertools
+import os
 import pathlib
+import tempfile
 
 import jax
 import jax.numpy as jnp
@@ -42,7 +44,47 @@ LONG_RUN_ONLY = (
 )
 
 
+def _share_compiled_programs(config):
+    """Compile each XLA program once per run: a JAX compilation cache the test workers share.
+
+    Most of a run's time was XLA compiling, and most of those programs were compiled before: the
+    same reference computations and eager operations recur across files and across the two
+    workers (jax's in-memory caches key on the Python function, so a test's fresh function
+    compiles again). The cache lives in pytest's cache folder (``pytest --cache-clear`` empties it),
+    so a fresh clone starts empty. jax keys each entry on the program, the compile options and the
+    jaxlib version, and compile counts (``/jax/core/compile/backend_compile_duration``) are the
+    same with and without it.
+    """
+    if getattr(config, 'cache', None) is None:  # -p no:cacheprovider
+        return
+    from jax._src import lru_cache
+
+    if not hasattr(lru_cache.LRUCache, 'put') or not hasattr(lru_cache, '_CACHE_SUFFIX'):
+        return  # a jax laid out otherwise: without the shared cache rather than with racing writes
+    put = lru_cache.LRUCache.put
+
+    def put_whole(self, key, value):
+        # jax writes an entry in place (it locks only when it evicts), so the other worker could
+        # read half of one; written beside it and renamed, an entry is there whole or not at all.
+        if getattr(self, 'eviction_enabled', True):
+            return put(self, key, value)
+        path = self.path / f'{key}{lru_cache._CACHE_SUFFIX}'
+        if path.exists():
+            return None
+        fd, tmp = tempfile.mkstemp(dir=self.path, suffix='.tmp')
+        with os.fdopen(fd, 'wb') as f:
+            f.write(value)
+        os.replace(tmp, path)
+        return None
+
+    lru_cache.LRUCache.put = put_whole
+    jax.config.update('jax_compilation_cache_dir', str(config.cache.mkdir('xla')))
+    jax.config.update('jax_persistent_cache_min_compile_time_secs', 0.0)
+    jax.config.update('jax_persistent_cache_min_entry_size_bytes', 0)
+
+
 def pytest_configure(config):
+    _share_compiled_programs(config)
     # xdist's own reordering (by test count) would undo the order set below.
     if getattr(config.option, 'dist', None) == 'loadfile' and hasattr(config.option, 'loadscopereorder'):
         config.option.loadscopereorder = False
