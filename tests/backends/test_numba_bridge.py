@@ -411,6 +411,32 @@ class TestPrefetch:
             hint(np.zeros(3), index)
 
 
+class TestStackBytes:
+    """``stack_bytes``: zeroed scratch in the caller's frame, for the handler's error buffers."""
+
+    def test_the_bytes_are_zeroed_writable_and_as_many_as_asked(self):
+        from eventjax.backends.numba.intrinsics import as_voidptr, stack_bytes
+
+        @numba.njit
+        def fill_and_sum():
+            b = numba.carray(as_voidptr(stack_bytes(64)), 64, np.uint8)
+            before = b.sum()
+            b[:] = 3
+            return before, b.sum()
+
+        assert fill_and_sum() == (0, 192)
+
+    def test_a_size_known_only_at_run_time_is_a_typing_error(self):
+        from eventjax.backends.numba.intrinsics import stack_bytes
+
+        @numba.njit
+        def scratch(n):
+            return stack_bytes(n)
+
+        with pytest.raises(numba.core.errors.TypingError, match='compile-time constant'):
+            scratch(8)
+
+
 class TestByInputs:
     def test_the_kernel_is_picked_from_the_inputs_and_only_the_picked_one_runs(self):
         @numba.njit

@@ -52,7 +52,7 @@ import numba
 import numpy as np
 from eventjax.backends.numba import ffi_abi as A
 from eventjax.backends.numba.intrinsics import (
-    load_i64, load_i32, store_i64, store_i32, as_voidptr, address_of,
+    load_i64, load_i32, store_i64, store_i32, as_voidptr, address_of, stack_bytes,
     fail, make_error, launch_begin, launch_end, call_kernel, ERROR_BUFFER_LEN, message_bytes)
 
 kernel = None  # the user's njit kernel, bound before compilation
@@ -102,7 +102,7 @@ _BUFFER = '''\
 '''
 
 _FOOTER = '''\
-    err = np.zeros(ERROR_BUFFER_LEN, np.uint8)
+    err = numba.carray(as_voidptr(stack_bytes(ERROR_BUFFER_LEN)), ERROR_BUFFER_LEN, np.uint8)
     {begin}status = call_kernel(kernel, ({kargs},), err, "{label}")
     {end}if status != 0 and err[0] == 0:
         return as_voidptr(fail(api, A.{errc}, {raised}))

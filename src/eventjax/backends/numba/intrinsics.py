@@ -28,6 +28,7 @@ __all__ = ['ERROR_BUFFER_LEN', 'report_error']
 
 ERROR_BUFFER_LEN = 512
 """Bytes of the buffer a kernel writes its error message into."""
+_ERROR_ARGS_BYTES = ffi_abi.ERROR_ARGS_WORDS * 8  # a global, so numba sees a constant
 
 
 # --- Intrinsics: raw memory access, the only glue numba needs ----------------
@@ -97,6 +98,26 @@ def address_of(typingctx, ptr):
         return builder.ptrtoint(args[0], ir.IntType(64))
 
     return types.int64(types.voidptr), codegen
+
+
+@intrinsic
+def stack_bytes(typingctx, nbytes):
+    """The address of ``nbytes`` zeroed bytes in the calling function's stack frame (``nbytes`` a constant).
+
+    For the handler's error buffer and the error arguments: numpy's
+    allocation (``np.zeros``) compiles helpers of its own, a fifth of a
+    trivial kernel's first call, and the memory lives only for the call anyway.
+    """
+    if not isinstance(nbytes, types.IntegerLiteral):
+        raise numba.core.errors.TypingError('stack_bytes: the size must be a compile-time constant')
+    size = nbytes.literal_value
+
+    def codegen(context, builder, sig, args):
+        ptr = cgutils.alloca_once(builder, ir.IntType(8), size=size)
+        cgutils.memset(builder, ptr, ir.Constant(ir.IntType(64), size), 0)
+        return builder.ptrtoint(ptr, ir.IntType(64))
+
+    return types.int64(nbytes), codegen
 
 
 @intrinsic
@@ -319,9 +340,7 @@ def report_error(err, message):
 @numba.njit(cache=True)
 def _error_at(api, errc, message):
     """Build an ``XLA_FFI_Error*`` from the NUL-terminated bytes at address ``message``."""
-    # Bytes, not int64 words: the handler's error buffer already compiled np.zeros for uint8.
-    args = np.zeros(ffi_abi.ERROR_ARGS_WORDS * 8, np.uint8)
-    base = args.ctypes.data
+    base = stack_bytes(_ERROR_ARGS_BYTES)
     store_i64(base, ffi_abi.ERROR_ARGS_STRUCT_SIZE)
     store_i64(base + ffi_abi.ERROR_ARGS_MESSAGE, message)
     store_i32(base + ffi_abi.ERROR_ARGS_ERRC, errc)
