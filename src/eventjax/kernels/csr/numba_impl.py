@@ -34,16 +34,19 @@ import numpy as np
 
 from eventjax.kernels.common.numba.events import (
     FASTMATH,
+    PREFETCH_MIN_ENTRIES,
+    ROWS_AHEAD,
     binary_row_sum,
     by_direction,
     event_flags,
     float_row_sum,
+    prefetch_entries,
     row_has_event,
     row_plus_entry,
     serial_and_parallel,
     trusted_indptr,
 )
-from eventjax.kernels.common.numba.scatter import event_rows, scatter_kernel, scatter_spans, scatter_spans_threaded
+from eventjax.kernels.common.numba.scatter import event_rows, scatter_kernel, scatter_spans_threaded
 
 __all__ = ['binary_csrmm_kernel', 'binary_csrmv_kernel', 'csrmm_kernel', 'csrmv_kernel', 'trusted_indptr']
 
@@ -135,26 +138,58 @@ def _mv_scatter(data, indices, indptr, v, out, err):
                 out[j] += (data[0] if data.shape[0] == 1 else data[k]) * vi
 
 
-@numba.njit(cache=True, inline='always')
-def _event_scatter(scatter, data, indices, indptr, spikes, out):
-    """The event-driven path: only the rows with an event are visited, by ``scatter`` (of ``numba.scatter``)."""
-    indptr = trusted_indptr(indptr, indices.shape[0])
+@numba.njit(cache=True)
+def _event_rows(spikes, indptr):
+    """The rows with an event and their ``(start, end)`` spans (``indptr`` went through :func:`trusted_indptr`)."""
     rows = np.empty(spikes.shape[0], np.int64)
     count = event_rows(spikes, rows)
     spans = np.empty((count, 2), np.int64)
     for a in range(count):
         spans[a, 0], spans[a, 1] = np.int64(indptr[rows[a]]), np.int64(indptr[rows[a] + 1])
-    scatter(data, indices, indices, spans, count, out, False)  # no permutation: perm is not read
+    return spans, count
 
 
 @numba.njit(cache=True)
 def _binary_mv_scatter(data, indices, indptr, spikes, out, err):
-    _event_scatter(scatter_spans, data, indices, indptr, spikes, out)
+    """The event-driven path on the calling thread: only the rows with an event are visited.
+
+    Written out in one function, not through ``numba.scatter``'s span
+    scatter as the threaded variant is: the serial kernel is what a first
+    call compiles, and each function numba compiles costs a first call a
+    compile of its own. The loops are the span scatter's, so the sums are
+    the same.
+    """
+    nnz = indices.shape[0]
+    indptr = trusted_indptr(indptr, nnz)
+    rows = np.empty(spikes.shape[0], np.int64)
+    count = event_rows(spikes, rows)
+    out[:] = 0
+    n, nd = _U(out.shape[0]), _U(data.shape[0])
+    ahead = nnz >= PREFETCH_MIN_ENTRIES
+    for a in range(count):
+        if ahead and a + ROWS_AHEAD < count:
+            r = rows[a + ROWS_AHEAD]
+            prefetch_entries(indices, indptr[r], indptr[r + 1])
+            if nd != 1:
+                prefetch_entries(data, indptr[r], indptr[r + 1])
+        start, end = _row_range(indptr, rows[a], nnz)
+        if nd == 1:
+            w = data[0]
+            for k in range(start, end):
+                j = _U(np.int64(indices[k]))
+                if j < n:
+                    out[j] += w
+        else:
+            for k in range(start, end):
+                j = _U(np.int64(indices[k]))
+                if j < n:
+                    out[j] += data[k]
 
 
 @numba.njit(cache=True)
 def _binary_mv_scatter_threaded(data, indices, indptr, spikes, out, err):
-    _event_scatter(scatter_spans_threaded, data, indices, indptr, spikes, out)
+    spans, count = _event_rows(spikes, trusted_indptr(indptr, indices.shape[0]))
+    scatter_spans_threaded(data, indices, indices, spans, count, out, False)  # no permutation: perm is not read
 
 
 @numba.njit(cache=True, fastmath=FASTMATH)
