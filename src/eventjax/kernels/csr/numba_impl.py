@@ -46,7 +46,7 @@ from eventjax.kernels.common.numba.events import (
     serial_and_parallel,
     trusted_indptr,
 )
-from eventjax.kernels.common.numba.scatter import event_rows, scatter_kernel, scatter_spans_threaded
+from eventjax.kernels.common.numba.scatter import event_rows, scatter_entries, scatter_kernel, scatter_spans_threaded
 
 __all__ = ['binary_csrmm_kernel', 'binary_csrmv_kernel', 'csrmm_kernel', 'csrmv_kernel', 'trusted_indptr']
 
@@ -156,15 +156,15 @@ def _binary_mv_scatter(data, indices, indptr, spikes, out, err):
     Written out in one function, not through ``numba.scatter``'s span
     scatter as the threaded variant is: the serial kernel is what a first
     call compiles, and each function numba compiles costs a first call a
-    compile of its own. The loops are the span scatter's, so the sums are
-    the same.
+    compile of its own. The loop over a row's entries is the span scatter's
+    (``scatter_entries``), so the sums are the same.
     """
     nnz = indices.shape[0]
     indptr = trusted_indptr(indptr, nnz)
     rows = np.empty(spikes.shape[0], np.int64)
     count = event_rows(spikes, rows)
     out[:] = 0
-    n, nd = _U(out.shape[0]), _U(data.shape[0])
+    nd = data.shape[0]
     ahead = nnz >= PREFETCH_MIN_ENTRIES
     for a in range(count):
         if ahead and a + ROWS_AHEAD < count:
@@ -173,17 +173,7 @@ def _binary_mv_scatter(data, indices, indptr, spikes, out, err):
             if nd != 1:
                 prefetch_entries(data, indptr[r], indptr[r + 1])
         start, end = _row_range(indptr, rows[a], nnz)
-        if nd == 1:
-            w = data[0]
-            for k in range(start, end):
-                j = _U(np.int64(indices[k]))
-                if j < n:
-                    out[j] += w
-        else:
-            for k in range(start, end):
-                j = _U(np.int64(indices[k]))
-                if j < n:
-                    out[j] += data[k]
+        scatter_entries(data, indices, start, end, out)
 
 
 @numba.njit(cache=True)

@@ -42,8 +42,8 @@ from numba.extending import overload
 from eventjax.backends.numba import by_inputs, launch_begin, launch_end, threading_layer
 from eventjax.kernels.common.numba.events import PREFETCH_MIN_ENTRIES, ROWS_AHEAD, prefetch_entries
 
-__all__ = ['SCATTER_PARALLEL_MIN_ENTRIES', 'event_rows', 'packed_rows', 'scatter_kernel', 'scatter_spans',
-           'scatter_spans_threaded']
+__all__ = ['SCATTER_PARALLEL_MIN_ENTRIES', 'event_rows', 'packed_rows', 'scatter_entries', 'scatter_kernel',
+           'scatter_spans', 'scatter_spans_threaded']
 
 _U = np.uint64
 
@@ -120,6 +120,28 @@ def packed_rows(words, m, rows):
 
 
 @numba.njit(cache=True, inline='always')
+def scatter_entries(data, indices, start, end, out):
+    """out[indices[k]] += w(k) over the entries ``k`` in ``[start, end)`` (unsigned bounds within ``indices``).
+
+    ``w(k)`` is ``data[0]`` when ``data`` has one entry, else ``data[k]``; a
+    column outside ``[0, len(out))`` is dropped. Inlined where it is called,
+    so a kernel that calls it compiles no function of its own for it.
+    """
+    n = _U(out.shape[0])
+    if data.shape[0] == 1:
+        w = data[0]
+        for k in range(start, end):
+            j = _U(np.int64(indices[k]))
+            if j < n:
+                out[j] += w
+    else:
+        for k in range(start, end):
+            j = _U(np.int64(indices[k]))
+            if j < n:
+                out[j] += data[k]
+
+
+@numba.njit(cache=True, inline='always')
 def _scatter(data, indices, perm, spans, a0, a1, out, permuted, ahead):
     """out[indices[k]] += w(k) over the entries of spans[a0:a1]; a loop per weight form (a branch per entry: 5x).
 
@@ -141,17 +163,8 @@ def _scatter(data, indices, perm, spans, a0, a1, out, permuted, ahead):
                 prefetch_entries(data, lo, hi)
         start = _U(min(max(np.int64(spans[a, 0]), 0), nnz))
         end = _U(min(max(np.int64(spans[a, 1]), 0), nnz))
-        if nd == 1:
-            w = data[0]
-            for k in range(start, end):
-                j = _U(np.int64(indices[k]))
-                if j < n:
-                    out[j] += w
-        elif not permuted:
-            for k in range(start, end):
-                j = _U(np.int64(indices[k]))
-                if j < n:
-                    out[j] += data[k]
+        if nd == 1 or not permuted:
+            scatter_entries(data, indices, start, end, out)
         else:
             for k in range(start, end):
                 j, p = _U(np.int64(indices[k])), _U(np.int64(perm[k]))
