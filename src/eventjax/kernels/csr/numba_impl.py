@@ -34,13 +34,10 @@ import numpy as np
 
 from eventjax.kernels.common.numba.events import (
     FASTMATH,
-    PREFETCH_MIN_ENTRIES,
-    ROWS_AHEAD,
     binary_row_sum,
     by_direction,
     event_flags,
     float_row_sum,
-    prefetch_entries,
     row_has_event,
     row_plus_entry,
     serial_and_parallel,
@@ -157,21 +154,16 @@ def _binary_mv_scatter(data, indices, indptr, spikes, out, err):
     scatter as the threaded variant is: the serial kernel is what a first
     call compiles, and each function numba compiles costs a first call a
     compile of its own. The loop over a row's entries is the span scatter's
-    (``scatter_entries``), so the sums are the same.
+    (``scatter_entries``), so the sums are the same. ``scatter_kernel`` gives
+    it only matrices that store fewer than ``SCATTER_PARALLEL_MIN_ENTRIES``
+    entries, which fit the last-level cache, so it has no prefetching path.
     """
     nnz = indices.shape[0]
     indptr = trusted_indptr(indptr, nnz)
     rows = np.empty(spikes.shape[0], np.int64)
     count = event_rows(spikes, rows)
     out[:] = 0
-    nd = data.shape[0]
-    ahead = nnz >= PREFETCH_MIN_ENTRIES
     for a in range(count):
-        if ahead and a + ROWS_AHEAD < count:
-            r = rows[a + ROWS_AHEAD]
-            prefetch_entries(indices, indptr[r], indptr[r + 1])
-            if nd != 1:
-                prefetch_entries(data, indptr[r], indptr[r + 1])
         start, end = _row_range(indptr, rows[a], nnz)
         scatter_entries(data, indices, start, end, out)
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from eventjax.backends.numba import by_inputs
 from eventjax.kernels.common.numba.events import (
     FASTMATH,
     PREFETCH_MIN_ENTRIES,
@@ -143,16 +144,21 @@ def _scatter_row(w, indices, i, out):
 
 @numba.njit(cache=True)
 def _binary_mv_scatter(weights, indices, spikes, out, err):
-    """The event-driven path: only the rows with an event are visited (large matrices: the next ones prefetched)."""
-    w, m, k = weights.reshape(weights.size), indices.shape[0], indices.shape[1]
+    """The event-driven path: only the rows with an event are visited."""
+    w = weights.reshape(weights.size)
     out[:] = 0
-    if indices.size < PREFETCH_MIN_ENTRIES:
-        for i in range(m):
-            if spikes[i] > 0:
-                _scatter_row(w, indices, i, out)
-        return
+    for i in range(indices.shape[0]):
+        if spikes[i] > 0:
+            _scatter_row(w, indices, i, out)
+
+
+@numba.njit(cache=True)
+def _binary_mv_scatter_prefetching(weights, indices, spikes, out, err):
+    """The event-driven path past the last-level cache: the rows ``ROWS_AHEAD`` events ahead are prefetched."""
+    w, k = weights.reshape(weights.size), indices.shape[1]
+    out[:] = 0
     flat = indices.reshape(indices.size)
-    rows = event_indices(spikes[:m])
+    rows = event_indices(spikes[:indices.shape[0]])
     for a in range(rows.shape[0]):
         if a + ROWS_AHEAD < rows.shape[0]:
             lo = rows[a + ROWS_AHEAD] * k
@@ -201,6 +207,19 @@ def _binary_mm_scatter(weights, indices, B, out, err):
 
 
 fcnmv_kernel = by_direction('fcnmv', _mv_scatter, _mv_gather, _mv_gather_parallel)
-binary_fcnmv_kernel = by_direction('binary_fcnmv', _binary_mv_scatter, _binary_mv_gather, _binary_mv_gather_parallel)
+_binary_fcnmv_kernel = by_direction('binary_fcnmv', _binary_mv_scatter, _binary_mv_gather, _binary_mv_gather_parallel)
+
+
+def binary_fcnmv_kernel(*, transpose, shape, outs):
+    """The kernel for ``binary_fcnmv``: the prefetching scatter only for a matrix that stores enough entries.
+
+    A first call then compiles the plain scatter alone: the list of event
+    rows and the prefetches are a compile of their own, and a matrix below
+    ``PREFETCH_MIN_ENTRIES`` never uses them.
+    """
+    if transpose:
+        return by_inputs(lambda weights, indices, spikes: _binary_mv_scatter_prefetching
+                         if indices.size >= PREFETCH_MIN_ENTRIES else _binary_mv_scatter)
+    return _binary_fcnmv_kernel(transpose=transpose, shape=shape, outs=outs)
 fcnmm_kernel = by_direction('fcnmm', _mm_scatter, _mm_gather, _mm_gather_parallel)
 binary_fcnmm_kernel = by_direction('binary_fcnmm', _binary_mm_scatter, _binary_mm_gather, _binary_mm_gather_parallel)
