@@ -98,5 +98,7 @@ def test_fcn_scatter_matches_numpy(network, which, homogeneous):
     spikes = _spikes(EVENTS[which], np.random.default_rng(2))
     w = w[:1, :1] if homogeneous else w
     out = np.full(N, np.nan, np.float32)
-    fcn._binary_mv_scatter(w, cols, spikes, out, np.zeros(8, np.uint8))
+    kernel = fcn.binary_fcnmv_kernel(transpose=True, shape=(M, N), outs=()).pick(w, cols, spikes)
+    assert kernel is fcn._binary_mv_scatter_prefetching
+    kernel(w, cols, spikes, out, np.zeros(8, np.uint8))
     np.testing.assert_allclose(out, _reference(cols, w, spikes), rtol=1e-5, atol=1e-4)

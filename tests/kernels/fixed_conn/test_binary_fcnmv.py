@@ -32,7 +32,8 @@ class TestBinaryFcnmv(BinaryFcnSuite):
 
 
 class TestNumbaPrefetchingScatter:
-    """The transposed numba kernel prefetches event rows only for a matrix that stores ``PREFETCH_MIN_ENTRIES``."""
+    """The transposed numba kernel prefetches event rows only for a matrix that stores ``PREFETCH_MIN_ENTRIES``
+    (``tests/kernels/test_numba_large_scatters.py`` checks its results)."""
 
     def test_only_a_matrix_that_stores_enough_entries_gets_the_prefetching_kernel(self):
         pytest.importorskip('numba')
@@ -46,29 +47,3 @@ class TestNumbaPrefetchingScatter:
         large = jax.ShapeDtypeStruct((PREFETCH_MIN_ENTRIES // 4, 4), np.int32)
         assert pick(w, small, s) is numba_impl._binary_mv_scatter
         assert pick(w, large, s) is numba_impl._binary_mv_scatter_prefetching
-
-    @pytest.mark.parametrize('homogeneous', [False, True])
-    def test_the_prefetching_kernel_matches_numpy(self, homogeneous):
-        pytest.importorskip('numba')
-        from eventjax.kernels.common.numba.events import PREFETCH_MIN_ENTRIES, ROWS_AHEAD
-        from eventjax.kernels.fixed_conn import numba_impl
-
-        k, n = 50, 300
-        m = PREFETCH_MIN_ENTRIES // k + 3
-        rng = np.random.default_rng(6)
-        indices = rng.integers(0, n, (m, k), dtype=np.int32)
-        indices[::97, 3] = -4  # dropped: negative
-        indices[1::89, 7] = n + 2  # dropped: past the last column
-        weights = np.full((1, 1), 0.5, np.float32) if homogeneous else rng.standard_normal((m, k), dtype=np.float32)
-        rows = [0, 1, 2 * ROWS_AHEAD + 1, 777, m // 2, m - 2, m - 1]
-        spikes = np.zeros(m, np.bool_)
-        spikes[rows] = True
-        out = np.full(n, np.nan, np.float32)
-        numba_impl._binary_mv_scatter_prefetching(weights, indices, spikes, out, np.zeros(8, np.uint8))
-        want = np.zeros(n)
-        for i in rows:
-            j = indices[i]
-            w = np.broadcast_to(weights.reshape(-1), (m * k,))[i * k:(i + 1) * k].astype(np.float64)
-            ok = (j >= 0) & (j < n)
-            np.add.at(want, j[ok], w[ok])
-        np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)

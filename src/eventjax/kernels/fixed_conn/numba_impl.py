@@ -218,7 +218,7 @@ def binary_fcnmv_kernel(*, transpose, shape, outs):
     ``PREFETCH_MIN_ENTRIES`` never uses them.
     """
     if transpose:
-        return by_inputs(lambda weights, indices, spikes: _binary_mv_scatter_prefetching
+        return by_inputs(lambda weights, indices, *rest: _binary_mv_scatter_prefetching
                          if indices.size >= PREFETCH_MIN_ENTRIES else _binary_mv_scatter)
     return _binary_fcnmv_kernel(transpose=transpose, shape=shape, outs=outs)
 fcnmm_kernel = by_direction('fcnmm', _mm_scatter, _mm_gather, _mm_gather_parallel)
