@@ -207,19 +207,13 @@ def _binary_mm_scatter(weights, indices, B, out, err):
 
 
 fcnmv_kernel = by_direction('fcnmv', _mv_scatter, _mv_gather, _mv_gather_parallel)
-_binary_fcnmv_kernel = by_direction('binary_fcnmv', _binary_mv_scatter, _binary_mv_gather, _binary_mv_gather_parallel)
-
-
-def binary_fcnmv_kernel(*, transpose, shape, outs):
-    """The kernel for ``binary_fcnmv``: the prefetching scatter only for a matrix that stores enough entries.
-
-    A first call then compiles the plain scatter alone: the list of event
-    rows and the prefetches are a compile of their own, and a matrix below
-    ``PREFETCH_MIN_ENTRIES`` never uses them.
-    """
-    if transpose:
-        return by_inputs(lambda weights, indices, *rest: _binary_mv_scatter_prefetching
-                         if indices.size >= PREFETCH_MIN_ENTRIES else _binary_mv_scatter)
-    return _binary_fcnmv_kernel(transpose=transpose, shape=shape, outs=outs)
+# Transposed: the prefetching scatter only for a matrix that stores enough entries to need it, so a first
+# call on a smaller one compiles the plain scatter alone (the event-row list and the prefetches are a
+# compile of their own).
+binary_fcnmv_kernel = by_direction(
+    'binary_fcnmv',
+    by_inputs(lambda weights, indices, *rest: _binary_mv_scatter_prefetching
+              if indices.size >= PREFETCH_MIN_ENTRIES else _binary_mv_scatter),
+    _binary_mv_gather, _binary_mv_gather_parallel)
 fcnmm_kernel = by_direction('fcnmm', _mm_scatter, _mm_gather, _mm_gather_parallel)
 binary_fcnmm_kernel = by_direction('binary_fcnmm', _binary_mm_scatter, _binary_mm_gather, _binary_mm_gather_parallel)

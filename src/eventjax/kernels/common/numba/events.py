@@ -61,7 +61,8 @@ def by_direction(name: str, scatter, gather, gather_parallel):
     """The kernel factory of operator ``name``: ``scatter`` when transposed, else the gather chosen by :func:`by_work`.
 
     A scatter stays serial (rows of the output would collide); the gather's
-    rows are independent.
+    rows are independent. ``scatter`` may be a :func:`by_inputs` pick (of
+    ``eventjax.backends.numba``) where its kernel depends on the inputs.
 
     A matrix too small for any call to reach :data:`PARALLEL_MIN_WORK` (``m *
     n`` entries times batch columns; only repeated indices could exceed it)
