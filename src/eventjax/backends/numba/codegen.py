@@ -9,7 +9,7 @@ numba settings that shape the machine code, so a cache entry only ever serves
 the kernel it was compiled from. A kernel without a fingerprint is compiled
 from a private module and never cached. The handler reads the XLA call frame
 with intrinsics, checks it against what was traced, wraps each
-buffer with ``numba.carray`` and calls the kernel; it touches no Python object
+buffer with ``intrinsics.array_at`` and calls the kernel; it touches no Python object
 (the glue it calls is in ``numba_intrinsics``).
 """
 
@@ -52,7 +52,7 @@ import numba
 import numpy as np
 from eventjax.backends.numba import ffi_abi as A
 from eventjax.backends.numba.intrinsics import (
-    load_i64, load_i32, store_i64, store_i32, as_voidptr, address_of, stack_bytes,
+    load_i64, load_i32, store_i64, store_i32, as_voidptr, address_of, stack_bytes, array_at,
     fail, make_error, launch_begin, launch_end, call_kernel, ERROR_BUFFER_LEN, message_bytes)
 
 kernel = None  # the user's njit kernel, bound before compilation
@@ -97,12 +97,11 @@ _BUFFER = '''\
     if dt != {code} or rk != {rank}:
         return as_voidptr(fail(api, A.ERRC_INVALID_ARGUMENT, {wrong_buffer}))
     d = load_i64(b + A.BUFFER_DIMS)
-    {var} = numba.carray(as_voidptr(load_i64(b + A.BUFFER_DATA)),
-                         ({shape}), np.{dtype})
+    {var} = array_at(load_i64(b + A.BUFFER_DATA), ({shape}), np.{dtype})
 '''
 
 _FOOTER = '''\
-    err = numba.carray(as_voidptr(stack_bytes(ERROR_BUFFER_LEN)), ERROR_BUFFER_LEN, np.uint8)
+    err = array_at(stack_bytes(ERROR_BUFFER_LEN), ERROR_BUFFER_LEN, np.uint8)
     {begin}status = call_kernel(kernel, ({kargs},), err, "{label}")
     {end}if status != 0 and err[0] == 0:
         return as_voidptr(fail(api, A.{errc}, {raised}))

@@ -121,6 +121,29 @@ def stack_bytes(typingctx, nbytes):
 
 
 @intrinsic
+def array_at(typingctx, addr, shape, dtype):
+    """The C-ordered array of ``shape`` and ``dtype`` over the memory at ``addr`` (an int64), owned elsewhere.
+
+    What ``numba.carray`` gives, lowered in place: ``carray`` is an overload
+    that numba compiles once per dtype and rank, one more compile of a
+    handler's first call for each kind of buffer it views.
+    """
+    from numba.core.typing.npydecl import parse_shape
+    from numba.np.arrayobj import np_cfarray
+
+    ndim = parse_shape(shape)
+    if addr != types.int64 or ndim is None or not isinstance(dtype, types.DTypeSpec):
+        raise numba.core.errors.TypingError(f'array_at(addr, shape, dtype): got ({addr}, {shape}, {dtype})')
+    array = types.Array(dtype.dtype, ndim, 'C')
+
+    def codegen(context, builder, sig, args):
+        ptr = builder.inttoptr(args[0], cgutils.voidptr_t)
+        return np_cfarray(context, builder, array(types.voidptr, *sig.args[1:]), (ptr, *args[1:]))
+
+    return array(addr, shape, dtype), codegen
+
+
+@intrinsic
 def call_ptr(typingctx, fn, arg):
     """Call the C function ``void* fn(void*)`` at address ``fn``."""
 

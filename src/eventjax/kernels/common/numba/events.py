@@ -278,9 +278,12 @@ def trusted_indptr(indptr, nnz):
         valid &= indptr[i] <= indptr[i + 1]
     if valid:
         return indptr
-    fixed = np.empty_like(indptr)
-    hi = 0
+    # comparisons, not min/max or empty_like: each of those is a compile of its own on a first call
+    fixed = np.empty(indptr.shape[0], indptr.dtype)
+    hi = np.int64(0)
     for i in range(indptr.shape[0]):
-        hi = max(hi, min(max(np.int64(indptr[i]), 0), nnz))
+        v = np.int64(indptr[i])
+        if v > hi:
+            hi = v if v < nnz else np.int64(nnz)
         fixed[i] = hi
     return fixed
