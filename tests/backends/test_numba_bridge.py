@@ -437,6 +437,46 @@ class TestStackBytes:
             scratch(8)
 
 
+class TestArrayAt:
+    """``array_at``: the handler's view of a buffer, as ``numba.carray`` gives it."""
+
+    @pytest.mark.parametrize('shape', [(), (5,), (2, 3), (2, 1, 3)])
+    @pytest.mark.parametrize('dtype', [np.float32, np.int64, np.bool_, np.uint8])
+    def test_the_view_is_carrays_over_the_same_memory(self, shape, dtype):
+        from eventjax.backends.numba.intrinsics import array_at, as_voidptr
+
+        src = (np.arange(int(np.prod(shape))) % 3).astype(dtype).reshape(shape)
+
+        @numba.njit
+        def views(addr):
+            return array_at(addr, shape, dtype), numba.carray(as_voidptr(addr), shape, dtype)
+
+        ours, theirs = views(src.ctypes.data)
+        assert ours.dtype == theirs.dtype and ours.shape == theirs.shape and ours.strides == theirs.strides
+        np.testing.assert_array_equal(ours, src)
+        assert ours.ctypes.data == src.ctypes.data
+
+    def test_an_integer_shape_is_one_dimension(self):
+        from eventjax.backends.numba.intrinsics import array_at
+
+        @numba.njit
+        def view(addr, n):
+            return array_at(addr, n, np.int32)
+
+        src = np.arange(4, dtype=np.int32)
+        np.testing.assert_array_equal(view(src.ctypes.data, 4), src)
+
+    def test_a_pointer_that_is_not_an_int64_address_is_a_typing_error(self):
+        from eventjax.backends.numba.intrinsics import array_at
+
+        @numba.njit
+        def view(addr):
+            return array_at(addr, 3, np.int32)
+
+        with pytest.raises(numba.core.errors.TypingError, match=r'array_at\(addr, shape, dtype\)'):
+            view(1.5)
+
+
 class TestByInputs:
     def test_the_kernel_is_picked_from_the_inputs_and_only_the_picked_one_runs(self):
         @numba.njit
