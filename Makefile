@@ -89,7 +89,7 @@ bench-models: setup
 
 # eventjax's side of the statistics against NEST's seed spread (the NEST side is stored in examples/*/data):
 # PD14 at full scale (~8 GB) over the stored NEST runs' model time, then Brette's CUBA and COBA over 8 seeds.
-STATS_T_SIM ?= 2000
+STATS_T_SIM ?= 10000
 .PHONY: bench-stats
 bench-stats: setup
 	$(BIN)/python -m pip install -q -e '.[plot]'

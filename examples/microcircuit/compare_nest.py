@@ -1,6 +1,6 @@
 """PD14's statistics on eventjax against NEST's seed spread: KS distances per population and statistic.
 
-``python -m examples.microcircuit.compare_nest --run --scale 1 --t-sim 2000 --plot docs/_static/pd14_statistics.png``
+``python -m examples.microcircuit.compare_nest --run --scale 1 --t-sim 10000 --plot docs/_static/pd14_statistics.png``
 runs eventjax (numba, DC drive, the reference's 500 ms warm-up, then ``--t-sim`` ms) for ``--seed``, computes the
 statistics of ``stats.summarize`` (written to ``data/eventjax_stats_{drive}_seed{S}.npz``), loads NEST's per-seed
 statistics (``data/nest_stats_{drive}_seed*.npz``, made by ``nest_stats``) and every stored eventjax seed of the same
