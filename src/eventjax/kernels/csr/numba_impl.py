@@ -146,6 +146,14 @@ def _event_rows(spikes, indptr):
     return spans, count
 
 
+# The first kernel most programs call (the event product onto the targets) inlines its two
+# helpers: as functions of their own they were two more numba compiles of a fresh process's
+# first call (0.3 and 0.4 s). Only here: inlined into every kernel, a test run that compiles
+# hundreds of kernels spent more typing them again than it saved.
+_trusted_indptr_inlined = numba.njit(inline='always')(trusted_indptr.py_func)
+_event_rows_inlined = numba.njit(inline='always')(event_rows.py_func)
+
+
 @numba.njit(cache=True)
 def _binary_mv_scatter(data, indices, indptr, spikes, out, err):
     """The event-driven path on the calling thread: only the rows with an event are visited.
@@ -159,9 +167,9 @@ def _binary_mv_scatter(data, indices, indptr, spikes, out, err):
     entries, which fit the last-level cache, so it has no prefetching path.
     """
     nnz = indices.shape[0]
-    indptr = trusted_indptr(indptr, nnz)
+    indptr = _trusted_indptr_inlined(indptr, nnz)
     rows = np.empty(spikes.shape[0], np.int64)
-    count = event_rows(spikes, rows)
+    count = _event_rows_inlined(spikes, rows)
     out[:] = 0
     for a in range(count):
         start, end = _row_range(indptr, rows[a], nnz)

@@ -153,10 +153,7 @@ def _by_work(serial, parallel, work, min_work, boundscheck):
     return numba.njit(kernel)
 
 
-# The small helpers every first call meets (the event list, the indptr check) are inlined into
-# the kernels: as functions of their own, each was a numba compile of its own in a fresh process,
-# 0.2-0.6 s apiece on top of the kernel's, while the kernel's own compile grows far less.
-@numba.njit(cache=True, inline='always')
+@numba.njit(cache=True)
 def event_indices(x):
     """The indices of the events of a vector ``x``, in order."""
     idx = np.empty(x.shape[0], np.int64)
@@ -265,7 +262,7 @@ def event_columns(B, i, active):
     return count
 
 
-@numba.njit(cache=True, inline='always')  # inlined, as event_indices is
+@numba.njit(cache=True)
 def trusted_indptr(indptr, nnz):
     """``indptr`` itself when it is valid, else its repair ``cummax(clip(indptr, 0, nnz))`` (a copy).
 

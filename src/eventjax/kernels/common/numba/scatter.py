@@ -69,7 +69,7 @@ def _is_bool_overload(x):
     return lambda x: answer
 
 
-@numba.njit(cache=True, inline='always')  # inlined, as numba.events.event_indices is
+@numba.njit(cache=True)
 def event_rows(x, rows):
     """Write the indices of the events of the vector ``x`` into ``rows`` (length ``len(x)``), in order; return how many.
 
