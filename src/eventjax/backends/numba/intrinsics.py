@@ -128,6 +128,8 @@ def array_at(typingctx, addr, shape, dtype):
     that numba compiles once per dtype and rank, one more compile of a
     handler's first call for each kind of buffer it views.
     """
+    # Imported when a handler is typed, not with this module: a handler loaded from the disk cache
+    # runs without numba's array implementations, and importing them costs that path its speed.
     from numba.core.typing.npydecl import parse_shape
     from numba.np.arrayobj import np_cfarray
 
