@@ -23,21 +23,25 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
+# The tests, then the two stress scenarios of the contract's heart (threads dispatching while the
+# configuration flips, and mixed operators on many threads); test-long runs every scenario.
 test: setup
 	$(BIN)/python -m pytest -n 2 --dist loadfile -q tests benchmarks/tests
-	$(BIN)/python -m stress --mode short
+	$(BIN)/python -m stress --mode short --seconds 12 --only config_flip mixed
 
 test-fast: setup
 	$(BIN)/python -m pytest -n 2 --dist loadfile -q -x tests benchmarks/tests
 
-# The minutes-long variants `make test` leaves out (tests marked `long`), then the differential
-# tests with more draws per operator than the default run's.
+# The minutes-long variants `make test` leaves out (tests marked `long`), the differential
+# tests with more draws per operator than the default run's, then every stress scenario
+# in short mode.
 LONG_DIFF_EXAMPLES ?= 10
 LONG_DIFF_JITC_EXAMPLES ?= 4
 test-long: setup
 	$(BIN)/python -m pytest -n 2 --dist loadfile -q -m long tests benchmarks/tests
 	EVENTJAX_DIFF_EXAMPLES=$(LONG_DIFF_EXAMPLES) EVENTJAX_DIFF_JITC_EXAMPLES=$(LONG_DIFF_JITC_EXAMPLES) \
 		$(BIN)/python -m pytest -n 2 --dist loadfile -q tests/differential
+	$(BIN)/python -m stress --mode short
 
 # The brain-simulation stack on Python 3.12 (brainevent 0.3, brainstate 0.6, brainpy 2.9,
 # braintools 0.4; stack_tests/requirements.txt) in a venv of its own: brainstate's and brainpy's

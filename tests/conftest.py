@@ -35,12 +35,36 @@ LONG_FILES = (
 _TESTS = pathlib.Path(__file__).parent
 
 # Run by `make test-long` alone (CI runs both): every docstring and docs-page example (each compiles
-# kernels of its own), the four-device sharding run in its own process, and numba's second-process
-# handler compile. `make test` keeps a test of every operator, backend and transformation without them.
+# kernels of its own), the four-device sharding run in its own process, numba's second-process handler
+# compiles, and the second of each pair of seconds-long checks in fresh processes or compilers whose
+# first stays in the default run (named beside each). `make test` keeps a test of every operator,
+# backend and transformation without them.
 LONG_RUN_ONLY = (
     'tests/test_docstrings.py::', 'tests/kernels/test_docstrings.py::', 'benchmarks/tests/test_docstrings.py::',
     'tests/test_docs_examples.py::', 'tests/test_multidevice.py::',
-    'tests/backends/test_numba_cache.py::TestAcrossProcesses::test_a_new_process_with_other_captured_values',
+    # test_a_cached_handler_loads_without_numbas_compiler... keeps a cross-process check
+    'tests/backends/test_numba_cache.py::TestAcrossProcesses::',
+    'tests/backends/test_numba_cache.py::TestEditsAcrossProcesses::',
+    # the dc run stays
+    'tests/models/test_microcircuit_distributed.py::test_two_processes_give_the_one_process_spikes[poisson-0.02]',
+    # the launcher's own failure tests (TestSpawn) stay
+    'tests/distributed/test_distributed.py::TestAcrossProcesses::test_a_process_that_dies_ends_the_others_with_an_error',
+    # the plasticity bench's targets and brainevent's agreement on every case stay
+    'benchmarks/tests/test_plasticity.py::test_tiny_run_times_every_row_and_finds_no_copy_in_the_scan',
+    'benchmarks/tests/test_runner.py::test_every_exported_case_builds_a_problem_whose_call_matches_its_dense_baseline',
+    # the table-and-plot run stays
+    'benchmarks/tests/test_cli.py::TestBench::test_bench_plots_one_file_per_family_with_a_placeholder',
+    # a CUDA handler's compile and link without a GPU stays
+    'tests/backends/test_native_bridge.py::TestCudaBuild::test_the_standard_cuda_kernels_compile_for_a_call',
+    'tests/test_brainevent_names.py::TestNativeKernels::test_load_cuda_inline_and_file_build_for_the_gpu',
+    # the numba, jax and warp runs stay
+    'tests/models/test_brette2007.py::test_float64_cuba_gives_nest_s_spike_trains_and_potentials[cpp-',
+    # threads defining kernels in one module stays
+    'tests/backends/test_warp_threads.py::TestConcurrentDefinitionAndBuild::test_a_kernel_defined_while_its_module',
+    # a clear between writing and caching the handler stays
+    'tests/config/test_cache.py::TestClearWhileCompiling::test_clearing_in_a_loop_while_another_process_compiles',
+    # `eventjax info` in-process stays
+    'tests/test_cli.py::TestInfo::test_python_dash_m_eventjax_runs_info',
 )
 
 

@@ -210,7 +210,7 @@ _FACTORY = textwrap.dedent("""
 """)
 
 
-@pytest.mark.long  # four fresh processes; two_runs above keeps a cross-process check in the default run
+@pytest.mark.long  # four fresh processes; the cached-handler test below keeps a cross-process check in the default run
 def test_kernels_of_one_factory_compiled_in_separate_processes_keep_their_own_code_when_loaded_together(tmp_path):
     # numba names compiled code after the function and a per-process counter: once a first process has cached
     # the shared helpers, the next two compile the same sequence and name their kernels alike; without a name
