@@ -34,14 +34,14 @@ LONG_FILES = (
 )
 _TESTS = pathlib.Path(__file__).parent
 
-# Run by `make test-long` alone (CI runs both): every docstring and docs-page example (each compiles
-# kernels of its own), the four-device sharding run in its own process, numba's second-process handler
+# Run by `make test-long` alone (CI runs both): every docstring, docs-page example and README walk-through
+# (each compiles kernels of its own), the four-device sharding run in its own process, numba's second-process handler
 # compiles, and the second of each pair of seconds-long checks in fresh processes or compilers whose
 # first stays in the default run (named beside each). `make test` keeps a test of every operator,
 # backend and transformation without them.
 LONG_RUN_ONLY = (
     'tests/test_docstrings.py::', 'tests/kernels/test_docstrings.py::', 'benchmarks/tests/test_docstrings.py::',
-    'tests/test_docs_examples.py::', 'tests/test_multidevice.py::',
+    'tests/test_docs_examples.py::', 'tests/test_multidevice.py::', 'tests/backends/test_walkthrough.py::',
     # test_a_cached_handler_loads_without_numbas_compiler... keeps a cross-process check
     'tests/backends/test_numba_cache.py::TestAcrossProcesses::',
     'tests/backends/test_numba_cache.py::TestEditsAcrossProcesses::',
