@@ -92,13 +92,16 @@ bench-models: setup
 	$(BIN)/python -m examples.bench_models $(MODELS_ARGS)
 
 # eventjax's side of the statistics against NEST's seed spread (the NEST side is stored in examples/*/data):
-# PD14 at full scale (~8 GB) over the stored NEST runs' model time, then Brette's CUBA and COBA over 8 seeds.
+# PD14 at full scale (~8 GB) over the stored NEST runs' model time with DC, then Poisson drive, then Brette's
+# CUBA and COBA over 8 seeds.
 STATS_T_SIM ?= 10000
 .PHONY: bench-stats
 bench-stats: setup
 	$(BIN)/python -m pip install -q -e '.[plot]'
 	$(BIN)/python -m examples.microcircuit.compare_nest --run --quiet --scale 1 --t-sim $(STATS_T_SIM) \
 		--plot docs/_static/pd14_statistics.png
+	$(BIN)/python -m examples.microcircuit.compare_nest --run --quiet --scale 1 --t-sim $(STATS_T_SIM) \
+		--drive poisson --plot docs/_static/pd14_statistics_poisson.png
 	$(BIN)/python -m examples.brette2007.seed_stats --simulator eventjax --seeds 1-8
 
 # 1 vs 2 processes on localhost at 100,000 neurons, spike exchange timed apart.

@@ -72,6 +72,12 @@ def fmt(x, spec):
 
 
 def table(a, pd14, brette, load):
+    """The Markdown table of the runs made: PD14's rows, then Brette's; a part skipped has no heading."""
+    return '\n\n'.join(part for part in (pd14_table(a, pd14, load) if pd14 else '',
+                                          brette_table(a, brette) if brette else '') if part)
+
+
+def pd14_table(a, pd14, load):
     out = [f'PD14, scale {a.scale:g} (K {a.k_scale if a.k_scale is not None else a.scale:g}), {a.drive} drive, '
            f'{a.t_presim:g} ms warm-up + {a.t_sim:g} ms, {a.threads} threads; load average before: {load}', '',
            '| simulator | synapses | construction (s) | RTF | peak RSS (GB) | rates L23E L23I L4E L4I L5E L5I L6E L6I '
@@ -88,7 +94,11 @@ def table(a, pd14, brette, load):
         out.append(f'| {r["simulator"]}{rel} | {r["synapses"]:,} | {fmt(r["construction_s"], ".1f")} | '
                    f'{fmt(r["rtf"], ".2f")} | {fmt(r["peak_rss_gb"], ".2f")} | '
                    f'{" ".join(f"{x:.2f}" for x in r["rates"])} |')
-    out += ['', f'Brette et al. 2007, {a.brette_t_sim:g} ms (eventjax in float64)', '',
+    return '\n'.join(out)
+
+
+def brette_table(a, brette):
+    out = [f'Brette et al. 2007, {a.brette_t_sim:g} ms (eventjax in float64)', '',
             '| model | simulator | wall per model second (s) | / NEST 1 thread | rates E, I (Hz) |',
             '|---|---|---|---|---|']
     for m in ('cuba', 'coba'):
