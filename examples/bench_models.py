@@ -73,8 +73,12 @@ def fmt(x, spec):
 
 def table(a, pd14, brette, load):
     """The Markdown table of the runs made: PD14's rows, then Brette's; a part skipped has no heading."""
-    return '\n\n'.join(part for part in (pd14_table(a, pd14, load) if pd14 else '',
-                                          brette_table(a, brette) if brette else '') if part)
+    parts = []
+    if pd14:
+        parts.append(pd14_table(a, pd14, load))
+    if brette:
+        parts.append(brette_table(a, brette))
+    return '\n\n'.join(parts)
 
 
 def pd14_table(a, pd14, load):

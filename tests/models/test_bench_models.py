@@ -1,5 +1,7 @@
 """``make bench-models``' table: what was run, and nothing of a part that was skipped."""
 
+import argparse
+
 from examples import bench_models
 
 PD14_ROW = {'simulator': 'eventjax numba', 'synapses': 10, 'construction_s': 1.0, 'rtf': 2.0, 'peak_rss_gb': 0.5,
@@ -10,8 +12,8 @@ CUBA_ROWS = [('cuba', 'NEST, 1 thread', {'s_per_model_s': 1.0, 'rate_e': 4.0, 'r
 
 
 def args():
-    return bench_models.argparse.Namespace(scale=1.0, k_scale=1.0, t_sim=1000.0, t_presim=500.0, drive='dc',
-                                           threads=4, brette_t_sim=1000.0)
+    return argparse.Namespace(scale=1.0, k_scale=1.0, t_sim=1000.0, t_presim=500.0, drive='dc', threads=4,
+                              brette_t_sim=1000.0)
 
 
 def test_a_skipped_part_leaves_no_heading_and_no_empty_table():
