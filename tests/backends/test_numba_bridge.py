@@ -190,12 +190,14 @@ class TestTargetCache:
     # the default run tries a dozen, the long run a hundred.
     @pytest.mark.parametrize('shapes', [12, pytest.param(100, marks=pytest.mark.long)])
     def test_one_target_serves_every_shape(self, shapes):
+        # a closure value of this row's own: with both rows in one process, the second must
+        # not find the first's target
+        factor = 1000.0 + shapes
         before = nb.target_count()
         for n in range(1, shapes + 1):
             x = np.ones(n, np.float32)
-            (y,) = call(fresh_scale_kg, [x], sds((n,), np.float32),
-                        factor=2.0)
-            assert float(y[-1]) == 2.0
+            (y,) = call(fresh_scale_kg, [x], sds((n,), np.float32), factor=factor)
+            assert float(y[-1]) == factor
         assert nb.target_count() - before == 1
 
     def test_different_closure_values_get_different_targets(self):

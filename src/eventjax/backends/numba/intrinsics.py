@@ -146,6 +146,28 @@ def array_at(typingctx, addr, shape, dtype):
 
 
 @intrinsic
+def empty_vector(typingctx, n, dtype):
+    """A new uninitialised 1-D array of ``n`` items of ``dtype``, what ``np.empty(n, dtype)`` gives.
+
+    Lowered in place: ``np.empty`` is an overload that numba compiles once
+    per dtype, one more compile of a kernel's first call (about 0.08 s) for
+    each scratch array it allocates. The array is reference-counted by
+    numba's runtime like any other.
+    """
+    from numba.np.arrayobj import _empty_nd_impl
+
+    if not isinstance(n, types.Integer) or not isinstance(dtype, types.DTypeSpec):
+        raise numba.core.errors.TypingError(f'empty_vector(n, dtype): got ({n}, {dtype})')
+    array = types.Array(dtype.dtype, 1, 'C')
+
+    def codegen(context, builder, sig, args):
+        size = context.cast(builder, args[0], sig.args[0], types.intp)
+        return _empty_nd_impl(context, builder, array, [size])._getvalue()
+
+    return array(n, dtype), codegen
+
+
+@intrinsic
 def call_ptr(typingctx, fn, arg):
     """Call the C function ``void* fn(void*)`` at address ``fn``."""
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from eventjax.backends.numba import empty_vector
 from eventjax.kernels.common.numba.events import (
     FASTMATH,
     binary_row_sum,
@@ -138,7 +139,7 @@ def _mv_scatter(data, indices, indptr, v, out, err):
 @numba.njit(cache=True)
 def _event_rows(spikes, indptr):
     """The rows with an event and their ``(start, end)`` spans (``indptr`` went through :func:`trusted_indptr`)."""
-    rows = np.empty(spikes.shape[0], np.int64)
+    rows = empty_vector(spikes.shape[0], np.int64)
     count = event_rows(spikes, rows)
     spans = np.empty((count, 2), np.int64)
     for a in range(count):
@@ -168,7 +169,7 @@ def _binary_mv_scatter(data, indices, indptr, spikes, out, err):
     """
     nnz = indices.shape[0]
     indptr = _trusted_indptr_inlined(indptr, nnz)
-    rows = np.empty(spikes.shape[0], np.int64)
+    rows = empty_vector(spikes.shape[0], np.int64)
     count = _event_rows_inlined(spikes, rows)
     out[:] = 0
     for a in range(count):

@@ -24,7 +24,7 @@ import functools
 import numba
 import numpy as np
 
-from eventjax.backends.numba import launch_begin, launch_end, prefetch, threading_layer
+from eventjax.backends.numba import empty_vector, launch_begin, launch_end, prefetch, threading_layer
 
 __all__ = ['FASTMATH', 'PARALLEL_MIN_WORK', 'PREFETCH_MIN_ENTRIES', 'ROWS_AHEAD', 'binary_row_sum', 'by_direction',
            'by_work', 'event_columns', 'event_flags', 'event_indices', 'float_row_sum', 'prefetch_entries',
@@ -275,8 +275,8 @@ def trusted_indptr(indptr, nnz):
         valid &= indptr[i] <= indptr[i + 1]
     if valid:
         return indptr
-    # comparisons, not min/max or empty_like: each of those is a compile of its own on a first call
-    fixed = np.empty(indptr.shape[0], indptr.dtype)
+    # comparisons, not min/max or np.empty: each of those is a compile of its own on a first call
+    fixed = empty_vector(indptr.shape[0], indptr.dtype)
     hi = np.int64(0)
     for i in range(indptr.shape[0]):
         v = np.int64(indptr[i])

@@ -37,7 +37,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros
-from numba.extending import overload
+from numba.extending import intrinsic, overload
 
 from eventjax.backends.numba import by_inputs, launch_begin, launch_end, threading_layer
 from eventjax.kernels.common.numba.events import PREFETCH_MIN_ENTRIES, ROWS_AHEAD, prefetch_entries
@@ -69,19 +69,45 @@ def _is_bool_overload(x):
     return lambda x: answer
 
 
+@intrinsic
+def _flag_words(typingctx, x, count):
+    """The first ``8 * count`` bytes of the C-contiguous vector ``x`` as ``count`` 64-bit words (a view).
+
+    What ``x[:8 * count].view(np.uint64)`` gives, lowered in place: numba
+    compiles that slice and view as a function of their own, 0.13 s of a
+    first call.
+    """
+    if not (isinstance(x, numba.types.Array) and x.ndim == 1 and x.layout == 'C'):
+        raise numba.core.errors.TypingError(f'event_rows: the events must be a C-contiguous vector, not {x}')
+    words = numba.types.Array(numba.types.uint64, 1, 'C')
+
+    def codegen(context, builder, sig, args):
+        from numba.np.arrayobj import make_array, populate_array
+
+        source = make_array(sig.args[0])(context, builder, args[0])
+        view = make_array(words)(context, builder)
+        itemsize = context.get_constant(numba.types.intp, 8)
+        populate_array(view, data=builder.bitcast(source.data, view.data.type),
+                       shape=[context.cast(builder, args[1], sig.args[1], numba.types.intp)],
+                       strides=[itemsize], itemsize=itemsize, meminfo=None)
+        return view._getvalue()
+
+    return words(x, count), codegen
+
+
 @numba.njit(cache=True)
 def event_rows(x, rows):
     """Write the indices of the events of the vector ``x`` into ``rows`` (length ``len(x)``), in order; return how many.
 
-    A bool ``x`` is read 64 flags at a time (eight 64-bit words): blocks
-    without an event cost one test.
+    A bool ``x`` (C-contiguous) is read 64 flags at a time (eight 64-bit
+    words): blocks without an event cost one test.
     """
     n = x.shape[0]
     count = 0
     start = 0
     if _is_bool(x):
         blocks = n // 64
-        words = x[:blocks * 64].view(np.uint64)
+        words = _flag_words(x, blocks * 8)
         for q in range(blocks):
             hit = _U(0)
             for r in range(8):
