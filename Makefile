@@ -8,6 +8,11 @@ STAMP  := $(VENV)/.eventjax-installed
 export NUMBA_CACHE_DIR ?= $(HOME)/.cache/eventjax/numba
 export PYTHONUNBUFFERED := 1
 
+# The default run's XLA compiles thousands of small programs: its LLVM backend at -O0 cuts that
+# time by a third (the run 11-21% shorter). Without fast-math those passes don't change what a
+# program computes; test-long runs at XLA's defaults.
+QUICK_XLA := XLA_FLAGS="--xla_backend_optimization_level=0 $$XLA_FLAGS"
+
 STRESS_SECONDS ?= 180
 # The differential scenario of `make stress`: problems drawn at most, and its own time bound.
 DIFF_EXAMPLES ?= 400
@@ -26,11 +31,11 @@ setup: $(STAMP)
 # The tests, then the two stress scenarios of the contract's heart (threads dispatching while the
 # configuration flips, and mixed operators on many threads); test-long runs every scenario.
 test: setup
-	$(BIN)/python -m pytest -n 2 --dist loadfile -q tests benchmarks/tests
+	$(QUICK_XLA) $(BIN)/python -m pytest -n 2 --dist loadfile -q tests benchmarks/tests
 	$(BIN)/python -m stress --mode short --seconds 12 --only config_flip mixed
 
 test-fast: setup
-	$(BIN)/python -m pytest -n 2 --dist loadfile -q -x tests benchmarks/tests
+	$(QUICK_XLA) $(BIN)/python -m pytest -n 2 --dist loadfile -q -x tests benchmarks/tests
 
 # The minutes-long variants `make test` leaves out (tests marked `long`), the differential
 # tests with more draws per operator than the default run's, then every stress scenario
