@@ -7,7 +7,7 @@ The public surface of the backend is this module:
   :func:`numba_kernel_generator` (what ``def_numba_kernel`` registers),
   :func:`by_inputs` (a generator that picks its kernel from the call's inputs);
 - :func:`prefetch`, :func:`launch_begin` / :func:`launch_end`,
-  :func:`empty_vector`, :func:`array_at` (intrinsics the standard kernels use);
+  :func:`empty_vector` (intrinsics the standard kernels use);
 - the thread controls behind ``eventjax.config.set_numba_num_threads``.
 
 Its other modules (``bridge``, ``codegen``, ``intrinsics``, ``keying``,
@@ -34,7 +34,7 @@ from eventjax.backends.bridge import BackendStatus, Bridge
 _PUBLIC = {
     'bounds_checked': 'bridge', 'numba_kernel_generator': 'bridge', 'by_inputs': 'bridge',
     'report_error': 'intrinsics', 'prefetch': 'intrinsics', 'launch_begin': 'intrinsics', 'launch_end': 'intrinsics',
-    'empty_vector': 'intrinsics', 'array_at': 'intrinsics',
+    'empty_vector': 'intrinsics',
     'describe_kernel': 'keying',
     'get_num_threads': 'threads', 'set_num_threads': 'threads', 'requested_num_threads': 'threads',
     'get_parallel': 'threads', 'set_parallel': 'threads', 'threading_layer': 'threads',

@@ -153,6 +153,16 @@ def empty_vector(typingctx, n, dtype):
     per dtype, one more compile of a kernel's first call (about 0.08 s) for
     each scratch array it allocates. The array is reference-counted by
     numba's runtime like any other.
+
+    Example:
+        >>> @numba.njit
+        ... def squares(n):
+        ...     out = empty_vector(n, np.int64)
+        ...     for i in range(n):
+        ...         out[i] = i * i
+        ...     return out
+        >>> squares(4).tolist()
+        [0, 1, 4, 9]
     """
     from numba.np.arrayobj import _empty_nd_impl
 
