@@ -28,7 +28,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from eventjax.backends.numba import prefetch
+from eventjax.backends.numba import empty_vector, prefetch
 from eventjax.kernels.common.numba.events import (
     PREFETCH_MIN_ENTRIES,
     ROWS_AHEAD,
@@ -152,7 +152,7 @@ def _deliver_pipelined(events, data, indices, indptr, delays, t, out, weighted):
 def _event_rows(events, weighted):
     if not weighted:
         return event_indices(events)
-    rows = np.empty(events.shape[0], np.int64)
+    rows = empty_vector(events.shape[0], np.int64)
     count = 0
     for i in range(events.shape[0]):
         if events[i] != 0:
@@ -287,7 +287,7 @@ def _layout_parts_setup(events, offsets, indptr, t, out, weighted, parts):
         rows = _event_rows(events, True)
         count = rows.shape[0]
     else:
-        rows = np.empty(events.shape[0], np.int64)
+        rows = empty_vector(events.shape[0], np.int64)
         count = event_rows(events, rows)
     work = 0
     for a in range(count if parts > 1 else 0):

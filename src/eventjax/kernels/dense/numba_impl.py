@@ -26,7 +26,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from eventjax.backends.numba import prefetch
+from eventjax.backends.numba import empty_vector, prefetch
 from eventjax.kernels.common.numba.events import FASTMATH, by_work, event_indices
 
 __all__ = ['binary_densemm_kernel', 'binary_densemv_kernel']
@@ -50,8 +50,8 @@ def _rows_work(weights, spikes, out):
 @numba.njit(cache=True)
 def _events(spikes):
     """The events of a matrix as (row, column) pairs, row-major."""
-    rows = np.empty(spikes.size, np.int64)
-    cols = np.empty(spikes.size, np.int64)
+    rows = empty_vector(spikes.size, np.int64)
+    cols = empty_vector(spikes.size, np.int64)
     count = 0
     for j in range(spikes.shape[0]):
         for c in range(spikes.shape[1]):

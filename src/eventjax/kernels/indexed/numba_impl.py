@@ -14,6 +14,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from eventjax.backends.numba import empty_vector
 from eventjax.kernels.common.numba.events import FASTMATH, event_columns
 from eventjax.kernels.common.numba.scatter import packed_rows, scatter_kernel, scatter_spans, scatter_spans_threaded
 
@@ -80,7 +81,7 @@ def _scatter_rows_mm(data, indices, indptr, perm, ids, count, B, out, permuted):
     out[:] = 0
     nnz, m, n, nd = np.int64(indices.shape[0]), _U(indptr.shape[0] - 1), _U(out.shape[0]), _U(data.shape[0])
     live = min(max(np.int64(count[0]), 0), ids.shape[0])
-    active = np.empty(B.shape[1], np.int64)
+    active = empty_vector(B.shape[1], np.int64)
     for s in range(live):
         i = _U(np.int64(ids[s]))
         if i >= m:
@@ -147,7 +148,7 @@ def _packed_bounds(indptr, sizes, i, nnz):
 def _packed_scatter_rows(scatter, data, indices, indptr, words, sizes, out):
     """out[indices[e]] += w(e) over the rows of the set bits, by ``scatter``; a word without events costs one test."""
     m, nnz = np.int64(sizes[0]), np.int64(indices.shape[0])
-    rows = np.empty(min(m, words.shape[0] * 32), np.int64)
+    rows = empty_vector(min(m, words.shape[0] * 32), np.int64)
     count = packed_rows(words, m, rows)
     spans = np.empty((count, 2), np.int64)
     for a in range(count):

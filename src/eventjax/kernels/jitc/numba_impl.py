@@ -18,6 +18,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from eventjax.backends.numba import empty_vector
 from eventjax.kernels.common.numba.events import event_columns
 from eventjax.kernels.jitc import generator as gen
 
@@ -137,9 +138,9 @@ def _scatter_kernel(binary, matrix):
     @numba.njit
     def kernel(params, stream, x, out):
         count = 0
-        active = np.empty(0, np.int64)
+        active = empty_vector(0, np.int64)
         if binary and matrix:
-            active = np.empty(x.shape[1], np.int64)
+            active = empty_vector(x.shape[1], np.int64)
         seed, span, law = _open(stream, out)
         if span == 0:
             return

@@ -156,7 +156,7 @@ def _by_work(serial, parallel, work, min_work, boundscheck):
 @numba.njit(cache=True)
 def event_indices(x):
     """The indices of the events of a vector ``x``, in order."""
-    idx = np.empty(x.shape[0], np.int64)
+    idx = empty_vector(x.shape[0], np.int64)
     count = 0
     for i in range(x.shape[0]):
         if x[i] > 0:
@@ -187,7 +187,7 @@ def prefetch_entries(a, lo, hi):
 def event_flags(x):
     """A bool copy of the events of a vector ``x`` with one more entry, ``False``: ``flags[min(j, n)]`` tests ``j``."""
     n = x.shape[0]
-    flags = np.empty(n + 1, np.bool_)
+    flags = empty_vector(n + 1, np.bool_)
     for j in range(n):
         flags[j] = x[j] > 0
     flags[n] = False

@@ -39,7 +39,7 @@ import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.extending import intrinsic, overload
 
-from eventjax.backends.numba import by_inputs, launch_begin, launch_end, threading_layer
+from eventjax.backends.numba import by_inputs, empty_vector, launch_begin, launch_end, threading_layer
 from eventjax.kernels.common.numba.events import PREFETCH_MIN_ENTRIES, ROWS_AHEAD, prefetch_entries
 
 __all__ = ['SCATTER_PARALLEL_MIN_ENTRIES', 'event_rows', 'packed_rows', 'scatter_entries', 'scatter_kernel',
@@ -233,7 +233,7 @@ def _scatter_threads(data, indices, perm, spans, cut, out, copies, permuted, ahe
 @numba.njit(cache=True)
 def _shares(spans, count, total, shares):
     """cut[t]: the first span of share ``t``, so that each share holds about ``total / shares`` entries."""
-    cut = np.empty(shares + 1, np.int64)
+    cut = empty_vector(shares + 1, np.int64)
     cut[0], cut[shares] = 0, count
     seen, t = 0, 1
     for a in range(count):
