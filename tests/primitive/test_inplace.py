@@ -31,6 +31,11 @@ W = np.arange(8, dtype=np.float32)
 ROWS = np.array([1, 3, 3], np.int32)
 
 
+def copies_of_w(compiled):
+    """The compiled program's copies of a weight-sized buffer (XLA's own loops copy scalars)."""
+    return [line for line in compiled.splitlines() if ' copy(' in line and 'f32[8]' in line]
+
+
 class TestCorrectness:
     @pytest.mark.parametrize('backend', BACKENDS)
     def test_eager_result_updates_rows_and_leaves_the_input_unchanged(self, prim, backend):
@@ -82,13 +87,13 @@ class TestLowering:
     def test_donated_update_compiles_without_a_copy(self, prim, backend):
         compiled = jax.jit(lambda w, r: bump(prim, w, r, backend), donate_argnums=0).lower(
             jnp.asarray(W), jnp.asarray(ROWS)).compile().as_text()
-        assert ' copy(' not in compiled
+        assert not copies_of_w(compiled), copies_of_w(compiled)
 
     @pytest.mark.parametrize('backend', CUSTOM_CALL)
     def test_undonated_update_copies_the_input_first(self, prim, backend):
         compiled = jax.jit(lambda w, r: bump(prim, w, r, backend)).lower(
             jnp.asarray(W), jnp.asarray(ROWS)).compile().as_text()
-        assert ' copy(' in compiled
+        assert copies_of_w(compiled)
 
     @pytest.mark.parametrize('backend', ('jax', 'numba'))
     def test_scan_carry_is_updated_without_a_copy_per_step(self, prim, backend):
@@ -98,8 +103,7 @@ class TestLowering:
         rows = jnp.zeros((4, 2), jnp.int32)
         compiled = jax.jit(lambda w: jax.lax.scan(step, w, rows)[0], donate_argnums=0).lower(
             jnp.asarray(W)).compile().as_text()
-        body = [line for line in compiled.splitlines() if ' copy(' in line and 'f32[8]' in line]
-        assert not body, body
+        assert not copies_of_w(compiled), copies_of_w(compiled)
 
 
 class TestChecks:
