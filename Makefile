@@ -11,7 +11,8 @@ export PYTHONUNBUFFERED := 1
 # The default run's XLA compiles thousands of small programs. Its LLVM backend at -O0, with the CPU
 # backend's classic loop emitters instead of its MLIR fusion emitters and in one piece rather than
 # split across threads (each worker has a core), compiles a small program in a quarter of the time.
-# Without fast-math none of them changes what a program computes; test-long runs at XLA's defaults.
+# What a program computes stays the same up to the last bits of a matrix product (its sums run in
+# another order); test-long runs at XLA's defaults.
 QUICK_XLA := XLA_FLAGS="--xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=false \
 	--xla_cpu_parallel_codegen_split_count=1 $$XLA_FLAGS"
 
