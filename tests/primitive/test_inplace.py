@@ -32,8 +32,8 @@ ROWS = np.array([1, 3, 3], np.int32)
 
 
 def copies_of_w(compiled):
-    """The compiled program's copies of a weight-sized buffer (XLA's own loops copy scalars)."""
-    return [line for line in compiled.splitlines() if ' copy(' in line and 'f32[8]' in line]
+    """The compiled program's copies of a buffer the size of ``W`` (XLA's own loops copy scalars)."""
+    return [line for line in compiled.splitlines() if ' copy(' in line and f'f32[{W.size}]' in line]
 
 
 class TestCorrectness:
