@@ -45,8 +45,8 @@ LONG_RUN_ONLY = (
     # test_a_cached_handler_loads_without_numbas_compiler... keeps a cross-process check
     'tests/backends/test_numba_cache.py::TestAcrossProcesses::',
     'tests/backends/test_numba_cache.py::TestEditsAcrossProcesses::',
-    # the dc run stays
-    'tests/models/test_microcircuit_distributed.py::test_two_processes_give_the_one_process_spikes[poisson-0.02]',
+    # the blocks' check against the one-process network and the distributed example's two-process run stay
+    'tests/models/test_microcircuit_distributed.py::test_two_processes_give_the_one_process_spikes[',
     # the launcher's own failure tests (TestSpawn) stay
     'tests/distributed/test_distributed.py::TestAcrossProcesses::test_a_process_that_dies_ends_the_others_with_an_error',
     # the plasticity bench's targets and brainevent's agreement on every case stay
