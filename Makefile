@@ -7,6 +7,10 @@ STAMP  := $(VENV)/.eventjax-installed
 # every checkout (and CI on the same machine) reuses them.
 export NUMBA_CACHE_DIR ?= $(HOME)/.cache/eventjax/numba
 export PYTHONUNBUFFERED := 1
+# Python writes each module's bytecode once, into __pycache__ beside it, where an environment that sets
+# PYTHONDONTWRITEBYTECODE (container images often do) would have every process compile jax's, numba's and
+# the tests' sources again: 3 s of every fresh process's start, and a third of pytest's collection.
+unexport PYTHONDONTWRITEBYTECODE
 
 # The default run's XLA compiles thousands of small programs. Its LLVM backend at -O0, with the CPU
 # backend's classic loop emitters instead of its MLIR fusion emitters, compiles a small program in a
