@@ -36,8 +36,8 @@ _TESTS = pathlib.Path(__file__).parent
 
 # Run by `make test-long` alone (CI runs both): every docstring, docs-page example and README walk-through
 # (each compiles kernels of its own), the four-device sharding run in its own process, numba's second-process handler
-# compiles, and the second of each pair of seconds-long checks in fresh processes or compilers whose
-# first stays in the default run (named beside each). `make test` keeps a test of every operator,
+# compiles, and checks of seconds each (fresh processes, compilers, threads, example runs) beside a check
+# of the same path that stays in the default run (named beside each). `make test` keeps a test of every operator,
 # backend and transformation without them.
 LONG_RUN_ONLY = (
     'tests/test_docstrings.py::', 'tests/kernels/test_docstrings.py::', 'benchmarks/tests/test_docstrings.py::',
