@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -59,4 +60,6 @@ def product(dense, x, transpose):
 
 
 def as_jnp(*arrays):
-    return tuple(jnp.asarray(a) for a in arrays)
+    # device_put moves a NumPy array as jnp.asarray does (same dtype and placement) without compiling a
+    # program for each shape and dtype, thousands of them over the suite
+    return tuple(jax.device_put(a) if isinstance(a, np.ndarray) else jnp.asarray(a) for a in arrays)
