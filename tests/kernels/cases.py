@@ -60,6 +60,6 @@ def product(dense, x, transpose):
 
 
 def as_jnp(*arrays):
-    # device_put moves a NumPy array as jnp.asarray does (same dtype and placement) without compiling a
-    # program for each shape and dtype, thousands of them over the suite
+    # device_put moves a NumPy array as jnp.asarray does (same dtype, weak type and placement), without the
+    # small program jnp.asarray compiles for each new shape and dtype
     return tuple(jax.device_put(a) if isinstance(a, np.ndarray) else jnp.asarray(a) for a in arrays)
