@@ -32,7 +32,6 @@ import dataclasses
 import numba
 import numpy as np
 
-from eventjax.backends.numba import threading_layer
 from examples.microcircuit import network
 
 
@@ -104,40 +103,36 @@ class Draw:
                      self.split_column, self.max_delay)
 
 
-@numba.njit(cache=True, parallel=True)
-def _draw_block_rows(generators, bounds, counts, indptr, first, sizes, pop_of, w_mean, w_sd, d_mean, d_sd, lo, hi,
-                     width, split_column, offsets, weights, kept, first_part, max_delay):
-    """Draw every row as :func:`network._draw_rows` does; keep, per run ``s``, the synapses onto ``[lo, hi)`` in
-    ``offsets[s]`` and ``weights[s]`` (rows in order, each sorted by (column half, delay))."""
-    for s in numba.prange(len(generators)):
-        g = generators[s]
-        r0, r1 = bounds[s], bounds[s + 1]
-        target, weight, steps = network.row_scratch(indptr, r0, r1)
-        out_o, out_w = offsets[s], weights[s]
-        top = 1
-        at = 0
-        for r in range(r0, r1):
-            k, row_top = network.draw_row(g, r, pop_of[r], counts, first, sizes, w_mean, w_sd, d_mean, d_sd, target,
-                                          weight, steps)
-            top = max(top, row_top)
-            keys = row_top + 1
-            start = np.zeros(2 * keys + 1, np.int64)
-            for e in range(k):
-                if lo <= target[e] < hi:
-                    start[(target[e] >= split_column) * keys + steps[e] + 1] += 1
-            for d in range(1, 2 * keys + 1):
-                start[d] += start[d - 1]
-            kept[r] = start[2 * keys]
-            first_part[r] = start[keys]
-            for e in range(k):
-                if lo <= target[e] < hi:
-                    key = (target[e] >= split_column) * keys + steps[e]
-                    q = at + start[key]
-                    start[key] += 1
-                    out_o[q] = steps[e] * width + target[e] - lo
-                    out_w[q] = weight[e]
-            at += kept[r]
-        max_delay[s] = top
+@numba.njit(cache=True, nogil=True)
+def _draw_block_run(g, r0, r1, counts, indptr, first, sizes, pop_of, w_mean, w_sd, d_mean, d_sd, lo, hi, width,
+                    split_column, out_o, out_w, kept, first_part):
+    """Draw rows ``[r0, r1)`` from ``g`` as :func:`network._draw_run` does; keep the synapses onto ``[lo, hi)`` in
+    ``out_o`` and ``out_w`` (rows in order, each sorted by (column half, delay)). Returns the longest delay."""
+    target, weight, steps = network.row_scratch(indptr, r0, r1)
+    top = 1
+    at = 0
+    for r in range(r0, r1):
+        k, row_top = network.draw_row(g, r, pop_of[r], counts, first, sizes, w_mean, w_sd, d_mean, d_sd, target,
+                                      weight, steps)
+        top = max(top, row_top)
+        keys = row_top + 1
+        start = np.zeros(2 * keys + 1, np.int64)
+        for e in range(k):
+            if lo <= target[e] < hi:
+                start[(target[e] >= split_column) * keys + steps[e] + 1] += 1
+        for d in range(1, 2 * keys + 1):
+            start[d] += start[d - 1]
+        kept[r] = start[2 * keys]
+        first_part[r] = start[keys]
+        for e in range(k):
+            if lo <= target[e] < hi:
+                key = (target[e] >= split_column) * keys + steps[e]
+                q = at + start[key]
+                start[key] += 1
+                out_o[q] = steps[e] * width + target[e] - lo
+                out_w[q] = weight[e]
+        at += kept[r]
+    return top
 
 
 def draw_block(derived, seed, lo, hi, width=None, dtype=np.float32, split=True):
@@ -172,9 +167,9 @@ def draw_block(derived, seed, lo, hi, width=None, dtype=np.float32, split=True):
     kept, first_part = np.zeros(n, np.int64), np.zeros(n, np.int64)
     max_delay = np.ones(network.STREAMS, np.int64)
     if pl.nnz:
-        threading_layer()  # before the first parallel kernel fixes numba's layer (see network.build_connectivity)
-        _draw_block_rows(*pl.draw_args(), lo, hi, width, split_column, tuple(offsets), tuple(weights), kept,
-                         first_part, max_delay)
+        laws = pl.row_args()
+        max_delay[:] = network.over_runs(lambda s, g, r0, r1: _draw_block_run(
+            g, r0, r1, *laws, lo, hi, width, split_column, offsets[s], weights[s], kept, first_part), pl)
     if (int(max_delay.max()) + 1) * width >= 2 ** 31:
         raise ValueError(f'draw_block(): a ring of {int(max_delay.max()) + 1} x {width} steps is past 2**31.')
     return Draw(kept, first_part, offsets, weights, pl.bounds, lo, hi, width, split_column, int(max_delay.max()))

@@ -32,12 +32,12 @@ allocated 64-byte aligned, so JAX can take them without a copy.
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 
 import numba
 import numpy as np
 
-from eventjax.backends.numba import threading_layer
 from examples.microcircuit import params as P
 
 STREAMS = 16  # runs of rows with their own generator: the unit of parallel work and of reproducibility
@@ -114,38 +114,49 @@ def row_scratch(indptr, r0, r1):
     return np.empty(longest, np.int64), np.empty(longest, np.float64), np.empty(longest, np.int64)
 
 
-@numba.njit(cache=True, parallel=True)
-def _draw_rows(generators, bounds, counts, indptr, first, sizes, pop_of, w_mean, w_sd, d_mean, d_sd, offsets,
-               weights, max_delay, split_column, splits):
-    """Draw rows ``[bounds[s], bounds[s + 1])`` from ``generators[s]``: ``counts[r, i]`` synapses of row ``r`` onto
-    population ``i`` each; ``splits[r]``: where row ``r``'s synapses onto columns ``>= split_column`` begin."""
+@numba.njit(cache=True, nogil=True)
+def _draw_run(g, r0, r1, counts, indptr, first, sizes, pop_of, w_mean, w_sd, d_mean, d_sd, offsets, weights,
+              split_column, splits):
+    """Draw rows ``[r0, r1)`` from generator ``g``: ``counts[r, i]`` synapses of row ``r`` onto population ``i``
+    each; ``splits[r]``: where row ``r``'s synapses onto columns ``>= split_column`` begin. Returns the run's
+    longest delay (steps)."""
     n = indptr.size - 1
-    for s in numba.prange(len(generators)):
-        g = generators[s]
-        r0, r1 = bounds[s], bounds[s + 1]
-        target, weight, steps = row_scratch(indptr, r0, r1)
-        top = 1
-        for r in range(r0, r1):
-            k, row_top = draw_row(g, r, pop_of[r], counts, first, sizes, w_mean, w_sd, d_mean, d_sd, target, weight,
-                                  steps)
-            # counting sort of the row by (column half, delay), stable, written in place in the final arrays;
-            # the draws do not depend on the order, so a network is the same whatever split_column
-            keys = row_top + 1
-            start = np.zeros(2 * keys + 1, np.int64)
-            for e in range(k):
-                start[(target[e] >= split_column) * keys + steps[e] + 1] += 1
-            for d in range(1, 2 * keys + 1):
-                start[d] += start[d - 1]
-            lo = indptr[r]
-            splits[r] = lo + start[keys]
-            for e in range(k):
-                key = (target[e] >= split_column) * keys + steps[e]
-                at = lo + start[key]
-                start[key] += 1
-                offsets[at] = steps[e] * n + target[e]
-                weights[at] = weight[e]
-            top = max(top, row_top)
-        max_delay[s] = top
+    target, weight, steps = row_scratch(indptr, r0, r1)
+    top = 1
+    for r in range(r0, r1):
+        k, row_top = draw_row(g, r, pop_of[r], counts, first, sizes, w_mean, w_sd, d_mean, d_sd, target, weight,
+                              steps)
+        # counting sort of the row by (column half, delay), stable, written in place in the final arrays;
+        # the draws do not depend on the order, so a network is the same whatever split_column
+        keys = row_top + 1
+        start = np.zeros(2 * keys + 1, np.int64)
+        for e in range(k):
+            start[(target[e] >= split_column) * keys + steps[e] + 1] += 1
+        for d in range(1, 2 * keys + 1):
+            start[d] += start[d - 1]
+        lo = indptr[r]
+        splits[r] = lo + start[keys]
+        for e in range(k):
+            key = (target[e] >= split_column) * keys + steps[e]
+            at = lo + start[key]
+            start[key] += 1
+            offsets[at] = steps[e] * n + target[e]
+            weights[at] = weight[e]
+        top = max(top, row_top)
+    return top
+
+
+def over_runs(draw_run, pl):
+    """``[draw_run(s, generator, r0, r1) for each run s]`` of :class:`Plan` ``pl``, on numba's thread count.
+
+    The runs are serial kernels that release the GIL, so Python threads run them side by side: the
+    parallelism of a ``prange`` over the runs (as many threads as ``numba.get_num_threads()``), at a
+    serial kernel's compile time, half a parallel one's on a fresh install. Each run writes only its
+    own rows.
+    """
+    runs = len(pl.generators)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(runs, numba.get_num_threads()))) as pool:
+        return list(pool.map(lambda s: draw_run(s, pl.generators[s], pl.bounds[s], pl.bounds[s + 1]), range(runs)))
 
 
 def balanced_split_column(derived, lo=0, hi=None):
@@ -182,10 +193,10 @@ class Plan:
     def nnz(self):
         return int(self.indptr[-1])
 
-    def draw_args(self):
-        """The arguments every row-drawing kernel starts with."""
-        return (self.generators, self.bounds, self.counts, self.indptr, self.first[:8], self.sizes, self.pop_of,
-                self.w_mean, self.w_sd, self.d_mean, self.d_sd)
+    def row_args(self):
+        """The arguments every run's kernel takes after its generator and rows: the laws of the rows."""
+        return (self.counts, self.indptr, self.first[:8], self.sizes, self.pop_of, self.w_mean, self.w_sd,
+                self.d_mean, self.d_sd)
 
 
 def plan(derived, seed=55):
@@ -228,12 +239,9 @@ def build_connectivity(derived, seed=55, dtype=np.float32, split=True):
     split_column = balanced_split_column(derived) if split else n
     splits = indptr[1:].copy()
     if nnz:
-        # The process' first parallel kernel fixes numba's threading layer, so the library's choice (TBB where
-        # installed) comes first. Left to numba it was OpenMP, whose threads spin-wait: with a core taken by
-        # another process, each step's delivery then waited a scheduler slice (milliseconds) for its second
-        # thread, where TBB runs that thread's part on the calling one.
-        threading_layer()
-        _draw_rows(*pl.draw_args(), offsets, weights, max_delay, split_column, splits)
+        laws = pl.row_args()
+        max_delay[:] = over_runs(lambda s, g, r0, r1: _draw_run(g, r0, r1, *laws, offsets, weights, split_column,
+                                                                splits), pl)
     if (int(max_delay.max()) + 1) * n >= 2 ** 31:
         raise ValueError(f'build_connectivity(): a ring of {int(max_delay.max()) + 1} x {n} steps is past 2**31.')
     return Connectivity(indptr, offsets, weights, n, int(max_delay.max()), splits, split_column)

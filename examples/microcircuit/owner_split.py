@@ -175,7 +175,11 @@ def check_splits(indptr, offsets, splits, split_column, n):
     indptr, splits = np.asarray(indptr, np.int64), np.asarray(splits, np.int64)
     if splits.shape != (indptr.shape[0] - 1,) or np.any(splits < indptr[:-1]) or np.any(splits > indptr[1:]):
         raise ValueError('check_splits(): each split must lie within its row, [indptr[r], indptr[r + 1]].')
-    threading_layer()  # before the first parallel kernel fixes numba's layer (see network.build_connectivity)
+    # The process' first parallel kernel fixes numba's threading layer, so the library's choice (TBB where
+    # installed) comes first. Left to numba it was OpenMP, whose threads spin-wait: with a core taken by
+    # another process, each step's delivery then waited a scheduler slice (milliseconds) for its second
+    # thread, where TBB runs that thread's part on the calling one.
+    threading_layer()
     if not _parts_hold_their_columns(indptr, np.asarray(offsets), splits, split_column, n):
         raise ValueError(f'check_splits(): a row has a synapse on the wrong side of column {split_column}.')
 

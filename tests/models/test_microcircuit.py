@@ -92,8 +92,9 @@ def layer_of_a_fresh_process(code):
 
 def test_the_network_s_kernels_run_on_the_library_s_threading_layer():
     # numba's own pick (OpenMP here) spin-waits: a delivery on a loaded machine waited milliseconds a step
-    built = layer_of_a_fresh_process('from examples.microcircuit import network, params\n'
-                                     "network.build_connectivity(params.derive(0.01, 0.01, 'dc'))")
+    built = layer_of_a_fresh_process('from examples.microcircuit import network, owner_split, params\n'
+                                     "c = network.build_connectivity(params.derive(0.01, 0.01, 'dc'))\n"
+                                     'owner_split.check_splits(c.indptr, c.offsets, c.splits, c.split_column, c.n)')
     chosen = layer_of_a_fresh_process('from eventjax.backends.numba import threading_layer\nthreading_layer()')
     assert built == chosen
 
