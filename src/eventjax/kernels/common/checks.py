@@ -11,6 +11,7 @@ those of the Semantics page of the docs (``docs/semantics.rst``).
 
 from __future__ import annotations
 
+import functools
 import operator
 
 import jax
@@ -33,6 +34,7 @@ __all__ = [
     'dtype_of',
     'float_result_dtype',
     'is_concrete',
+    'one_program_when_eager',
     'repair_indptr',
     'validate_csr_structure',
     'validate_fcn_indices',
@@ -209,6 +211,32 @@ def is_concrete(*xs) -> bool:
     return not any(isinstance(x, jax.core.Tracer) for x in xs)
 
 
+def one_program_when_eager(*static_argnums: int):
+    """Decorator: a helper of several JAX operations runs as one jitted program when called eagerly.
+
+    Eagerly, each of its operations would compile on every new shape (a first call pays for each)
+    and dispatch on every call; traced (any argument a tracer) it runs as written, so the caller's
+    program is the same as without the decorator. ``static_argnums``: the Python-valued arguments.
+
+    Example:
+        >>> @one_program_when_eager(1)
+        ... def shifted(x, k):
+        ...     return jnp.where(x > k, x - k, 0)
+        >>> shifted(jnp.arange(4), 1)
+        Array([0, 0, 1, 2], dtype=int32)
+    """
+    def decorate(f):
+        jitted = jax.jit(f, static_argnums=static_argnums)
+
+        @functools.wraps(f)
+        def call(*args):
+            return jitted(*args) if is_concrete(*args) else f(*args)
+
+        return call
+
+    return decorate
+
+
 _SKIP = 'validate=False skips this check and drops such entries instead (see the Semantics page).'
 
 
@@ -281,6 +309,11 @@ def repair_indptr(indptr, nnz: int):
     """
     if indptr.shape[0] == 0:
         return indptr
+    return _repaired(indptr, nnz)
+
+
+@one_program_when_eager(1)
+def _repaired(indptr, nnz):
     # XLA:CPU lowers cummax to a reduce-window tree that costs ~0.25 ms per 4,000 rows, more than
     # the event-driven product itself; a valid indptr (the usual case) is only checked, in a few
     # microseconds, and the repair runs only when something is wrong. (cummax, not a parallel

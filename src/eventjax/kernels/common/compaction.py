@@ -15,6 +15,8 @@ from collections.abc import Callable
 import jax
 import jax.numpy as jnp
 
+from eventjax.kernels.common.checks import one_program_when_eager
+
 __all__ = ['CHUNK_SLOTS', 'by_event_chunks', 'by_event_count', 'by_event_pieces', 'capacities', 'compact',
            'event_count_prefix', 'event_mask', 'piece_width']
 
@@ -52,8 +54,13 @@ def compact(mask, cap: int, prefix=None):
         >>> compact(jnp.array([False, True, False, True]), 3)
         Array([1, 3, 4], dtype=int32)
     """
-    n = mask.shape[0]
     prefix = event_count_prefix(mask) if prefix is None else prefix
+    return _compact(mask, cap, prefix)
+
+
+@one_program_when_eager(1)
+def _compact(mask, cap, prefix):
+    n = mask.shape[0]
     # The k-th True entry goes to slot k - 1; the others (and those past cap) are dropped.
     slot = jnp.where(mask, prefix - 1, cap)
     return jnp.full((cap,), n, jnp.int32).at[slot].set(jnp.arange(n, dtype=jnp.int32), mode='drop')
@@ -74,6 +81,11 @@ def event_count_prefix(mask):
         >>> event_count_prefix(jnp.array([True, False, True, True]))
         Array([1, 1, 2, 3], dtype=int32)
     """
+    return _event_count_prefix(mask)
+
+
+@one_program_when_eager()
+def _event_count_prefix(mask):
     if mask.shape[0] >= _EXACT:
         return jax.lax.associative_scan(jnp.add, mask.astype(jnp.int32))
     return jnp.round(_running_sum(mask.astype(jnp.float32))).astype(jnp.int32)

@@ -14,6 +14,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from eventjax.kernels.common.checks import one_program_when_eager
+
 __all__ = ['host_integers', 'narrow_clipped', 'narrow_in_range', 'narrow_step']
 
 
@@ -50,6 +52,11 @@ def _select(x, low: int, high: int, below, above):
     x = jnp.asarray(x)
     if not jnp.issubdtype(x.dtype, jnp.integer):
         return None
+    return _select_array(x, low, high, below, above)
+
+
+@one_program_when_eager(1, 2, 3, 4)
+def _select_array(x, low: int, high: int, below, above):
     if _fits_int32(x.dtype):
         x = x.astype(jnp.int32)
         return jnp.where(x < low, jnp.int32(below), jnp.where(x >= high, jnp.int32(above), x))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from eventjax.kernels.common import accumulation_dtype
-from eventjax.kernels.common.checks import repair_indptr
+from eventjax.kernels.common.checks import one_program_when_eager, repair_indptr
 from eventjax.kernels.common.events import product_kernels, stored_terms
 
 __all__ = ['binary_csrmm_kernel', 'binary_csrmv_kernel', 'csrmm_kernel', 'csrmv_kernel', 'entry_rows', 'kept_entries']
@@ -45,6 +45,11 @@ def kept_entries(indices, indptr, shape):
         >>> kept.tolist()
         [True, False, False]
     """
+    return _kept_entries(indices, indptr, tuple(int(d) for d in shape))
+
+
+@one_program_when_eager(2)  # eager conversions (todense, tocoo) compile one program, not a dozen
+def _kept_entries(indices, indptr, shape):
     return _entries(indices, repair_indptr(indptr, indices.shape[0]), shape)
 
 
