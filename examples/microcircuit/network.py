@@ -38,6 +38,7 @@ import dataclasses
 import numba
 import numpy as np
 
+from eventjax.backends.numba import get_num_threads
 from examples.microcircuit import params as P
 
 STREAMS = 16  # runs of rows with their own generator: the unit of parallel work and of reproducibility
@@ -147,15 +148,16 @@ def _draw_run(g, r0, r1, counts, indptr, first, sizes, pop_of, w_mean, w_sd, d_m
 
 
 def over_runs(draw_run, pl):
-    """``[draw_run(s, generator, r0, r1) for each run s]`` of :class:`Plan` ``pl``, on numba's thread count.
+    """``[draw_run(s, generator, r0, r1) for each run s]`` of :class:`Plan` ``pl``, on the library's thread count.
 
     The runs are serial kernels that release the GIL, so Python threads run them side by side: the
-    parallelism of a ``prange`` over the runs (as many threads as ``numba.get_num_threads()``), at a
-    serial kernel's compile time, half a parallel one's on a fresh install. Each run writes only its
-    own rows.
+    parallelism of a ``prange`` over the runs (as many threads as the library's numba kernels use,
+    ``eventjax.backends.numba.get_num_threads()``), at a serial kernel's compile time, half a parallel
+    one's on a fresh install. Each run writes only its own rows. (``numba.get_num_threads()`` would
+    launch numba's threads on its default layer, before the library picks its own.)
     """
     runs = len(pl.generators)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(runs, numba.get_num_threads()))) as pool:
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(runs, get_num_threads()))) as pool:
         return list(pool.map(lambda s: draw_run(s, pl.generators[s], pl.bounds[s], pl.bounds[s + 1]), range(runs)))
 
 
