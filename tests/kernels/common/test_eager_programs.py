@@ -4,26 +4,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from stress.harness import CompileCount
 
 from eventjax.kernels.common import checks, compaction, narrowing
 from eventjax.kernels.csr import reference
-
-
-class CountPrograms:
-    """How many XLA programs JAX is asked for (compiled or read from a cache) while the block runs."""
-
-    def __enter__(self):
-        self.count = 0
-        self._on = True
-        jax.monitoring.register_event_duration_secs_listener(self._listen)
-        return self
-
-    def _listen(self, name, secs, **kwargs):
-        if self._on and name == '/jax/core/compile/backend_compile_duration':
-            self.count += 1
-
-    def __exit__(self, *exc):
-        self._on = False  # jax keeps its listeners; this one stops counting
 
 
 def _structure(k):
@@ -47,9 +31,9 @@ HELPERS = {
 def test_an_eager_call_on_a_new_shape_asks_for_one_program(name):
     make, call, most = HELPERS[name]
     args = jax.block_until_ready(make(1031))  # a size no other test uses: nothing of it is in JAX's caches
-    with CountPrograms() as programs:
+    with CompileCount() as programs:
         jax.block_until_ready(call(*args))
-    assert 1 <= programs.count <= most
+    assert 1 <= programs.compiles <= most
 
 
 @pytest.mark.parametrize('name', sorted(HELPERS))
