@@ -54,13 +54,13 @@ def compact(mask, cap: int, prefix=None):
         >>> compact(jnp.array([False, True, False, True]), 3)
         Array([1, 3, 4], dtype=int32)
     """
-    prefix = event_count_prefix(mask) if prefix is None else prefix
     return _compact(mask, cap, prefix)
 
 
 @one_program_when_eager(1)
 def _compact(mask, cap, prefix):
     n = mask.shape[0]
+    prefix = event_count_prefix(mask) if prefix is None else prefix
     # The k-th True entry goes to slot k - 1; the others (and those past cap) are dropped.
     slot = jnp.where(mask, prefix - 1, cap)
     return jnp.full((cap,), n, jnp.int32).at[slot].set(jnp.arange(n, dtype=jnp.int32), mode='drop')
