@@ -107,6 +107,28 @@ class TestCache:
         assert 'deleted 1 file(s)' in capsys.readouterr().out
         assert not folder.exists()
 
+    def test_cache_clear_that_cannot_delete_says_so_and_fails(self, capsys, monkeypatch, tmp_path):
+        import numba
+
+        monkeypatch.setattr(numba.config, 'CACHE_DIR', str(tmp_path))
+        monkeypatch.setenv('EVENTJAX_CACHE_DIR', str(tmp_path))
+        kept = tmp_path / 'numba_handlers' / 'h.py'
+        kept.parent.mkdir()
+        kept.write_text('x = 1\n')
+        real = os.unlink
+
+        def denied(path, *args, **kwargs):  # as in a folder of another user, or a read-only mount
+            if str(path) == str(kept):
+                raise PermissionError(13, 'Permission denied', str(path))
+            return real(path, *args, **kwargs)
+
+        monkeypatch.setattr(os, 'unlink', denied)
+        assert cli.main(['cache', '--clear']) == 1
+        captured = capsys.readouterr()
+        assert 'deleted' not in captured.out
+        assert str(kept) in captured.err and 'Permission denied' in captured.err and 'Fix:' in captured.err
+        assert kept.exists()
+
     def test_cache_follows_numba_cache_dir_and_names_numbas_own_folder(self, capsys, monkeypatch, tmp_path):
         import numba
 

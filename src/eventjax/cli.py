@@ -150,7 +150,14 @@ def _cache(args) -> int:
     from eventjax.config import cache
 
     base = numba.config.CACHE_DIR or ''
-    folders = cache.clear_cache(base) if args.clear else cache.cache_folders(base)
+    if args.clear:
+        try:
+            folders = cache.clear_cache(base)
+        except OSError as exc:
+            print(f'eventjax cache: error: {exc}', file=sys.stderr)
+            return 1
+    else:
+        folders = cache.cache_folders(base)
     verb = 'deleted' if args.clear else 'holds'
     for folder in folders:
         print(f'{folder.role}\n  {folder.path}\n  {verb} {folder.files} file(s), {_size(folder.size_bytes)}')
@@ -163,11 +170,14 @@ def _cache(args) -> int:
 def _warm(args) -> int:
     from eventjax.serving.disk_cache import FAMILIES, warm
 
-    backends = [b for item in args.backend or ['numba'] for b in item.split(',') if b]
-    families = [f for f in (args.families or ','.join(FAMILIES)).split(',') if f]
-    unknown = sorted(set(families) - set(FAMILIES))
-    if unknown:
-        print(f'eventjax warm: unknown families {unknown}; choose from {",".join(FAMILIES)} '
+    backends = [b.strip() for item in args.backend or ['numba'] for b in item.split(',') if b.strip()]
+    families = [f.strip() for f in (args.families if args.families is not None else ','.join(FAMILIES)).split(',')
+                if f.strip()]
+    if not backends:
+        print('eventjax warm: --backend names no backend; give one, for example --backend numba', file=sys.stderr)
+        return 2
+    if not families:
+        print(f'eventjax warm: --families names no family; choose from {",".join(FAMILIES)} '
               '(for example --families csr,fcn)', file=sys.stderr)
         return 2
     failed = []
@@ -178,12 +188,14 @@ def _warm(args) -> int:
         if r.error:
             failed.append(r)
 
-    results = warm(backends, families, progress=show)
-    missing = sorted(set(backends) - {r.backend for r in results})
-    if missing:
-        print(f'eventjax warm: no standard operator of {",".join(families)} has the cpu backend(s) {missing}; '
-              'eventjax info lists the backends', file=sys.stderr)
+    try:
+        warm(backends, families, progress=show)
+    except ValueError as exc:  # a bad flag, found before anything compiled
+        print(f'eventjax {exc}', file=sys.stderr)
         return 2
+    except OSError as exc:  # a cache that cannot be written, found before anything compiled
+        print(f'eventjax warm: error: {exc}', file=sys.stderr)
+        return 1
     return 1 if failed else 0
 
 

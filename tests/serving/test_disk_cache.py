@@ -59,3 +59,66 @@ class TestWarm:
         assert 'unknown families' in capsys.readouterr().err
         assert main(['warm', '--backend', 'nope', '--families', 'dense']) == 2
         assert "backend(s) ['nope']" in capsys.readouterr().err
+
+    def test_an_empty_backend_or_family_list_is_refused(self, capsys):
+        assert main(['warm', '--backend', '', '--families', 'dense']) == 2
+        assert '--backend names no backend' in capsys.readouterr().err
+        assert main(['warm', '--backend', ' , ']) == 2
+        assert main(['warm', '--families', '']) == 2
+        assert '--families names no family' in capsys.readouterr().err
+
+    def test_an_unknown_backend_beside_a_known_one_is_refused_before_anything_compiles(self, capsys, monkeypatch):
+        from eventjax.serving import disk_cache
+
+        monkeypatch.setattr(disk_cache, '_problems', _no_compile(disk_cache._problems))
+        assert main(['warm', '--backend', 'jax,bogus', '--families', 'dense']) == 2
+        captured = capsys.readouterr()
+        assert "backend(s) ['bogus']" in captured.err and 'choose from' in captured.err
+        assert captured.out == ''  # no operator was compiled, so none reported
+
+
+def _no_compile(problems):
+    """``_problems`` whose functions fail the test if called (so compiling any of them would)."""
+    def wrapped(family, n, k):
+        def never(*args, **kwargs):
+            raise AssertionError('compiled before the flags were checked')
+        return [(name, never, arrays) for name, _, arrays in problems(family, n, k)]
+    return wrapped
+
+
+_UNWRITABLE = textwrap.dedent('''
+    import os, sys
+    from eventjax.cli import main
+    code = main(['warm', '--families', 'dense'])
+    print('exit', code, sorted(n for n in os.listdir(sys.argv[1]) if n.startswith('eventjax_numba_')))
+''')
+
+
+class TestUnwritableCache:
+    def test_warm_into_a_cache_it_cannot_write_fails_naming_the_folder(self, tmp_path):
+        (tmp_path / 'a_file').write_text('')
+        (tmp_path / 'tmp').mkdir()
+        # A folder below a plain file can be created by no user, root included.
+        env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / 'a_file' / 'numba'), TMPDIR=str(tmp_path / 'tmp'),
+                   EVENTJAX_CACHE_DIR=str(tmp_path / 'ej'))
+        proc = subprocess.run([sys.executable, '-c', _UNWRITABLE, str(tmp_path / 'tmp')], env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert proc.stdout.strip().splitlines()[-1] == 'exit 1 []'
+        assert 'cannot be written' in proc.stderr and str(tmp_path / 'a_file' / 'numba') in proc.stderr
+        assert 'NUMBA_CACHE_DIR' in proc.stderr
+        assert ' s\n' not in proc.stdout  # no compile time printed: nothing was compiled
+
+    def test_a_kernel_compiled_without_a_writable_cache_leaves_no_temporary_folder(self, monkeypatch, tmp_path):
+        import tempfile
+
+        import numba
+
+        from tests.backends.test_numba_cache import run, scale_kg
+
+        (tmp_path / 'a_file').write_text('')
+        (tmp_path / 'tmp').mkdir()
+        monkeypatch.setattr(numba.config, 'CACHE_DIR', str(tmp_path / 'a_file' / 'numba'))
+        monkeypatch.setattr(tempfile, 'tempdir', str(tmp_path / 'tmp'))
+        assert run(scale_kg(17.0)) == [17.0] * 3
+        assert list((tmp_path / 'tmp').iterdir()) == []

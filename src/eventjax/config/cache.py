@@ -17,18 +17,21 @@ source each was built from) in :func:`native_dir`:
 
 Clearing is safe while other processes compile: one whose handler file,
 folder or index vanishes under it compiles that handler again, or without
-the disk cache, so it pays a compile but never fails.
+the disk cache, so it pays a compile but never fails. A file that cannot
+be deleted (a folder of another user, a read-only mount) is an error that
+names it, never a silent success.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
-import shutil
+import tempfile
 
 import attrs
 
-__all__ = ['CacheFolder', 'cache_folders', 'clear_cache', 'handler_dir', 'native_dir']
+__all__ = ['CacheFolder', 'cache_folders', 'check_writable', 'clear_cache', 'handler_dir', 'native_dir']
 
 HANDLERS = 'numba_handlers'
 NATIVE = 'native_kernels'
@@ -116,14 +119,87 @@ def cache_folders(numba_cache_dir: str | None = None) -> list[CacheFolder]:
     return [*folders, _measure('C++ and CUDA kernel libraries', native_dir())]
 
 
+def _vanished(exc: OSError) -> bool:
+    # Another process deleted the entry first, or wrote a new one into a folder being removed:
+    # neither means this process failed to clear what it found.
+    return isinstance(exc, FileNotFoundError) or exc.errno == errno.ENOTEMPTY
+
+
+def _remove(folder: CacheFolder) -> tuple[CacheFolder, list[OSError]]:
+    """Delete ``folder.path``; return what was deleted (files, bytes) and the errors met."""
+    files = size = 0
+    errors: list[OSError] = []
+
+    def record(exc: OSError) -> None:
+        if not _vanished(exc):
+            errors.append(exc)
+
+    for root, dirs, names in os.walk(folder.path, topdown=False, onerror=record):
+        for name in names:
+            path = os.path.join(root, name)
+            try:
+                n = os.lstat(path).st_size
+                os.unlink(path)
+            except OSError as exc:
+                record(exc)
+                continue
+            files, size = files + 1, size + n
+        for name in dirs:
+            path = os.path.join(root, name)
+            try:
+                os.unlink(path) if os.path.islink(path) else os.rmdir(path)
+            except OSError as exc:
+                record(exc)
+    try:
+        os.rmdir(folder.path)
+    except OSError as exc:
+        record(exc)
+    return CacheFolder(folder.role, folder.path, files, size), errors
+
+
 def clear_cache(numba_cache_dir: str | None = None) -> list[CacheFolder]:
-    """Delete the kernel cache folders; return what they held. The next process compiles again.
+    """Delete the kernel cache folders; return what was deleted from each. The next process compiles again.
+
+    Raises:
+        PermissionError: some file or folder could not be deleted (the message names the first, how
+            many, and the fix); whatever could be deleted is gone.
 
     Example:
         >>> clear_cache('/nonexistent')[0].files
         0
     """
-    folders = cache_folders(numba_cache_dir)
-    for folder in folders:
-        shutil.rmtree(folder.path, ignore_errors=True)
-    return folders
+    done, errors = [], []
+    for folder in cache_folders(numba_cache_dir):
+        deleted, failed = _remove(folder)
+        done.append(deleted)
+        errors += failed
+    if errors:
+        first = errors[0]
+        raise PermissionError(
+            f'clear_cache(): could not delete {len(errors)} entr{"y" if len(errors) == 1 else "ies"} of the kernel '
+            f'caches, first {first.filename!r} ({first.strerror or first}); deleted '
+            f'{sum(f.files for f in done)} file(s). Fix: run as the user who owns the folder or make it writable, '
+            'or point NUMBA_CACHE_DIR and EVENTJAX_CACHE_DIR at folders of your own.')
+    return done
+
+
+def check_writable(path: str) -> None:
+    """Create ``path`` if needed and check that a file can be written in it.
+
+    Raises:
+        PermissionError: it cannot be created or written to; the message names it and the fix.
+
+    Example:
+        >>> import tempfile
+        >>> check_writable(tempfile.gettempdir())
+    """
+    try:
+        os.makedirs(path, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=path, prefix='.eventjax-probe-')
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise PermissionError(
+            f'the kernel cache folder {path!r} cannot be written ({exc.strerror or exc}): nothing compiled would '
+            'reach the disk. Fix: point NUMBA_CACHE_DIR (numba handlers) or EVENTJAX_CACHE_DIR (C++/CUDA '
+            'libraries) at a writable folder, or make this one writable.') from exc

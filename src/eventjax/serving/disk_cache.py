@@ -21,6 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from eventjax.config.cache import check_writable, handler_dir, native_dir
 from eventjax.kernels.csr import binary_csrmm, binary_csrmv, csrmm, csrmv
 from eventjax.kernels.dense import binary_densemm, binary_densemv
 from eventjax.kernels.fixed_conn import binary_fcnmm, binary_fcnmv, fcnmm, fcnmv
@@ -90,6 +91,19 @@ def _problems(family: str, n: int, k: int) -> list[tuple[str, Callable, tuple]]:
     return out
 
 
+def _check_cache_folders(backends: Sequence[str]) -> None:
+    """Fail before compiling if a disk cache that ``backends`` fill cannot be written."""
+    if 'numba' in backends:
+        import numba
+
+        base = numba.config.CACHE_DIR or ''
+        check_writable(handler_dir(base))
+        if base:  # numba keeps its index and machine code in a folder of its own there
+            check_writable(base)
+    if 'cpp' in backends:
+        check_writable(native_dir())
+
+
 def warm(backends: Sequence[str] = ('numba',), families: Iterable[str] = FAMILIES,
          progress: Callable[[WarmResult], None] | None = None) -> list[WarmResult]:
     """Compile the standard operators of ``families`` for ``backends`` on the CPU, filling the disk caches.
@@ -103,7 +117,10 @@ def warm(backends: Sequence[str] = ('numba',), families: Iterable[str] = FAMILIE
         One :class:`WarmResult` per (operator, backend), with the seconds its compiles took.
 
     Raises:
-        ValueError: an unknown family.
+        ValueError: an unknown family, or a backend that no operator of ``families`` has (checked
+            before anything compiles).
+        PermissionError: a disk cache the backends fill cannot be written (checked before anything
+            compiles: what is compiled would not reach the disk).
 
     Example:
         >>> rows = warm(backends=('numba',), families=('dense',))  # doctest: +SKIP
@@ -114,11 +131,19 @@ def warm(backends: Sequence[str] = ('numba',), families: Iterable[str] = FAMILIE
         ...
         ValueError: warm: unknown families ['csv']; choose from ['dense', 'csr', 'fcn', 'jitc'], e.g. families=("csr",).
     """
-    families = tuple(families)
+    families, backends = tuple(families), tuple(backends)
     unknown = sorted(set(families) - set(FAMILIES))
-    if unknown:
-        raise ValueError(f'warm: unknown families {unknown}; choose from {list(FAMILIES)}, e.g. families=("csr",).')
+    if unknown or not families:
+        raise ValueError(f'warm: unknown families {unknown or families}; choose from {list(FAMILIES)}, '
+                         'e.g. families=("csr",).')
     registry = get_registry()
+    names = {name for family in families for name, _, _ in _problems(family, *_SIZES[0])}
+    offered = {b for name in names for b in registry[name].available_backends('cpu')}
+    missing = sorted(set(backends) - offered)
+    if missing or not backends:
+        raise ValueError(f'warm: no standard operator of {",".join(families)} has the cpu backend(s) '
+                         f'{missing or list(backends)}; choose from {sorted(offered)} (eventjax info lists them).')
+    _check_cache_folders(backends)
     cpu = jax.devices('cpu')[0]
     results = {}
     with jax.default_device(cpu):

@@ -228,13 +228,16 @@ def _source_dir() -> tuple[str, bool]:
         os.makedirs(path, exist_ok=True)
         return path, True
     except OSError:
-        # Not writable: compile from a private folder, without disk cache.
-        return tempfile.mkdtemp(prefix='eventjax_numba_'), False
+        return '', False
 
 
 def _cached_module(fingerprint: tuple, source: str) -> tuple[pytypes.ModuleType, bool]:
     digest = hashlib.sha256(f'{_environment()!r}\0{fingerprint!r}\0{source}'.encode()).hexdigest()[:32]
     folder, cacheable = _source_dir()
+    if not cacheable:
+        # Not writable: compile in memory, without the disk cache (a temporary folder per handler
+        # would outlive the process in the temp directory).
+        return _private_module(source), False
     modname = f'eventjax_numba_handler_{digest}'
     path = os.path.join(folder, modname + '.py')
     with _import_lock:
