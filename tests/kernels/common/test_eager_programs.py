@@ -62,3 +62,41 @@ def test_the_wrapped_helper_keeps_its_name_and_static_arguments():
     np.testing.assert_array_equal(shifted(jnp.arange(5), 2), [0, 0, 0, 1, 2])
     np.testing.assert_array_equal(shifted(jnp.arange(5), 3), [0, 0, 0, 0, 1])  # a new static value, a new program
     np.testing.assert_array_equal(jax.jit(shifted, static_argnums=1)(jnp.arange(5), 1), [0, 0, 1, 2, 3])
+
+
+class TestBoundedPrograms:
+    def test_a_helper_keeps_the_programs_of_its_last_signatures_only(self):
+        @checks.one_program_when_eager(1, max_programs=3)
+        def shifted(x, k):
+            return jnp.where(x > k, x - k, 0)
+
+        for n in range(1, 8):
+            shifted(np.arange(n, dtype=np.int32), 1)
+        assert shifted.programs() == 3
+        with CompileCount() as programs:
+            shifted(np.arange(7, dtype=np.int32), 1)  # among the last three: kept
+        assert programs.compiles == 0
+        with CompileCount() as programs:
+            shifted(np.arange(1, dtype=np.int32), 1)  # the least recently used: dropped, so compiled again
+        assert programs.compiles == 1
+        assert shifted.programs() == 3
+
+    def test_a_use_makes_a_program_the_most_recent(self):
+        @checks.one_program_when_eager(max_programs=2)
+        def double(x):
+            return 2 * x
+
+        a, b, c = (np.zeros(n, np.float32) for n in (3, 4, 5))
+        double(a), double(b), double(a), double(c)  # b is now the least recently used, and dropped
+        with CompileCount() as programs:
+            double(a)
+        assert programs.compiles == 0
+
+    def test_the_library_helpers_hold_at_most_the_documented_number(self):
+        for n in range(checks.EAGER_PROGRAMS + 3):
+            compaction.event_count_prefix(np.arange(n + 2000) % 3 == 0)
+        assert compaction._event_count_prefix.programs() == checks.EAGER_PROGRAMS
+
+    def test_a_bound_under_one_is_refused(self):
+        with pytest.raises(ValueError, match='max_programs must be at least 1, got 0'):
+            checks.one_program_when_eager(max_programs=0)
