@@ -65,8 +65,8 @@ class EventArray:
     shape = property(lambda self: self.value.shape)
     dtype = property(lambda self: self.value.dtype)
     ndim = property(lambda self: self.value.ndim)
-    # What the binary kernels receive; a subclass with another event rule
-    # (brainevent's ``!= 0`` in eventjax.compat) maps its value here.
+    # What the binary kernels, compact() and bitpack() receive; a subclass with another
+    # event rule (brainevent's ``!= 0`` in eventjax.compat) maps its value here.
     _operand = property(lambda self: self.value)
 
     def __repr__(self) -> str:
@@ -90,11 +90,11 @@ class EventArray:
             >>> ej.EventArray(jnp.array([0., 1., 1.])).compact(2).to_event_array()
             EventArray(Array([False,  True,  True], dtype=bool))
         """
-        return IndexedEvents.from_array(self.value, capacity)
+        return IndexedEvents.from_array(self._operand, capacity)
 
     def compact_bitpack(self, capacity: int | None = None) -> CompactEvents:
         """These events both bit-packed and as an index list (:class:`~eventjax.CompactEvents`)."""
-        return CompactEvents.from_array(self.value, capacity)
+        return CompactEvents.from_array(self._operand, capacity)
 
     def bitpack(self) -> BitPackedEvents:
         """These events packed 32 neurons per uint32 word along the neuron axis (:class:`BitPackedEvents`).
@@ -105,7 +105,7 @@ class EventArray:
             >>> ej.EventArray(jnp.array([True, False, True])).bitpack().words
             Array([5], dtype=uint32)
         """
-        return BitPackedEvents(bitpack(self.value, axis=0), self.shape[0])
+        return BitPackedEvents(bitpack(self._operand, axis=0), self.shape[0])
 
     def __matmul__(self, other):
         if not is_plain_array(other):

@@ -76,7 +76,7 @@ from eventjax.compat.brainevent._errors import (
     UnsupportedArchError,
     UnsupportedOperationError,
 )
-from eventjax.compat.brainevent._events import BinaryArray, EventRepresentation, bitpack
+from eventjax.compat.brainevent._events import BinaryArray, CompactBinary, EventRepresentation, bitpack
 from eventjax.compat.brainevent._kernels import (
     clear_cache,
     get_cache_dir,
@@ -139,6 +139,8 @@ from eventjax.compat.brainevent._operators import (
     jitumm,
     jitumv,
     jitumv_dt2t,
+)
+from eventjax.compat.brainevent._plasticity import (
     update_csc_on_binary_post,
     update_csc_on_binary_pre,
     update_csr_on_binary_post,
@@ -158,7 +160,7 @@ XLACustomKernel, defjvp, general_batching_rule = ej.XLACustomKernel, ej.defjvp, 
 get_registry, get_primitives_by_tags = ej.get_registry, ej.get_primitives_by_tags
 get_all_primitive_names = ej.get_all_primitive_names
 CSRDelayLayout = ej.CSRDelayLayout
-WeightedArray, CompactBinary = ej.GradedEvents, ej.CompactEvents
+WeightedArray = ej.GradedEvents
 # brainevent's name before 0.3: the events, unpacked (the kernels pack them themselves).
 EventArray = BitPackedBinary = BinaryArray
 

@@ -13,6 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import eventjax as ej
+from eventjax.compat.brainevent import _plasticity as plasticity
 from eventjax.compat.brainevent._errors import MathError
 from eventjax.containers.events import is_plain_array
 
@@ -42,6 +43,36 @@ def _options(who: str, backend, buffers, **defaults) -> None:
             raise ValueError(f'{who}: {name}={value!r} has no eventjax counterpart; leave it at {default!r}.')
 
 
+class _CSRUpdates:
+    """``update_on_pre`` / ``update_on_post`` by brainevent's rules: ``!= 0`` events, units, every weight bounded."""
+
+    def _stored_on_pre(self, spikes, trace, w_min, w_max, backend):
+        return self.with_data(plasticity.update_csr_on_binary_pre(
+            self.data, self.indices, self.indptr, spikes, trace, w_min, w_max, shape=self.stored_shape,
+            backend=backend))
+
+    def _stored_on_post(self, trace, spikes, w_min, w_max, backend):
+        rows, col_ptr, pos = self.column_view()
+        return self.with_data(plasticity.update_csr_on_binary_post(
+            self.data, rows, col_ptr, pos, trace, spikes, w_min, w_max, shape=self.stored_shape, backend=backend))
+
+
+class _FixedUpdates:
+    """``update_on_pre`` / ``update_on_post`` by brainevent's rules: ``!= 0`` events, units, every weight bounded."""
+
+    def _stored_on_pre(self, spikes, trace, w_min, w_max, backend):
+        return self.with_data(plasticity.update_fixed_post_conn_on_binary_pre(
+            self.weights, self.indices, spikes, trace, w_min, w_max, shape=self.stored_shape, backend=backend))
+
+    def _stored_on_post(self, trace, spikes, w_min, w_max, backend):
+        rows, col_ptr, pos = self.column_view()
+        weights = self.weights
+        flat = weights.reshape(-1) if weights.ndim == 2 else weights  # a shared weight raises below
+        flat = plasticity.update_csr_on_binary_post(flat, rows, col_ptr, pos, trace, spikes, w_min, w_max,
+                                                    shape=self.stored_shape, backend=backend)
+        return self.with_data(flat.reshape(weights.shape))
+
+
 def _parts(who: str, data, rest: tuple, count: int) -> tuple:
     # brainevent takes both Container((data, indices, ...), shape=...) and Container(data, indices, ..., shape=...).
     if all(r is None for r in rest) and isinstance(data, (tuple, list)) and len(data) == count:
@@ -52,7 +83,7 @@ def _parts(who: str, data, rest: tuple, count: int) -> tuple:
 
 
 @jax.tree_util.register_pytree_node_class
-class CSR(ej.CSR, DataRepresentation):
+class CSR(_CSRUpdates, ej.CSR, DataRepresentation):
     """:class:`eventjax.CSR` built with brainevent's arguments: ``CSR((data, indices, indptr), shape=...)``."""
 
     def __init__(self, data, indices=None, indptr=None, *, shape, backend=None, buffers=None, indptr_dtype='auto',
@@ -64,7 +95,7 @@ class CSR(ej.CSR, DataRepresentation):
 
 
 @jax.tree_util.register_pytree_node_class
-class CSC(ej.CSC, DataRepresentation):
+class CSC(_CSRUpdates, ej.CSC, DataRepresentation):
     """:class:`eventjax.CSC` built with brainevent's arguments: ``CSC((data, indices, indptr), shape=...)``."""
 
     def __init__(self, data, indices=None, indptr=None, *, shape, backend=None, buffers=None, indptr_dtype='auto',
@@ -91,7 +122,7 @@ class TCSR(CSR):
 
 def _fixed(base):
     @jax.tree_util.register_pytree_node_class
-    class Fixed(base, DataRepresentation):
+    class Fixed(_FixedUpdates, base, DataRepresentation):
         __doc__ = (f':class:`eventjax.{base.__name__}` built with brainevent\'s arguments: '
                    f'``{base.__name__}((data, indices), shape=...)``.')
 

@@ -6,6 +6,10 @@ the operators of this module raise the brainevent class, which subclasses the
 eventjax one. The toolchain classes (nvcc, host compiler, headers) exist so
 that ``except`` clauses naming them keep working; eventjax raises them only
 where this module translates an eventjax error into them.
+
+Operands that do not fit (shapes, lengths, ranks) raise :class:`OperandError`:
+a :class:`MathError` (so a ``ValueError``, as eventjax raises) that is also the
+``AssertionError`` brainevent's shape assertions raise.
 """
 
 from __future__ import annotations
@@ -19,8 +23,11 @@ __all__ = [
     'GpuArchDetectionError', 'HeaderNotFoundError', 'HostCompilerIncompatibleError', 'HostCompilerNotFoundError',
     'KernelCompilationError', 'KernelError', 'KernelExecutionError', 'KernelFallbackExhaustedError',
     'KernelLoadError', 'KernelNotAvailableError', 'KernelRegistrationError', 'KernelToolchainError', 'MathError',
-    'NvccNotFoundError', 'UnsupportedArchError', 'UnsupportedOperationError', 'brainevent_errors',
+    'NvccNotFoundError', 'OperandError', 'UnsupportedArchError', 'UnsupportedOperationError', 'brainevent_errors',
 ]
+
+# Where the classes are public: pickle finds them there by reference.
+PUBLIC_MODULE = 'eventjax.compat.brainevent'
 
 
 class BrainEventError(Exception):
@@ -29,6 +36,15 @@ class BrainEventError(Exception):
 
 class MathError(BrainEventError, ValueError):
     """Operands that do not fit the operation (shapes, ranks); also the ``ValueError`` eventjax raises."""
+
+
+class OperandError(MathError, AssertionError):
+    """Operands that do not fit: brainevent asserts (``AssertionError``) where eventjax raises ``ValueError``.
+
+    Example:
+        >>> issubclass(OperandError, (MathError, ValueError, AssertionError))
+        True
+    """
 
 
 class UnsupportedOperationError(BrainEventError, TypeError):
@@ -113,15 +129,19 @@ class BenchmarkDataFnNotProvidedError(BrainEventError):
 
 
 for _cls in [v for v in list(globals().values()) if isinstance(v, type) and issubclass(v, BrainEventError)]:
-    # Tracebacks and reprs name the class as brainevent code knows it.
-    _cls.__module__ = 'brainevent'
+    # brainevent's names live in the package (OperandError, not one of them, stays here).
+    if _cls is not OperandError:
+        _cls.__module__ = PUBLIC_MODULE
 
 
-def brainevent_errors(fn):
+def brainevent_errors(fn, name: str | None = None):
     """``fn`` raising brainevent's classes for eventjax's: a missing backend, a failed compile, bad operands.
 
     Each raised class subclasses the eventjax one it replaces, so callers that
-    catch eventjax's (or the builtin) keep catching it.
+    catch eventjax's (or the builtin) keep catching it. A wrapper of a
+    function defined outside this package is named ``name`` (``fn``'s name
+    by default) in ``eventjax.compat.brainevent``, where it must be published
+    under that name: pickle finds it there, not eventjax's function.
 
     Example:
         >>> @brainevent_errors
@@ -148,6 +168,9 @@ def brainevent_errors(fn):
             # subclasses (UnsupportedDtypeError, ...) keep their own class.
             if type(e) is not ValueError:
                 raise
-            raise MathError(str(e)) from e
+            raise OperandError(str(e)) from e
 
+    if name is not None or not fn.__module__.startswith(PUBLIC_MODULE):
+        wrapper.__name__ = wrapper.__qualname__ = name or fn.__name__
+        wrapper.__module__ = PUBLIC_MODULE
     return wrapper

@@ -5,7 +5,9 @@ values and NaN too). Code moved over from brainevent keeps its numbers
 because everything here maps its operand with :func:`events`, which gives 1
 where brainevent sees an event and 0 elsewhere, and passes gradients through
 unchanged (brainevent differentiates a binary product as the product with the
-event values, and so does eventjax).
+event values, and so does eventjax). A :class:`BinaryArray` hands that map to
+eventjax as its ``_operand``, so its products, ``compact()``,
+``compact_bitpack()``, ``bitpack()`` and a delivery with delays all apply it.
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ import jax.numpy as jnp
 import numpy as np
 
 import eventjax as ej
+from eventjax.compat.brainevent._errors import MathError, brainevent_errors
 
-__all__ = ['BinaryArray', 'EventRepresentation', 'active', 'bitpack', 'events']
+__all__ = ['BinaryArray', 'CompactBinary', 'EventRepresentation', 'active', 'bitpack', 'events']
 
 
 @jax.custom_jvp
@@ -47,7 +50,7 @@ def events(x):
         >>> events(jnp.array([2., -1., 0., 1.]))
         Array([1., 1., 0., 1.], dtype=float32)
     """
-    x = _mantissa(x)
+    x = _mantissa(x.value if isinstance(x, ej.EventArray) else x)
     x = x if isinstance(x, jax.Array) else jnp.asarray(x)
     if x.dtype == jnp.bool_:
         return x
@@ -131,9 +134,20 @@ class BinaryArray(EventRepresentation, ej.EventArray):
         """The transposed events (``axes`` as for ``jnp.transpose``)."""
         return type(self)(jnp.transpose(self.value, axes or None))
 
-    def bitpack(self):
-        """These events packed 32 per uint32 word along the first axis, brainevent's ``!= 0`` rule applied."""
-        return ej.EventArray(active(self.value)).bitpack()
+    def _product(self, other, left: bool):
+        # brainevent refuses a 0-d or 3-d event array with MathError; shapes that do not fit
+        # come as OperandError (its AssertionError, eventjax's ValueError).
+        if self.ndim not in (1, 2):
+            raise MathError(f'BinaryArray @: the events must be 1-D or 2-D, got shape {tuple(self.shape)}.')
+        return ej.EventArray.__matmul__(self, other) if left else ej.EventArray.__rmatmul__(self, other)
+
+    @brainevent_errors
+    def __matmul__(self, other):
+        return self._product(other, left=True)
+
+    @brainevent_errors
+    def __rmatmul__(self, other):
+        return self._product(other, left=False)
 
 
 def bitpack(arr, axis: int = 0):
@@ -145,3 +159,19 @@ def bitpack(arr, axis: int = 0):
         Array([5], dtype=uint32)
     """
     return ej.bitpack(active(arr), axis=axis)
+
+
+@jax.tree_util.register_pytree_node_class
+class CompactBinary(ej.CompactEvents):
+    """:class:`eventjax.CompactEvents` whose ``from_array`` applies brainevent's rule (``!= 0`` is an event).
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> CompactBinary.from_array(jnp.array([-1., 0., 2.])).todense()
+        Array([ True, False,  True], dtype=bool)
+    """
+
+    @classmethod
+    def from_array(cls, spikes, capacity: int | None = None) -> CompactBinary:
+        """Both forms of the events ``spikes != 0`` (``capacity``: of the index list)."""
+        return super().from_array(active(spikes), capacity)

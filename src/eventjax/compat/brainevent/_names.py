@@ -44,7 +44,8 @@ DIFFERS = {
     'WeightedArray': "eventjax.GradedEvents: the same rule (zeros are not events), eventjax's methods",
     'BitPackedBinary': 'holds the events unpacked (eventjax\'s kernels pack them themselves); ``@`` as '
                        'BinaryArray',
-    'CompactBinary': "eventjax.CompactEvents, with eventjax's constructor (``CompactEvents.from_array``)",
+    'CompactBinary': "eventjax.CompactEvents with brainevent's rule in ``from_array(spikes, capacity)`` (eventjax's "
+                     'arguments: no ``bit_width``)',
     'CSRDelayLayout': "eventjax's layout class and its ``build``",
     'update_csc_on_binary_pre': 'one pass over every stored entry (not event-driven)',
     'update_csc_on_binary_post': 'one pass over every stored entry (not event-driven)',
@@ -63,13 +64,17 @@ DIFFERS = {
     'load_cpp_inline': "eventjax's build cache; returns eventjax's module object",
     'load_cpp_file': 'the file\'s source through eventjax.load_cpp_inline',
     'print_diagnostics': "prints eventjax.backends_available()",
-    'config': '``set_lfsr_algorithm`` is recorded but changes no connection; ``prefer_system_nvcc`` and the '
-              'compute-capability settings are not served',
+    'config': '``set_lfsr_algorithm`` and ``set_compute_capability`` are checked and recorded but change no '
+              'connection and no build',
+    'config.set_compute_capability': "checked and recorded (brainevent's spellings); eventjax builds CUDA sources for "
+                                     '``EVENTJAX_CUDA_ARCH``, else the GPU it runs on',
+    'config.prefer_system_nvcc': 'eventjax always takes ``$NVCC``, else the nvcc on the PATH; with ``False``, set '
+                                 '``NVCC`` to the pip nvcc',
     'config.set_lfsr_algorithm': 'recorded and returned by get_lfsr_algorithm; changes no generated connection',
     'config.get_lfsr_algorithm': 'the name last set (``"lfsr88"`` at first)',
     'config.set_numba_parallel': 'sets the numba thread count (``False``: one thread)',
-    'MathError': 'also a ValueError; raised where eventjax raises a plain ValueError (shapes, ranks), where '
-                 'brainevent raises AssertionError for some shape mismatches',
+    'MathError': 'also a ValueError; operands that do not fit (shapes, lengths) raise its subclass that is also '
+                 "an AssertionError, brainevent's class for them",
     'UnsupportedOperationError': 'also a TypeError',
     'KernelNotAvailableError': 'also eventjax.errors.BackendNotFoundError',
     'KernelCompilationError': 'also eventjax.errors.KernelCompilationError',
@@ -113,9 +118,6 @@ NOT_SERVED = {
     'CPPBackend': _CUDA_BUILD, 'HIPBackend': _CUDA_BUILD,
     'PallasLFSR88RNG': _LFSR, 'PallasLFSR113RNG': _LFSR, 'PallasLFSR128RNG': _LFSR, 'PallasLFSRRNG': _LFSR,
     'get_pallas_lfsr_rng_class': _LFSR,
-    'config.prefer_system_nvcc': 'eventjax builds CUDA sources with the nvcc it finds on PATH',
-    'config.set_compute_capability': 'eventjax compiles CUDA sources for the GPU it runs on',
-    'config.get_compute_capability': 'jax.devices()[0].compute_capability on a GPU',
 }
 
 

@@ -24,10 +24,7 @@ __all__ = [
     'csr_apply_on_post', 'csr_apply_on_pre', 'csr_delay_deliver', 'csr_delay_deliver_layout', 'csr_slice_rows',
     'csr_to_coo_index', 'csr_to_csc_index', 'cscmm_dt2t', 'cscmv_dt2t', 'csrmm', 'csrmm_dt2t', 'csrmv',
     'csrmv_dt2t', 'fcnmm', 'fcnmm_dt2t', 'fcnmv', 'fcnmv_dt2t', 'jitn', 'jitnmm', 'jitnmv', 'jitnmv_dt2t', 'jits',
-    'jitsmm', 'jitsmv', 'jitsmv_dt2t', 'jitu', 'jitumm', 'jitumv', 'jitumv_dt2t', 'update_csc_on_binary_post',
-    'update_csc_on_binary_pre', 'update_csr_on_binary_post', 'update_csr_on_binary_pre',
-    'update_dense_on_binary_post', 'update_dense_on_binary_pre', 'update_fixed_post_conn_on_binary_pre',
-    'update_fixed_pre_conn_on_binary_post',
+    'jitsmm', 'jitsmv', 'jitsmv_dt2t', 'jitu', 'jitumm', 'jitumv', 'jitumv_dt2t',
 ]
 
 
@@ -96,10 +93,36 @@ csrmv, csrmm = brainevent_errors(ej.csrmv), brainevent_errors(ej.csrmm)
 csrmv_dt2t, csrmm_dt2t = brainevent_errors(ej.csrmv_dt2t), brainevent_errors(ej.csrmm_dt2t)
 cscmv_dt2t, cscmm_dt2t = brainevent_errors(ej.cscmv_dt2t), brainevent_errors(ej.cscmm_dt2t)
 csr_slice_rows = brainevent_errors(ej.csr_slice_rows)
-csr_delay_deliver = brainevent_errors(ej.csr_delay_deliver)
-csr_delay_deliver_layout = brainevent_errors(ej.csr_delay_deliver_layout)
-update_csr_on_binary_pre = brainevent_errors(ej.csr_on_pre)
-update_csr_on_binary_post = brainevent_errors(ej.csr2csc_on_post)
+
+
+def _delay_events(x, weighted):
+    # Binary delivery counts x != 0 as an event; weighted delivery (and an event array, which
+    # carries its own rule) passes unchanged.
+    if weighted or getattr(x, '_eventjax_container', False):
+        return x
+    return events(x)
+
+
+@brainevent_errors
+def csr_delay_deliver(ring, events, data, indices, indptr, delays, t, *, shape, weighted=None, backend=None):
+    """brainevent's ``csr_delay_deliver``: :func:`eventjax.csr_delay_deliver` with ``events != 0`` as events.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> out = csr_delay_deliver(jnp.zeros((3, 2)), jnp.array([-1., 0.]), jnp.array([1., 2.]), jnp.array([0, 1]),
+        ...                         jnp.array([0, 2, 2]), jnp.array([1, 2]), 0, shape=(2, 2))
+        >>> out[1:].tolist()
+        [[1.0, 0.0], [0.0, 2.0]]
+    """
+    return ej.csr_delay_deliver(ring, _delay_events(events, weighted), data, indices, indptr, delays, t, shape=shape,
+                                weighted=weighted, backend=backend)
+
+
+@brainevent_errors
+def csr_delay_deliver_layout(ring, events, layout, t, *, weighted=None, backend=None):
+    """brainevent's ``csr_delay_deliver_layout``: :func:`eventjax.csr_delay_deliver_layout`, ``!= 0`` events."""
+    return ej.csr_delay_deliver_layout(ring, _delay_events(events, weighted), layout, t, weighted=weighted,
+                                       backend=backend)
 coo2csr, csr_to_coo_index, coo_to_csc_index = ej.coo2csr, ej.csr_to_coo_index, ej.coo_to_csc_index
 
 
@@ -130,41 +153,6 @@ def csr_apply_on_post(rule, edge_state, indices, indptr, post_spike, *, pre_vals
                                 post_vals=post_vals, params=params, shape=shape)
 
 
-def _csc_update(who, weight, indices, indptr, spike, trace, w_min, w_max, shape, spike_on_rows: bool):
-    # A CSC stores columns: entry k sits in row indices[k] of the column whose range holds k.
-    m, n = shape
-    weight = jnp.asarray(weight)
-    if jnp.shape(weight) != jnp.shape(indices):
-        raise MathError(f'{who}: weight must hold one value per stored entry, shape {jnp.shape(indices)}; got '
-                        f'{jnp.shape(weight)}.')
-    cols = jnp.repeat(jnp.arange(n), jnp.diff(jnp.asarray(indptr)), total_repeat_length=jnp.shape(indices)[0])
-    rows = jnp.asarray(indices)
-    fired, other = (rows, cols) if spike_on_rows else (cols, rows)
-    new = weight + jnp.where(active(spike)[fired], jnp.asarray(trace)[other], 0).astype(weight.dtype)
-    return new if w_min is None and w_max is None else jnp.clip(new, w_min, w_max)
-
-
-def update_csc_on_binary_pre(weight, indices, indptr, pre_spike, post_trace, w_min=None, w_max=None, *, shape,
-                             backend=None):
-    """brainevent's ``update_csc_on_binary_pre``: ``w[i, j] += post_trace[j]`` where pre ``i`` fired, on CSC.
-
-    Example:
-        >>> import jax.numpy as jnp
-        >>> update_csc_on_binary_pre(jnp.zeros(2), jnp.array([0, 1]), jnp.array([0, 1, 2]),
-        ...                          jnp.array([True, False]), jnp.array([1., 2.]), shape=(2, 2))
-        Array([1., 0.], dtype=float32)
-    """
-    return _csc_update('update_csc_on_binary_pre()', weight, indices, indptr, pre_spike, post_trace, w_min, w_max,
-                       shape, spike_on_rows=True)
-
-
-def update_csc_on_binary_post(weight, indices, indptr, pre_trace, post_spike, w_min=None, w_max=None, *, shape,
-                              backend=None):
-    """brainevent's ``update_csc_on_binary_post``: ``w[i, j] += pre_trace[i]`` where post ``j`` fired, on CSC."""
-    return _csc_update('update_csc_on_binary_post()', weight, indices, indptr, post_spike, pre_trace, w_min, w_max,
-                       shape, spike_on_rows=False)
-
-
 # -- dense ------------------------------------------------------------------------------------------
 
 def _dense_product(weights, x, *, transpose, backend):
@@ -183,10 +171,6 @@ def binary_densemm(weights, spikes, *, transpose, backend=None, weighted: bool =
     """brainevent's ``binary_densemm``: ``W @ S`` (``transpose``: ``S @ W``) with ``S != 0`` as events."""
     return _product('binary_densemm()', 2, _dense_product, ej.binary_densemm, (weights,), spikes,
                     transpose=transpose, backend=backend, weighted=weighted)
-
-
-update_dense_on_binary_pre = brainevent_errors(ej.dense_on_pre)
-update_dense_on_binary_post = brainevent_errors(ej.dense_on_post)
 
 
 # -- fixed number of connections ----------------------------------------------------------------------
@@ -218,8 +202,6 @@ def fcnmm(weights, indices, matrix, *, shape, transpose: bool = False, backend=N
 
 
 fcnmv_dt2t, fcnmm_dt2t = brainevent_errors(ej.fcnmv_dt2t), brainevent_errors(ej.fcnmm_dt2t)
-update_fixed_post_conn_on_binary_pre = brainevent_errors(ej.fcn_on_pre)
-update_fixed_pre_conn_on_binary_post = brainevent_errors(legacy.update_fixed_pre_conn_on_binary_post)
 
 
 # -- just-in-time connectivity ------------------------------------------------------------------------

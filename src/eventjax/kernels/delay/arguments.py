@@ -33,7 +33,8 @@ def unwrap_events(who: str, events, weighted):
     graded = bool(getattr(events, '_eventjax_graded', False))
     marked = hasattr(events, 'value') and getattr(events, '_eventjax_container', False)
     if marked:
-        events = events.value
+        # Binary events as the products read them: a subclass with another event rule maps them in _operand.
+        events = events.value if graded else getattr(events, '_operand', events.value)
     if weighted is None:
         return events, graded
     if not isinstance(weighted, bool):
