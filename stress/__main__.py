@@ -30,6 +30,7 @@ SCENARIOS = {
     'dynamic_batcher': 0.06,
     'config_cycle': 0.08,
     'eager_vmap': 0.05,
+    'first_use': 0.04,
 }
 # The long mode's order. After the cold changes (``COLD_FIRST``) and the warm-up
 # (``WARM``) come the scenarios that call under the process's initial
@@ -42,7 +43,7 @@ SCENARIOS = {
 # that), so they dirty no key, and the keys its warm-up drafts are still in
 # the configuration table, which ``config_load``'s many states would churn.
 LONG_ORDER = ('mixed', 'batching', 'faults', 'eager_vmap', 'prange', 'dynamic_batcher', 'resources',
-              'config_cycle', 'config_flip', 'config_load', 'cpp_kernel', 'differential')
+              'config_cycle', 'config_flip', 'config_load', 'cpp_kernel', 'first_use', 'differential')
 # The long mode runs these in a process of their own: every problem the
 # differential tester draws has new shapes, so new executables that JAX keeps
 # (up to its caches' entry limits); that growth is its own, reported apart.

@@ -99,3 +99,12 @@ class TestLazyNames:
         old = {*spellings.RENAMED, *spellings.REPLACED}
         assert not old & set(ej.__all__)
         assert set(spellings.RENAMED.values()) <= set(ej.__all__)
+
+
+class TestFirstUseFromThreads:
+    def test_threads_making_a_fresh_process_first_lookups_at_once_all_get_their_objects(self):
+        from stress.first_use import fresh_processes
+
+        # Each import slowed so the threads cross inside them: before the package-level
+        # loading lock, most such processes failed with a _DeadlockError or a half-imported module.
+        assert fresh_processes(3, slow=True, timeout=240) == []

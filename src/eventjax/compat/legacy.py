@@ -1,13 +1,9 @@
-"""brainevent's spellings that eventjax's top level still serves, until the next release.
+"""brainevent's functions that eventjax's top level still serves, until the next release.
 
-- brainevent's operand keywords on four top-level functions
-  (``binary_csrmv(..., v=...)`` where eventjax says ``spikes``;
-  ``fcnmv(..., vector=...)`` for ``v``; ``matrix=`` for ``B``): the
-  functions take them with a ``DeprecationWarning`` naming eventjax's.
-- brainevent's functions with no eventjax function of the same signature
-  (``jitsmv_dt2t`` & co, ``update_fixed_pre_conn_on_binary_post``): the top
-  level serves them with a warning that says how eventjax writes the same
-  (:data:`eventjax.compat.spellings.REPLACED`); here they do not warn.
+These have no eventjax function of the same signature (``jitsmv_dt2t`` & co,
+``update_fixed_pre_conn_on_binary_post``): the top level serves them with a
+warning that says how eventjax writes the same
+(:data:`eventjax.compat.spellings.REPLACED`); here they do not warn.
 
 :mod:`eventjax.compat.brainevent` has all of brainevent's names with its
 signatures.
@@ -15,54 +11,11 @@ signatures.
 
 from __future__ import annotations
 
-import functools
-import warnings
-from collections.abc import Callable
-
 from eventjax.containers.jitc import JITCMatrix
 from eventjax.kernels.common.checks import check_shape
-from eventjax.kernels.csr import binary_csrmv as _binary_csrmv
-from eventjax.kernels.fixed_conn import binary_fcnmm as _binary_fcnmm
-from eventjax.kernels.fixed_conn import fcnmm as _fcnmm
-from eventjax.kernels.fixed_conn import fcnmv as _fcnmv
 from eventjax.kernels.plasticity import fcn_on_pre
 
-__all__ = ['accept_keywords', 'binary_csrmv', 'binary_fcnmm', 'fcnmm', 'fcnmv', 'jitnmv_dt2t', 'jitsmv_dt2t',
-           'jitumv_dt2t', 'update_fixed_pre_conn_on_binary_post']
-
-
-def accept_keywords(fn: Callable, **renamed: str) -> Callable:
-    """``fn`` that also takes each old keyword of ``renamed`` (old name -> eventjax name), with a warning.
-
-    Example:
-        >>> import warnings
-        >>> f = accept_keywords(lambda x, *, scale: x * scale, factor='scale')
-        >>> with warnings.catch_warnings():
-        ...     warnings.simplefilter('ignore', DeprecationWarning)
-        ...     f(2, factor=3)
-        6
-    """
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        for old, new in renamed.items():
-            if old in kwargs:
-                if new in kwargs:
-                    raise TypeError(f'{fn.__name__}(): got both {old}= and {new}=; {old} is another name for '
-                                    f'{new}, pass only {new}=.')
-                warnings.warn(f"eventjax.{fn.__name__}(): {old}= is brainevent's keyword and leaves eventjax's "
-                              f'function in the next release; pass {new}= (or call '
-                              f'eventjax.compat.brainevent.{fn.__name__}, with brainevent\'s signature).',
-                              DeprecationWarning, stacklevel=2)
-                kwargs[new] = kwargs.pop(old)
-        return fn(*args, **kwargs)
-
-    return wrapper
-
-
-binary_csrmv = accept_keywords(_binary_csrmv, v='spikes')
-fcnmv = accept_keywords(_fcnmv, vector='v')
-fcnmm = accept_keywords(_fcnmm, matrix='B')
-binary_fcnmm = accept_keywords(_binary_fcnmm, matrix='B')
+__all__ = ['jitnmv_dt2t', 'jitsmv_dt2t', 'jitumv_dt2t', 'update_fixed_pre_conn_on_binary_post']
 
 
 def _dt2t(weights, prob, y, seed, *, shape, law, transpose, backend):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from eventjax.kernels.common import Operator
+from eventjax.kernels.common.keywords import operand
 from eventjax.kernels.common.operator import ALL_BACKENDS
 from eventjax.kernels.csr import reference
 from eventjax.kernels.csr.arguments import PREPARE, checked_call
@@ -10,7 +11,8 @@ from eventjax.kernels.csr.arguments import PREPARE, checked_call
 __all__ = ['binary_csrmv']
 
 
-def binary_csrmv(data, indices, indptr, spikes, *, shape, transpose=False, backend=None, validate=True):
+def binary_csrmv(data, indices, indptr, spikes=None, *, shape, transpose=False, backend=None, validate=True,
+                 v=None):
     """Multiply a CSR matrix ``A`` (``shape=(m, n)``) by a vector of events.
 
     An entry of ``spikes`` is an event when it is ``True`` or ``> 0``; its
@@ -24,6 +26,7 @@ def binary_csrmv(data, indices, indptr, spikes, *, shape, transpose=False, backe
     Args:
         spikes: length ``n`` (``m`` when ``transpose``), bool or numeric.
         data, indices, indptr, shape, transpose, backend, validate: as in :func:`csrmv`.
+        v: brainevent's name for ``spikes``; warns, and goes in 0.2.0.
 
     Returns:
         Length ``m`` (``n`` when ``transpose``): :func:`csrmv` of the event indicator.
@@ -35,6 +38,7 @@ def binary_csrmv(data, indices, indptr, spikes, *, shape, transpose=False, backe
         >>> ej.binary_csrmv(data, indices, indptr, jnp.array([True, False]), shape=(2, 2), transpose=True)
         Array([1., 2.], dtype=float32)
     """
+    spikes = operand('binary_csrmv', 'spikes', spikes, 'v', v)
     return checked_call(_binary_csrmv, data, indices, indptr, spikes,
                         shape=shape, transpose=transpose, backend=backend, validate=validate)
 

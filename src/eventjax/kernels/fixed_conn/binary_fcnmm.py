@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from eventjax.kernels.common import Operator
+from eventjax.kernels.common.keywords import operand
 from eventjax.kernels.common.operator import ALL_BACKENDS
 from eventjax.kernels.fixed_conn import reference
 from eventjax.kernels.fixed_conn.arguments import checked_call
@@ -10,7 +11,8 @@ from eventjax.kernels.fixed_conn.arguments import checked_call
 __all__ = ['binary_fcnmm']
 
 
-def binary_fcnmm(weights, indices, B, *, shape, transpose=False, backend=None, validate=True):
+def binary_fcnmm(weights, indices, B=None, *, shape, transpose=False, backend=None, validate=True,
+                 matrix=None):
     """Multiply an FCN matrix ``A`` (``shape=(m, n)``) by a matrix of events.
 
     An entry of ``B`` is an event when it is ``True`` or ``> 0``; its value is
@@ -22,6 +24,7 @@ def binary_fcnmm(weights, indices, B, *, shape, transpose=False, backend=None, v
     Args:
         B: ``(n, c)`` events (``(m, c)`` when ``transpose``), bool or numeric.
         weights, indices, shape, transpose, backend, validate: as in :func:`fcnmv`.
+        matrix: brainevent's name for ``B``; warns, and goes in 0.2.0.
 
     Returns:
         ``(m, c)`` (``(n, c)`` when ``transpose``): :func:`fcnmm` of the event indicator.
@@ -35,6 +38,7 @@ def binary_fcnmm(weights, indices, B, *, shape, transpose=False, backend=None, v
                [4., 2.],
                [2., 2.]], dtype=float32)
     """
+    B = operand('binary_fcnmm', 'B', B, 'matrix', matrix)
     return checked_call(_binary_fcnmm, weights, indices, B,
                         shape=shape, transpose=transpose, backend=backend, validate=validate)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from eventjax.kernels.common import Operator
+from eventjax.kernels.common.keywords import operand
 from eventjax.kernels.common.operator import ALL_BACKENDS
 from eventjax.kernels.fixed_conn import reference
 from eventjax.kernels.fixed_conn.arguments import checked_call
@@ -10,7 +11,7 @@ from eventjax.kernels.fixed_conn.arguments import checked_call
 __all__ = ['fcnmm']
 
 
-def fcnmm(weights, indices, B, *, shape, transpose=False, backend=None, validate=True):
+def fcnmm(weights, indices, B=None, *, shape, transpose=False, backend=None, validate=True, matrix=None):
     """Multiply an FCN matrix ``A`` (``shape=(m, n)``, ``k`` connections per row) by a dense matrix.
 
     Row ``i`` of ``A`` has weight ``weights[i, j]`` at column ``indices[i, j]``.
@@ -20,6 +21,7 @@ def fcnmm(weights, indices, B, *, shape, transpose=False, backend=None, validate
     Args:
         B: ``(n, c)`` matrix (``(m, c)`` when ``transpose``); cast to the weights' dtype.
         weights, indices, shape, transpose, backend, validate: as in :func:`fcnmv`.
+        matrix: brainevent's name for ``B``; warns, and goes in 0.2.0.
 
     Returns:
         ``(m, c)`` (``(n, c)`` when ``transpose``) in the weights' dtype.
@@ -32,6 +34,7 @@ def fcnmm(weights, indices, B, *, shape, transpose=False, backend=None, validate
         Array([[2., 2.],
                [2., 2.]], dtype=float32)
     """
+    B = operand('fcnmm', 'B', B, 'matrix', matrix)
     return checked_call(_fcnmm, weights, indices, B,
                         shape=shape, transpose=transpose, backend=backend, validate=validate)
 

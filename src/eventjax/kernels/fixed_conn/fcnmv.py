@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from eventjax.kernels.common import Operator
+from eventjax.kernels.common.keywords import operand
 from eventjax.kernels.common.operator import ALL_BACKENDS
 from eventjax.kernels.fixed_conn import reference
 from eventjax.kernels.fixed_conn.arguments import checked_call
@@ -10,7 +11,7 @@ from eventjax.kernels.fixed_conn.arguments import checked_call
 __all__ = ['fcnmv']
 
 
-def fcnmv(weights, indices, v, *, shape, transpose=False, backend=None, validate=True):
+def fcnmv(weights, indices, v=None, *, shape, transpose=False, backend=None, validate=True, vector=None):
     """Multiply an FCN matrix ``A`` (``shape=(m, n)``, ``k`` connections per row) by a vector.
 
     Row ``i`` of ``A`` has weight ``weights[i, j]`` at column ``indices[i, j]``
@@ -27,6 +28,7 @@ def fcnmv(weights, indices, v, *, shape, transpose=False, backend=None, validate
         backend: per-call backend (``'jax'``, ``'numba'``, ``'warp'``), or None.
         validate: check concrete index structure by value (False skips it for
             trusted structure; bad entries are then dropped).
+        vector: brainevent's name for ``v``; warns, and goes in 0.2.0.
 
     Returns:
         Length ``m`` (``n`` when ``transpose``), in the weights' dtype.
@@ -38,6 +40,7 @@ def fcnmv(weights, indices, v, *, shape, transpose=False, backend=None, validate
         >>> ej.fcnmv(weights, indices, jnp.array([1., 10., 100.]), shape=(2, 3))
         Array([ 21., 430.], dtype=float32)
     """
+    v = operand('fcnmv', 'v', v, 'vector', vector)
     return checked_call(_fcnmv, weights, indices, v,
                         shape=shape, transpose=transpose, backend=backend, validate=validate)
 
