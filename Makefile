@@ -24,7 +24,7 @@ STRESS_SECONDS ?= 180
 DIFF_EXAMPLES ?= 400
 DIFF_SECONDS ?= 900
 
-.PHONY: setup test test-fast test-long test-compat stress bench serve-bench docs demo lint clean warm
+.PHONY: setup test test-fast test-long test-tpu test-compat stress bench serve-bench docs demo lint clean warm
 
 # $(call install,VENV_BIN,ARGS): uv resolves and installs the same releases from the same index as pip,
 # in seconds where pip takes a minute (a fresh venv's setup was most of a minute of `make test`). pip
@@ -60,6 +60,18 @@ test-long: setup
 	EVENTJAX_DIFF_EXAMPLES=$(LONG_DIFF_EXAMPLES) EVENTJAX_DIFF_JITC_EXAMPLES=$(LONG_DIFF_JITC_EXAMPLES) \
 		$(BIN)/python -m pytest -n 2 --dist loadfile -q tests/differential
 	$(BIN)/python -m stress --mode short
+
+# Every operator's TPU lowering (each pallas TPU kernel, each default) compiled for a TPU v5e through
+# libtpu's deviceless compile, which runs Mosaic as on the chip; no TPU needed. libtpu (the tpu-compile
+# extra) goes into a folder beside the venv that only the compiling process puts on its path: installed in
+# the venv, every process's JAX would try to open a TPU. TPU_SWEEP=full compiles more sizes.
+TPU_COMPILE_DIR := $(VENV)/tpu-compile
+TPU_SWEEP ?= quick
+test-tpu: setup
+	@test -d $(TPU_COMPILE_DIR)/libtpu || $(BIN)/python -m pip install -q --no-deps --target $(TPU_COMPILE_DIR) \
+		"$$($(BIN)/python -c "import tomllib; print(*tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['tpu-compile'])")"
+	EVENTJAX_LIBTPU_DIR=$(TPU_COMPILE_DIR) EVENTJAX_TPU_SWEEP=$(TPU_SWEEP) \
+		$(BIN)/python -m pytest -q -m tpu_compile tests/kernels/pallas/test_tpu_compile.py
 
 # The brain-simulation stack on Python 3.12 (brainevent 0.3, brainstate 0.6, brainpy 2.9,
 # braintools 0.4; stack_tests/requirements.txt) in a venv of its own: brainstate's and brainpy's

@@ -222,3 +222,24 @@ def test_registration_after_a_call_reaches_the_next_call():
     assert float(f(x)[0]) == 1.0
     p.def_kernel('a', 'cpu', lambda outs: lambda x: (x + 5,))
     assert float(f(x)[0]) == 5.0
+
+
+class TestLoweringPlatform:
+    def test_per_call_backend_follows_the_platform_lowered_for(self):
+        """A backend the default platform lacks is chosen when compiling for a platform that has it."""
+        prim = ej.XLACustomKernel('lowered_for_tpu_example')
+        prim.def_kernel('a', 'cpu', lambda outs: lambda x: (x + 1,))
+        prim.def_kernel('b', 'tpu', lambda outs: lambda x: (x * 7,))
+        x = jnp.zeros(2)
+        text = jax.jit(lambda x: prim(x, outs=out_like(x), backend='b')).trace(x).lower(
+            lowering_platforms=('tpu',)).as_text()
+        assert 'multiply' in text and 'add' not in text
+
+    def test_per_call_backend_missing_on_the_platform_lowered_for_raises_there(self):
+        """The same call lowered for the cpu, which lacks 'b', names the cpu's backends."""
+        prim = ej.XLACustomKernel('lowered_for_cpu_example')
+        prim.def_kernel('a', 'cpu', lambda outs: lambda x: (x + 1,))
+        prim.def_kernel('b', 'tpu', lambda outs: lambda x: (x * 7,))
+        x = jnp.zeros(2)
+        with pytest.raises(BackendNotFoundError, match="no 'b' kernel for platform 'cpu'.*'a'"):
+            prim(x, outs=out_like(x), backend='b')

@@ -1,9 +1,14 @@
 """Backend resolution: from one snapshot to the kernel each platform will run.
 
-Resolution happens once per call, at bind time. Its result, a
-:class:`Resolved`, travels in the bind parameters, so the lowering rules read
-their choice from their parameters and never from the global state, and the
-choice is part of every cache key JAX builds from those parameters.
+Resolution happens once per call, at bind time, for every platform. Its
+result, a :class:`Resolved`, travels in the bind parameters, so the lowering
+rules read their choice from their parameters and never from the global
+state, and the choice is part of every cache key JAX builds from those
+parameters. Which platform's choice runs is decided by the lowering itself:
+JAX lowers a primitive with the rule of the platform it compiles for, which
+need not be the default device's (``.lower(lowering_platforms=('tpu',))``
+from a CPU host compiles the TPU kernels). A per-call backend the primitive
+lacks on that platform therefore raises when that platform is lowered for.
 """
 
 from __future__ import annotations
@@ -13,12 +18,11 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
-import jax
 
-from eventjax.config import PLATFORMS, ConfigSnapshot, normalize_platform
+from eventjax.config import PLATFORMS, ConfigSnapshot
 from eventjax.errors import BackendNotFoundError
 
-__all__ = ['KernelEntry', 'MissingBackend', 'Resolved', 'default_platform', 'resolve']
+__all__ = ['KernelEntry', 'MissingBackend', 'Resolved', 'resolve']
 
 
 @attrs.frozen(eq=False, repr=False)
@@ -88,24 +92,15 @@ class Resolved:
         return ','.join(f'{p}={c!r}' for p, c in zip(PLATFORMS, self.choices))
 
 
-@functools.cache
-def default_platform() -> str:
-    """The canonical name of JAX's default platform ('cpu', 'gpu' or 'tpu')."""
-    name = jax.default_backend()
-    try:
-        return normalize_platform(name)
-    except ValueError:  # a platform eventjax has no kernels for (e.g. a plugin's)
-        return name
-
-
 @functools.lru_cache(maxsize=4096)
 def resolve(snap: ConfigSnapshot, uid: int, override: tuple, requested: str | None) -> Resolved:
     """Pick each platform's kernel: per-call > thread override > global > primitive default.
 
     A pure function of its arguments (snapshots hash by identity), hence the
     cache: the per-call cost is one dictionary look-up. A global or override
-    backend the primitive lacks is skipped; a per-call one it lacks raises
-    here for the default platform and at lowering time for any other.
+    backend the primitive lacks is skipped; a per-call one it lacks on every
+    platform raises here, and one it lacks on some platform raises when that
+    platform is lowered for (eager calls lower at once, so they raise at once).
     """
     table = snap.primitives[uid]
     overrides = dict(override)
@@ -128,14 +123,11 @@ def resolve(snap: ConfigSnapshot, uid: int, override: tuple, requested: str | No
             choices.append(None)
     resolved = Resolved(tuple(choices), tuple(available), table.name)
     if requested is not None:
-        here = resolved.choice(default_platform()) if default_platform() in PLATFORMS else None
-        if isinstance(here, MissingBackend):
-            raise here.error()
         if not any(requested in names for names in available):
             raise BackendNotFoundError(
                 f'primitive {table.name!r} has no {requested!r} kernel on any platform; '
                 f'its backends are '
-                + '; '.join(f'{p}: {", ".join(n) or "none"}' for p, n in zip(PLATFORMS, available))
+                + '; '.join(f'{p!r}: {", ".join(map(repr, n)) or "none"}' for p, n in zip(PLATFORMS, available))
                 + '. Pass one of those as backend=, or omit backend=.'
             )
     return resolved

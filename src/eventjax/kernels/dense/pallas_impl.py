@@ -18,11 +18,15 @@ that are multiples of the tile pass through untouched.
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 from jax import lax
 from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
 
+from eventjax.kernels.common.compaction import event_mask
 from eventjax.kernels.common.events import accumulation_dtype, event_indicator
 from eventjax.kernels.common.pallas.rows import triton_params
 
@@ -34,7 +38,6 @@ __all__ = ['binary_densemm_kernel', 'binary_densemm_tpu_kernel', 'binary_densemv
 # tile holds tile x event-columns values).
 _TILE = (16, 16)
 _MAX_COLS = 16
-_TPU_TILE = (8, 128)
 
 
 def _next_pow2(n: int) -> int:
@@ -109,10 +112,214 @@ def binary_densemv_kernel(*, transpose, outs):
     return _dense_call(transpose=transpose, out=outs[0], compiler_params=triton_params())
 
 
-def binary_densemv_tpu_kernel(*, transpose, outs):
-    """The same for tpu (Mosaic): tiles of (8, 128), the TPU's native vector tile."""
-    return _dense_call(transpose=transpose, out=outs[0], tile=_TPU_TILE)
-
-
 binary_densemm_kernel = binary_densemv_kernel
+
+
+# -- TPU (Mosaic) ------------------------------------------------------------
+#
+# ``s @ W`` fetches only the rows of ``W`` that hold an event: ``W`` stays in
+# HBM and the kernel walks the events (as bit words in SMEM, 32 event columns
+# to a word), starting the DMA of each event row before it adds the one
+# fetched before, so one row's transfer overlaps the previous row's sum. A
+# row is added to the sum of each of its event columns (a select, never a
+# product with the 0/1 events). ``W @ s`` reads ``W`` in blocks of
+# (_TPU_ROWS, _TPU_COLS) that need no padding: the edge blocks' cells past
+# the matrix are masked. A vector of events selects and sums along lanes; a
+# matrix of events goes through the MXU as a product of the finite weights
+# with the 0/1 events, exact where all weights are finite; a block with a NaN
+# or an infinity also counts, per output, the NaN, +inf and -inf weights the
+# events select (exact 0/1 products) and gives what their sum is.
+
+_TPU_ROWS, _TPU_COLS = 256, 512
+_WORD = 32
+
+
+def _tpu_interpret(interpret):
+    """Pallas's TPU interpreter (TPU memory spaces, DMAs, semaphores) for ``interpret=True``."""
+    return pltpu.InterpretParams() if interpret is True else interpret
+
+
+def _event_words(events, groups):
+    """``(groups * m,)`` int32: bit ``c`` of word ``g * m + r`` says whether ``events[r, 32 g + c]`` is an event."""
+    m, p = events.shape
+    bits = jnp.pad(event_mask(events), ((0, 0), (0, groups * _WORD - p))).reshape(m, groups, _WORD)
+    words = jnp.sum(bits.astype(jnp.uint32) << jnp.arange(_WORD, dtype=jnp.uint32), axis=2, dtype=jnp.uint32)
+    return lax.bitcast_convert_type(words, jnp.int32).T.reshape(-1)
+
+
+def _event_rows_body(m, width, acc):
+    """One program per group of 32 event columns: the sum of the event rows of ``W``, per column."""
+
+    def body(words_ref, w_hbm, y_ref, buf, sem, total):
+        base = pl.program_id(0) * m
+        total[...] = jnp.zeros(total.shape, acc)
+
+        def fetch(row, slot):
+            return pltpu.make_async_copy(w_hbm.at[pl.ds(row, 1)], buf.at[slot], sem.at[slot])
+
+        def add(word, slot):
+            fetch(0, slot).wait()
+            row = buf[slot].astype(acc)
+            for c in range(width):
+                @pl.when(((word >> c) & 1) == 1)
+                def _(c=c):
+                    total[pl.ds(c, 1), :] += row
+
+        def step(r, carry):
+            pending, slot = carry
+            word = words_ref[base + r]
+
+            def event():
+                fetch(r, slot).start()
+
+                @pl.when(pending != 0)
+                def _():
+                    add(pending, 1 - slot)
+                return word, 1 - slot
+
+            return lax.cond(word != 0, event, lambda: (pending, slot))
+
+        pending, slot = lax.fori_loop(0, m, step, (jnp.int32(0), jnp.int32(0)))
+
+        @pl.when(pending != 0)
+        def _():
+            add(pending, 1 - slot)
+
+        y_ref[...] = total[...].astype(y_ref.dtype)
+
+    return body
+
+
+def _tpu_event_rows(weights, s, out_dtype, interpret):
+    """``s @ W`` for a matrix ``s`` of events, as ``(n, p)``."""
+    m, n = weights.shape
+    p = s.shape[1]
+    groups, width = -(-p // _WORD), min(p, _WORD)
+    acc = accumulation_dtype(out_dtype)
+    # VMEM: two row buffers and the sums (f32), and the output block twice, each padded to 8 sublanes.
+    vmem = _round_up(n, 128) * (16 * weights.dtype.itemsize + 3 * _round_up(width, 8) * 4)
+    y = pl.pallas_call(
+        _event_rows_body(m, width, acc),
+        out_shape=jax.ShapeDtypeStruct((groups, width, n), out_dtype),
+        grid_spec=pltpu.PrefetchScalarGridSpec(
+            num_scalar_prefetch=1, grid=(groups,),
+            in_specs=[pl.BlockSpec(memory_space=pl.ANY)],
+            out_specs=pl.BlockSpec((None, width, n), lambda g, words: (g, 0, 0)),
+            scratch_shapes=[pltpu.VMEM((2, 1, n), weights.dtype), pltpu.SemaphoreType.DMA((2,)),
+                            pltpu.VMEM((width, n), acc)]),
+        compiler_params=pltpu.CompilerParams(vmem_limit_bytes=max(32 << 20, vmem + (4 << 20))),
+        interpret=_tpu_interpret(interpret),
+    )(_event_words(s, groups), weights)
+    return y.reshape(groups * width, n)[:p].T
+
+
+def _valid(shape, axis, size, block):
+    """Whether each cell of a block lies inside the matrix along ``axis`` (edge blocks run past it)."""
+    return lax.broadcasted_iota(jnp.int32, shape, axis) < size - pl.program_id(axis) * block
+
+
+def _columns_vector_body(m, n, acc):
+    """``W @ s`` for a vector ``s``: per block of rows, the selected weights summed along lanes."""
+
+    def body(w_ref, e_ref, y_ref, total):
+        k = pl.program_id(1)
+
+        @pl.when(k == 0)
+        def _():
+            total[...] = jnp.zeros(total.shape, acc)
+
+        shape = w_ref.shape
+        cols = lax.broadcasted_iota(jnp.int32, shape, 1) < n - k * _TPU_COLS
+        take = cols & (e_ref[...] != 0)
+        total[...] += jnp.sum(jnp.where(take, w_ref[...].astype(acc), jnp.zeros((), acc)), axis=1, keepdims=True)
+
+        @pl.when(k == pl.num_programs(1) - 1)
+        def _():
+            y_ref[...] = total[...].astype(y_ref.dtype)
+
+    return body
+
+
+def _columns_matrix_body(m, n, acc):
+    """``W @ S`` for a matrix ``S``: per block, the MXU product of the finite weights with the 0/1 events."""
+
+    def body(w_ref, e_ref, y_ref, total, nan, pinf, ninf):
+        k = pl.program_id(1)
+
+        @pl.when(k == 0)
+        def _():
+            for ref in (total, nan, pinf, ninf):
+                ref[...] = jnp.zeros(ref.shape, acc)
+
+        cols = lax.broadcasted_iota(jnp.int32, w_ref.shape, 1) < n - k * _TPU_COLS
+        rows = lax.broadcasted_iota(jnp.int32, e_ref.shape, 0) < n - k * _TPU_COLS
+        w = jnp.where(cols, w_ref[...].astype(acc), jnp.zeros((), acc))
+        e = jnp.where(rows, e_ref[...].astype(acc), jnp.zeros((), acc))
+        finite = jnp.isfinite(w)
+        dot = functools.partial(jnp.dot, preferred_element_type=acc, precision=lax.Precision.HIGHEST)
+        total[...] += dot(jnp.where(finite, w, jnp.zeros((), acc)), e)
+
+        @pl.when(jnp.logical_not(jnp.all(finite)))
+        def _():
+            one, zero = jnp.ones((), acc), jnp.zeros((), acc)
+            nan[...] += dot(jnp.where(jnp.isnan(w), one, zero), e)
+            pinf[...] += dot(jnp.where(w == jnp.inf, one, zero), e)
+            ninf[...] += dot(jnp.where(w == -jnp.inf, one, zero), e)
+
+        @pl.when(k == pl.num_programs(1) - 1)
+        def _():
+            p, n_, i = pinf[...] > 0, ninf[...] > 0, jnp.inf
+            y = jnp.where(p, i, jnp.where(n_, -i, total[...]))
+            y = jnp.where((nan[...] > 0) | (p & n_), jnp.nan, y)
+            y_ref[...] = y.astype(y_ref.dtype)
+
+    return body
+
+
+def _tpu_event_columns(weights, s, vector, out_dtype, interpret):
+    """``W @ s`` (``s`` a vector, or a matrix of events), as ``(m, p)``."""
+    m, n = weights.shape
+    p = s.shape[1]
+    acc = accumulation_dtype(out_dtype)
+    bm, bn = min(m, _TPU_ROWS), min(n, _TPU_COLS)
+    grid = (pl.cdiv(m, bm), pl.cdiv(n, bn))
+    w_spec = pl.BlockSpec((bm, bn), lambda i, k: (i, k))
+    params = pltpu.CompilerParams(dimension_semantics=('parallel', 'arbitrary'))
+    if vector:
+        e = event_indicator(s[:, 0], jnp.int32)[None, :]
+        return pl.pallas_call(
+            _columns_vector_body(m, n, acc), out_shape=jax.ShapeDtypeStruct((m, 1), out_dtype), grid=grid,
+            in_specs=[w_spec, pl.BlockSpec((1, bn), lambda i, k: (0, k))],
+            out_specs=pl.BlockSpec((bm, 1), lambda i, k: (i, 0)),
+            scratch_shapes=[pltpu.VMEM((bm, 1), acc)], compiler_params=params,
+            interpret=_tpu_interpret(interpret))(weights, e)
+    return pl.pallas_call(
+        _columns_matrix_body(m, n, acc), out_shape=jax.ShapeDtypeStruct((m, p), out_dtype), grid=grid,
+        in_specs=[w_spec, pl.BlockSpec((bn, p), lambda i, k: (k, 0))],
+        out_specs=pl.BlockSpec((bm, p), lambda i, k: (i, 0)),
+        scratch_shapes=[pltpu.VMEM((bm, p), acc) for _ in range(4)], compiler_params=params,
+        interpret=_tpu_interpret(interpret))(weights, event_indicator(s, acc))
+
+
+def binary_densemv_tpu_kernel(*, transpose, outs):
+    """``W @ s`` (``s @ W`` when ``transpose``) for tpu (Mosaic); also serves ``binary_densemm``."""
+    out = outs[0]
+
+    def call(weights, spikes, *, interpret):
+        s = spikes[:, None] if spikes.ndim == 1 else spikes
+        if 0 in weights.shape or s.shape[1] == 0:
+            return jnp.zeros(out.shape, out.dtype)
+        # Mosaic has no float16 vector loads or stores: such weights are read, and the
+        # sums written, as float32 (a copy of the weights).
+        acc = accumulation_dtype(out.dtype)
+        weights = weights.astype(acc)
+        if transpose:
+            y = _tpu_event_rows(weights, s, acc, interpret)
+        else:
+            y = _tpu_event_columns(weights, s, spikes.ndim == 1, acc, interpret)
+        return (y if len(out.shape) == 2 else y[:, 0]).astype(out.dtype)
+
+    return call
+
+
 binary_densemm_tpu_kernel = binary_densemv_tpu_kernel

@@ -1,0 +1,118 @@
+"""Compile every operator's TPU lowering for a TPU v5e through libtpu, on a machine without a TPU.
+
+Run in a process of its own (``make test-tpu`` does, through
+``test_tpu_compile.py``), since JAX must start with the TPU platform
+available and libtpu serves one process at a time::
+
+    JAX_PLATFORMS= TPU_ACCELERATOR_TYPE=v5litepod-1 TPU_WORKER_HOSTNAMES=localhost \\
+        python -m tests.kernels.pallas.tpu_compile [--full]
+
+libtpu's deviceless compile runs Mosaic exactly as on the chip, so a pallas
+TPU kernel that Mosaic refuses fails here. The operators come from the
+kernel table (``eventjax/kernels/table.py``): each one whose family has an
+operand builder below is compiled with its default backend and, where it has
+one, its pallas tpu kernel, for odd sizes, float32 and float16 weights, bool
+and float events, mv and mm, both directions. An operator with a pallas tpu
+kernel but no builder fails the run. The report lists which operators have a
+pallas TPU kernel. Exit status 1 on any failure.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+import time
+
+ENV = {'JAX_PLATFORMS': '', 'TPU_ACCELERATOR_TYPE': 'v5litepod-1', 'TPU_WORKER_HOSTNAMES': 'localhost',
+       # libtpu takes a machine-wide lock file by default; compiling needs no chip to guard.
+       'ALLOW_MULTIPLE_LIBTPU_LOAD': '1'}
+# 'v5e:1x1' is refused; one device of a 2x2 is the one-chip compile.
+TOPOLOGY = 'v5e:2x2'
+# Sizes that are no multiple of 8 or 128, and event columns for the mm forms.
+QUICK = {'sizes': ((37, 300),), 'columns': (3,)}
+FULL = {'sizes': ((37, 300), (1000, 129), (4000, 4000)), 'columns': (3, 40)}
+
+
+def _operands(family, name, m, n, cols, transpose, wdt, xdt):
+    """Operand structs and statics of operator ``name`` of ``family``, or None for a family without a builder."""
+    import jax.numpy as jnp  # noqa: PLC0415 - imported after the environment is set
+
+    length = m if transpose else n
+    x = ((length,) if cols is None else (length, cols), xdt)
+    k, nnz = 5, m * 5
+    if family == 'dense':
+        return [((m, n), wdt), x], {}
+    if family == 'csr':
+        return [((nnz,), wdt), ((nnz,), jnp.int32), ((m + 1,), jnp.int32), x], {'shape': (m, n)}
+    if family == 'fixed_conn':
+        return [((m, k), wdt), ((m, k), jnp.int32), x], {'shape': (m, n)}
+    return None
+
+
+def _cases(name, sweep):
+    import jax.numpy as jnp  # noqa: PLC0415
+
+    binary = name.startswith('binary_')
+    forms = (None, *sweep['columns']) if name.endswith('mm') or name.endswith('mv') else (None,)
+    forms = tuple(c for c in forms if (c is None) == name.endswith('mv'))
+    for (m, n), cols, transpose, wdt in itertools.product(sweep['sizes'], forms, (False, True),
+                                                          (jnp.float32, jnp.float16)):
+        for xdt in ((jnp.bool_, jnp.float32) if binary else (wdt,)):
+            yield m, n, cols, transpose, wdt, xdt
+
+
+def main(argv: list[str]) -> int:
+    missing = {k: v for k, v in ENV.items() if os.environ.get(k) != v}
+    if missing:
+        print(f'tpu_compile: run with the environment {ENV} (missing or different: {sorted(missing)}).')
+        return 2
+    import jax  # noqa: PLC0415
+    from jax.experimental import topologies  # noqa: PLC0415
+
+    import eventjax as ej  # noqa: PLC0415
+    from eventjax.kernels.table import KERNELS  # noqa: PLC0415
+
+    sweep = FULL if '--full' in argv else QUICK
+    device = topologies.get_topology_desc(topology_name=TOPOLOGY, platform='tpu').devices[0]
+    sharding = jax.sharding.SingleDeviceSharding(device)
+    tables = ej.primitives() if ej.get_registry() else {}
+    failures, compiled, report = [], 0, []
+    for name, files in sorted(KERNELS.items()):
+        family = files.split('/')[0]
+        tpu = tables.get(name, {}).get('tpu', ())
+        has_pallas = 'pallas' in tpu
+        if not hasattr(ej, name) or _operands(family, name, 2, 2, None, False, 'float32', 'float32') is None:
+            report.append(f'{name:28s} tpu backends: {", ".join(tpu) or "none":12s} not swept (no operand builder)')
+            if has_pallas:
+                failures.append(f'{name}: has a pallas tpu kernel but no operand builder in tpu_compile.py')
+            continue
+        fn = getattr(ej, name)
+        for backend in (None, 'pallas') if has_pallas else (None,):
+            for m, n, cols, transpose, wdt, xdt in _cases(name, sweep):
+                shapes, statics = _operands(family, name, m, n, cols, transpose, wdt, xdt)
+                args = [jax.ShapeDtypeStruct(s, d, sharding=sharding) for s, d in shapes]
+                what = (f'{name}(backend={backend!r}, {m}x{n}, cols={cols}, transpose={transpose}, '
+                        f'{jax.numpy.dtype(wdt).name} weights, {jax.numpy.dtype(xdt).name} x)')
+                call = lambda *a, f=fn, t=transpose, s=statics, b=backend: f(*a, transpose=t, backend=b, **s)
+                start = time.perf_counter()
+                try:
+                    jax.jit(call).trace(*args).lower(lowering_platforms=('tpu',)).compile()
+                except Exception as exc:  # every failure is reported, Mosaic's first of all
+                    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ''
+                    failures.append(f'{what}: {type(exc).__name__}: {first}')
+                    continue
+                compiled += 1
+                if time.perf_counter() - start > 30:
+                    print(f'slow compile ({time.perf_counter() - start:.0f} s): {what}', flush=True)
+        report.append(f'{name:28s} tpu backends: {", ".join(tpu):12s} '
+                      f'pallas tpu kernel: {"yes" if has_pallas else "no"}')
+    print('\n'.join(report))
+    print(f'{compiled} compiled for {TOPOLOGY}, {len(failures)} failed.')
+    for failure in failures:
+        print(f'FAILED {failure}')
+    return 1 if failures else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))
