@@ -27,6 +27,7 @@ with ``cores / N`` numba threads.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import pathlib
 import sys
@@ -261,6 +262,14 @@ def member(args, joined):
                                      minlength=8)).sum(axis=0)
         rates = per_pop / derived.num_neurons / (args.t_sim * 1e-3)
         say('  rates (Hz)       ' + '  '.join(f'{p} {r:.2f}' for p, r in zip(P.POPULATIONS, rates)))
+        if args.json and rank == 0:
+            steps_run = int(round(args.t_sim / P.DT))
+            with open(args.json, 'w') as f:
+                json.dump({'processes': size, 'transport': job.transport, 'neurons': n, 'synapses': int(counts.sum()),
+                           'scale': args.scale, 'interval': interval, 'steps': steps_run, 'wall_s': wall,
+                           'step_us': wall / steps_run * 1e6, 'exchange_us': exchange * 1e6,
+                           'exchange_bytes': interval * size * b // 8, 'rtf': wall / (args.t_sim * 1e-3),
+                           'threads': os.environ.get('NUMBA_NUM_THREADS', 'all')}, f)
         if args.spikes_dir:
             np.savez(os.path.join(args.spikes_dir, f'spikes_{rank}.npz'), steps=steps, ids=ids)
         gather([0])  # every process waits here, not at the shutdown barrier, until all have written
@@ -333,6 +342,7 @@ def parse(argv):
                         help='exchange every this many steps, at most --delay-min (default: --delay-min)')
     parser.add_argument('--check', action='store_true', help='then run one process and compare the spikes')
     parser.add_argument('--spikes-dir', default='', help='each process writes spikes_<id>.npz here')
+    parser.add_argument('--json', default='', help="process 0 writes the run's figures to this file")
     parser.add_argument('--init-timeout', type=int, default=120, help='seconds to wait for all processes')
     parser.add_argument('--heartbeat-timeout', type=int, default=30, help='seconds before a silent process is dead')
     parser.add_argument('--timeout', type=float, default=3600.0, help='with --processes: kill everything after this')
