@@ -56,6 +56,7 @@ test-fast: setup
 LONG_DIFF_EXAMPLES ?= 10
 LONG_DIFF_JITC_EXAMPLES ?= 4
 test-long: setup
+	$(MAKE) mpi || echo 'make test-long: the mpi extra did not install; the MPI tests will skip, naming it.'
 	$(BIN)/python -m pytest -n 2 --dist loadfile -q -m long tests benchmarks/tests
 	EVENTJAX_DIFF_EXAMPLES=$(LONG_DIFF_EXAMPLES) EVENTJAX_DIFF_JITC_EXAMPLES=$(LONG_DIFF_JITC_EXAMPLES) \
 		$(BIN)/python -m pytest -n 2 --dist loadfile -q tests/differential
@@ -133,9 +134,26 @@ bench-stats: setup
 		--drive poisson --plot docs/_static/pd14_statistics_poisson.png
 	$(BIN)/python -m examples.brette2007.seed_stats --simulator eventjax --seeds 1-8
 
-# 1 vs 2 processes on localhost at 100,000 neurons, spike exchange timed apart.
+# The mpi extra: MPICH from its wheel first, so that mpi4jax builds against it with its mpicc. mpi4jax also
+# builds a CUDA bridge wherever it finds nvcc, which fails on a toolkit without the runtime's headers; the
+# CPU exchange needs none, and CUDA_PATH at a folder without include/ leaves it out.
+MPI_STAMP := $(VENV)/.eventjax-mpi
+$(MPI_STAMP): pyproject.toml $(STAMP)
+	$(call install,$(BIN),mpich mpi4py)
+	export PATH="$(CURDIR)/$(BIN):$$PATH" CUDA_PATH="$(CURDIR)/$(BIN)" && $(call install,$(BIN),-e '.[mpi]')
+	@touch $(MPI_STAMP)
+
+.PHONY: mpi
+mpi: $(MPI_STAMP)
+
+# PD14 on 1, 2 and 4 processes of one numba thread each (under mpirun with the mpi extra), the exchange timed
+# apart, and the projection to 2-64 nodes (examples/microcircuit/bench_distributed.py says how); then CUBA on
+# 1 vs 2 processes at 100,000 neurons. Full scale by default (~3 GB a process): a quiet machine's run.
+DIST_ARGS ?= --scale 1 --t-sim 1000
 .PHONY: bench-distributed
 bench-distributed: setup
+	$(MAKE) mpi || echo 'make bench-distributed: the mpi extra did not install; the runs take gloo.'
+	$(BIN)/python -m examples.microcircuit.bench_distributed $(DIST_ARGS)
 	$(BIN)/python docs/examples/cuba_distributed.py --processes 1 --neurons 100000 --duration 100 --bench
 	$(BIN)/python docs/examples/cuba_distributed.py --processes 2 --neurons 100000 --duration 100 --bench
 

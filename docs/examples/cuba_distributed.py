@@ -1,4 +1,4 @@
-"""The CUBA network of cuba.py with its neurons split over several processes (JAX's multi-process runtime).
+"""The CUBA network of cuba.py with its neurons split over several processes (by MPI, or JAX's multi-process runtime).
 
 Each process owns a contiguous block of neurons and holds only the synapses
 onto them, which it generates itself: target ``j``'s inputs are drawn from a
@@ -15,8 +15,10 @@ inhibitory inputs per neuron). Dynamics and parameters are cuba.py's.
     python docs/examples/cuba_distributed.py --processes 2 --check   # 2 processes here; compare with 1
     python docs/examples/cuba_distributed.py --processes 2 --neurons 100000 --conn fcn --bench
 
-On a cluster start one process per host (or per GPU) with ``--cluster``:
-JAX finds its place under Slurm, Open MPI or mpi4py; any other launcher sets
+Under ``mpirun -n P python docs/examples/cuba_distributed.py`` the spikes
+travel by MPI (the ``mpi`` extra). On a cluster start one process per host
+(or per GPU) with ``--cluster``: JAX finds its place under Slurm, Open MPI
+or mpi4py; any other launcher sets
 ``JAX_COORDINATOR_ADDRESS``, ``EVENTJAX_NUM_PROCESSES`` and
 ``EVENTJAX_PROCESS_ID``. ``--backend`` is applied with ``set_backend`` in
 every process at set-up; processes started with different seeds, sizes or
@@ -33,7 +35,6 @@ import time
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import eventjax as ej
@@ -183,37 +184,30 @@ def timed(compiled, *args, repeat=1):
     return out, best
 
 
-def shared_shape_blocks(seed, n, conn, rows, b):
+def shared_shape_blocks(job, seed, n, conn, rows, b):
     """This process's blocks, CSR indices padded to the widest block of any process; and the total synapses.
 
     A global array has one shape, so every process's shard must have it; entries past ``indptr[-1]`` are ignored.
     """
-    from jax.experimental import multihost_utils
-
     exc, inh = local_block(seed, n, conn, rows, b)
     mine = sum(p[0].size if conn == 'csr' else len(rows) * p[0].shape[1] for p in (exc, inh))
-    counts = np.asarray(multihost_utils.process_allgather(np.array([exc[0].size, inh[0].size, mine])))
-    counts = counts.reshape(-1, 3)
+    counts = job.allgather_host(np.array([exc[0].size, inh[0].size, mine])).reshape(-1, 3)
     if conn == 'csr':
         exc, inh = ((np.pad(p[0], (0, w - p[0].size)), p[1]) for p, w in zip((exc, inh), counts[:, :2].max(axis=0)))
     return exc, inh, int(counts[:, 2].sum())
 
 
-def time_exchange(mesh, b, steps, repeat):
+def time_exchange(job, b, steps, repeat):
     """Seconds for ``steps`` spike exchanges alone, each needing the last (as in the simulation); best of ``repeat``."""
-    exchange = jax.jit(jax.shard_map(
-        lambda s: jax.lax.scan(lambda c, _: (c ^ ejd.all_gather_spikes(c, 'p')[:b], None), s, None, length=steps)[0],
-        mesh=mesh, in_specs=P('p'), out_specs=P('p')))
-    size = mesh.devices.size
-    start = jax.make_array_from_process_local_data(NamedSharding(mesh, P('p')),
-                                                   np.arange(b) % 7 == jax.process_index(), (size * b,))
-    return timed(exchange.lower(start).compile(), start, repeat=repeat)[1]
+    exchange = jax.jit(job.program(
+        lambda s: jax.lax.scan(lambda c, _: (c ^ ejd.all_gather_spikes(c, job)[:b], None), s, None, length=steps)[0],
+        in_specs=P('p'), out_specs=P('p')))
+    start = job.put(np.arange(b) % 7 == job.index)
+    return timed(exchange, start, repeat=repeat + 1)[1]  # the first call compiles
 
 
 def member(args, joined):
     """One process of the run: join, check, build its block, simulate, report (process 0 prints)."""
-    from jax.experimental import multihost_utils
-
     rank, size = ejd.initialize(init_timeout=args.init_timeout, heartbeat_timeout=args.heartbeat_timeout,
                                 shutdown_timeout=args.heartbeat_timeout * 3) if joined else (0, 1)
     # Chosen after initialize(): asking which backends can run already starts JAX's CPU client.
@@ -223,41 +217,40 @@ def member(args, joined):
     n, steps = args.neurons, int(round(args.duration / DT))
     ejd.check_job({'neurons': n, 'conn': args.conn, 'seed': args.seed, 'steps': steps,
                    'backend': ej.get_backend('cpu')}, 'cuba_distributed')
+    job = ejd.current()
     say = print if rank == 0 else (lambda *a, **k: None)
     b, rows = ejd.block_size(n, size), ejd.own_rows(n, size, rank)
     start = time.perf_counter()
-    exc, inh, total = shared_shape_blocks(args.seed, n, args.conn, rows, b)
+    exc, inh, total = shared_shape_blocks(job, args.seed, n, args.conn, rows, b)
     build = time.perf_counter() - start
-    say(f'CUBA on {size} process(es), backend {args.backend!r}, {args.conn}: {n} neurons, {total} synapses '
-        f'({total / n:.0f} per neuron), {args.duration:g} ms at dt={DT} ms')
+    say(f'CUBA on {size} process(es) ({job.transport}), backend {args.backend!r}, {args.conn}: {n} neurons, '
+        f'{total} synapses ({total / n:.0f} per neuron), {args.duration:g} ms at dt={DT} ms')
     say(f'  process 0 holds neurons [{rows.start}, {rows.stop}), generated its synapses in {build:.2f} s')
 
-    mesh = Mesh(np.array(jax.devices()), ('p',))
-    sharded = NamedSharding(mesh, P('p'))
-    glob = lambda x: jax.make_array_from_process_local_data(sharded, x[None], (size, *x.shape))
-    exc_g, inh_g = (tuple(glob(x) for x in proj) for proj in (exc, inh))
-    v0 = jax.make_array_from_process_local_data(sharded, initial_potentials(args.seed, n, rows, b), (size * b,))
-    run = network(n, args.conn, b, steps, lambda s: ejd.all_gather_spikes(s, 'p'),
-                  lambda: jax.lax.axis_index('p') * b + jnp.arange(b) < n)
+    exc_g, inh_g = (tuple(job.put(np.ascontiguousarray(x[None])) for x in proj) for proj in (exc, inh))
+    v0 = job.put(initial_potentials(args.seed, n, rows, b))
+    run = network(n, args.conn, b, steps, lambda s: ejd.all_gather_spikes(s, job),
+                  lambda: job.axis_index() * b + jnp.arange(b) < n)
     local = lambda v, e, i: run(v, tuple(x[0] for x in e), tuple(x[0] for x in i))
     specs = (P('p'), (P('p'),) * len(exc_g), (P('p'),) * len(inh_g))
-    simulate = jax.jit(jax.shard_map(local, mesh=mesh, in_specs=specs, out_specs=P(None, 'p')))
+    simulate = jax.jit(job.program(local, in_specs=specs, out_specs=P(None, 'p')))
     with ejd.collective_errors():
         repeat = 3 if args.bench else 1
-        raster, wall = timed(simulate.lower(v0, exc_g, inh_g).compile(), v0, exc_g, inh_g, repeat=repeat)
-        count = int(np.asarray(multihost_utils.process_allgather(np.asarray(raster.addressable_data(0)).sum())).sum())
+        # the first call compiles (mpi4jax's ordered effects rule out calling an ahead-of-time compiled program)
+        raster, wall = timed(simulate, v0, exc_g, inh_g, repeat=repeat + 1)
+        count = int(job.allgather_host(job.local(raster).sum()).sum())
         say(f'  rate {count / n / (args.duration * 1e-3):.2f} Hz; wall {wall:.2f} s, {steps / wall:.0f} steps/s '
             f'({wall / steps * 1e6:.0f} us/step)')
         if args.bench:
-            comm = time_exchange(mesh, b, steps, repeat)
+            comm = time_exchange(job, b, steps, repeat)
             say(f'  exchange alone (all_gather of {-(-size * b // 8)} bytes per step): {comm / steps * 1e6:.0f} '
                 f'us/step; the step without it: {(wall - comm) / steps * 1e6:.0f} us (best of {repeat} runs each)')
         if not args.check:
             return 0
-        full = np.asarray(multihost_utils.process_allgather(raster, tiled=True))[:, :n]
+        full = np.concatenate(job.allgather_host(job.local(raster)), axis=1)[:, :n]
         same = bool(np.array_equal(full, one_process_raster(args.seed, n, args.conn, steps))) if rank == 0 else True
         # Every process waits in this collective (not at the shutdown barrier) while process 0 checks.
-        same = bool(np.asarray(multihost_utils.process_allgather(np.array([same]))).all())
+        same = bool(job.allgather_host(np.array([same])).all())
     say(f'  identical to the one-process run: {same}')
     return 0 if same else 1
 

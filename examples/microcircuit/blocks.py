@@ -104,7 +104,7 @@ class Draw:
 
 
 @numba.njit(cache=True, nogil=True)
-def _draw_block_run(g, r0, r1, counts, indptr, first, sizes, pop_of, w_mean, w_sd, d_mean, d_sd, lo, hi, width,
+def _draw_block_run(g, r0, r1, counts, indptr, first, sizes, pop_of, w_mean, w_sd, d_mean, d_sd, d_min, lo, hi, width,
                     split_column, out_o, out_w, kept, first_part):
     """Draw rows ``[r0, r1)`` from ``g`` as :func:`network._draw_run` does; keep the synapses onto ``[lo, hi)`` in
     ``out_o`` and ``out_w`` (rows in order, each sorted by (column half, delay)). Returns the longest delay."""
@@ -112,8 +112,8 @@ def _draw_block_run(g, r0, r1, counts, indptr, first, sizes, pop_of, w_mean, w_s
     top = 1
     at = 0
     for r in range(r0, r1):
-        k, row_top = network.draw_row(g, r, pop_of[r], counts, first, sizes, w_mean, w_sd, d_mean, d_sd, target,
-                                      weight, steps)
+        k, row_top = network.draw_row(g, r, pop_of[r], counts, first, sizes, w_mean, w_sd, d_mean, d_sd, d_min,
+                                      target, weight, steps)
         top = max(top, row_top)
         keys = row_top + 1
         start = np.zeros(2 * keys + 1, np.int64)

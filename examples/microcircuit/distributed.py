@@ -27,6 +27,7 @@ with ``cores / N`` numba threads.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import pathlib
 import sys
@@ -44,10 +45,9 @@ MODULE = 'examples.microcircuit.distributed'
 class BlockRunner:
     """Steps one process's block inside ``shard_map``; ``run(ms)`` continues from where the last call stopped."""
 
-    def __init__(self, derived, block, drive, seed, dtype, backend='numba'):
+    def __init__(self, derived, block, drive, seed, dtype, backend='numba', interval=1):
         import jax
         import jax.numpy as jnp
-        from jax.sharding import Mesh, NamedSharding
         from jax.sharding import PartitionSpec as Spec
 
         from eventjax import distributed as ejd
@@ -55,17 +55,14 @@ class BlockRunner:
         from examples.microcircuit import params as P
 
         self.jax = jax
-        size, n, b = jax.process_count(), int(np.sum(derived.num_neurons)), block.width
+        job = self.job = ejd.current()
+        size, n, b = job.count, int(np.sum(derived.num_neurons)), block.width
         self.n, self.b, self.derived, self.block = n, b, derived, block
+        if not 1 <= interval <= derived.delay_min:
+            raise ValueError(f'BlockRunner: the exchange interval must lie in [1, {derived.delay_min}] steps (the '
+                             f'shortest delay), got {interval}.')
+        self.interval = interval
         length = block.max_delay + 1
-        mesh = self.mesh = Mesh(np.array(jax.devices()), ('p',))
-        local_device = jax.local_devices()[0]
-
-        def sharded(x, spec=Spec('p')):
-            """The global array whose shard here is ``x`` (a leading axis of one per process where spec says)."""
-            shape = tuple(s * size if name == 'p' else s for s, name in zip(x.shape, tuple(spec) + (None,) * 9))
-            return jax.make_array_from_single_device_arrays(
-                shape, NamedSharding(mesh, spec), [jax.device_put(x, local_device, may_alias=True)])
 
         def own(x, fill=0):
             out = np.full(b, fill, np.asarray(x).dtype)
@@ -77,12 +74,12 @@ class BlockRunner:
         v0 = own(network.initial_potentials(derived, seed) - P.E_L).astype(dtype)  # padding rests at E_L
         index = np.int32 if block.offsets.size < 2 ** 31 else np.int64
         # The synapses are handed over without a copy (64-byte aligned, may_alias): 8 bytes a synapse, once.
-        conn = [sharded(block.weights[None]), sharded(block.indptr.astype(index)[None]),
-                sharded(block.offsets[None]), sharded(block.splits.astype(index)[None])]
-        self.drive = sharded(own(i_e * p20).astype(dtype))
+        conn = [job.put(block.weights[None]), job.put(block.indptr.astype(index)[None]),
+                job.put(block.offsets[None]), job.put(block.splits.astype(index)[None])]
+        self.drive = job.put(own(i_e * p20).astype(dtype))
         poisson = lam is not None
         if poisson:
-            conn += [sharded(simulation.threshold_table(derived, lam), Spec()), sharded(own(pop_of.astype(np.int32)))]
+            conn += [job.put(simulation.threshold_table(derived, lam), Spec()), job.put(own(pop_of.astype(np.int32)))]
         self.conn = tuple(conn)
         key = jax.random.key(seed, impl='rbg')
         w_ext = jnp.asarray(derived.weight_ext, dtype)
@@ -90,36 +87,54 @@ class BlockRunner:
 
         def local_chunk(state, drive_, conn_, t0, steps):
             data, indptr, offsets, splits = (x[0] for x in conn_[:4])
-            me = jax.lax.axis_index('p')
+            me = job.axis_index()
 
-            def step(state, t):
+            def update(state, t):
                 extra = no_extra
                 if poisson:
                     # the one-process run's words for all n neurons, this process's b of them (padding: 0 counts)
                     u = jnp.pad(jax.random.bits(jax.random.fold_in(key, t), (n,), jnp.uint32), (0, size * b - n))
                     u = jax.lax.dynamic_slice(u, (me * b,), (b,))
                     extra = simulation.poisson_counts(u, *conn_[4:]).astype(dtype) * w_ext
-                state, spike = neurons.update(state, drive_, extra, t, constants, backend)
                 v, i_syn, r, ring = state
-                words = ejd.all_gather_spike_words(spike, 'p')
-                ring = owner_split.owner_split_deliver_words(ring, words, data, offsets, indptr, splits, t, backend)
+                (v, i_syn, r, ring), spike = neurons.update((v, i_syn, r, ring), drive_, extra, t, constants, backend)
                 return (v, i_syn, r, ring), spike
 
-            return jax.lax.scan(step, state, t0 + jnp.arange(steps, dtype=jnp.int32))
+            def period(state, t1, k):
+                # k updates, then one exchange of their spikes, delivered update by update: a spike of update t
+                # lands in ring slot t + delay >= t + k, which no update of this period reads, so every ring
+                # entry receives the same adds in the same order as with an exchange after each update.
+                state, spikes = jax.lax.scan(update, state, t1 + jnp.arange(k, dtype=jnp.int32))
+                words = ejd.all_gather_spike_words(spikes.reshape(-1), job).reshape(size, k, b // 32)
+                words = words.transpose(1, 0, 2).reshape(k, size * b // 32)
+                v, i_syn, r, ring = state
+                for j in range(k):
+                    ring = owner_split.owner_split_deliver_words(ring, words[j], data, offsets, indptr, splits,
+                                                                 t1 + j, backend)
+                return (v, i_syn, r, ring), spikes
+
+            whole, rest = divmod(steps, interval)
+            starts = t0 + interval * jnp.arange(whole, dtype=jnp.int32)
+            state, spikes = jax.lax.scan(lambda c, t1: period(c, t1, interval), state, starts)
+            spikes = spikes.reshape(whole * interval, b)
+            if rest:
+                state, tail = period(state, t0 + whole * interval, rest)
+                spikes = jnp.concatenate([spikes, tail])
+            return state, spikes
 
         state_specs = (Spec('p'), Spec('p'), Spec('p'), Spec(None, 'p'))
         conn_specs = tuple(Spec() if i == 4 else Spec('p') for i in range(len(self.conn)))
 
         def chunk(state, drive_, conn_, t0, steps):
             # check_vma off: the custom kernels' outputs carry no varying-axis type, which scan's carry requires
-            return jax.shard_map(lambda s, d, c, t: local_chunk(s, d, c, t, steps), mesh=mesh,
-                                 in_specs=(state_specs, Spec('p'), conn_specs, Spec()),
-                                 out_specs=(state_specs, Spec(None, 'p')), check_vma=False)(state, drive_, conn_, t0)
+            return job.program(lambda s, d, c, t: local_chunk(s, d, c, t, steps),
+                               in_specs=(state_specs, Spec('p'), conn_specs, Spec()),
+                               out_specs=(state_specs, Spec(None, 'p')), check_vma=False)(state, drive_, conn_, t0)
 
         self._chunk = jax.jit(chunk, static_argnums=4, donate_argnums=0)
-        self.state = (sharded(v0), sharded(np.zeros(b, dtype)), sharded(np.zeros(b, np.int32)),
-                      sharded(np.zeros((length, b), dtype), Spec(None, 'p')))
-        self._scalar = lambda t: sharded(np.int32(t), Spec())
+        self.state = (job.put(v0), job.put(np.zeros(b, dtype)), job.put(np.zeros(b, np.int32)),
+                      job.put(np.zeros((length, b), dtype), Spec(None, 'p')))
+        self._scalar = lambda t: job.put(np.int32(t), Spec())
         self.t = 0
 
     def compile(self, steps=100):
@@ -139,7 +154,7 @@ class BlockRunner:
         total = int(round(ms / P.DT))
         steps_out, ids_out = [], []
         def collect(raster, t):
-            rows, ids = raster_nonzero(np.asarray(raster.addressable_data(0)))
+            rows, ids = raster_nonzero(self.job.local(raster))
             steps_out.append(rows.astype(np.int64) + t)
             ids_out.append(ids.astype(np.int64) + self.block.lo)
 
@@ -164,29 +179,28 @@ class BlockRunner:
         return cat(steps_out), cat(ids_out), wall
 
     def time_exchange(self, steps=1000, repeat=3):
-        """Seconds per update of the spike exchange alone (packing, all-gather), each needing the last; best of
-        ``repeat``."""
-        jax = self.jax
-        from jax.sharding import NamedSharding
+        """Seconds per update of the spike exchange alone (packing, all-gather of ``interval`` updates' spikes),
+        each needing the last; best of ``repeat``."""
+        jax, job, k = self.jax, self.job, self.interval
         from jax.sharding import PartitionSpec as Spec
 
         from eventjax import distributed as ejd
 
         def body(c, _):
-            words = ejd.all_gather_spike_words(c, 'p')
+            words = ejd.all_gather_spike_words(c, job)
             return c ^ (words[0] & 1).astype(bool), None
 
-        exchange = jax.jit(jax.shard_map(lambda s: jax.lax.scan(body, s, None, length=steps)[0], mesh=self.mesh,
-                                         in_specs=Spec('p'), out_specs=Spec('p')))
-        spikes = jax.make_array_from_process_local_data(NamedSharding(self.mesh, Spec('p')),
-                                                        np.arange(self.b) % 7 == 0, (self.b * jax.process_count(),))
-        compiled = exchange.lower(spikes).compile()
+        periods = max(1, steps // k)
+        exchange = jax.jit(job.program(lambda s: jax.lax.scan(body, s, None, length=periods)[0],
+                                       in_specs=Spec('p'), out_specs=Spec('p')))
+        spikes = job.put(np.arange(self.b * k) % 7 == 0)
+        jax.block_until_ready(exchange(spikes))  # compiled here (mpi4jax's ordered effects rule out AOT calls)
         best = float('inf')
         for _ in range(repeat):
             start = time.perf_counter()
-            jax.block_until_ready(compiled(spikes))
+            jax.block_until_ready(exchange(spikes))
             best = min(best, time.perf_counter() - start)
-        return best / steps
+        return best / (periods * k)
 
 
 def member(args, joined):
@@ -202,15 +216,17 @@ def member(args, joined):
 
     ej.set_backend('cpu', args.backend)
     ejd.check_job({'scale': args.scale, 'k_scale': args.k_scale, 'drive': args.drive, 'seed': args.seed,
-                   't_sim': args.t_sim, 't_presim': args.t_presim, 'backend': args.backend, 'dtype': args.dtype},
-                  MODULE)
-    from jax.experimental import multihost_utils
+                   't_sim': args.t_sim, 't_presim': args.t_presim, 'backend': args.backend, 'dtype': args.dtype,
+                   'delay_min': args.delay_min, 'interval': args.interval}, MODULE)
+    job = ejd.current()
 
     def gather(x):
-        return np.asarray(multihost_utils.process_allgather(np.asarray(x))).reshape(size, -1)
+        return job.allgather_host(np.asarray(x)).reshape(size, -1)
 
     say = print if rank == 0 else (lambda *a, **k: None)
-    derived = P.derive(args.scale, args.k_scale if args.k_scale is not None else args.scale, args.drive)
+    derived = P.derive(args.scale, args.k_scale if args.k_scale is not None else args.scale, args.drive,
+                       args.delay_min)
+    interval = args.interval or derived.delay_min
     n = int(derived.num_neurons.sum())
     b, rows = ejd.block_size(n, size, 32), ejd.own_rows(n, size, rank, 32)
     dtype = np.dtype(args.dtype)
@@ -220,12 +236,14 @@ def member(args, joined):
         counts = gather([draw.nnz])[:, 0]
         block = draw.assemble(counts.max())  # one shape for every process's shard
         del draw
-        runner = BlockRunner(derived, block, args.drive, args.seed, dtype, args.backend)
+        runner = BlockRunner(derived, block, args.drive, args.seed, dtype, args.backend, interval)
         construction = time.perf_counter() - start
         compile_s = runner.compile()
-        say(f'PD14 on {size} process(es): {n} neurons, {int(counts.sum())} synapses, scale {args.scale:g} '
+        say(f'PD14 on {size} process(es) ({job.transport}): {n} neurons, {int(counts.sum())} synapses, '
+            f'scale {args.scale:g} '
             f'(K {args.k_scale or args.scale:g}), {args.drive} drive, {args.backend}, {args.dtype}, '
-            f'{os.environ.get("NUMBA_NUM_THREADS", "all")} numba thread(s) per process')
+            f'{os.environ.get("NUMBA_NUM_THREADS", "all")} numba thread(s) per process; delays >= '
+            f'{derived.delay_min} step(s), an exchange every {interval}')
         for p in range(size):
             r = ejd.own_rows(n, size, p, 32)
             say(f'  process {p}: neurons [{r.start}, {r.stop}), {counts[p]} synapses')
@@ -236,14 +254,22 @@ def member(args, joined):
         steps, ids, wall = runner.run(args.t_sim)
         say(f'  simulate {args.t_sim:4.0f} ms {wall:8.2f} s   RTF {wall / (args.t_sim * 1e-3):.2f}')
         exchange = runner.time_exchange(min(1000, max(1, int(round(args.t_sim / P.DT)))))
-        say(f'  exchange         {exchange * 1e6:8.1f} us a step alone (all-gather of {size * b // 8} bytes a step, '
-            f'{b // 8} from each process; best of 3)')
+        say(f'  exchange         {exchange * 1e6:8.1f} us a step alone (all-gather of {interval * size * b // 8} '
+            f'bytes every {interval} step(s), {interval * b // 8} from each process; best of 3)')
         rss = gather([peak_rss_gb()])[:, 0]
         say('  peak RSS         ' + '  '.join(f'process {p} {x:.2f} GB' for p, x in enumerate(rss)))
         per_pop = gather(np.bincount(np.searchsorted(np.cumsum(derived.num_neurons), ids, side='right'),
                                      minlength=8)).sum(axis=0)
         rates = per_pop / derived.num_neurons / (args.t_sim * 1e-3)
         say('  rates (Hz)       ' + '  '.join(f'{p} {r:.2f}' for p, r in zip(P.POPULATIONS, rates)))
+        if args.json and rank == 0:
+            steps_run = int(round(args.t_sim / P.DT))
+            with open(args.json, 'w') as f:
+                json.dump({'processes': size, 'transport': job.transport, 'neurons': n, 'synapses': int(counts.sum()),
+                           'scale': args.scale, 'interval': interval, 'steps': steps_run, 'wall_s': wall,
+                           'step_us': wall / steps_run * 1e6, 'exchange_us': exchange * 1e6,
+                           'exchange_bytes': interval * size * b // 8, 'rtf': wall / (args.t_sim * 1e-3),
+                           'threads': os.environ.get('NUMBA_NUM_THREADS', 'all')}, f)
         if args.spikes_dir:
             np.savez(os.path.join(args.spikes_dir, f'spikes_{rank}.npz'), steps=steps, ids=ids)
         gather([0])  # every process waits here, not at the shutdown barrier, until all have written
@@ -254,7 +280,8 @@ def one_process_spikes(args):
     """The one-process run's spikes of the simulated time (``simulation.Runner``), as ``(steps, ids)``."""
     from examples.microcircuit import simulation
 
-    model = simulation.build(args.scale, args.k_scale, args.drive, args.seed, np.dtype(args.dtype))
+    model = simulation.build(args.scale, args.k_scale, args.drive, args.seed, np.dtype(args.dtype),
+                             delay_min=args.delay_min)
     runner = simulation.Runner(model, args.backend, args.seed)
     runner.run(args.t_presim, 'warm-up', None, record=False)
     steps, ids, _ = runner.run(args.t_sim, 'simulate', None)
@@ -308,8 +335,14 @@ def parse(argv):
     parser.add_argument('--backend', choices=('numba',), default='numba')
     parser.add_argument('--dtype', choices=('float32', 'float64'), default='float32')
     parser.add_argument('--seed', type=int, default=55)
+    parser.add_argument('--delay-min', type=int, default=1,
+                        help="the shortest delay in steps (the reference's: 1); 2 lets the processes exchange "
+                             'every second step')
+    parser.add_argument('--interval', type=int, default=0,
+                        help='exchange every this many steps, at most --delay-min (default: --delay-min)')
     parser.add_argument('--check', action='store_true', help='then run one process and compare the spikes')
     parser.add_argument('--spikes-dir', default='', help='each process writes spikes_<id>.npz here')
+    parser.add_argument('--json', default='', help="process 0 writes the run's figures to this file")
     parser.add_argument('--init-timeout', type=int, default=120, help='seconds to wait for all processes')
     parser.add_argument('--heartbeat-timeout', type=int, default=30, help='seconds before a silent process is dead')
     parser.add_argument('--timeout', type=float, default=3600.0, help='with --processes: kill everything after this')
@@ -318,6 +351,10 @@ def parse(argv):
         parser.error('--scale and --k-scale must lie in (0, 1].')
     if args.processes < 1:
         parser.error(f'--processes must be at least 1, got {args.processes}.')
+    if args.delay_min < 1:
+        parser.error(f'--delay-min must be at least 1 step, got {args.delay_min}.')
+    if not 0 <= args.interval <= args.delay_min:
+        parser.error(f'--interval must lie in [1, --delay-min={args.delay_min}] (0: --delay-min), got {args.interval}.')
     if args.dtype == 'float64':
         parser.error('--dtype float64 is not supported across processes yet; use float32.')
     return args

@@ -81,10 +81,11 @@ class Connectivity:
 
 
 @numba.njit(inline='always')
-def draw_row(g, r, j, counts, first, sizes, w_mean, w_sd, d_mean, d_sd, target, weight, steps):
+def draw_row(g, r, j, counts, first, sizes, w_mean, w_sd, d_mean, d_sd, d_min, target, weight, steps):
     """Draw row ``r`` (population ``j``) from ``g`` into ``target``, ``weight`` and ``steps``; returns
-    ``(synapses, longest delay)``. Every draw of a row is made here, so any kernel that calls it (the whole
-    network's or one process's block, :mod:`blocks`) consumes a stream exactly as the others do."""
+    ``(synapses, longest delay)``; a delay is at least ``d_min`` steps. Every draw of a row is made here, so
+    any kernel that calls it (the whole network's or one process's block, :mod:`blocks`) consumes a stream
+    exactly as the others do."""
     d_low = 0.5 * P.DT  # a delay is redrawn below half a step (it would round to 0)
     k = 0
     for i in range(8):
@@ -101,7 +102,7 @@ def draw_row(g, r, j, counts, first, sizes, w_mean, w_sd, d_mean, d_sd, target, 
         d = g.normal(d_mean[j], d_sd[j])
         while d < d_low:
             d = g.normal(d_mean[j], d_sd[j])
-        steps[e] = max(np.int64(np.floor(d / P.DT + 0.5)), 1)
+        steps[e] = max(np.int64(np.floor(d / P.DT + 0.5)), d_min)
         row_top = max(row_top, steps[e])
     return k, row_top
 
@@ -116,7 +117,7 @@ def row_scratch(indptr, r0, r1):
 
 
 @numba.njit(cache=True, nogil=True)
-def _draw_run(g, r0, r1, counts, indptr, first, sizes, pop_of, w_mean, w_sd, d_mean, d_sd, offsets, weights,
+def _draw_run(g, r0, r1, counts, indptr, first, sizes, pop_of, w_mean, w_sd, d_mean, d_sd, d_min, offsets, weights,
               split_column, splits):
     """Draw rows ``[r0, r1)`` from generator ``g``: ``counts[r, i]`` synapses of row ``r`` onto population ``i``
     each; ``splits[r]``: where row ``r``'s synapses onto columns ``>= split_column`` begin. Returns the run's
@@ -125,8 +126,8 @@ def _draw_run(g, r0, r1, counts, indptr, first, sizes, pop_of, w_mean, w_sd, d_m
     target, weight, steps = row_scratch(indptr, r0, r1)
     top = 1
     for r in range(r0, r1):
-        k, row_top = draw_row(g, r, pop_of[r], counts, first, sizes, w_mean, w_sd, d_mean, d_sd, target, weight,
-                              steps)
+        k, row_top = draw_row(g, r, pop_of[r], counts, first, sizes, w_mean, w_sd, d_mean, d_sd, d_min, target,
+                              weight, steps)
         # counting sort of the row by (column half, delay), stable, written in place in the final arrays;
         # the draws do not depend on the order, so a network is the same whatever split_column
         keys = row_top + 1
@@ -184,6 +185,7 @@ class Plan:
     w_sd: np.ndarray
     d_mean: np.ndarray
     d_sd: np.ndarray
+    d_min: int  # steps
     bounds: np.ndarray  # STREAMS + 1: the runs of rows
     generators: tuple  # one per run
 
@@ -198,7 +200,7 @@ class Plan:
     def row_args(self):
         """The arguments every run's kernel takes after its generator and rows: the laws of the rows."""
         return (self.counts, self.indptr, self.first[:8], self.sizes, self.pop_of, self.w_mean, self.w_sd,
-                self.d_mean, self.d_sd)
+                self.d_mean, self.d_sd, self.d_min)
 
 
 def plan(derived, seed=55):
@@ -224,7 +226,8 @@ def plan(derived, seed=55):
     bounds[0], bounds[-1] = 0, n
     generators = tuple(np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(STREAMS))
     return Plan(counts, indptr, first, sizes, np.repeat(np.arange(8), sizes), w_mean,
-                np.abs(w_mean) * P.WEIGHT_REL_STD, d_mean, d_mean * P.DELAY_REL_STD, bounds, generators)
+                np.abs(w_mean) * P.WEIGHT_REL_STD, d_mean, d_mean * P.DELAY_REL_STD, derived.delay_min, bounds,
+                generators)
 
 
 def build_connectivity(derived, seed=55, dtype=np.float32, split=True):

@@ -62,10 +62,18 @@ class Derived:
     k_ext: np.ndarray
     dc_amp: np.ndarray  # I_e per population (pA): the DC drive and/or the scaling compensation
     delay_mean: np.ndarray  # [target, source], ms
+    delay_min: int = 1  # steps: every delay is at least this (the reference's: one step)
 
 
-def derive(n_scaling=1.0, k_scaling=1.0, drive='dc'):
-    """The reference's derived parameters: N and K scaling, with its compensation of reduced in-degrees."""
+def derive(n_scaling=1.0, k_scaling=1.0, drive='dc', delay_min=1):
+    """The reference's derived parameters: N and K scaling, with its compensation of reduced in-degrees.
+
+    ``delay_min``: the shortest delay in steps; drawn delays that round to
+    fewer are raised to it. The reference clips at one step; at two, the
+    processes of a distributed run exchange spikes every second step.
+    """
+    if isinstance(delay_min, bool) or not isinstance(delay_min, (int, np.integer)) or delay_min < 1:
+        raise ValueError(f'delay_min must be a whole number of steps >= 1, got {delay_min!r}.')
     if drive not in ('dc', 'poisson'):
         raise ValueError(f"drive must be 'dc' or 'poisson', got {drive!r}.")
     full_syn = full_num_synapses()
@@ -92,4 +100,4 @@ def derive(n_scaling=1.0, k_scaling=1.0, drive='dc'):
     delay_mean = np.zeros((8, 8))
     delay_mean[:, 0::2] = DELAY_EXC_MEAN
     delay_mean[:, 1::2] = DELAY_INH_MEAN
-    return Derived(num_neurons, num_synapses, weight_mean, float(weight_ext), k_ext, dc_amp, delay_mean)
+    return Derived(num_neurons, num_synapses, weight_mean, float(weight_ext), k_ext, dc_amp, delay_mean, int(delay_min))

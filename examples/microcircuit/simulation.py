@@ -76,14 +76,15 @@ class Model:
         return int(self.v0.shape[0])
 
 
-def build(scale=0.1, k_scale=None, drive='dc', seed=55, dtype=np.float32, split=True):
-    """Build PD14 with ``N_scaling = scale`` and ``K_scaling = k_scale`` (default ``scale``).
+def build(scale=0.1, k_scale=None, drive='dc', seed=55, dtype=np.float32, split=True, delay_min=1):
+    """Build PD14 with ``N_scaling = scale`` and ``K_scaling = k_scale`` (default ``scale``); ``delay_min``:
+    the shortest delay in steps (:func:`params.derive`).
 
     ``split``: store each row in two parts by target column, for :mod:`owner_split`'s delivery (the same
     network and spikes; without it each row is sorted by delay alone and the library's delivery runs).
     """
     k_scale = scale if k_scale is None else k_scale
-    derived = P.derive(scale, k_scale, drive)
+    derived = P.derive(scale, k_scale, drive, delay_min)
     conn = network.build_connectivity(derived, seed, dtype, split)
     n, nnz, length = conn.n, conn.nnz, conn.max_delay + 1
     index_dtype = np.int32 if nnz < 2 ** 31 else np.int64

@@ -328,3 +328,30 @@ class TestAcrossProcesses:
         assert results[0].returncode not in (0, None), describe(results)
         assert 'all steps done' not in results[0].output
         assert 'CollectiveError' in results[0].output or 'another task died' in results[0].output, describe(results)
+
+
+class TestJob:
+    """One step code for every transport: outside a job it runs on a one-device mesh."""
+
+    def test_the_step_code_of_a_job_gathers_the_spikes_in_one_process(self):
+        job = distributed.current()
+        assert (job.transport, job.index, job.count) == ('local', 0, 1)
+        spikes = np.random.default_rng(2).random(64) < 0.3
+        f = jax.jit(job.program(lambda s: (distributed.all_gather_spike_words(s, job),
+                                           distributed.all_gather_spikes(s, job), job.axis_index() + jnp.zeros(1, jnp.int32)),
+                                in_specs=job.spec, out_specs=job.spec))
+        words, again, index = f(job.put(spikes))
+        assert np.array_equal(np.asarray(words), np.asarray(ej.bitpack(spikes)))
+        assert np.array_equal(np.asarray(again), spikes) and int(index[0]) == 0
+        assert job.allgather_host(np.arange(3)).tolist() == [[0, 1, 2]]
+
+    def test_an_unknown_transport_is_named(self):
+        with pytest.raises(ValueError, match="transport must be 'auto', 'mpi' or 'gloo'"):
+            distributed.initialize(transport='tcp', quiet=True)
+
+    def test_a_process_an_mpi_launcher_started_is_a_member(self, monkeypatch):
+        for name in (distributed.ENV_PROCESS_ID, *distributed.job.MPI_LAUNCHER_VARIABLES):
+            monkeypatch.delenv(name, raising=False)
+        assert not distributed.mpi_launched() and not distributed.is_member()
+        monkeypatch.setenv('PMI_SIZE', '2')
+        assert distributed.mpi_launched() and distributed.is_member()

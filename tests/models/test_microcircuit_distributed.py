@@ -117,3 +117,24 @@ def test_a_bad_scale_is_refused_before_any_process_starts(capsys):
     with pytest.raises(SystemExit) as exit_:
         mc.main(['--scale', '2'])
     assert exit_.value.code == 2 and '--scale' in capsys.readouterr().err
+
+
+def test_an_exchange_every_second_step_gives_the_one_process_spikes(tmp_path, capsys):
+    # delays of at least 2 steps: the block exchanges every second update (601 steps: a period of one at the end)
+    argv = ['--processes', '1', '--scale', '0.02', '--k-scale', '0.02', '--t-sim', '60.1', '--t-presim', '20',
+            '--drive', 'poisson', '--delay-min', '2', '--spikes-dir', str(tmp_path)]
+    args = mc.parse(argv)
+    assert mc.member(args, False) == 0
+    assert 'an exchange every 2' in capsys.readouterr().out
+    got = mc.job_spikes(str(tmp_path), 1)
+    want = mc.one_process_spikes(args)
+    assert want[0].size > 50
+    assert mc.same_spikes(got, want)
+
+
+@pytest.mark.parametrize('argv, says', [(['--delay-min', '0'], '--delay-min must be at least 1'),
+                                        (['--delay-min', '2', '--interval', '3'], '--interval must lie in')])
+def test_a_bad_delay_or_interval_is_refused(capsys, argv, says):
+    with pytest.raises(SystemExit) as exit_:
+        mc.parse(argv)
+    assert exit_.value.code == 2 and says in capsys.readouterr().err
