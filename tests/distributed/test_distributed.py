@@ -337,9 +337,11 @@ class TestJob:
         job = distributed.current()
         assert (job.transport, job.index, job.count) == ('local', 0, 1)
         spikes = np.random.default_rng(2).random(64) < 0.3
-        f = jax.jit(job.program(lambda s: (distributed.all_gather_spike_words(s, job),
-                                           distributed.all_gather_spikes(s, job), job.axis_index() + jnp.zeros(1, jnp.int32)),
-                                in_specs=job.spec, out_specs=job.spec))
+        def step(s):
+            index = job.axis_index() + jnp.zeros(1, jnp.int32)
+            return distributed.all_gather_spike_words(s, job), distributed.all_gather_spikes(s, job), index
+
+        f = jax.jit(job.program(step, in_specs=job.spec, out_specs=job.spec))
         words, again, index = f(job.put(spikes))
         assert np.array_equal(np.asarray(words), np.asarray(ej.bitpack(spikes)))
         assert np.array_equal(np.asarray(again), spikes) and int(index[0]) == 0

@@ -138,3 +138,19 @@ def test_a_bad_delay_or_interval_is_refused(capsys, argv, says):
     with pytest.raises(SystemExit) as exit_:
         mc.parse(argv)
     assert exit_.value.code == 2 and says in capsys.readouterr().err
+
+
+def test_the_projection_divides_the_measured_compute_and_adds_the_modelled_allgather():
+    from examples.microcircuit import bench_distributed as bd
+
+    args = bd.parse(['--delay-min', '2', '--alpha-us', '1', '--bandwidth-gbs', '10'])
+    one = {'processes': 1, 'transport': 'mpi', 'neurons': 64, 'scale': 1.0, 'step_us': 110.0, 'exchange_us': 10.0,
+           'rtf': 1.1}
+    lines = bd.tables([one, {'processes': 2, 'error': 'timed out'}], args)
+    assert any('| 2 | error: timed out' in line for line in lines)
+    rows = {line.split('|')[1].strip(): line.split('|')[2:-1] for line in lines if line.startswith('| ')}
+    # 4 nodes: compute 100 / 4; all-gather of 2 * 64 / 8 = 16 bytes: 2 hops of 1 us + 3/4 * 16 B / 10 GB/s,
+    # once every 2 updates
+    exchange = (2 * 1.0 + 0.75 * 16 / 1e4) / 2
+    assert float(rows['4'][0]) == 25.0 and abs(float(rows['4'][1]) - exchange) < 0.06
+    assert rows['2'][-1].strip() == '0.53' and rows['1'][-1].strip() == '0.67'

@@ -98,13 +98,12 @@ def all_gather_spike_words(local: jax.Array, axis_name: str | Job) -> jax.Array:
         uint32 ``(b * axis_size / 32,)``: the packed spikes of every shard, in shard order.
 
     Example:
-        >>> import jax, jax.numpy as jnp
-        >>> from jax.sharding import Mesh, PartitionSpec as P
+        >>> import jax.numpy as jnp
         >>> from eventjax import distributed
-        >>> mesh = Mesh(jax.devices()[:1], ('p',))
-        >>> f = jax.shard_map(lambda s: distributed.all_gather_spike_words(s, 'p'), mesh=mesh,
-        ...                   in_specs=P('p'), out_specs=P('p'))
-        >>> f(jnp.arange(32) < 2).tolist()
+        >>> job = distributed.current()  # the job this process joined (here: one process)
+        >>> step = job.program(lambda s: distributed.all_gather_spike_words(s, job), in_specs=job.spec,
+        ...                    out_specs=job.spec)
+        >>> step(job.put(jnp.arange(32) < 2)).tolist()
         [3]
     """
     _check_block(local, 32, 'all_gather_spike_words')

@@ -139,7 +139,14 @@ def current() -> Job:
 
 
 def mpi_launched() -> bool:
-    """Whether an MPI launcher started this process (and no eventjax launcher numbered it)."""
+    """Whether an MPI launcher started this process (and no eventjax launcher numbered it): then
+    :func:`initialize` exchanges by MPI where mpi4jax is installed.
+
+    Example:
+        >>> from eventjax import distributed
+        >>> distributed.mpi_launched()  # run by hand, not by mpirun
+        False
+    """
     return os.environ.get(ENV_PROCESS_ID) is None and any(v in os.environ for v in MPI_LAUNCHER_VARIABLES)
 
 
