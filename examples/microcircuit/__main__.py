@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 
@@ -40,12 +41,16 @@ def save_raster(path, model, steps, ids, t0_ms, ms):
     plt.close(fig)
 
 
-def main(argv=None):
+def parse(argv=None) -> argparse.Namespace:
+    """The command's arguments, checked before anything is built (a bad one is a usage error, exit 2)."""
+    from examples.microcircuit import params as P
+
     parser = argparse.ArgumentParser(prog='python -m examples.microcircuit', description=__doc__.splitlines()[0])
     parser.add_argument('--scale', type=float, default=0.1, help='N_scaling (and K_scaling unless --k-scale)')
     parser.add_argument('--k-scale', type=float, default=None, help='K_scaling (default: --scale)')
-    parser.add_argument('--t-sim', type=float, default=1000.0, help='model time after the warm-up (ms)')
-    parser.add_argument('--t-presim', type=float, default=500.0, help='warm-up (ms, default 500)')
+    parser.add_argument('--t-sim', type=float, default=1000.0,
+                        help=f'model time after the warm-up (ms, at least one step of {P.DT} ms)')
+    parser.add_argument('--t-presim', type=float, default=500.0, help='warm-up (ms, default 500; 0 for none)')
     parser.add_argument('--drive', choices=('dc', 'poisson'), default='dc')
     parser.add_argument('--backend', choices=BACKENDS, default='numba')
     parser.add_argument('--dtype', choices=('float32', 'float64'), default='float32')
@@ -56,6 +61,23 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if not 0 < args.scale <= 1 or (args.k_scale is not None and not 0 < args.k_scale <= 1):
         parser.error('--scale and --k-scale must lie in (0, 1].')
+    if not (math.isfinite(args.t_sim) and args.t_sim >= P.DT):
+        parser.error(f'--t-sim must be a time of at least one step ({P.DT} ms), got {args.t_sim:g}.')
+    if not (math.isfinite(args.t_presim) and args.t_presim >= 0):
+        parser.error(f'--t-presim must be a time of 0 ms or more, got {args.t_presim:g}.')
+    if args.seed < 0:
+        parser.error(f'--seed must be 0 or more, got {args.seed}.')
+    sizes = P.derive(args.scale, args.k_scale or args.scale, args.drive).num_neurons
+    if sizes.min() < 1:
+        smallest = math.ceil(0.5 / P.FULL_NUM_NEURONS.min() * 1e5) / 1e5  # rounds the smallest to 1 neuron
+        empty = ', '.join(p for p, n in zip(P.POPULATIONS, sizes) if n < 1)
+        parser.error(f'--scale {args.scale:g} leaves {empty} with no neuron; use a scale of at least '
+                     f'{smallest:g} (every population needs a neuron).')
+    return args
+
+
+def main(argv=None):
+    args = parse(argv)
     if args.dtype == 'float64':
         import jax
 
@@ -87,7 +109,7 @@ def main(argv=None):
         print(json.dumps({'simulator': f'eventjax {args.backend}', 'neurons': model.n, 'synapses': model.nnz,
                           'construction_s': construction, 'compile_s': compile_s, 'presim_s': presim,
                           'sim_s': wall, 'rtf': wall / (args.t_sim * 1e-3), 'peak_rss_gb': peak_rss_gb(),
-                          'rates': [float(r) for r in rates]}))
+                          'rates': [float(r) for r in rates]}, allow_nan=False))  # strict JSON: no NaN
     return 0
 
 

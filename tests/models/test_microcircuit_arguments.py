@@ -1,0 +1,71 @@
+"""The PD14 example's command line: bad times, seeds and scales are usage errors, and --json is strict JSON."""
+
+import json
+import types
+
+import numpy as np
+import pytest
+from examples.microcircuit import __main__ as command
+from examples.microcircuit import params as P
+from examples.microcircuit import simulation
+
+
+def usage_error(capsys, *argv):
+    with pytest.raises(SystemExit) as exit_:
+        command.parse(list(argv))
+    assert exit_.value.code == 2
+    return capsys.readouterr().err
+
+
+class TestArguments:
+    @pytest.mark.parametrize('t_sim', ['0', '-100', '0.05', 'nan', 'inf'])
+    def test_a_simulated_time_under_one_step_or_not_finite_is_refused(self, capsys, t_sim):
+        assert '--t-sim must be a time of at least one step (0.1 ms)' in usage_error(capsys, '--t-sim', t_sim)
+
+    @pytest.mark.parametrize('t_presim', ['-1', 'nan'])
+    def test_a_negative_or_undefined_warm_up_is_refused(self, capsys, t_presim):
+        assert '--t-presim must be a time of 0 ms or more' in usage_error(capsys, '--t-presim', t_presim)
+
+    def test_a_negative_seed_is_refused(self, capsys):
+        assert '--seed must be 0 or more, got -3' in usage_error(capsys, '--seed', '-3')
+
+    def test_a_scale_that_leaves_a_population_without_neurons_is_refused(self, capsys):
+        err = usage_error(capsys, '--scale', '1e-9')
+        assert 'leaves L23E, L23I' in err and 'use a scale of at least 0.00047' in err
+
+    def test_the_smallest_scale_the_message_names_is_accepted(self):
+        args = command.parse(['--scale', '0.00047'])
+        assert P.derive(args.scale, args.scale, 'dc').num_neurons.min() == 1
+
+    def test_sensible_arguments_pass(self):
+        args = command.parse(['--t-sim', '0.1', '--t-presim', '0', '--seed', '0'])
+        assert (args.t_sim, args.t_presim, args.seed) == (0.1, 0.0, 0)
+
+
+class TestJson:
+    def test_the_json_line_is_strict_json_even_with_a_silent_network(self, capsys, monkeypatch):
+        derived = P.derive(0.001, 0.001, 'dc')
+        n = int(derived.num_neurons.sum())
+        model = types.SimpleNamespace(n=n, nnz=0, derived=derived,
+                                      pop_of=np.repeat(np.arange(8), derived.num_neurons))
+
+        class Silent:  # a network that never fires, built and run without compiling anything
+            def __init__(self, model, backend, seed):
+                pass
+
+            def compile(self):
+                return 0.0
+
+            def run(self, ms, label, progress, record=True):
+                return np.zeros(0, np.int64), np.zeros(0, np.int64), 0.0
+
+        monkeypatch.setattr(simulation, 'build', lambda *args: model)
+        monkeypatch.setattr(simulation, 'Runner', Silent)
+        assert command.main(['--scale', '0.001', '--t-sim', '1', '--quiet', '--json']) == 0
+        line = capsys.readouterr().out.strip().splitlines()[-1]
+
+        def refuse(name):
+            raise ValueError(f'not strict JSON: {name}')
+
+        figures = json.loads(line, parse_constant=refuse)
+        assert figures['neurons'] == n and figures['rates'] == [0.0] * 8
