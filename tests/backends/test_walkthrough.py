@@ -2,7 +2,8 @@
 
 The code blocks of ``backends/README.md`` and ``kernels/README.md`` whose
 first line names a file are written into a copy of the package, the one line
-the backend README asks for is added to ``registry.py``, and a fresh process
+the backend README asks for is added to ``registry.py`` and its method to
+``custom_kernel.py``, and a fresh process
 checks the result against NumPy.
 """
 
@@ -94,6 +95,12 @@ def test_the_readme_walkthroughs_add_a_backend_and_an_operator_family(tmp_path):
     text, added = re.subn(bridges, r'\1    toy.BRIDGE,\n)', text)
     assert added == 1 and 'import toy, ' in text
     registry.write_text(text)
+    # Step 3: the bridge's method, at the end of XLACustomKernel (the last thing in its module).
+    method = re.search(r'```python\n# walkthrough: method\n(.*?)```', (PACKAGE / 'backends' / 'README.md').read_text(),
+                       re.S)
+    assert method, 'the backend README lost its method block'
+    custom_kernel = copy / 'backends' / 'custom_kernel.py'
+    custom_kernel.write_text(custom_kernel.read_text().rstrip('\n') + '\n\n' + method.group(1))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), *sys.path]))
     readme_cpp = re.search(r'```python\n# walkthrough: cpp\n(.*?)```', (PACKAGE / 'backends' / 'README.md').read_text(),
                            re.S)

@@ -4,15 +4,15 @@ The machinery (resolution, lowering, rules) is
 :class:`eventjax.primitive.kernel.KernelPrimitive` and knows no backend by
 name. This class adds :meth:`XLACustomKernel.def_bridge_kernel` and, for each
 bridge listed in :mod:`eventjax.backends.registry`, a ``def_<name>_kernel``
-method derived from its declaration, so the layers keep importing one way.
+method that calls it (a test keeps the methods and the list in step; each
+kernel generator's contract is its bridge's ``contract``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from eventjax.backends.bridge import Bridge
-from eventjax.backends.registry import BRIDGES, get_bridge
+from eventjax.backends.registry import get_bridge
 from eventjax.config import normalize_platform
 from eventjax.primitive import KernelPrimitive
 
@@ -87,26 +87,75 @@ class XLACustomKernel(KernelPrimitive):
         """
         self.def_kernel('cuda', 'gpu', kernel_generator, asdefault=asdefault)
 
+    # One method per bridge of eventjax.backends.registry.BRIDGES, in its order.
 
-def _def_method(bridge: Bridge):
-    name = bridge.name
-    if bridge.platform_first:
-        def method(self, platform: str, kernel_generator: Callable, asdefault: bool = False) -> None:
-            self.def_bridge_kernel(name, kernel_generator, platform, asdefault)
-        call = f"p.def_{name}_kernel('{bridge.platforms[0]}', kernel_generator)"
-    else:
-        def method(self, kernel_generator: Callable, platform: str | None = bridge.default_platform,
-                   asdefault: bool = False) -> None:
-            self.def_bridge_kernel(name, kernel_generator, platform, asdefault)
-        call = f'p.def_{name}_kernel(kernel_generator)'
-    where = (f'``platform`` (default {bridge.default_platform!r})' if bridge.default_platform
-             else '``platform`` (default: every platform it serves)')
-    method.__name__ = method.__qualname__ = f'def_{name}_kernel'
-    method.__doc__ = (f'Register a {name} kernel for {where}: one of {", ".join(bridge.platforms)}.\n\n'
-                      f'{bridge.contract}\n\nUsage: ``{call}``.\n')
-    return method
+    def def_jax_kernel(self, kernel_generator: Callable, platform: str | None = None, asdefault: bool = False) -> None:
+        """Register a jax kernel for ``platform`` (default: every platform it serves): cpu, gpu, tpu.
 
+        ``kernel_generator(**static_params, outs=outs)`` returns a JAX-traceable
+        function of the input arrays that returns one array per entry of ``outs``.
+        Usage: ``p.def_jax_kernel(kernel_generator)``.
+        """
+        self.def_bridge_kernel('jax', kernel_generator, platform, asdefault)
 
-for _bridge in BRIDGES:
-    setattr(XLACustomKernel, f'def_{_bridge.name}_kernel', _def_method(_bridge))
-del _bridge
+    def def_numba_kernel(self, kernel_generator: Callable, platform: str | None = 'cpu',
+                         asdefault: bool = False) -> None:
+        """Register a numba kernel for the cpu.
+
+        ``kernel_generator(**static_params, outs=outs)`` returns an ``@numba.njit``
+        ``kernel(*inputs, *outputs[, err])`` that fills its outputs in place (the
+        contract: ``eventjax.backends.numba.BRIDGE.contract``).
+        Usage: ``p.def_numba_kernel(kernel_generator)``.
+        """
+        self.def_bridge_kernel('numba', kernel_generator, platform, asdefault)
+
+    def def_warp_kernel(self, kernel_generator: Callable, platform: str | None = 'gpu',
+                        asdefault: bool = False) -> None:
+        """Register a warp kernel for ``platform`` (default 'gpu'): one of cpu, gpu.
+
+        ``kernel_generator(**static_params, outs=outs)`` returns a ``WarpKernelSpec``
+        (or a warp kernel, ``(kernel, dim)`` or ``ByInputDtypes``; the contract:
+        ``eventjax.backends.warp.BRIDGE.contract``).
+        Usage: ``p.def_warp_kernel(kernel_generator)``.
+        """
+        self.def_bridge_kernel('warp', kernel_generator, platform, asdefault)
+
+    def def_pallas_kernel(self, platform: str, kernel_generator: Callable, asdefault: bool = False) -> None:
+        """Register a pallas kernel for ``platform``: one of gpu, tpu (and the cpu, interpreted, in interpret mode).
+
+        ``kernel_generator(**static_params, outs=outs)`` returns
+        ``call(*arrays, interpret)`` that builds and applies a ``pallas_call``.
+        Usage: ``p.def_pallas_kernel('gpu', kernel_generator)``.
+        """
+        self.def_bridge_kernel('pallas', kernel_generator, platform, asdefault)
+
+    def def_cpp_kernel(self, kernel_generator: Callable, platform: str | None = 'cpu', asdefault: bool = False) -> None:
+        """Register a C++ kernel for the cpu.
+
+        ``kernel_generator(**static_params, outs=outs)`` returns an
+        :class:`eventjax.NativeKernel`: the C++ source of an XLA FFI handler,
+        compiled at the first lowering and cached on disk by content.
+        Usage: ``p.def_cpp_kernel(kernel_generator)``.
+        """
+        self.def_bridge_kernel('cpp', kernel_generator, platform, asdefault)
+
+    def def_cuda_kernel(self, kernel_generator: Callable, platform: str | None = 'gpu',
+                        asdefault: bool = False) -> None:
+        """Register a CUDA kernel for the gpu.
+
+        ``kernel_generator(**static_params, outs=outs)`` returns an
+        :class:`eventjax.NativeKernel`: the CUDA source of an XLA FFI handler,
+        compiled with nvcc at the first lowering and cached on disk by content.
+        Usage: ``p.def_cuda_kernel(kernel_generator)``.
+        """
+        self.def_bridge_kernel('cuda', kernel_generator, platform, asdefault)
+
+    def def_numba_cuda_kernel(self, kernel_generator: Callable, platform: str | None = 'gpu',
+                              asdefault: bool = False) -> None:
+        """Register a numba-cuda kernel for the gpu.
+
+        ``kernel_generator(**static_params, outs=outs)`` returns an
+        :class:`eventjax.NumbaCudaKernel`: a ``numba.cuda.jit`` kernel and its launch.
+        Usage: ``p.def_numba_cuda_kernel(kernel_generator)``.
+        """
+        self.def_bridge_kernel('numba_cuda', kernel_generator, platform, asdefault)
