@@ -55,3 +55,13 @@ def test_a_wide_batch_of_event_columns_spans_several_words():
     spikes = rng.random((9, 37)) < 0.3
     got = ej.binary_densemm(jnp.asarray(weights), jnp.asarray(spikes), transpose=True, backend=BACKEND)
     assert_matches(got, weights.astype(np.float64).T @ spikes, np.float32)
+
+
+@pytest.mark.parametrize('cols', [None, 3])
+def test_edge_blocks_past_the_matrix_are_masked(cols):
+    """W @ s over more rows and columns than one block: the edge blocks' cells past the matrix add nothing."""
+    rng = np.random.default_rng(4)
+    weights = rng.normal(size=(300, 530)).astype(np.float32)
+    spikes = random_events(rng, (530,) + (() if cols is None else (cols,)), 'bool')
+    got = _call(jnp.asarray(weights), jnp.asarray(spikes), cols, False, BACKEND)
+    assert_matches(got, weights.astype(np.float64) @ indicator(spikes), np.float32)

@@ -34,31 +34,72 @@ QUICK = {'sizes': ((37, 300),), 'columns': (3,)}
 FULL = {'sizes': ((37, 300), (1000, 129), (4000, 4000)), 'columns': (3, 40)}
 
 
-def _operands(family, name, m, n, cols, transpose, wdt, xdt):
-    """Operand structs and statics of operator ``name`` of ``family``, or None for a family without a builder."""
-    import jax.numpy as jnp  # noqa: PLC0415 - imported after the environment is set
+K = 5  # connections per row (FCN) and stored entries per row (CSR)
+L = 7  # ring steps (delay delivery)
 
-    length = m if transpose else n
-    x = ((length,) if cols is None else (length, cols), xdt)
-    k, nnz = 5, m * 5
-    if family == 'dense':
-        return [((m, n), wdt), x], {}
-    if family == 'csr':
-        return [((nnz,), wdt), ((nnz,), jnp.int32), ((m + 1,), jnp.int32), x], {'shape': (m, n)}
-    if family == 'fixed_conn':
-        return [((m, k), wdt), ((m, k), jnp.int32), x], {'shape': (m, n)}
+
+def _csr(m, wdt, i32):
+    return [((m * K,), wdt), ((m * K,), i32), ((m + 1,), i32)]
+
+
+def _products(family):
+    """``build(m, n, cols, transpose, wdt, xdt) -> (operand (shape, dtype) pairs, statics)`` of a product."""
+    def build(m, n, cols, transpose, wdt, xdt):
+        import jax.numpy as jnp  # noqa: PLC0415 - imported after the environment is set
+
+        length = m if transpose else n
+        x = ((length,) if cols is None else (length, cols), xdt)
+        statics = {'transpose': transpose, 'shape': (m, n)}
+        if family == 'dense':
+            return [((m, n), wdt), x], {'transpose': transpose}
+        if family == 'csr':
+            return [*_csr(m, wdt, jnp.int32), x], statics
+        if family == 'fixed_conn':
+            return [((m, K), wdt), ((m, K), jnp.int32), x], statics
+        return [((), wdt), x], {**statics, 'seed': 0, 'prob': 0.1}  # jitc, homogeneous law
+    return build
+
+
+def _updates(name):
+    """The same for an update (plasticity, delay delivery): no direction, no mm form."""
+    def build(m, n, cols, transpose, wdt, xdt):
+        import jax.numpy as jnp  # noqa: PLC0415
+
+        i32, pre, post = jnp.int32, ((m,), xdt), ((n,), xdt)
+        shape = {'shape': (m, n)}
+        return {
+            'dense_on_pre': ([((m, n), wdt), pre, ((n,), wdt)], {}),
+            'dense_on_post': ([((m, n), wdt), ((m,), wdt), post], {}),
+            'csr_on_pre': ([*_csr(m, wdt, i32), pre, ((n,), wdt)], shape),
+            'fcn_on_pre': ([((m, K), wdt), ((m, K), i32), pre, ((n,), wdt)], shape),
+            # the column view: rows of each column's entries, its indptr, where each entry is in the CSR
+            'csr2csc_on_post': ([((m * K,), wdt), ((m * K,), i32), ((n + 1,), i32), ((m * K,), i32), ((m,), wdt),
+                                 post], shape),
+            'csr_delay_deliver': ([((L, n), wdt), pre, *_csr(m, wdt, i32), ((m * K,), i32), ((), i32)], shape),
+        }[name]
+    return build
+
+
+def builder(name, family):
+    """How to build the operands of operator ``name``, or None where this sweep has no builder for it."""
+    if family in ('dense', 'csr', 'fixed_conn', 'jitc') and name.endswith(('mv', 'mm')) and '_' not in \
+            name.removeprefix('binary_'):
+        return _products(family)
+    if name in ('dense_on_pre', 'dense_on_post', 'csr_on_pre', 'fcn_on_pre', 'csr2csc_on_post',
+                'csr_delay_deliver'):
+        return _updates(name)
     return None
 
 
 def _cases(name, sweep):
     import jax.numpy as jnp  # noqa: PLC0415
 
-    binary = name.startswith('binary_')
-    forms = (None, *sweep['columns']) if name.endswith('mm') or name.endswith('mv') else (None,)
-    forms = tuple(c for c in forms if (c is None) == name.endswith('mv'))
-    for (m, n), cols, transpose, wdt in itertools.product(sweep['sizes'], forms, (False, True),
-                                                          (jnp.float32, jnp.float16)):
-        for xdt in ((jnp.bool_, jnp.float32) if binary else (wdt,)):
+    product = name.endswith(('mv', 'mm'))
+    forms = sweep['columns'] if name.endswith('mm') else (None,)
+    events = (jnp.bool_, jnp.float32) if name.startswith('binary_') or not product else None
+    for (m, n), cols, transpose, wdt in itertools.product(sweep['sizes'], forms, (False, True) if product
+                                                          else (False,), (jnp.float32, jnp.float16)):
+        for xdt in events or (wdt,):
             yield m, n, cols, transpose, wdt, xdt
 
 
@@ -82,7 +123,8 @@ def main(argv: list[str]) -> int:
         family = files.split('/')[0]
         tpu = tables.get(name, {}).get('tpu', ())
         has_pallas = 'pallas' in tpu
-        if not hasattr(ej, name) or _operands(family, name, 2, 2, None, False, 'float32', 'float32') is None:
+        build = builder(name, family) if hasattr(ej, name) else None
+        if build is None:
             report.append(f'{name:28s} tpu backends: {", ".join(tpu) or "none":12s} not swept (no operand builder)')
             if has_pallas:
                 failures.append(f'{name}: has a pallas tpu kernel but no operand builder in tpu_compile.py')
@@ -90,11 +132,11 @@ def main(argv: list[str]) -> int:
         fn = getattr(ej, name)
         for backend in (None, 'pallas') if has_pallas else (None,):
             for m, n, cols, transpose, wdt, xdt in _cases(name, sweep):
-                shapes, statics = _operands(family, name, m, n, cols, transpose, wdt, xdt)
+                shapes, statics = build(m, n, cols, transpose, wdt, xdt)
                 args = [jax.ShapeDtypeStruct(s, d, sharding=sharding) for s, d in shapes]
-                what = (f'{name}(backend={backend!r}, {m}x{n}, cols={cols}, transpose={transpose}, '
-                        f'{jax.numpy.dtype(wdt).name} weights, {jax.numpy.dtype(xdt).name} x)')
-                call = lambda *a, f=fn, t=transpose, s=statics, b=backend: f(*a, transpose=t, backend=b, **s)
+                what = (f'{name}(backend={backend!r}, {m}x{n}, cols={cols}, {statics}, '
+                        f'{jax.numpy.dtype(wdt).name} weights, {jax.numpy.dtype(xdt).name} events/x)')
+                call = lambda *a, f=fn, s=statics, b=backend: f(*a, backend=b, **s)
                 start = time.perf_counter()
                 try:
                     jax.jit(call).trace(*args).lower(lowering_platforms=('tpu',)).compile()
