@@ -14,6 +14,7 @@ __all__ = [
     'CollectiveError',
     'ConfigMismatchError',
     'CoordinatorUnreachableError',
+    'DiskCacheWarning',
     'DuplicatePrimitiveWarning',
     'JVPRuleCountError',
     'KernelCompilationError',
@@ -93,6 +94,10 @@ class CollectiveError(RuntimeError):
 
 class OverrideInTaskError(RuntimeError):
     """``config.override`` was entered inside a coroutine task, where it would leak to other tasks."""
+
+
+class DiskCacheWarning(UserWarning):
+    """A compiled kernel on disk could not be used (a cut-short or unreadable file): it was compiled again."""
 
 
 class DuplicatePrimitiveWarning(UserWarning):

@@ -1,10 +1,11 @@
-"""ffi_abi.py's hand-written offsets, sizes and codes agree with jaxlib's own ``xla/ffi/api/c_api.h``.
+"""ffi_abi.py's struct declarations, offsets, sizes and codes agree with jaxlib's own ``xla/ffi/api/c_api.h``.
 
 A small C program is compiled against the header of the installed jaxlib and prints what the C
 compiler makes of every field the mirror names (``offsetof``, ``sizeof``, the enums); a jaxlib that
 moves a field fails here instead of corrupting memory at run time.
 """
 
+import ctypes
 import shutil
 import subprocess
 
@@ -74,6 +75,27 @@ LAYOUT = {
     'sizeof api version': ('sizeof(XLA_FFI_Api_Version)', ffi_abi.API_VERSION_STRUCT_SIZE),
     'sizeof pointer': ('sizeof(void*)', 8),
 }
+# Each ctypes declaration of the mirror and the C struct it declares; XLA_FFI_Api is declared up to the
+# one function pointer the handlers call, so only its fields are compared, not its size.
+STRUCTS = {
+    'ExtensionBase': 'XLA_FFI_Extension_Base', 'MetadataExtension': 'XLA_FFI_Metadata_Extension',
+    'ApiVersion': 'XLA_FFI_Api_Version', 'Metadata': 'XLA_FFI_Metadata', 'Args': 'XLA_FFI_Args',
+    'Attrs': 'XLA_FFI_Attrs', 'CallFrame': 'XLA_FFI_CallFrame', 'Buffer': 'XLA_FFI_Buffer', 'Api': 'XLA_FFI_Api',
+    'ErrorCreateArgs': 'XLA_FFI_Error_Create_Args',
+}
+PREFIXES = {'Api'}
+
+
+def _struct_layout(module=ffi_abi) -> dict[str, tuple[str, int]]:
+    """``{label: (C expression, what the ctypes declaration says)}`` for every field offset and struct size."""
+    layout = {}
+    for py, c in STRUCTS.items():
+        struct = getattr(module, py)
+        for field, _ in struct._fields_:
+            layout[f'{py}.{field}'] = (f'offsetof({c}, {field})', getattr(struct, field).offset)
+        if py not in PREFIXES:
+            layout[f'sizeof {py}'] = (f'sizeof({c})', ctypes.sizeof(struct))
+    return layout
 
 
 def _program() -> str:
@@ -86,15 +108,17 @@ def _expressions() -> dict[str, str]:
     exprs = dict(EXPECTED)
     exprs.update({f'DATATYPE[{dt}]': f'XLA_FFI_DataType_{c}' for dt, c in DATATYPE_NAMES.items()})
     exprs.update({name: expr for name, (expr, _) in LAYOUT.items()})
+    exprs.update({name: expr for name, (expr, _) in _struct_layout().items()})
     exprs.update({'XLA_FFI_API_MAJOR': 'XLA_FFI_API_MAJOR', 'XLA_FFI_API_MINOR': 'XLA_FFI_API_MINOR'})
     return exprs
 
 
 def mirror_values(module=ffi_abi) -> dict[str, int]:
-    """What the hand-written mirror says for every name the program prints."""
+    """What the mirror says for every name the program prints."""
     values = {name: getattr(module, name) for name in EXPECTED}
     values.update({f'DATATYPE[{dt}]': module.DATATYPE[np.dtype(dt)] for dt in DATATYPE_NAMES})
     values.update({name: want for name, (_, want) in LAYOUT.items()})
+    values.update({name: got for name, (_, got) in _struct_layout(module).items()})
     values.update(zip(('XLA_FFI_API_MAJOR', 'XLA_FFI_API_MINOR'), module.api_version(), strict=True))
     return values
 
@@ -135,6 +159,24 @@ def test_one_moved_offset_is_found(header_values):
     moved['BUFFER_DATA'] += 8
     assert mismatches(header_values, moved) == [
         f'BUFFER_DATA: ffi_abi.py says {moved["BUFFER_DATA"]}, c_api.h says {header_values["BUFFER_DATA"]}']
+
+
+def test_every_struct_declaration_is_checked():
+    declared = {name for name, value in vars(ffi_abi).items()
+                if isinstance(value, type) and issubclass(value, ctypes.Structure)}
+    assert declared == set(STRUCTS)
+
+
+def test_a_declaration_missing_a_field_is_found(header_values):
+    import types
+
+    class Buffer(ctypes.Structure):  # extension_start left out: every later field moves up
+        _fields_ = [field for field in ffi_abi.Buffer._fields_ if field[0] != 'extension_start']
+
+    wrong = types.SimpleNamespace(**{**vars(ffi_abi), 'Buffer': Buffer})
+    mirror = {**mirror_values(), **{name: got for name, (_, got) in _struct_layout(wrong).items()}}
+    found = {m.split(':')[0] for m in mismatches(header_values, mirror)}
+    assert found == {'Buffer.dtype', 'Buffer.data', 'Buffer.rank', 'Buffer.dims', 'sizeof Buffer'}
 
 
 def test_the_api_version_is_the_headers(header_values):

@@ -34,6 +34,19 @@ def run(kg):
     return np.asarray(nb.numba_kernel_generator(kg)(outs=OUT)(X)[0]).tolist()
 
 
+SCALE = 2.0
+
+
+@numba.njit
+def scaled(x):
+    return x * SCALE
+
+
+@numba.njit
+def calls_scaled(x, out):
+    out[...] = scaled(x)
+
+
 class TestInProcess:
     def test_closures_over_different_arrays_give_their_own_results(self):
         assert run(scale_kg(np.array(2.0, np.float32))) == [2.0] * 3
@@ -68,6 +81,12 @@ class TestInProcess:
         # numba alone: the int64 accumulator truncates every step, the float one does not.
         assert run_with(numba.int64).tolist() == [0.0]
         assert run_with(numba.float64).tolist() == [2.0]
+
+    def test_a_global_changed_after_its_helper_compiled_reaches_the_next_handler(self, tmp_path, monkeypatch):
+        monkeypatch.setattr(numba.config, 'CACHE_DIR', str(tmp_path))
+        assert run(lambda outs: calls_scaled) == [2.0] * 3
+        monkeypatch.setitem(globals(), 'SCALE', 3.0)
+        assert run(lambda outs: calls_scaled) == [3.0] * 3
 
     def test_a_kernel_without_fingerprint_is_compiled_but_never_cached_on_disk(self, tmp_path, monkeypatch):
         monkeypatch.setattr(numba.config, 'CACHE_DIR', str(tmp_path))

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 numba = pytest.importorskip('numba')
+import numba.extending  # noqa: E402
 
 from eventjax.backends.numba.keying import describe_kernel, kernel_fingerprint  # noqa: E402
 
@@ -95,6 +96,40 @@ class TestGlobals:
 
     def test_a_recursive_kernel_is_fingerprinted_without_looping(self):
         assert kernel_fingerprint(countdown) is not None
+
+    def test_a_kernel_calling_a_recursive_function_is_keyed_but_not_portable(self):
+        @numba.njit
+        def calls_countdown(x, out):
+            out[...] = x + countdown(3)
+
+        fingerprint, portable = describe_kernel(calls_countdown)
+        assert fingerprint is not None and not portable
+        assert describe_kernel(scale_by(2.0))[1]
+
+
+def calling_overloaded(times):
+    """A kernel calling a stub whose @overload multiplies by ``times``: kernels and stubs alike but for it."""
+
+    def stub(x):
+        return x
+
+    @numba.extending.overload(stub)
+    def _impl(x):
+        return lambda x: x * times
+
+    @numba.njit
+    def kernel(x, out):
+        out[...] = stub(x)
+
+    return kernel
+
+
+class TestOverloads:
+    def test_the_implementation_behind_an_overload_counts(self):
+        assert kernel_fingerprint(calling_overloaded(2.0)) != kernel_fingerprint(calling_overloaded(3.0))
+
+    def test_equal_overloads_share_a_fingerprint(self):
+        assert kernel_fingerprint(calling_overloaded(2.0)) == kernel_fingerprint(calling_overloaded(2.0))
 
 
 class TestUfuncHelpers:

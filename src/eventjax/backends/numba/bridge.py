@@ -3,13 +3,13 @@
 A kernel generator returns an ``@numba.njit`` ``kernel(*inputs, *outputs)``
 that fills its outputs in place. :func:`numba_kernel_generator` turns it into
 a JAX-traceable function that calls the kernel through ``jax.ffi.ffi_call``.
-The handler XLA calls is a ``numba.cfunc`` (see ``numba_codegen``): no Python
+The handler XLA calls is a ``numba.cfunc`` (see ``codegen``): no Python
 and no GIL on the call path.
 
 Targets. One FFI target per (kernel, input/output dtypes and ranks), never
 per shape: the handler reads the dims at run time. Generators often return a
 fresh closure on every call, so a kernel is keyed by its fingerprint (see
-``numba_keying``): its code, options and every value it reads from its
+``keying``): its code, options and every value it reads from its
 closure and globals, arrays by their bytes. A kernel holding a value that has
 no fingerprint is keyed by identity and never cached on disk. Targets, their
 cfuncs and kernels live for the life of the process in a registry guarded by
@@ -36,7 +36,8 @@ values already in the output array and updates only what it must (the input
 argument it also receives is the same memory; read the output). float16
 arrays are widened first, so they are updated in a float32 copy.
 
-Threads and disk cache: see ``numba_threads`` and ``numba_codegen``.
+Threads and disk cache: see ``threads`` and ``codegen`` (and ``fresh``: the
+handler calls fresh copies of the kernel and its njit callees).
 """
 
 from __future__ import annotations
@@ -100,15 +101,13 @@ def target_count() -> int:
     return len(_REGISTRY)
 
 
-def _kernel_key(kernel: Any) -> tuple[tuple, tuple | None]:
-    """(registry key, fingerprint for the disk cache or None) of ``kernel``."""
+def _kernel_key(kernel: Any) -> tuple[tuple, tuple | None, bool]:
+    """(registry key, fingerprint or None, whether its handler may be cached on disk) of ``kernel``."""
     fingerprint, portable = numba_keying.describe_kernel(kernel)
-    if fingerprint is not None and not portable:
-        return ('value', numba.config.BOUNDSCHECK, fingerprint), None
     if fingerprint is None:
         # The registry keeps the kernel alive, so its id is never reused.
-        return ('identity', id(kernel)), None
-    return ('value', numba.config.BOUNDSCHECK, fingerprint), fingerprint
+        return ('identity', id(kernel)), None, False
+    return ('value', numba.config.BOUNDSCHECK, fingerprint), fingerprint, portable
 
 
 # --- Bounds checks -------------------------------------------------------------
@@ -260,6 +259,7 @@ def _create_target(
     name: str,
     kernel: Any,
     fingerprint: tuple | None,
+    portable: bool,
     in_specs: Sequence[_Spec],
     out_specs: Sequence[_Spec],
     who: str,
@@ -276,7 +276,7 @@ def _create_target(
         threading_layer()  # binds the launch hooks the handler calls
     source = numba_codegen.handler_source(_kernel_name(kernel), in_specs, out_specs, takes_err, parallel, checked)
     try:
-        handler = numba_codegen.compile_handler(compiled, fingerprint, source)
+        handler = numba_codegen.compile_handler(compiled, fingerprint, source, portable)
     except numba.core.errors.NumbaError as e:
         sig = ', '.join(f'{d.name}[rank {r}]' for d, r in (*in_specs, *out_specs))
         raise NumbaKernelError(
@@ -291,10 +291,11 @@ def _target_for(kernel: Any, arrays: Sequence[Any], outs: Sequence[Any]) -> _Tar
     who = f'numba kernel {_kernel_name(kernel)}'
     in_specs = tuple(_spec(a, who, 'input', i) for i, a in enumerate(arrays))
     out_specs = tuple(_spec(o, who, 'output', i) for i, o in enumerate(outs))
-    kkey, fingerprint = _kernel_key(kernel)
+    kkey, fingerprint, portable = _kernel_key(kernel)
     return _REGISTRY.get_or_create(
         (kkey, in_specs, out_specs),
-        lambda index: _create_target(f'eventjax_numba_{index}', kernel, fingerprint, in_specs, out_specs, who),
+        lambda index: _create_target(f'eventjax_numba_{index}', kernel, fingerprint, portable, in_specs, out_specs,
+                                     who),
     )
 
 

@@ -4,13 +4,24 @@ A handler is Python source specialised to one (kernel, dtypes, ranks)
 combination. It is written to a file named by a content hash and imported
 from there, because numba can only cache (``cache=True``) functions defined in
 a real file. The hash covers the handler source, the kernel's fingerprint
-(see ``numba_keying``: its code and every value it reads) and the versions and
+(see ``keying``: its code and every value it reads) and the versions and
 numba settings that shape the machine code, so a cache entry only ever serves
-the kernel it was compiled from. A kernel without a fingerprint is compiled
-from a private module and never cached. The handler reads the XLA call frame
-with intrinsics, checks it against what was traced, wraps each
-buffer with ``intrinsics.array_at`` and calls the kernel; it touches no Python object
-(the glue it calls is in ``numba_intrinsics``).
+the kernel it was compiled from. The handler calls a fresh copy of the kernel
+and of the njit functions it calls (see ``fresh``), compiled for the values
+the fingerprint describes, never code numba compiled earlier in the process
+for other values. A kernel without a fingerprint, or not portable (made by
+``exec``, or calling a function recursively), is compiled from a private
+module and never cached.
+
+A handler file is written to a temporary name, flushed to disk and renamed,
+so no reader ever sees part of one. A file that does not hold the source its
+name stands for (cut short by a crash or a full disk), or a numba index or
+machine-code file that fails to load, costs a compile and a
+:class:`~eventjax.errors.DiskCacheWarning`, never a failure.
+
+The handler reads the XLA call frame with intrinsics, checks it against what
+was traced, wraps each buffer with ``intrinsics.array_at`` and calls the
+kernel; it touches no Python object (the glue it calls is in ``intrinsics``).
 """
 
 from __future__ import annotations
@@ -26,6 +37,7 @@ import sys
 import tempfile
 import threading
 import types as pytypes
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -39,7 +51,9 @@ from numba.core.runtime import nrt
 from numba.core.sigutils import normalize_signature
 
 from eventjax.backends.numba import ffi_abi
+from eventjax.backends.numba.fresh import fresh_kernel
 from eventjax.config.cache import handler_dir
+from eventjax.errors import DiskCacheWarning
 
 __all__ = ['compile_handler', 'gc_paused', 'handler_source']
 
@@ -57,7 +71,7 @@ from eventjax.backends.numba.intrinsics import (
 kernel = None  # the user's njit kernel, bound before compilation
 '''
 
-# The messages are byte arrays numba freezes into the handler (see numba_intrinsics).
+# The messages are byte arrays numba freezes into the handler (see intrinsics).
 _MESSAGE = '{name} = message_bytes({text!r})\n'
 
 _HANDLER = '''
@@ -194,7 +208,7 @@ _import_lock = threading.Lock()
 _CACHE_ATTEMPTS = 2  # compiles through the disk cache before compiling without it
 _private_names = itertools.count()
 _HANDLER_SIG = types.voidptr(types.voidptr)
-_BRIDGE_FILES = ('codegen.py', 'intrinsics.py', 'ffi_abi.py', 'keying.py', 'threads.py')
+_BRIDGE_FILES = ('codegen.py', 'fresh.py', 'intrinsics.py', 'ffi_abi.py', 'keying.py', 'threads.py')
 
 
 @functools.cache
@@ -241,17 +255,53 @@ def _cached_module(fingerprint: tuple, source: str) -> tuple[pytypes.ModuleType,
     modname = f'eventjax_numba_handler_{digest}'
     path = os.path.join(folder, modname + '.py')
     with _import_lock:
-        if not os.path.exists(path):
-            # Write then rename: another process may be reading this file,
-            # and an unchanged mtime keeps numba's cache entry valid.
-            fd, tmp = tempfile.mkstemp(dir=folder, suffix='.tmp')
-            with os.fdopen(fd, 'w', encoding='utf-8') as f:
-                f.write(source)
-            os.replace(tmp, path)
+        found = _read(path)
+        if found != source:
+            if found is not None:
+                _warn(f'the handler file {path} does not hold the source its name stands for (cut short or '
+                      'changed); writing it again and compiling the handler')
+            # Another process may be reading this file: it sees the old one or the new one whole, and an
+            # unchanged mtime keeps numba's cache entry valid.
+            _write_durably(folder, path, source)
         spec = importlib.util.spec_from_file_location(modname, path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
     return module, cacheable
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding='utf-8') as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError):
+        return ''  # unreadable counts as torn: written again
+
+
+def _write_durably(folder: str, path: str, text: str) -> None:
+    """Write ``path`` whole or not at all, and on disk before it is named: a crash never leaves part of it."""
+    fd, tmp = tempfile.mkstemp(dir=folder, suffix='.tmp')
+    try:
+        with os.fdopen(fd, 'w', encoding='utf-8') as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError):  # the rename itself, where the platform allows syncing a folder
+        dir_fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+def _warn(message: str) -> None:
+    warnings.warn(f'eventjax numba disk cache: {message}.', DiskCacheWarning, stacklevel=4)
 
 
 def _private_module(source: str) -> pytypes.ModuleType:
@@ -260,52 +310,35 @@ def _private_module(source: str) -> pytypes.ModuleType:
     return module
 
 
-def compile_handler(kernel: Any, fingerprint: tuple | None, source: str) -> Any:
+def compile_handler(kernel: Any, fingerprint: tuple | None, source: str, portable: bool = True) -> Any:
     """Compile ``source`` into a cfunc bound to ``kernel``; return the cfunc.
 
     Args:
         kernel: the njit kernel the handler calls.
-        fingerprint: the kernel's fingerprint (``numba_keying.kernel_fingerprint``),
-            or None to compile without disk cache.
+        fingerprint: the kernel's fingerprint (``keying.kernel_fingerprint``),
+            or None: compiled as it is, without disk cache.
         source: the handler module's source, from :func:`handler_source`.
+        portable: whether the handler may be cached on disk (``keying.describe_kernel``).
 
     Example:
         >>> handler = compile_handler(kernel, kernel_fingerprint(kernel), source)  # doctest: +SKIP
     """
-    if fingerprint is not None:
-        for _ in range(_CACHE_ATTEMPTS):
-            try:
-                module, cacheable = _cached_module(fingerprint, source)
-                return _bind_and_compile(module, _named_after(kernel, module.__name__) if cacheable else kernel,
-                                         cacheable)
-            except numba.core.errors.NumbaError:
-                raise  # the kernel does not compile: the disk cache has nothing to do with it
-            except (OSError, RuntimeError):
-                # Another process cleared the disk cache (``eventjax cache --clear``) while this one
-                # wrote, imported or cached the handler: the file, its folder or numba's index vanished
-                # (FileNotFoundError; numba's "no locator available"). Try again, then do without the cache.
-                continue
-    return _bind_and_compile(_private_module(source), kernel, False)
-
-
-def _named_after(kernel: Any, module_name: str) -> Any:
-    """``kernel`` compiled under a name unique to its cached handler.
-
-    numba names compiled code after the function's qualified name and a
-    per-process counter, so two kernels from one factory (closures over
-    different constants) compiled in separate processes can carry the same
-    symbol; a process that then loads both handlers from the disk cache
-    resolves both to whichever it loaded first (seen: one plasticity bound's
-    kernel run for another). The handler module's name holds the digest of
-    the kernel's fingerprint, so a name built from it differs whenever the
-    compiled code may.
-    """
-    fn = kernel.py_func
-    copy = pytypes.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
-    copy.__kwdefaults__, copy.__module__ = fn.__kwdefaults__, fn.__module__
-    copy.__qualname__ = f'{fn.__qualname__}__{module_name.rsplit("_", 1)[-1]}'
-    kept = {k: v for k, v in kernel.targetoptions.items() if k != 'nopython'}
-    return numba.njit(**{'locals': dict(kernel.locals), **kept})(copy)
+    if fingerprint is None:
+        return _bind_and_compile(_private_module(source), kernel, False)
+    for _ in range(_CACHE_ATTEMPTS if portable else 0):
+        try:
+            module, cacheable = _cached_module(fingerprint, source)
+            # Named after the handler's digest: see fresh_kernel.
+            return _bind_and_compile(module, fresh_kernel(kernel, module.__name__.rsplit('_', 1)[-1]), cacheable)
+        except numba.core.errors.NumbaError:
+            raise  # the kernel does not compile: the disk cache has nothing to do with it
+        except (OSError, RuntimeError):
+            # Another process cleared the disk cache (``eventjax cache --clear``) while this one
+            # wrote, imported or cached the handler: the file, its folder or numba's index vanished
+            # (FileNotFoundError; numba's "no locator available"). Try again, then do without the cache.
+            continue
+    digest = hashlib.sha256(f'{fingerprint!r}\0{source}'.encode()).hexdigest()[:32]
+    return _bind_and_compile(_private_module(source), fresh_kernel(kernel, digest), False)
 
 
 _gc_lock = threading.Lock()
@@ -355,11 +388,46 @@ def _bind_and_compile(module: pytypes.ModuleType, kernel: Any, cacheable: bool) 
     with gc_paused():
         if not cacheable:
             return numba.cfunc(_HANDLER_SIG)(module.handler)
-        handler = CFunc(module.handler, normalize_signature(_HANDLER_SIG), locals={}, options={})
-        handler.enable_caching()
-        if not _load_cached(handler):
-            handler.compile()  # compiles, and files the handler in numba's disk cache
-        return handler
+        for _ in range(_REPAIRS):
+            handler = CFunc(module.handler, normalize_signature(_HANDLER_SIG), locals={}, options={})
+            handler.enable_caching()
+            try:
+                if not _load_cached(handler):
+                    handler.compile()  # compiles, and files the handler in numba's disk cache
+                return handler
+            except (numba.core.errors.NumbaError, OSError, RuntimeError):
+                raise  # a kernel that does not compile, or a cache cleared meanwhile: see compile_handler
+            except Exception as e:  # noqa: BLE001 - a cut-short index or machine-code file fails to unpickle
+                index = _failed_index(e.__traceback__)
+                _warn(f'the cached code indexed by {index or "a numba index"} failed to load '
+                      f'({type(e).__name__}: {e}); compiling it again')
+                # Without its index numba compiles the function afresh and files it again.
+                if index is None or not _unlink(index):
+                    break
+        return numba.cfunc(_HANDLER_SIG)(module.handler)  # the folder could not be repaired: no disk cache
+
+
+_REPAIRS = 4  # damaged index files removed per handler before compiling without the disk cache
+
+
+def _failed_index(tb: Any) -> str | None:
+    """The numba index file whose loading raised, found in the traceback (the innermost one)."""
+    found = None
+    while tb is not None:
+        index = getattr(tb.tb_frame.f_locals.get('self'), '_index_path', None)
+        found = index if isinstance(index, str) else found
+        tb = tb.tb_next
+    return found
+
+
+def _unlink(path: str) -> bool:
+    try:
+        os.unlink(path)
+        return True
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
 
 
 def _load_cached(handler: Any) -> bool:

@@ -1,9 +1,14 @@
 """A mirror of the XLA FFI C ABI (``xla/ffi/api/c_api.h``), and nothing else.
 
-Byte offsets and sizes are for the 64-bit ABIs jaxlib ships (pointers and
-``size_t`` are 8 bytes). C enums are 4 bytes; where one is followed by a
-pointer or an ``int64_t`` the compiler pads it to 8, so an enum field must be
-read as a 32-bit integer, never as a 64-bit word.
+Each struct the handlers read or write is declared below as a
+``ctypes.Structure``, under the C declaration it mirrors, and the byte
+offsets the generated handlers use (plain integers, which numba freezes into
+the machine code) are taken from those declarations. ctypes lays a struct out
+as the C compiler does, so the offsets hold for the 64-bit ABIs jaxlib ships
+(pointers and ``size_t`` of 8 bytes); C enums are 4 bytes (``c_int32``), so an
+enum field followed by a pointer is padded to 8 and must be read as a 32-bit
+integer. Pointers to structs the handlers never enter are ``c_void_p``.
+A test compiles the header and checks every offset, size and code here.
 
 The API version is read from the header of the installed jaxlib, so a handler
 always announces the version of the runtime it runs in.
@@ -11,57 +16,181 @@ always announces the version of the runtime it runs in.
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import os
 import re
 
 import numpy as np
 
-# --- XLA_FFI_Extension_Base / XLA_FFI_Metadata_Extension -------------------
+_ENUM = ctypes.c_int32  # every C enum of the header is an int
+
+
+def _struct_size(struct: type[ctypes.Structure], last_field: str) -> int:
+    """``XLA_FFI_STRUCT_SIZE(struct, last_field)``: the bytes up to the end of the last field, no padding."""
+    field = getattr(struct, last_field)
+    return field.offset + field.size
+
+
+# typedef struct XLA_FFI_Extension_Base {
+#   size_t struct_size;
+#   XLA_FFI_Extension_Type type;
+#   struct XLA_FFI_Extension_Base* next;
+# } XLA_FFI_Extension_Base;
+class ExtensionBase(ctypes.Structure):
+    _fields_ = [('struct_size', ctypes.c_size_t), ('type', _ENUM), ('next', ctypes.c_void_p)]
+
+
+# struct XLA_FFI_Metadata_Extension {
+#   XLA_FFI_Extension_Base extension_base;
+#   XLA_FFI_Metadata* metadata;
+# };
+class MetadataExtension(ctypes.Structure):
+    _fields_ = [('extension_base', ExtensionBase), ('metadata', ctypes.c_void_p)]
+
+
+# struct XLA_FFI_Api_Version {
+#   size_t struct_size;
+#   XLA_FFI_Extension_Base* extension_start;
+#   int major_version;  // out
+#   int minor_version;  // out
+# };
+class ApiVersion(ctypes.Structure):
+    _fields_ = [('struct_size', ctypes.c_size_t), ('extension_start', ctypes.c_void_p),
+                ('major_version', ctypes.c_int), ('minor_version', ctypes.c_int)]
+
+
+# struct XLA_FFI_Metadata {
+#   size_t struct_size;
+#   XLA_FFI_Api_Version api_version;
+#   XLA_FFI_Handler_Traits traits;
+#   XLA_FFI_TypeId state_type_id;  // struct XLA_FFI_TypeId { int64_t type_id; }
+# };
+class Metadata(ctypes.Structure):
+    _fields_ = [('struct_size', ctypes.c_size_t), ('api_version', ApiVersion), ('traits', ctypes.c_uint32),
+                ('state_type_id', ctypes.c_int64)]
+
+
+# struct XLA_FFI_Args {                  struct XLA_FFI_Rets: the same, with
+#   size_t struct_size;                  XLA_FFI_RetType* types and void** rets
+#   XLA_FFI_Extension_Base* extension_start;
+#   int64_t size;
+#   XLA_FFI_ArgType* types;  // length == size
+#   void** args;             // length == size
+# };
+class Args(ctypes.Structure):
+    _fields_ = [('struct_size', ctypes.c_size_t), ('extension_start', ctypes.c_void_p), ('size', ctypes.c_int64),
+                ('types', ctypes.c_void_p), ('args', ctypes.c_void_p)]
+
+
+# struct XLA_FFI_Attrs {
+#   size_t struct_size;
+#   XLA_FFI_Extension_Base* extension_start;
+#   int64_t size;
+#   XLA_FFI_AttrType* types;   // length == size
+#   XLA_FFI_ByteSpan** names;  // length == size
+#   void** attrs;              // length == size
+# };
+class Attrs(ctypes.Structure):
+    _fields_ = [('struct_size', ctypes.c_size_t), ('extension_start', ctypes.c_void_p), ('size', ctypes.c_int64),
+                ('types', ctypes.c_void_p), ('names', ctypes.c_void_p), ('attrs', ctypes.c_void_p)]
+
+
+# struct XLA_FFI_CallFrame {
+#   size_t struct_size;
+#   XLA_FFI_Extension_Base* extension_start;
+#   const XLA_FFI_Api* api;
+#   XLA_FFI_ExecutionContext* ctx;
+#   XLA_FFI_ExecutionStage stage;
+#   XLA_FFI_Args args;
+#   XLA_FFI_Rets rets;
+#   XLA_FFI_Attrs attrs;
+#   XLA_FFI_Future* future;  // out
+# };
+class CallFrame(ctypes.Structure):
+    _fields_ = [('struct_size', ctypes.c_size_t), ('extension_start', ctypes.c_void_p), ('api', ctypes.c_void_p),
+                ('ctx', ctypes.c_void_p), ('stage', _ENUM), ('args', Args), ('rets', Args), ('attrs', Attrs),
+                ('future', ctypes.c_void_p)]
+
+
+# struct XLA_FFI_Buffer {
+#   size_t struct_size;
+#   XLA_FFI_Extension_Base* extension_start;
+#   XLA_FFI_DataType dtype;
+#   void* data;
+#   int64_t rank;
+#   int64_t* dims;  // length == rank
+# };
+class Buffer(ctypes.Structure):
+    _fields_ = [('struct_size', ctypes.c_size_t), ('extension_start', ctypes.c_void_p), ('dtype', _ENUM),
+                ('data', ctypes.c_void_p), ('rank', ctypes.c_int64), ('dims', ctypes.c_void_p)]
+
+
+# struct XLA_FFI_Api {
+#   size_t struct_size;
+#   XLA_FFI_Extension_Base* extension_start;
+#   XLA_FFI_Api_Version api_version;
+#   const XLA_FFI_InternalApi* internal_api;
+#   _XLA_FFI_API_STRUCT_FIELD(XLA_FFI_Error_Create);  // a function pointer
+#   ...                                                // (the rest is not read)
+# };
+class Api(ctypes.Structure):
+    _fields_ = [('struct_size', ctypes.c_size_t), ('extension_start', ctypes.c_void_p),
+                ('api_version', ApiVersion), ('internal_api', ctypes.c_void_p),
+                ('XLA_FFI_Error_Create', ctypes.c_void_p)]
+
+
+# struct XLA_FFI_Error_Create_Args {
+#   size_t struct_size;
+#   XLA_FFI_Extension_Base* extension_start;
+#   const char* message;
+#   XLA_FFI_Error_Code errc;
+# };
+class ErrorCreateArgs(ctypes.Structure):
+    _fields_ = [('struct_size', ctypes.c_size_t), ('extension_start', ctypes.c_void_p),
+                ('message', ctypes.c_char_p), ('errc', _ENUM)]
+
+
+# --- The offsets and sizes the handlers use ----------------------------------
 EXTENSION_METADATA = 1          # XLA_FFI_Extension_Metadata
-EXT_BASE_STRUCT_SIZE = 0        # size_t struct_size
-EXT_BASE_TYPE = 8               # XLA_FFI_Extension_Type (int32)
-EXT_METADATA_PTR = 24           # XLA_FFI_Metadata* metadata
+EXT_BASE_STRUCT_SIZE = ExtensionBase.struct_size.offset
+EXT_BASE_TYPE = ExtensionBase.type.offset
+EXT_METADATA_PTR = MetadataExtension.metadata.offset
 
-# --- XLA_FFI_Metadata (api_version is an inline XLA_FFI_Api_Version) -------
-METADATA_API_VERSION = 8
-METADATA_API_MAJOR = 8 + 16     # int major_version
-METADATA_API_MINOR = 8 + 20     # int minor_version
-METADATA_TRAITS = 32            # uint32 traits
-API_VERSION_STRUCT_SIZE = 24    # XLA_FFI_Api_Version_STRUCT_SIZE
+METADATA_API_VERSION = Metadata.api_version.offset
+METADATA_API_MAJOR = Metadata.api_version.offset + ApiVersion.major_version.offset
+METADATA_API_MINOR = Metadata.api_version.offset + ApiVersion.minor_version.offset
+METADATA_TRAITS = Metadata.traits.offset
+API_VERSION_STRUCT_SIZE = _struct_size(ApiVersion, 'minor_version')
 
-# --- XLA_FFI_CallFrame ------------------------------------------------------
-FRAME_STRUCT_SIZE = 0
-FRAME_EXTENSION_START = 8
-FRAME_API = 16
-FRAME_CTX = 24
-FRAME_STAGE = 32                # XLA_FFI_ExecutionStage (int32)
-FRAME_ARGS = 40                 # XLA_FFI_Args, inline
-FRAME_RETS = 80                 # XLA_FFI_Rets, inline
-FRAME_ATTRS = 120               # XLA_FFI_Attrs, inline
-CALL_FRAME_STRUCT_SIZE = 168    # XLA_FFI_CallFrame_STRUCT_SIZE (up to attrs)
+FRAME_STRUCT_SIZE = CallFrame.struct_size.offset
+FRAME_EXTENSION_START = CallFrame.extension_start.offset
+FRAME_API = CallFrame.api.offset
+FRAME_CTX = CallFrame.ctx.offset
+FRAME_STAGE = CallFrame.stage.offset
+FRAME_ARGS = CallFrame.args.offset
+FRAME_RETS = CallFrame.rets.offset
+FRAME_ATTRS = CallFrame.attrs.offset
+CALL_FRAME_STRUCT_SIZE = _struct_size(CallFrame, 'attrs')  # XLA_FFI_CallFrame_STRUCT_SIZE
 STAGE_EXECUTE = 3               # XLA_FFI_ExecutionStage_EXECUTE
 
-# --- XLA_FFI_Args / XLA_FFI_Rets (same layout), offsets within the struct ---
-LIST_SIZE = 16                  # int64_t size
-LIST_TYPES = 24                 # XLA_FFI_ArgType* / XLA_FFI_RetType* (int32[])
-LIST_ITEMS = 32                 # void** args / rets
+# Within XLA_FFI_Args and XLA_FFI_Rets (one layout).
+LIST_SIZE = Args.size.offset
+LIST_TYPES = Args.types.offset
+LIST_ITEMS = Args.args.offset
 ARG_TYPE_BUFFER = 1             # XLA_FFI_ArgType_BUFFER == XLA_FFI_RetType_BUFFER
 
-# --- XLA_FFI_Buffer ---------------------------------------------------------
-BUFFER_DTYPE = 16               # XLA_FFI_DataType (int32)
-BUFFER_DATA = 24
-BUFFER_RANK = 32
-BUFFER_DIMS = 40
+BUFFER_DTYPE = Buffer.dtype.offset
+BUFFER_DATA = Buffer.data.offset
+BUFFER_RANK = Buffer.rank.offset
+BUFFER_DIMS = Buffer.dims.offset
 
-# --- XLA_FFI_Api function table --------------------------------------------
-API_ERROR_CREATE = 48           # XLA_FFI_Error_Create*
+API_ERROR_CREATE = Api.XLA_FFI_Error_Create.offset
 
-# --- XLA_FFI_Error_Create_Args ----------------------------------------------
-ERROR_ARGS_MESSAGE = 16         # const char* message
-ERROR_ARGS_ERRC = 24            # XLA_FFI_Error_Code (int32)
-ERROR_ARGS_STRUCT_SIZE = 28     # XLA_FFI_Error_Create_Args_STRUCT_SIZE
-ERROR_ARGS_WORDS = 4            # 32 bytes of storage, rounded up
+ERROR_ARGS_MESSAGE = ErrorCreateArgs.message.offset
+ERROR_ARGS_ERRC = ErrorCreateArgs.errc.offset
+ERROR_ARGS_STRUCT_SIZE = _struct_size(ErrorCreateArgs, 'errc')
+ERROR_ARGS_WORDS = (ctypes.sizeof(ErrorCreateArgs) + 7) // 8  # storage reserved, padding included
 
 # --- XLA_FFI_Error_Code -----------------------------------------------------
 ERRC_INVALID_ARGUMENT = 3

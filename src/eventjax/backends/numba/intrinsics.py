@@ -265,7 +265,7 @@ def _call_symbol(builder, symbol: str, args: Sequence) -> Any:
 
 # These call C functions by symbol name, resolved when the code is loaded,
 # so code calling them can be cached on disk; each process binds the names
-# with llvmlite.binding.add_symbol (see numba_threads).
+# with llvmlite.binding.add_symbol (see threads).
 
 
 @intrinsic

@@ -6,15 +6,21 @@ machine code as constants. So a handler may serve, in memory or from numba's
 disk cache, only a kernel with the same fingerprint: the same bytecode, numba
 options and defaults, and the same value of every closure cell and global it
 reads, followed through the njit functions, ``@numba.vectorize`` and
-``@numba.guvectorize`` functions and plain Python functions it calls, and the
+``@numba.guvectorize`` functions and plain Python functions it calls, the
+implementations numba links in their place (every ``@overload`` registered
+for a function, the typing function of an ``@intrinsic``), and the
 attributes it reads from the user's modules (held in a global or a closure
-cell). Options count in full, ``locals=`` type declarations included. Arrays count by dtype, shape,
-layout and bytes, so two closures over different arrays never share a
-handler, and neither do two processes whose module-level arrays differ.
+cell). Options count in full, ``locals=`` type declarations included. Arrays
+count by dtype, shape, layout and bytes, so two closures over different
+arrays never share a handler, and neither do two processes whose
+module-level arrays differ.
 
 A value that cannot be described by value (an instance of an unknown class,
 a jitclass, a typed list) makes the kernel unfingerprintable: the bridge then
-keys it by identity in memory and never caches its handler on disk.
+keys it by identity in memory and never caches its handler on disk. A kernel
+that reaches a function again while describing it (recursion) has a
+fingerprint but is not portable: numba's disk cache cannot reload a handler
+that links a recursive function.
 
 The fingerprint is built from plain data only (no addresses), so its
 ``repr`` is the same in every process and can name a disk cache entry.
@@ -33,11 +39,11 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ['describe_kernel', 'kernel_fingerprint']
+__all__ = ['LIBRARIES', 'code_reads', 'describe_kernel', 'kernel_fingerprint']
 
 # Packages whose objects a kernel refers to by name: their meaning is fixed
-# by their version, which the disk cache key carries (see numba_codegen).
-_LIBRARIES = frozenset({'numpy', 'numba', 'llvmlite', 'scipy'}) | frozenset(sys.stdlib_module_names)
+# by their version, which the disk cache key carries (see ``codegen``).
+LIBRARIES = frozenset({'numpy', 'numba', 'llvmlite', 'scipy'}) | frozenset(sys.stdlib_module_names)
 _SCALARS = (type(None), bool, int, float, complex, str, bytes, type(Ellipsis))
 _READS = frozenset({'LOAD_ATTR', 'LOAD_METHOD'})
 _LOADS = {'LOAD_GLOBAL': 'global', 'LOAD_NAME': 'global', 'LOAD_DEREF': 'cell', 'LOAD_CLASSDEREF': 'cell'}
@@ -62,8 +68,9 @@ def kernel_fingerprint(kernel: Any) -> tuple | None:
 def describe_kernel(kernel: Any) -> tuple[tuple | None, bool]:
     """``(fingerprint or None, portable)``: portable when a handler compiled from it may be cached on disk.
 
-    A kernel whose functions were made by ``exec`` in no importable module
-    has a fingerprint (it keys the handler in memory) but is not portable.
+    A kernel whose functions were made by ``exec`` in no importable module,
+    or that calls a function recursively, has a fingerprint (it keys the
+    handler in memory) but is not portable.
 
     Example:
         >>> import numba
@@ -98,12 +105,17 @@ def _named(obj: Any) -> tuple[str, str] | None:
 def _is_library(obj: Any) -> bool:
     # A function made by exec or in a notebook may claim a library module
     # ('builtins'); only one that can be imported under its name is trusted.
-    return _top_package(obj) in _LIBRARIES and _named(obj) is not None
+    return _top_package(obj) in LIBRARIES and _named(obj) is not None
 
 
 @functools.lru_cache(maxsize=4096)
-def _reads(code: types.CodeType) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
-    """Each global or closure cell ``code`` loads (kind, name), with the attribute names read from it right after."""
+def code_reads(code: types.CodeType) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    """Each global or closure cell ``code`` loads ``(kind, name, attributes read from it right after)``.
+
+    Example:
+        >>> code_reads((lambda x: np.pi * x).__code__)
+        (('global', 'np', ('pi',)),)
+    """
     reads = []
     chain: list[str] | None = None
     for ins in dis.get_instructions(code):
@@ -115,6 +127,31 @@ def _reads(code: types.CodeType) -> tuple[tuple[str, str, tuple[str, ...]], ...]
         else:
             chain = None
     return tuple((kind, name, tuple(attrs)) for kind, name, attrs in reads)
+
+
+def _overloads(f: types.FunctionType) -> tuple:
+    """What numba compiles in place of ``f``: each ``@overload`` registered for it, with its jit options.
+
+    A function given to ``@overload`` is a stub whose body never runs; the
+    code linked into a handler is the overload's.
+    """
+    from numba.core.typing.templates import builtin_registry
+
+    # numba's typing registry only grows: its length names its contents.
+    return _overload_table(len(builtin_registry.globals)).get(id(f), ())
+
+
+@functools.lru_cache(maxsize=1)
+def _overload_table(size: int) -> dict[int, tuple]:
+    from numba.core.typing.templates import builtin_registry
+
+    table: dict[int, list] = {}
+    for func, fnty in list(builtin_registry.globals)[:size]:
+        for template in getattr(fnty, 'templates', ()):
+            impl = getattr(template, '_overload_func', None)
+            if impl is not None:
+                table.setdefault(id(func), []).append((impl, dict(getattr(template, '_jit_options', {}))))
+    return {k: tuple(v) for k, v in table.items()}
 
 
 class _Walk:
@@ -152,7 +189,7 @@ class _Walk:
             return ('module', v.__name__)
         if isinstance(v, types.FunctionType) and not _is_library(v):
             return self._once(v, lambda: self._function(v))
-        if _top_package(v) in _LIBRARIES:
+        if _top_package(v) in LIBRARIES:
             return self._library(v)
         if isinstance(v, type) and issubclass(v, enum.Enum):
             return ('enum class', v.__module__, v.__qualname__, tuple((m.name, self.value(m.value)) for m in v))
@@ -161,6 +198,8 @@ class _Walk:
     def _once(self, obj: Any, describe) -> tuple:
         key = id(obj)
         if key in self._done:
+            if self._done[key][0] == 'recursive':
+                self.portable = False  # see the module docstring
             return self._done[key]
         # A recursive call meets this placeholder instead of looping.
         self._done[key] = ('recursive', getattr(obj, '__qualname__', ''))
@@ -219,6 +258,7 @@ class _Walk:
             tuple(cells),
             self.value(f.__defaults__),
             self.value(f.__kwdefaults__),
+            tuple(self.value(impl) for impl in _overloads(f)),
         )
 
     def _code(self, code: types.CodeType, glb: dict, cells: dict) -> tuple:
@@ -232,7 +272,7 @@ class _Walk:
                 consts.append(self.value(c))
         reads = tuple(
             (kind, name, attrs, self._global(glb, name, attrs) if kind == 'global' else self._cell(cells, name, attrs))
-            for kind, name, attrs in _reads(code)
+            for kind, name, attrs in code_reads(code)
         )
         return ('code', code.co_code, tuple(consts), code.co_names, code.co_varnames, code.co_freevars, reads)
 
@@ -253,7 +293,7 @@ class _Walk:
         # modules; a library module is known by its name and version.
         path = []
         for attr in attrs:
-            if not isinstance(v, types.ModuleType) or v.__name__.partition('.')[0] in _LIBRARIES:
+            if not isinstance(v, types.ModuleType) or v.__name__.partition('.')[0] in LIBRARIES:
                 break
             if not hasattr(v, attr):
                 return ('missing attribute', v.__name__, attr)

@@ -11,20 +11,8 @@ Binary kernels add the weights of the event entries (a select: a NaN weight
 without an event adds nothing); float kernels add ``w * x`` over every
 stored entry, zeros of ``x`` included, so ``NaN * 0`` is NaN as in IEEE.
 
-Why the loops look the way they do (measured at m = n = 4000, 100
-connections per row): ``transpose=False`` gathers row by row (no scatter
-conflicts, one output write per row) with the branchless, vectorizable row
-sums of ``common.numba.events``; ``transpose=True`` scatters from the rows
-of ``x`` (for binary kernels only the rows with an event, so the
-event-driven path costs events x connections per row). Indices are read
-unsigned, so one compare drops a bad column. From
-``numba.events.PARALLEL_MIN_WORK`` visited entries on, the gathers run their
-rows on numba's threads (no two threads write one row). The binary vector
-scatter of a matrix that can hold ``numba.scatter.SCATTER_PARALLEL_MIN_ENTRIES``
-entries splits large calls over threads (``numba.scatter``); a smaller one
-gets the serial scatter alone, whose compile is a fraction of the time. The
-other scatters stay serial. Past the last-level cache
-(``PREFETCH_MIN_ENTRIES``) the binary vector scatter prefetches event rows.
+How the loops are shaped, and where threads and prefetching start: the
+"numba kernels" section of the CSR kernels page in the docs.
 """
 
 from __future__ import annotations

@@ -1,0 +1,132 @@
+"""Fresh copies of a kernel and of the njit functions it calls, compiled only for the values they read now.
+
+numba compiles an njit function once per signature and freezes the globals
+and closure values it reads at that moment. A handler compiled later links
+that code, even when the values changed since: a helper that read
+``SCALE = 2`` at its first call keeps returning twice its input after
+``SCALE = 3``, and a handler keyed by the new value would serve the old code
+(in this process, and from the disk cache in every later one).
+
+So a handler never calls the user's dispatchers themselves. It calls copies
+made from their Python functions, whose globals and closure cells are
+snapshots of the values the fingerprint describes, and whose own callees are
+copies too. A callee's copy is shared by every handler that sees the same
+fingerprint for it (compiled once per process), and carries a name made
+from that fingerprint, so two copies compiled for different values never
+share a symbol when their handlers load from disk into one process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import types
+from typing import Any
+
+import numba
+
+from eventjax.backends.numba import keying
+
+__all__ = ['fresh_kernel']
+
+_lock = threading.Lock()
+_copies: dict[str, Any] = {}  # a callee's fingerprint digest -> its copy; lives as long as the handlers
+
+
+def fresh_kernel(kernel: Any, suffix: str) -> Any:
+    """A copy of the njit ``kernel`` named ``<qualname>__<suffix>``, calling fresh copies of its njit callees.
+
+    Args:
+        kernel: the user's ``@numba.njit`` kernel, with a fingerprint.
+        suffix: what makes the copy's name unique (the handler's digest).
+
+    Example:
+        >>> import numba
+        >>> k = numba.njit(lambda x, out: None)
+        >>> fresh_kernel(k, 'abc').py_func.__qualname__
+        '<lambda>__abc'
+    """
+    return _Copier().dispatcher(kernel, suffix)
+
+
+def _is_user_dispatcher(v: Any) -> bool:
+    return (isinstance(v, numba.core.registry.CPUDispatcher)
+            and getattr(v.py_func, '__module__', '').partition('.')[0] not in keying.LIBRARIES)
+
+
+class _Copier:
+    """One copying walk; a function met twice (recursion) gets one copy."""
+
+    def __init__(self) -> None:
+        self._made: dict[int, Any] = {}
+        self._keep: list[Any] = []  # keeps ids in _made valid during the walk
+
+    def dispatcher(self, d: Any, suffix: str | None = None) -> Any:
+        if id(d) in self._made:
+            return self._made[id(d)]
+        digest = None
+        if suffix is None:
+            fingerprint = keying.kernel_fingerprint(d)
+            if fingerprint is None:
+                return d  # its values have no description: the kernel is keyed by identity anyway
+            digest = hashlib.sha256(repr(fingerprint).encode()).hexdigest()[:16]
+            with _lock:
+                if digest in _copies:
+                    return _copies[digest]
+            suffix = digest
+        fn = d.py_func
+        glb: dict[str, Any] = {}
+        cells = tuple(types.CellType() for _ in fn.__code__.co_freevars)
+        copy = types.FunctionType(fn.__code__, glb, fn.__name__, fn.__defaults__, cells or None)
+        copy.__kwdefaults__, copy.__module__ = fn.__kwdefaults__, fn.__module__
+        copy.__qualname__ = f'{fn.__qualname__}__{suffix}'
+        # numba's own cache of a callee knows nothing of the values it froze; the handler's cache covers it.
+        options = {k: v for k, v in d.targetoptions.items() if k not in ('nopython', 'cache')}
+        made = numba.njit(**{'locals': dict(d.locals), **options})(copy)
+        self._made[id(d)] = made
+        self._keep.append(d)
+        # Filled only now, so that a recursive call finds the copy itself.
+        glb.update(fn.__globals__)
+        reads: dict[tuple[str, str], set[str]] = {}
+        for kind, name, attrs in _all_reads(fn.__code__):
+            reads.setdefault((kind, name), set()).update(attrs[:1])
+        for name in glb.keys() & {name for kind, name in reads if kind == 'global'}:
+            glb[name] = self.value(glb[name], reads[('global', name)])
+        for name, cell, old in zip(fn.__code__.co_freevars, cells, fn.__closure__ or ()):
+            try:
+                cell.cell_contents = self.value(old.cell_contents, reads.get(('cell', name), set()))
+            except ValueError:  # an empty cell stays empty
+                pass
+        if digest is not None:
+            with _lock:
+                made = _copies.setdefault(digest, made)
+        return made
+
+    def value(self, v: Any, attrs: set[str] = frozenset()) -> Any:
+        """``v`` as a copy reads it; ``attrs``: the attributes read from it (of a module)."""
+        if _is_user_dispatcher(v):
+            return self.dispatcher(v)
+        if type(v) is tuple:
+            return tuple(self.value(x) for x in v)
+        if isinstance(v, types.ModuleType) and attrs and v.__name__.partition('.')[0] not in keying.LIBRARIES:
+            return self._module(v, attrs)
+        return v
+
+    def _module(self, m: types.ModuleType, attrs: set[str]) -> types.ModuleType:
+        # `mod.helper` in a kernel: numba resolves the attribute on the module
+        # object, so the copy reads a stand-in whose dispatchers are copies.
+        swapped = {a: getattr(m, a) for a in sorted(attrs) if _is_user_dispatcher(getattr(m, a, None))}
+        if not swapped:
+            return m
+        stand_in = types.ModuleType(m.__name__, m.__doc__)
+        vars(stand_in).update(vars(m))
+        vars(stand_in).update({a: self.dispatcher(d) for a, d in swapped.items()})
+        return stand_in
+
+
+def _all_reads(code: types.CodeType):
+    yield from keying.code_reads(code)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            yield from _all_reads(c)
+
