@@ -63,7 +63,7 @@ def warp_dtype(dtype: Any) -> Any:
     """Return the warp scalar type for a JAX/NumPy dtype.
 
     Example:
-        >>> warp_dtype(jnp.float32).__name__
+        >>> warp_dtype(np.float32).__name__
         'float32'
 
     Raises:
