@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import eventjax as ej
+from tests.extras import UNITS_EXTRA
 
 DENSE = np.array([[0., 2., 0., 1.], [3., 0., 4., 0.], [0., 5., 0., 6.]], np.float32)
 ROWS = np.array([True, False, True])       # events over the 3 rows
@@ -56,7 +57,7 @@ def test_packed_events_of_the_wrong_size_name_the_side():
 
 
 def test_units_of_the_weights_come_back():
-    u = pytest.importorskip('brainunit')
+    u = pytest.importorskip('brainunit', reason=UNITS_EXTRA)
     A = ej.CSR.fromdense(DENSE)
     got = ej.binary_csrmv_packed(A.data * u.mV, A.indices, A.indptr, ej.bitpack(ROWS), shape=(3, 4),
                                  transpose=True)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from stress.harness import CompileCount
 
-from eventjax.kernels.common import checks, compaction, narrowing
+from eventjax.kernels.common import checks, compaction, eager, narrowing
 from eventjax.kernels.csr import reference
 
 
@@ -53,7 +53,7 @@ def test_a_traced_call_stages_the_helper_as_written():
 
 
 def test_the_wrapped_helper_keeps_its_name_and_static_arguments():
-    @checks.one_program_when_eager(1)
+    @eager.one_program_when_eager(1)
     def shifted(x, k):
         """Doc."""
         return jnp.where(x > k, x - k, 0)
@@ -66,7 +66,7 @@ def test_the_wrapped_helper_keeps_its_name_and_static_arguments():
 
 class TestBoundedPrograms:
     def test_a_helper_keeps_the_programs_of_its_last_signatures_only(self):
-        @checks.one_program_when_eager(1, max_programs=3)
+        @eager.one_program_when_eager(1, max_programs=3)
         def shifted(x, k):
             return jnp.where(x > k, x - k, 0)
 
@@ -82,7 +82,7 @@ class TestBoundedPrograms:
         assert shifted.programs() == 3
 
     def test_a_use_makes_a_program_the_most_recent(self):
-        @checks.one_program_when_eager(max_programs=2)
+        @eager.one_program_when_eager(max_programs=2)
         def double(x):
             return 2 * x
 
@@ -93,10 +93,10 @@ class TestBoundedPrograms:
         assert programs.compiles == 0
 
     def test_the_library_helpers_hold_at_most_the_documented_number(self):
-        for n in range(checks.EAGER_PROGRAMS + 3):
+        for n in range(eager.EAGER_PROGRAMS + 3):
             compaction.event_count_prefix(np.arange(n + 2000) % 3 == 0)
-        assert compaction._event_count_prefix.programs() == checks.EAGER_PROGRAMS
+        assert compaction._event_count_prefix.programs() == eager.EAGER_PROGRAMS
 
     def test_a_bound_under_one_is_refused(self):
         with pytest.raises(ValueError, match='max_programs must be at least 1, got 0'):
-            checks.one_program_when_eager(max_programs=0)
+            eager.one_program_when_eager(max_programs=0)

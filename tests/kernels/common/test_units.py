@@ -18,8 +18,9 @@ import numpy as np
 import pytest
 
 import eventjax as ej
+from tests.extras import UNITS_EXTRA
 
-u = pytest.importorskip('brainunit')
+u = pytest.importorskip('brainunit', reason=UNITS_EXTRA)
 
 M, N, K, B = 3, 4, 2, 2
 RNG = np.random.default_rng(7)

@@ -16,6 +16,7 @@ import pytest
 
 import eventjax as ej
 from eventjax.kernels.delay.csr_delay_deliver import _csr_delay_deliver
+from tests.extras import UNITS_EXTRA
 from tests.kernels.delay import oracle
 
 
@@ -256,7 +257,7 @@ class TestArguments:
             self._call(jnp.array([1, 2]), t=jnp.array([1, 2]))
 
     def test_delays_or_a_step_in_time_units_show_the_conversion_to_steps(self):
-        u = pytest.importorskip('brainunit')
+        u = pytest.importorskip('brainunit', reason=UNITS_EXTRA)
         with pytest.raises(TypeError, match=r'delays must be integer steps, got a Quantity in ms; .*/ dt'):
             self._call(jnp.array([1, 2]) * u.ms)
         with pytest.raises(TypeError, match=r't must be integer steps, got a Quantity'):
@@ -269,7 +270,7 @@ class TestArguments:
                                     shape=(1, 2))
 
     def test_a_ring_in_volts_takes_millivolt_weights(self):
-        u = pytest.importorskip('brainunit')
+        u = pytest.importorskip('brainunit', reason=UNITS_EXTRA)
         got = ej.csr_delay_deliver(jnp.ones((3, 2)) * u.volt, jnp.array([True]), jnp.array([1.0]) * u.mV,
                                    jnp.array([0, 1]), jnp.array([0, 2]), jnp.array([1, 2]), 0, shape=(1, 2))
         np.testing.assert_allclose(np.asarray(got.to_decimal(u.mV)), [[1000, 1000], [1001, 1000], [1000, 1001]],

@@ -7,6 +7,7 @@ import pytest
 
 import eventjax as ej
 from eventjax.compat import legacy
+from tests.extras import UNITS_EXTRA
 
 M, N, NNZ, BATCH = 7, 6, 24, 3
 BACKENDS = ej.get_registry()['csr_dt2t'].available_backends('cpu')
@@ -206,7 +207,7 @@ class TestBadInput:
 
 class TestUnits:
     def test_units_multiply_through_every_form_and_the_numbers_are_the_unitless_ones(self):
-        u = pytest.importorskip('brainunit')
+        u = pytest.importorskip('brainunit', reason=UNITS_EXTRA)
         indices, indptr = structure(41)
         y, w = values(42, M, np.float32), values(43, NNZ, np.float32)
         got = ej.csrmv_dt2t(y * u.mV, w * u.nS, indices, indptr, shape=(M, N))

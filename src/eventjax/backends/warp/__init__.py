@@ -3,8 +3,9 @@
 A warp kernel generator returns a :class:`WarpKernelSpec` (or
 :class:`ByInputDtypes` when the kernel is typed by the input dtypes);
 :func:`warp_dtype` maps a numpy dtype to warp's scalar type and
-:func:`import_warp` imports warp once, quietly. The modules ``bridge`` and
-``quiet`` are the machinery and private.
+:func:`import_warp` imports warp once, quietly. The modules ``spec`` (those
+declarations), ``bridge`` (the launch machinery) and ``quiet`` are
+private.
 
 Example:
     >>> from eventjax.backends.warp import ByInputDtypes, WarpKernelSpec, warp_dtype

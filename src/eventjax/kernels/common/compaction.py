@@ -15,7 +15,7 @@ from collections.abc import Callable
 import jax
 import jax.numpy as jnp
 
-from eventjax.kernels.common.checks import one_program_when_eager
+from eventjax.kernels.common.eager import one_program_when_eager
 
 __all__ = ['CHUNK_SLOTS', 'by_event_chunks', 'by_event_count', 'by_event_pieces', 'capacities', 'compact',
            'event_count_prefix', 'event_mask', 'piece_width']

@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from eventjax.kernels.common.checks import one_program_when_eager
+from eventjax.kernels.common.eager import one_program_when_eager
 
 __all__ = ['host_integers', 'narrow_clipped', 'narrow_in_range', 'narrow_step']
 

@@ -1,7 +1,8 @@
 """Fast pure-JAX CSR kernels: the ``jax`` backend (``reference.py`` stays the readable oracle).
 
 The reference finds each stored entry's row with a binary search over
-``indptr`` (~10 ms for 400,000 entries on XLA:CPU), then touches every entry.
+``indptr`` (slow on XLA:CPU: see the docs' Kernel speed page), then touches
+every entry.
 These kernels instead lay the rows out as a padded ``(rows, width)`` block,
 with a static width a little above the mean row length, chosen at run time
 (``lax.switch``) among:

@@ -15,7 +15,8 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from eventjax.kernels.common import accumulation_dtype
-from eventjax.kernels.common.checks import one_program_when_eager, repair_indptr
+from eventjax.kernels.common.checks import repair_indptr
+from eventjax.kernels.common.eager import one_program_when_eager
 from eventjax.kernels.common.events import product_kernels, stored_terms
 
 __all__ = ['binary_csrmm_kernel', 'binary_csrmv_kernel', 'csrmm_kernel', 'csrmv_kernel', 'entry_rows', 'kept_entries']

@@ -13,9 +13,9 @@ the shape alone, never on the ring's length: with the ring flattened, a
 synapse lands at ``(t mod L) * n + offsets[e]``, wrapped once by ``L * n``,
 and it is kept when ``n <= offsets[e] < L * n`` (its delay lies in
 ``[1, L)``). Its delivery (the primitive ``csr_delay_deliver_layout``) reads
-two numbers per synapse instead of three and does no slot arithmetic: the
-numba kernel measured 1.5-1.9x faster than ``csr_delay_deliver``'s on the
-same arrays. A synapse that no ring could keep (a column outside
+two numbers per synapse instead of three and does no slot arithmetic, so
+its kernels are faster than ``csr_delay_deliver``'s on the same arrays (the
+delay page of the docs has the figures). A synapse that no ring could keep (a column outside
 ``[0, n)``, a delay below 1 or past ``(2**31 - 1) // n``, possible only in
 a layout built from traced arrays) gets the offset -1 and is dropped, as
 ``csr_delay_deliver`` drops it.

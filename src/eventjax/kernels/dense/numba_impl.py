@@ -1,7 +1,7 @@
 """Numba CPU kernels for the dense operators: ``kernel(weights, spikes, out)``.
 
 Every kernel first lists the events, then touches only the weights they
-select (measured at 4000 x 4000, 2% events, batch 16):
+select (the docs' Kernel speed page has the measurements):
 
 - ``transpose=True`` adds the event rows of ``weights`` (contiguous), four
   rows per pass over ``out`` so ``out`` is loaded and stored a quarter as
@@ -11,14 +11,14 @@ select (measured at 4000 x 4000, 2% events, batch 16):
   columns: a list of ``(column, batch column)`` pairs in column order, so
   each row of ``weights`` is read front to back once. The vector product
   prefetches the next row's event columns meanwhile, which the hardware
-  prefetcher cannot guess: 1.7x faster at 20% events, 1.1x at 2%; the
-  matrix product's list repeats columns across the batch and lost 30% to it.
+  prefetcher cannot guess; the matrix product's list repeats columns across
+  the batch, where prefetching lost time, so it has none.
 
 Sums are selects over listed events, never products with 0/1. From
 ``numba.events.PARALLEL_MIN_WORK`` visited weights on (rows times events),
 ``transpose=False`` runs its rows on numba's threads (no two threads write
 one row). ``transpose=True`` stays serial: split by output columns inside a
-``prange`` its row sums stopped vectorizing and ran 3x slower.
+``prange`` its row sums stopped vectorizing.
 """
 
 from __future__ import annotations

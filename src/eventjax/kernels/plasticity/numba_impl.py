@@ -7,28 +7,24 @@ of the events and bounds them to ``[bounds[0], bounds[1]]`` (``-inf`` /
 ``inf`` for no bound). The bounds are an operand, not constants compiled in
 (:class:`~eventjax.kernels.common.update.Update` appends them), so one
 compiled handler per dtype serves every pair of bounds (compiled in, each
-pair cost about 5 s of numba compilation). Under donation that is all the
+pair would cost a numba compile). Under donation that is all the
 work, so an update costs events x connections per row. Bad structure is dropped as on every backend:
 the CSR kernels repair ``indptr`` themselves (:func:`trusted_indptr`, one
 pass that only checks a valid one; the other backends get the same repair
 in JAX, whose check and conditional before the custom call cost more than
 a small update) and skip an entry whose index is out of range.
 
-Why the loops look the way they do (measured at n = 100,000, 100 entries
-per row, 2% events, on a 2-core machine): the bounds are Python's
+Why the loops look the way they do (the plasticity page of the docs has
+the measurements): the bounds are Python's
 ``min(max(v, lo), hi)`` with the NaN passed through by ``v == v``, which
 compiles to selects; ``np.minimum(np.maximum(...))`` keeps a NaN too but
-calls NumPy's scalar NaN checks per entry, and the update ran a third
-slower (72 against 48 us per update at n = 10,000); written as
+calls NumPy's scalar NaN checks per entry; written as
 ``lo if v < lo else ...`` numba emitted branches that a random trace
-mispredicts, and the update ran 10x slower than the forward product. Indices are read unsigned, so one compare
+mispredicts. Indices are read unsigned, so one compare
 drops a bad one. From ``PREFETCH_MIN_ENTRIES`` stored entries on (beyond
 the last-level cache) the rows (columns) ``ROWS_AHEAD`` events ahead are
 prefetched, as in the forward product's scatter. The loops stay serial:
-numba's threads cost more to wake than a typical update takes (with other
-processes on the cores a parallel loop measured 50x slower; splitting the
-2,000 event rows of n = 100,000 at 2% among threads measured 14x slower
-than the serial loop), and without validated structure two columns of the column
+numba's threads cost more to wake than a typical update takes, and without validated structure two columns of the column
 view may name the same weight.
 """
 

@@ -3,14 +3,14 @@
 An event is ``True`` in a bool array, or an entry ``> 0`` in a numeric one
 (NaN is never an event); see ``docs/semantics.rst``.
 
-Why the loops look the way they do (measured at m = n = 4000, 100 entries
-per row, 2% events, on AVX2): a column index is read as an unsigned 64-bit
+Why the loops look the way they do (the measurements are on the docs'
+Kernel speed page): a column index is read as an unsigned 64-bit
 number, so a negative one becomes huge and one unsigned compare drops every
 out-of-range column; numba then also emits no negative-index wraparound,
-which otherwise kept LLVM from vectorizing and cost 2-3x. Binary row sums
+which otherwise kept LLVM from vectorizing. Binary row sums
 read ``flags[min(j, n)]`` from a bool copy of the events with a ``False``
-sentinel at ``n`` (one small allocation per call; testing ``j < n`` and the
-event separately measured 2x slower). Sums
+sentinel at ``n`` (one small allocation per call, cheaper than testing ``j < n`` and the
+event separately). Sums
 are selects (a non-event adds ``+0.0``, which changes no value: every
 accumulator starts at ``+0.0``), never products with 0/1, so a NaN weight
 without an event adds nothing. Kernels that use these helpers are compiled

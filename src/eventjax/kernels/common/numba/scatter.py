@@ -10,13 +10,12 @@ of entry ranges (:func:`event_rows`, :func:`packed_rows`, then
 (:func:`scatter_kernel` picks when the kernel is chosen: the split over
 threads is most of the compile time of a dtype signature).
 
-Why the loops look the way they do (2-core AVX-512 machine, 100
-connections per row; read as ratios within one run):
+Why the loops look the way they do (the measurements are on the docs'
+Kernel speed page):
 
 - A bool vector is read eight flags per 64-bit word, and a block of eight
-  words with no event costs one test: at 100,000 neurons and 0.1% events
-  the list of event rows took 6 µs instead of 60-90 µs for a test per flag,
-  and the flag-per-flag branch mispredicted once per event at 2%.
+  words with no event costs one test, where a test per flag costs one per
+  neuron and its branch mispredicts once per event.
 - Set bits of packed words are found by counting trailing zeros (one step
   per event, not per bit).
 - From :data:`SCATTER_PARALLEL_MIN_ENTRIES` visited entries on (about a

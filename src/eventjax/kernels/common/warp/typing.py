@@ -1,7 +1,7 @@
 """Warp helpers shared by every family's ``warp_impl``: types and ``wp.func`` building blocks.
 
 The families' warp kernels are typed from the operands' dtypes at trace time
-(see :class:`~eventjax.backends.warp.bridge.ByInputDtypes`); warp itself is
+(see :class:`~eventjax.backends.warp.ByInputDtypes`); warp itself is
 imported only then.
 """
 
