@@ -51,6 +51,7 @@ from numba.core.runtime import nrt
 from numba.core.sigutils import normalize_signature
 
 from eventjax.backends.numba import ffi_abi
+from eventjax.backends.numba.cachefiles import failed_index, read_text, remove, write_durably
 from eventjax.backends.numba.fresh import fresh_kernel
 from eventjax.config.cache import handler_dir
 from eventjax.errors import DiskCacheWarning
@@ -208,7 +209,7 @@ _import_lock = threading.Lock()
 _CACHE_ATTEMPTS = 2  # compiles through the disk cache before compiling without it
 _private_names = itertools.count()
 _HANDLER_SIG = types.voidptr(types.voidptr)
-_BRIDGE_FILES = ('codegen.py', 'fresh.py', 'intrinsics.py', 'ffi_abi.py', 'keying.py', 'threads.py')
+_BRIDGE_FILES = ('cachefiles.py', 'codegen.py', 'fresh.py', 'intrinsics.py', 'ffi_abi.py', 'keying.py', 'threads.py')
 
 
 @functools.cache
@@ -255,49 +256,18 @@ def _cached_module(fingerprint: tuple, source: str) -> tuple[pytypes.ModuleType,
     modname = f'eventjax_numba_handler_{digest}'
     path = os.path.join(folder, modname + '.py')
     with _import_lock:
-        found = _read(path)
+        found = read_text(path)
         if found != source:
             if found is not None:
                 _warn(f'the handler file {path} does not hold the source its name stands for (cut short or '
                       'changed); writing it again and compiling the handler')
             # Another process may be reading this file: it sees the old one or the new one whole, and an
             # unchanged mtime keeps numba's cache entry valid.
-            _write_durably(folder, path, source)
+            write_durably(folder, path, source)
         spec = importlib.util.spec_from_file_location(modname, path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
     return module, cacheable
-
-
-def _read(path: str) -> str | None:
-    try:
-        with open(path, encoding='utf-8') as f:
-            return f.read()
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError):
-        return ''  # unreadable counts as torn: written again
-
-
-def _write_durably(folder: str, path: str, text: str) -> None:
-    """Write ``path`` whole or not at all, and on disk before it is named: a crash never leaves part of it."""
-    fd, tmp = tempfile.mkstemp(dir=folder, suffix='.tmp')
-    try:
-        with os.fdopen(fd, 'w', encoding='utf-8') as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    with contextlib.suppress(OSError):  # the rename itself, where the platform allows syncing a folder
-        dir_fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
 
 
 def _warn(message: str) -> None:
@@ -398,36 +368,16 @@ def _bind_and_compile(module: pytypes.ModuleType, kernel: Any, cacheable: bool) 
             except (numba.core.errors.NumbaError, OSError, RuntimeError):
                 raise  # a kernel that does not compile, or a cache cleared meanwhile: see compile_handler
             except Exception as e:  # noqa: BLE001 - a cut-short index or machine-code file fails to unpickle
-                index = _failed_index(e.__traceback__)
+                index = failed_index(e.__traceback__)
                 _warn(f'the cached code indexed by {index or "a numba index"} failed to load '
                       f'({type(e).__name__}: {e}); compiling it again')
                 # Without its index numba compiles the function afresh and files it again.
-                if index is None or not _unlink(index):
+                if index is None or not remove(index):
                     break
         return numba.cfunc(_HANDLER_SIG)(module.handler)  # the folder could not be repaired: no disk cache
 
 
 _REPAIRS = 4  # damaged index files removed per handler before compiling without the disk cache
-
-
-def _failed_index(tb: Any) -> str | None:
-    """The numba index file whose loading raised, found in the traceback (the innermost one)."""
-    found = None
-    while tb is not None:
-        index = getattr(tb.tb_frame.f_locals.get('self'), '_index_path', None)
-        found = index if isinstance(index, str) else found
-        tb = tb.tb_next
-    return found
-
-
-def _unlink(path: str) -> bool:
-    try:
-        os.unlink(path)
-        return True
-    except FileNotFoundError:
-        return True
-    except OSError:
-        return False
 
 
 def _load_cached(handler: Any) -> bool:

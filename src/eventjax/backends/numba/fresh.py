@@ -11,9 +11,15 @@ So a handler never calls the user's dispatchers themselves. It calls copies
 made from their Python functions, whose globals and closure cells are
 snapshots of the values the fingerprint describes, and whose own callees are
 copies too. A callee's copy is shared by every handler that sees the same
-fingerprint for it (compiled once per process), and carries a name made
-from that fingerprint, so two copies compiled for different values never
-share a symbol when their handlers load from disk into one process.
+fingerprint for it (compiled once per process).
+
+Every copy carries a name of its own. numba names compiled code after the
+function's qualified name and a per-process counter, so two kernels of one
+factory (closures over different constants) compiled in separate processes
+can carry the same symbol, and a process that loads both handlers from the
+disk cache resolves both to whichever it loaded first (one plasticity
+bound's kernel once ran for another). A kernel's copy is named after its
+handler's digest, a callee's after its fingerprint.
 """
 
 from __future__ import annotations
