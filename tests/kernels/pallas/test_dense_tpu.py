@@ -65,3 +65,16 @@ def test_edge_blocks_past_the_matrix_are_masked(cols):
     spikes = random_events(rng, (530,) + (() if cols is None else (cols,)), 'bool')
     got = _call(jnp.asarray(weights), jnp.asarray(spikes), cols, False, BACKEND)
     assert_matches(got, weights.astype(np.float64) @ indicator(spikes), np.float32)
+
+
+@pytest.mark.parametrize('cols', [None, 2])
+def test_event_rows_in_several_chunks_of_words(cols, monkeypatch):
+    """s @ W with its event words read in chunks of 8 rows (3 chunks, the last one short) matches NumPy."""
+    from eventjax.kernels.dense import pallas_impl
+
+    monkeypatch.setattr(pallas_impl, '_WORDS_CHUNK', 8)
+    rng = np.random.default_rng(5)
+    weights = rng.normal(size=(21, 7)).astype(np.float32)
+    spikes = random_events(rng, (21,) + (() if cols is None else (cols,)), 'bool')
+    got = _call(jnp.asarray(weights), jnp.asarray(spikes), cols, True, BACKEND)
+    assert_matches(got, weights.astype(np.float64).T @ indicator(spikes), np.float32)

@@ -29,9 +29,10 @@ ENV = {'JAX_PLATFORMS': '', 'TPU_ACCELERATOR_TYPE': 'v5litepod-1', 'TPU_WORKER_H
        'ALLOW_MULTIPLE_LIBTPU_LOAD': '1'}
 # 'v5e:1x1' is refused; one device of a 2x2 is the one-chip compile.
 TOPOLOGY = 'v5e:2x2'
-# Sizes that are no multiple of 8 or 128, and event columns for the mm forms.
-QUICK = {'sizes': ((37, 300),), 'columns': (3,)}
-FULL = {'sizes': ((37, 300), (1000, 129), (4000, 4000)), 'columns': (3, 40)}
+# Sizes that are no multiple of 8 or 128 (300 x 530 runs past one block of the dense kernels both ways),
+# and event columns for the mm forms (past one 32-bit word of events, past one block of 256).
+QUICK = {'sizes': ((300, 530),), 'columns': (3,)}
+FULL = {'sizes': ((37, 300), (300, 530), (4000, 4000), (20000, 130)), 'columns': (3, 40, 300)}
 
 
 K = 5  # connections per row (FCN) and stored entries per row (CSR)

@@ -3,8 +3,8 @@
 Each generator ``kg(*, transpose, outs)`` returns ``call(weights, spikes, *,
 interpret)``, the form :mod:`eventjax.backends.pallas` expects.
 
-Both directions are gathers over tiles of the weight matrix, so neither
-needs atomics: ``transpose=False`` gives each program a block of output
+On the gpu (Triton), both directions are gathers over tiles of the weight
+matrix, so neither needs atomics: ``transpose=False`` gives each program a block of output
 rows and loops over column tiles; ``transpose=True`` gives it a block of
 output columns and loops over row tiles. A vector of events travels as one
 column. Each tile *selects* the weights of the events (never multiplies by
@@ -14,6 +14,9 @@ NaN; that is also why the tile is reduced with a sum, not a ``dot``.
 Operands whose sizes are not multiples of the tile are padded with zeros
 (non-events) before the kernel, which costs a copy of the weights; sizes
 that are multiples of the tile pass through untouched.
+
+The tpu kernels (Mosaic) are shaped for the TPU instead; see the section
+"TPU" below.
 """
 
 from __future__ import annotations
@@ -115,7 +118,7 @@ def binary_densemv_kernel(*, transpose, outs):
 binary_densemm_kernel = binary_densemv_kernel
 
 
-# -- TPU (Mosaic) ------------------------------------------------------------
+# -- TPU -----------------------------------------------------------------------
 #
 # ``s @ W`` fetches only the rows of ``W`` that hold an event: ``W`` stays in
 # HBM and the kernel walks the events (as bit words in SMEM, 32 event columns
@@ -126,11 +129,13 @@ binary_densemm_kernel = binary_densemv_kernel
 # (_TPU_ROWS, _TPU_COLS) that need no padding: the edge blocks' cells past
 # the matrix are masked. A vector of events selects and sums along lanes; a
 # matrix of events goes through the MXU as a product of the finite weights
-# with the 0/1 events, exact where all weights are finite; a block with a NaN
-# or an infinity also counts, per output, the NaN, +inf and -inf weights the
-# events select (exact 0/1 products) and gives what their sum is.
+# with the 0/1 events (at full float32 precision: the selected weights' sum,
+# in the MXU's order); a block with a NaN or an infinity also counts, per
+# output, the NaN, +inf and -inf weights the events select (0/1 products,
+# exact) and the result is what a sum with those would be.
 
 _TPU_ROWS, _TPU_COLS = 256, 512
+_TPU_EVENT_COLS = 256
 _WORD = 32
 
 
@@ -139,20 +144,29 @@ def _tpu_interpret(interpret):
     return pltpu.InterpretParams() if interpret is True else interpret
 
 
-def _event_words(events, groups):
-    """``(groups * m,)`` int32: bit ``c`` of word ``g * m + r`` says whether ``events[r, 32 g + c]`` is an event."""
+def _event_words(events, groups, chunk, chunks):
+    """``(groups * chunks, 1, chunk)`` int32: bit ``c`` of word ``[g * chunks + r // chunk, 0, r % chunk]``
+    says whether ``events[r, 32 g + c]`` is an event; rows past ``events``' own hold none.
+
+    Three dimensions, so that a block of one chunk matches the array's last two (a rank-1
+    block would make Pallas ask the default device, which need not be a TPU, for its tiling).
+    """
     m, p = events.shape
-    bits = jnp.pad(event_mask(events), ((0, 0), (0, groups * _WORD - p))).reshape(m, groups, _WORD)
+    rows = chunk * chunks
+    bits = jnp.pad(event_mask(events), ((0, rows - m), (0, groups * _WORD - p))).reshape(rows, groups, _WORD)
     words = jnp.sum(bits.astype(jnp.uint32) << jnp.arange(_WORD, dtype=jnp.uint32), axis=2, dtype=jnp.uint32)
-    return lax.bitcast_convert_type(words, jnp.int32).T.reshape(-1)
+    return lax.bitcast_convert_type(words, jnp.int32).T.reshape(groups * chunks, 1, chunk)
 
 
-def _event_rows_body(m, width, acc):
-    """One program per group of 32 event columns: the sum of the event rows of ``W``, per column."""
+def _event_rows_body(chunk, width, acc):
+    """Per group of 32 event columns, per chunk of rows: add the chunk's event rows of ``W`` to each column's sum."""
 
     def body(words_ref, w_hbm, y_ref, buf, sem, total):
-        base = pl.program_id(0) * m
-        total[...] = jnp.zeros(total.shape, acc)
+        first = pl.program_id(1) * chunk
+
+        @pl.when(pl.program_id(1) == 0)
+        def _():
+            total[...] = jnp.zeros(total.shape, acc)
 
         def fetch(row, slot):
             return pltpu.make_async_copy(w_hbm.at[pl.ds(row, 1)], buf.at[slot], sem.at[slot])
@@ -167,10 +181,10 @@ def _event_rows_body(m, width, acc):
 
         def step(r, carry):
             pending, slot = carry
-            word = words_ref[base + r]
+            word = words_ref[0, r]
 
             def event():
-                fetch(r, slot).start()
+                fetch(first + r, slot).start()
 
                 @pl.when(pending != 0)
                 def _():
@@ -179,15 +193,21 @@ def _event_rows_body(m, width, acc):
 
             return lax.cond(word != 0, event, lambda: (pending, slot))
 
-        pending, slot = lax.fori_loop(0, m, step, (jnp.int32(0), jnp.int32(0)))
+        pending, slot = lax.fori_loop(0, chunk, step, (jnp.int32(0), jnp.int32(0)))
 
         @pl.when(pending != 0)
         def _():
             add(pending, 1 - slot)
 
-        y_ref[...] = total[...].astype(y_ref.dtype)
+        @pl.when(pl.program_id(1) == pl.num_programs(1) - 1)
+        def _():
+            y_ref[...] = total[...].astype(y_ref.dtype)
 
     return body
+
+
+# Rows whose event words one grid step reads into SMEM (1 MiB on a v5e, the block held twice).
+_WORDS_CHUNK = 16384
 
 
 def _tpu_event_rows(weights, s, out_dtype, interpret):
@@ -195,27 +215,25 @@ def _tpu_event_rows(weights, s, out_dtype, interpret):
     m, n = weights.shape
     p = s.shape[1]
     groups, width = -(-p // _WORD), min(p, _WORD)
+    chunk = min(m, _WORDS_CHUNK)
+    chunks = pl.cdiv(m, chunk)
     acc = accumulation_dtype(out_dtype)
     # VMEM: two row buffers and the sums (f32), and the output block twice, each padded to 8 sublanes.
     vmem = _round_up(n, 128) * (16 * weights.dtype.itemsize + 3 * _round_up(width, 8) * 4)
     y = pl.pallas_call(
-        _event_rows_body(m, width, acc),
+        _event_rows_body(chunk, width, acc),
         out_shape=jax.ShapeDtypeStruct((groups, width, n), out_dtype),
-        grid_spec=pltpu.PrefetchScalarGridSpec(
-            num_scalar_prefetch=1, grid=(groups,),
-            in_specs=[pl.BlockSpec(memory_space=pl.ANY)],
-            out_specs=pl.BlockSpec((None, width, n), lambda g, words: (g, 0, 0)),
-            scratch_shapes=[pltpu.VMEM((2, 1, n), weights.dtype), pltpu.SemaphoreType.DMA((2,)),
-                            pltpu.VMEM((width, n), acc)]),
-        compiler_params=pltpu.CompilerParams(vmem_limit_bytes=max(32 << 20, vmem + (4 << 20))),
+        grid=(groups, chunks),
+        in_specs=[pl.BlockSpec((None, 1, chunk), lambda g, c: (g * chunks + c, 0, 0), memory_space=pltpu.SMEM),
+                  pl.BlockSpec(memory_space=pl.ANY)],
+        out_specs=pl.BlockSpec((None, width, n), lambda g, c: (g, 0, 0)),
+        scratch_shapes=[pltpu.VMEM((2, 1, n), weights.dtype), pltpu.SemaphoreType.DMA((2,)),
+                        pltpu.VMEM((width, n), acc)],
+        compiler_params=pltpu.CompilerParams(dimension_semantics=('parallel', 'arbitrary'),
+                                             vmem_limit_bytes=max(32 << 20, vmem + (4 << 20))),
         interpret=_tpu_interpret(interpret),
-    )(_event_words(s, groups), weights)
+    )(_event_words(s, groups, chunk, chunks), weights)
     return y.reshape(groups * width, n)[:p].T
-
-
-def _valid(shape, axis, size, block):
-    """Whether each cell of a block lies inside the matrix along ``axis`` (edge blocks run past it)."""
-    return lax.broadcasted_iota(jnp.int32, shape, axis) < size - pl.program_id(axis) * block
 
 
 def _columns_vector_body(m, n, acc):
@@ -244,7 +262,7 @@ def _columns_matrix_body(m, n, acc):
     """``W @ S`` for a matrix ``S``: per block, the MXU product of the finite weights with the 0/1 events."""
 
     def body(w_ref, e_ref, y_ref, total, nan, pinf, ninf):
-        k = pl.program_id(1)
+        k = pl.program_id(2)
 
         @pl.when(k == 0)
         def _():
@@ -266,7 +284,7 @@ def _columns_matrix_body(m, n, acc):
             pinf[...] += dot(jnp.where(w == jnp.inf, one, zero), e)
             ninf[...] += dot(jnp.where(w == -jnp.inf, one, zero), e)
 
-        @pl.when(k == pl.num_programs(1) - 1)
+        @pl.when(k == pl.num_programs(2) - 1)
         def _():
             p, n_, i = pinf[...] > 0, ninf[...] > 0, jnp.inf
             y = jnp.where(p, i, jnp.where(n_, -i, total[...]))
@@ -282,10 +300,10 @@ def _tpu_event_columns(weights, s, vector, out_dtype, interpret):
     p = s.shape[1]
     acc = accumulation_dtype(out_dtype)
     bm, bn = min(m, _TPU_ROWS), min(n, _TPU_COLS)
-    grid = (pl.cdiv(m, bm), pl.cdiv(n, bn))
-    w_spec = pl.BlockSpec((bm, bn), lambda i, k: (i, k))
-    params = pltpu.CompilerParams(dimension_semantics=('parallel', 'arbitrary'))
     if vector:
+        grid = (pl.cdiv(m, bm), pl.cdiv(n, bn))
+        w_spec = pl.BlockSpec((bm, bn), lambda i, k: (i, k))
+        params = pltpu.CompilerParams(dimension_semantics=('parallel', 'arbitrary'))
         e = event_indicator(s[:, 0], jnp.int32)[None, :]
         return pl.pallas_call(
             _columns_vector_body(m, n, acc), out_shape=jax.ShapeDtypeStruct((m, 1), out_dtype), grid=grid,
@@ -293,11 +311,16 @@ def _tpu_event_columns(weights, s, vector, out_dtype, interpret):
             out_specs=pl.BlockSpec((bm, 1), lambda i, k: (i, 0)),
             scratch_shapes=[pltpu.VMEM((bm, 1), acc)], compiler_params=params,
             interpret=_tpu_interpret(interpret))(weights, e)
+    # Event columns in blocks too, so VMEM holds a block of them whatever their number (edge
+    # columns past S only reach output columns past it, which are dropped).
+    bp = p if p <= _TPU_EVENT_COLS else _TPU_EVENT_COLS
     return pl.pallas_call(
-        _columns_matrix_body(m, n, acc), out_shape=jax.ShapeDtypeStruct((m, p), out_dtype), grid=grid,
-        in_specs=[w_spec, pl.BlockSpec((bn, p), lambda i, k: (k, 0))],
-        out_specs=pl.BlockSpec((bm, p), lambda i, k: (i, 0)),
-        scratch_shapes=[pltpu.VMEM((bm, p), acc) for _ in range(4)], compiler_params=params,
+        _columns_matrix_body(m, n, acc), out_shape=jax.ShapeDtypeStruct((m, p), out_dtype),
+        grid=(pl.cdiv(m, bm), pl.cdiv(p, bp), pl.cdiv(n, bn)),
+        in_specs=[pl.BlockSpec((bm, bn), lambda i, j, k: (i, k)), pl.BlockSpec((bn, bp), lambda i, j, k: (k, j))],
+        out_specs=pl.BlockSpec((bm, bp), lambda i, j, k: (i, j)),
+        scratch_shapes=[pltpu.VMEM((bm, bp), acc) for _ in range(4)],
+        compiler_params=pltpu.CompilerParams(dimension_semantics=('parallel', 'parallel', 'arbitrary')),
         interpret=_tpu_interpret(interpret))(weights, event_indicator(s, acc))
 
 
