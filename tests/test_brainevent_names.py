@@ -72,14 +72,14 @@ class TestBackendNames:
         # be: config.get_numba_parallel
         # be: config.get_numba_num_threads
         try:
-            ej.config.set_numba_parallel(False)
-            assert (ej.config.get_numba_parallel(), ej.config.get_numba_num_threads()) == (False, 1)
-            ej.config.set_numba_parallel(True, num_threads=2)
-            assert (ej.config.get_numba_parallel(), ej.config.get_numba_num_threads()) == (True, 2)
+            ej.backends.numba.set_parallel(False)
+            assert (ej.backends.numba.get_parallel(), ej.backends.numba.requested_num_threads()) == (False, 1)
+            ej.backends.numba.set_parallel(True, num_threads=2)
+            assert (ej.backends.numba.get_parallel(), ej.backends.numba.requested_num_threads()) == (True, 2)
             with pytest.raises(ValueError, match='serial means one thread'):
-                ej.config.set_numba_parallel(False, num_threads=4)
+                ej.backends.numba.set_parallel(False, num_threads=4)
         finally:
-            ej.config.set_numba_num_threads(None)
+            ej.backends.numba.set_num_threads(None)
 
 
 class TestPrimitives:

@@ -68,3 +68,16 @@ def test_a_pool_maps_a_partial_of_a_public_operator():
     with multiprocessing.get_context('spawn').Pool(1) as pool:
         got = pool.map_async(functools.partial(_row_sums, call), vectors).get(timeout=300)
     np.testing.assert_allclose(got, [[1., 0.], [2., 3.]])
+
+
+def test_the_numba_backends_settings_are_its_own_attributes_and_its_lazy_names_are_written_out():
+    from eventjax.backends import numba
+
+    for name in ('set_num_threads', 'requested_num_threads', 'get_num_threads', 'set_parallel', 'get_parallel',
+                 'threading_layer', 'describe_kernel'):
+        assert name in vars(numba), name  # no module __getattr__ between a reader and these
+    source = inspect.getsource(numba)
+    block = source[source.index('if TYPE_CHECKING:'):source.index('\n\n', source.index('if TYPE_CHECKING:'))]
+    for name, module in numba._NEEDS_NUMBA.items():
+        assert re.search(rf'from eventjax\.backends\.numba\.{module} import [^\n]*\b{name}\b', block), name
+    assert set(numba.__all__) >= set(numba._NEEDS_NUMBA)

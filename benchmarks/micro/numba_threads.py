@@ -3,7 +3,7 @@
 Run: ``python -m benchmarks.micro numba_threads``. The network is the one of ``eventjax
 bench`` (100 connections per row, 2% events, float32). Above
 ``numba_events.PARALLEL_MIN_WORK`` visited entries the gathers (``transpose=False``)
-run their rows on numba's threads; ``eventjax.config.set_numba_num_threads``
+run their rows on numba's threads; ``eventjax.backends.numba.set_num_threads``
 caps them, and takes effect on the next call without recompiling. The two
 settings are timed in alternating blocks in one process, so load drifts
 reach both alike.
@@ -63,20 +63,20 @@ def main() -> None:
     most = numba_threads.get_num_threads()
     print(f'numba threads: 1 against {most} (n = {N:,}, {CONN} connections per row, {RATE:.0%} events)')
     print(f'{"operator":<14} {"1 thread us":>12} {f"{most} threads us":>14} {"speed-up":>9}')
-    before = ej.config.get_numba_num_threads()
+    before = ej.backends.numba.requested_num_threads()
     try:
         for name, (fn, args) in cases.items():
             jax.block_until_ready(fn(*args))
             times = {1: [], most: []}
             for _ in range(BLOCKS):
                 for threads in times:
-                    ej.config.set_numba_num_threads(threads)
+                    ej.backends.numba.set_num_threads(threads)
                     jax.block_until_ready(fn(*args))  # the first call after a change is not timed
                     times[threads].append(_block_us(fn, args))
             one, all_ = statistics.median(times[1]), statistics.median(times[most])
             print(f'{name:<14} {one:>12.0f} {all_:>14.0f} {one / all_:>8.2f}x')
     finally:
-        ej.config.set_numba_num_threads(before)
+        ej.backends.numba.set_num_threads(before)
 
 
 if __name__ == '__main__':

@@ -13,19 +13,11 @@ import threading
 import warnings
 from typing import TYPE_CHECKING
 
+# The backend list (each bridge hands the configuration the names it answers to) loads with the configuration.
+from eventjax import backends as backends
 from eventjax import config, errors
 from eventjax._version import __version__ as __version__
-from eventjax.backends import numba as numba_backend
 from eventjax.config import clear_backends, get_backend, set_backend
-
-# The numba thread count belongs to the numba bridge (compiled handlers read
-# it at each launch); eventjax.config keeps its public names for it. The
-# config layer may not import a bridge, so they are bound here, where the
-# layers are put together (the numba package's __init__ imports no numba).
-config.set_numba_num_threads = numba_backend.set_num_threads
-config.get_numba_num_threads = numba_backend.requested_num_threads
-config.set_numba_parallel = numba_backend.set_parallel
-config.get_numba_parallel = numba_backend.get_parallel
 
 _CONTAINERS = ('COO', 'CSC', 'CSR', 'BitPackedEvents', 'CompactEvents', 'DelayedCSR', 'EventArray', 'FixedNumConn',
                'FixedNumPerPost', 'FixedNumPerPre', 'GradedEvents', 'IndexedEvents', 'JITCMatrix', 'coo2csr',

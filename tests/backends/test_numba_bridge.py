@@ -355,13 +355,13 @@ class TestThreads:
     def test_the_config_names_set_and_read_the_bridge_setting(self):
         import eventjax as ej
         try:
-            ej.config.set_numba_num_threads(1)
-            assert (ej.config.get_numba_num_threads(), nb.get_num_threads()) == (1, 1)
-            ej.config.set_numba_num_threads(None)
-            assert ej.config.get_numba_num_threads() is None
+            ej.backends.numba.set_num_threads(1)
+            assert (ej.backends.numba.requested_num_threads(), nb.get_num_threads()) == (1, 1)
+            ej.backends.numba.set_num_threads(None)
+            assert ej.backends.numba.requested_num_threads() is None
             assert nb.get_num_threads() == numba.config.NUMBA_NUM_THREADS
         finally:
-            ej.config.set_numba_num_threads(None)
+            ej.backends.numba.set_num_threads(None)
 
     def test_a_count_above_numbas_maximum_is_capped(self):
         top = numba.config.NUMBA_NUM_THREADS

@@ -107,11 +107,11 @@ class TestSetBackend:
 
 class TestSettings:
     def test_numba_threads_round_trip_and_validate(self):
-        ej.config.set_numba_num_threads(2)
-        assert ej.config.get_numba_num_threads() == 2
-        ej.config.set_numba_num_threads(None)
+        ej.backends.numba.set_num_threads(2)
+        assert ej.backends.numba.requested_num_threads() == 2
+        ej.backends.numba.set_num_threads(None)
         with pytest.raises(ValueError, match='positive'):
-            ej.config.set_numba_num_threads(0)
+            ej.backends.numba.set_num_threads(0)
 
     def test_pallas_interpret_switch_rejects_non_bool(self):
         with pytest.raises(TypeError, match='bool'):
@@ -285,3 +285,13 @@ def test_make_two_valued_results_are_distinguishable():
     prim = make_two_valued()
     x = jnp.zeros(2)
     assert float(prim(x, outs=out_like(x), backend='a')[0]) != float(prim(x, outs=out_like(x), backend='b')[0])
+
+
+class TestMovedSettings:
+    @pytest.mark.parametrize('old, new', [('set_numba_num_threads', 'set_num_threads'),
+                                          ('get_numba_num_threads', 'requested_num_threads'),
+                                          ('set_numba_parallel', 'set_parallel'),
+                                          ('get_numba_parallel', 'get_parallel')])
+    def test_a_backend_setting_config_spelled_warns_and_is_the_backends_own(self, old, new):
+        with pytest.warns(DeprecationWarning, match=rf'goes in 0\.3\.0; use eventjax\.backends\.numba\.{new}'):
+            assert getattr(ej.config, old) is getattr(ej.backends.numba, new)

@@ -1,9 +1,12 @@
 """Deprecated: the ``numba`` backend's public names are in :mod:`eventjax.backends.numba`.
 
-Kept for one release so code written against this module's documented names
-keeps working; each name warns where it is used.
+Kept until eventjax 0.3.0, which removes this module, so code written
+against its documented names keeps working; each name warns where it is used.
 """
 
 from eventjax.backends.deprecation import moved_names
 
-__getattr__ = moved_names('numba_bridge', 'numba', ('bounds_checked', 'report_error', 'numba_kernel_generator'))
+REMOVED_IN = '0.3.0'
+
+__getattr__ = moved_names('numba_bridge', 'numba', REMOVED_IN,
+                          ('bounds_checked', 'report_error', 'numba_kernel_generator'))

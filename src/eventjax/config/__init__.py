@@ -1,21 +1,25 @@
-"""The thread-safe configuration runtime (see :mod:`eventjax.config.runtime`)."""
+"""The thread-safe configuration: its core (:mod:`.runtime`) and its setters (:mod:`.setters`)."""
+
+import warnings
 
 from eventjax.config.interpret import get_pallas_cpu_interpret, set_pallas_cpu_interpret
 from eventjax.config.runtime import (
     Draft,
     bind_snapshot,
-    clear_backends,
     current_override,
     drafting,
-    get_backend,
-    override,
     prepare,
-    prepare_backend,
-    register_backend_catalog,
-    set_backend,
     snapshot,
     update,
     warming,
+)
+from eventjax.config.setters import (
+    clear_backends,
+    get_backend,
+    override,
+    prepare_backend,
+    register_backend_catalog,
+    set_backend,
 )
 from eventjax.config.snapshot import (
     PLATFORM_ALIASES,
@@ -51,6 +55,7 @@ __all__ = [
     'drafting',
     'get_backend',
     'get_pallas_cpu_interpret',
+    'moved_setting',
     'normalize_backend',
     'normalize_platform',
     'override',
@@ -60,3 +65,26 @@ __all__ = [
     'snapshot',
     'update',
 ]
+
+# Settings that moved from here to the backend they belong to: old name -> (new name, object).
+# The backends fill it at import; config itself names no backend.
+_MOVED: dict = {}
+REMOVED_IN = '0.3.0'
+
+
+def moved_setting(old: str, new: str, value) -> None:
+    """Keep ``eventjax.config.<old>`` working until :data:`REMOVED_IN`: it gives ``value`` and warns, naming ``new``.
+
+    Example:
+        >>> moved_setting('example_setting', 'eventjax.backends.jax.example_setting', print)
+    """
+    _MOVED[old] = (new, value)
+
+
+def __getattr__(name: str):
+    if name in _MOVED:
+        new, value = _MOVED[name]
+        warnings.warn(f'eventjax.config.{name} is deprecated and goes in {REMOVED_IN}; use {new}.',
+                      DeprecationWarning, stacklevel=2)
+        return value
+    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')

@@ -1,75 +1,14 @@
-"""The configuration runtime: one lock, one current snapshot, and the jit key.
+"""The configuration runtime's core: one lock, one current snapshot, the jit keys, drafts and warming.
 
 Writers take ``_STATE.lock``, build a new :class:`ConfigSnapshot` with
-``attrs.evolve`` and publish it with one reference assignment. Readers of an
-eager call take no lock: they read ``_STATE.snapshot`` once and use only that
-object.
-
-JAX learns about changes through two user contexts (``jax.make_user_context``)
-that are part of the key of its jit caches: one holds the global
-configuration's *key* (``snapshot.version``), the other the calling thread's
-override. A change therefore turns into a cache miss on the next call of
-every jitted function, in every thread, instead of a process-wide flush of
-JAX's caches.
-
-Keys name contents. A configuration that was current before gets its old
-key, and its old snapshot object, back, so going A -> B -> A reuses every
-executable compiled under A: no retrace, no recompile, no new memory. The
-hard part is a trace that races a change. JAX computes a jit key from the
-user context when a call starts, and the trace that follows reads the
-snapshot later; if another thread changes A -> B in between, B's kernels are
-traced and the executable is filed under A's key. With keys that only grow
-that entry is never looked up again; with keys by content it would be found
-the next time A is current, and would run B's backend. The rule that closes
-the race:
-
-* A bind inside a trace (not top level) reads the snapshot under the lock,
-  and records in its thread the epoch (the count of published changes) it
-  saw. A writer publishes under the same lock, so no change can fall between
-  a traced bind's read and its bookkeeping.
-* A trace that started under key ``k`` in thread ``X`` and reads a different
-  snapshot must have seen ``k`` stop being current *after* ``X``'s previous
-  traced bind (or its whole life, if it has none): a change made by ``X``
-  itself outside a trace cannot fall inside one of ``X``'s traces, and an
-  earlier traced bind of the same trace either read ``k`` -- so ``k`` was
-  still current then -- or was itself such a bind. So a traced bind in ``X``
-  that follows a change made by another thread (or inside a trace) since
-  ``X``'s previous traced bind marks *dirty* every key that stopped being
-  current since then.
-* A dirty key is never current again: a configuration whose key is dirty
-  gets a fresh key the next time it becomes current. Any executable filed
-  under a key therefore holds the kernels of that key's content.
-
-A serving process that compiled what it serves traces nothing, so its
-changes reuse keys; a single thread that changes the configuration and
-then calls reuses keys too. Only traces that race another thread's change
-cost fresh keys, as every change did before. A cold switch (to a
-configuration not compiled yet) while other threads call is such a race and
-feeds itself: each caller's first trace after it dirties the key it left,
-so flipping back and forth cold compiles on every flip; warming the next
-configuration before switching (below) is what makes switches free.
-
-Warming a configuration before switching to it (:func:`prepare` and
-:func:`warming`) pins one thread to a not-yet-current snapshot: its binds
-read that snapshot and its jit keys carry that snapshot's key (a thread-local
-value of the same user context), so what it compiles is filed under the key
-the switch will publish. Pinned binds read a snapshot that cannot change
-under them, so they dirty nothing; a key reserved by :func:`prepare` was
-never current, so no racing trace can have used it.
-
-Binds evaluated with :func:`jax.ensure_compile_time_eval` inside a jitted
-function look like top-level calls to eventjax; a change made by another
-thread while such a block runs may be baked into that function's
-executable for the configuration current when the call started.
-
-Memory: eventjax keeps at most :func:`~eventjax.config.table.get_max_configurations` configurations
-(default 64, environment variable ``EVENTJAX_MAX_CONFIGURATIONS``) with their
-keys; one dropped from that table, or left dirty, gets a fresh key when it
-comes back. JAX keeps executables under keys that are never current again
-until its own caches' entry limits (thousands of entries per cache) evict
-them; its public API offers no way to evict entries by key short of
-flushing all of its caches, which this project never does (unsafe while
-other threads dispatch, and it recompiles everything).
+``attrs.evolve`` and publish it with one reference assignment (:func:`update`);
+readers of an eager call take no lock. Each snapshot's key names its
+content and reaches JAX's jit caches through a user context; a trace that
+races a change marks the key it left dirty, so an executable filed under a
+key always runs that key's configuration. The design, the race rule and the
+memory bound are written out in the docs (:doc:`/concurrency`, "How a change
+reaches compiled code"). The public setters built on this core
+(``set_backend`` ... ``override``) are in :mod:`eventjax.config.setters`.
 """
 
 from __future__ import annotations
@@ -78,35 +17,23 @@ import collections
 import contextlib
 import os
 import threading
-import warnings
 from collections.abc import Callable, Iterator
 
 import attrs
 import jax
 
 from eventjax.config.snapshot import (
-    PLATFORMS,
     ConfigSnapshot,
-    check_backend_name,
-    frozen_map,
-    normalize_platform,
 )
 from eventjax.config.tasks import refuse_inside_task
 from eventjax.config.tracing import top_level as _top_level
-from eventjax.errors import UnknownBackendWarning
 
 __all__ = [
     'Draft',
     'bind_snapshot',
-    'clear_backends',
     'current_override',
     'drafting',
-    'get_backend',
-    'override',
     'prepare',
-    'prepare_backend',
-    'register_backend_catalog',
-    'set_backend',
     'snapshot',
     'update',
     'warming',
@@ -336,20 +263,6 @@ def prepare(change: Callable[[ConfigSnapshot], ConfigSnapshot]) -> ConfigSnapsho
         return slot.snapshot
 
 
-def prepare_backend(platform: str, backend: str | None) -> ConfigSnapshot:
-    """The snapshot :func:`set_backend` ``(platform, backend)`` would publish, its key reserved.
-
-    Example:
-        >>> import eventjax as ej
-        >>> nxt = ej.config.prepare_backend('gpu', 'warp')
-        >>> nxt.backends['gpu'], ej.get_backend('gpu') is None
-        ('warp', True)
-    """
-    platform = normalize_platform(platform, who='prepare_backend()')
-    backend = check_backend_name(backend, who='prepare_backend()')
-    return prepare(_backend_change(platform, backend, 'prepare_backend'))
-
-
 @attrs.define
 class Draft:
     """The configuration built inside :func:`drafting`; ``snapshot`` is the prepared result after the block."""
@@ -424,118 +337,6 @@ def warming(snap: ConfigSnapshot) -> Iterator[ConfigSnapshot]:
             _STATE.warming -= 1
 
 
-def register_backend_catalog(catalog: Callable[[str], tuple[str, ...]],
-                             explain: Callable[[str, str], str]) -> None:
-    """Tell the runtime which backend names exist, so a typo in a name can be caught.
-
-    Called once by :mod:`eventjax.backends` at import: the configuration
-    layer lists no backends itself. ``catalog(platform)`` returns the names
-    the bridges serve on that platform; ``explain(platform, backend)`` says
-    why a name is not served there (and how to fix it), or ''.
-
-    Example:
-        >>> from eventjax.config import runtime
-        >>> callable(runtime.register_backend_catalog)
-        True
-    """
-    with _STATE.lock:
-        _STATE.catalog, _STATE.explain = catalog, explain
-
-
-def _is_known(snap: ConfigSnapshot, platform: str, backend: str) -> bool:
-    # Cheapest test first: override() asks on every entry.
-    return (backend in _STATE.catalog(platform) or (platform, backend) in _STATE.warned
-            or backend in snap.known_backends(platform))
-
-
-def _warn_if_unknown(snap: ConfigSnapshot, platform: str, backend: str, who: str, stacklevel: int) -> None:
-    # Called with _STATE.lock held: it records what it warned about.
-    if _is_known(snap, platform, backend):
-        return
-    known = set(snap.known_backends(platform)) | set(_STATE.catalog(platform))
-    _STATE.warned = _STATE.warned | {(platform, backend)}
-    why = _STATE.explain(platform, backend)
-    warnings.warn(
-        f'{who}: no registered primitive has a {backend!r} kernel for {platform!r}, so it will be '
-        f'skipped everywhere and each primitive keeps its own default.{" " + why if why else ""} '
-        f'Known backends for {platform!r}: {", ".join(sorted(known)) or "none"}.',
-        UnknownBackendWarning,
-        stacklevel=stacklevel,
-    )
-
-
-def set_backend(platform: str, backend: str | None) -> None:
-    """Set the global default backend for a platform across all primitives.
-
-    Every primitive with a kernel for ``backend`` on ``platform`` uses it,
-    unless a call passes ``backend=`` or the thread is inside an
-    :func:`override`. Primitives without that backend keep their own default.
-    Already-compiled call sites pick the change up on their next call, in
-    every thread. Setting the current value again is a no-op.
-
-    Args:
-        platform: 'cpu', 'gpu' or 'tpu' ('cuda' and 'rocm' mean 'gpu').
-        backend: a backend name such as 'numba', 'warp', 'pallas' or 'jax';
-            None clears the platform's global backend.
-
-    Raises:
-        ValueError: ``backend`` is an empty string, or the platform is unknown.
-        TypeError: ``backend`` is neither a string nor None.
-
-    Example:
-        >>> import eventjax as ej
-        >>> ej.set_backend('gpu', 'warp')
-        >>> ej.get_backend('gpu')
-        'warp'
-        >>> ej.set_backend('gpu', None)
-    """
-    platform = normalize_platform(platform, who='set_backend()')
-    backend = check_backend_name(backend, who='set_backend()')
-    update(_backend_change(platform, backend, 'set_backend'))
-
-
-def _backend_change(platform: str, backend: str | None, who: str) -> Callable[[ConfigSnapshot], ConfigSnapshot]:
-    def change(snap: ConfigSnapshot) -> ConfigSnapshot:
-        if snap.backends[platform] == backend:
-            return snap
-        if backend is not None:
-            _warn_if_unknown(snap, platform, backend, f'{who}({platform!r}, {backend!r})', stacklevel=5)
-        backends = dict(snap.backends)
-        backends[platform] = backend
-        return attrs.evolve(snap, backends=frozen_map(backends))
-
-    return change
-
-
-def get_backend(platform: str) -> str | None:
-    """Return the global backend set for ``platform``, or None.
-
-    Example:
-        >>> import eventjax as ej
-        >>> ej.get_backend('tpu') is None
-        True
-    """
-    return _STATE.snapshot.backends[normalize_platform(platform, who='get_backend()')]
-
-
-def clear_backends() -> None:
-    """Clear the global backend of every platform (a no-op if none is set).
-
-    Example:
-        >>> import eventjax as ej
-        >>> ej.clear_backends()
-        >>> ej.get_backend('cpu') is None
-        True
-    """
-
-    def change(snap: ConfigSnapshot) -> ConfigSnapshot:
-        if all(b is None for b in snap.backends.values()):
-            return snap
-        return attrs.evolve(snap, backends=frozen_map((p, None) for p in PLATFORMS))
-
-    update(change)
-
-
 def current_override() -> tuple[tuple[str, str], ...]:
     """The calling thread's active override as sorted ``(platform, backend)`` pairs.
 
@@ -548,45 +349,3 @@ def current_override() -> tuple[tuple[str, str], ...]:
         ()
     """
     return _OVERRIDE_KEY.value
-
-
-@contextlib.contextmanager
-def override(**platform_backends: str | None) -> Iterator[None]:
-    """Override the global backend for the calling thread only.
-
-    Overrides nest: an inner override adds to (or, with None, removes from)
-    the outer one, and leaving it restores the outer one. Other threads never
-    see it. Entering the same override again reuses compiled code.
-
-    An override cannot be entered inside an asyncio (or trio) task: every
-    task of a loop shares its thread, so the others would run this one's
-    backends while it awaits. There, pass ``backend=`` per call, or run the
-    block in a worker thread with ``asyncio.to_thread``.
-
-    Args:
-        **platform_backends: ``cpu=``, ``gpu=``, ``tpu=`` (or ``cuda=``,
-            ``rocm=``) backend names; None removes that platform from the
-            override so the global backend applies again.
-
-    Raises:
-        OverrideInTaskError: called inside a coroutine task.
-
-    Example:
-        >>> import eventjax as ej
-        >>> with ej.config.override(cpu='jax'):
-        ...     pass
-    """
-    refuse_inside_task('override()')
-    merged = dict(current_override())
-    for platform, backend in platform_backends.items():
-        name = normalize_platform(platform, who='override()')
-        backend = check_backend_name(backend, who='override()')
-        if backend is None:
-            merged.pop(name, None)
-        else:
-            if not _is_known(_STATE.snapshot, name, backend):
-                with _STATE.lock:
-                    _warn_if_unknown(_STATE.snapshot, name, backend, f'override({platform}={backend!r})', stacklevel=4)
-            merged[name] = backend
-    with _OVERRIDE_KEY(tuple(sorted(merged.items()))):
-        yield

@@ -21,12 +21,13 @@ from eventjax.containers.connectivity import random_csr, random_fixed_num_conn
 from eventjax.containers.csc import CSC
 from eventjax.containers.csr import COO, CSR
 from eventjax.containers.delayed import DelayedCSR
-from eventjax.containers.events import BitPackedEvents, CompactEvents, EventArray, GradedEvents, IndexedEvents
+from eventjax.containers.events import BitPackedEvents, CompactEvents, EventArray, IndexedEvents
 from eventjax.containers.fixed_conn import (
            FixedNumConn,
            FixedNumPerPost,
            FixedNumPerPre,
 )
+from eventjax.containers.graded_events import GradedEvents
 from eventjax.containers.indices import coo2csr, coo_to_csc_index, csc_to_csr_index, csr_to_coo_index, csr_to_csc_index
 from eventjax.containers.jitc import JITCMatrix
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from eventjax.containers.events import EventArray, GradedEvents, is_plain_array
+from eventjax.containers.events import EventArray, is_plain_array
 from eventjax.containers.graded import graded_csr_product
+from eventjax.containers.graded_events import GradedEvents
 from eventjax.containers.ops import WeightOps
 
 __all__ = ['SparseMatrix', 'StoredArrays']

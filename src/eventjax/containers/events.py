@@ -21,8 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from eventjax.containers.graded import graded_dense_product
-from eventjax.kernels.common.units import is_quantity, mantissa
+from eventjax.kernels.common.units import is_quantity
 from eventjax.kernels.dense import binary_densemm, binary_densemv
 from eventjax.kernels.indexed import (
     binary_csrmv_indexed,
@@ -34,7 +33,7 @@ from eventjax.kernels.indexed import (
     expand_events,
 )
 
-__all__ = ['BitPackedEvents', 'CompactEvents', 'EventArray', 'GradedEvents', 'IndexedEvents', 'is_plain_array']
+__all__ = ['BitPackedEvents', 'CompactEvents', 'EventArray', 'IndexedEvents', 'is_plain_array']
 
 
 def is_plain_array(x) -> bool:
@@ -121,69 +120,6 @@ class EventArray:
         if self.ndim == 1:
             return binary_densemv(other, self._operand, transpose=False)
         return binary_densemm(other, self._operand, transpose=False)
-
-
-@jax.tree_util.register_pytree_node_class
-class GradedEvents(EventArray):
-    """Events that carry a value (spike counts, graded potentials): zeros are not events.
-
-    Accepted wherever :class:`EventArray` is. A product multiplies like the
-    float array ``value``, except that zero entries are skipped, never
-    multiplied: the event direction (``x @ W``) visits only the rows of the
-    non-zero entries, and a NaN or infinite weight meets no zero. Derivatives
-    are exact (the linear map's). See :doc:`/semantics` and
-    :mod:`eventjax.containers.graded`. brainevent calls it ``WeightedArray``.
-
-    Example:
-        >>> import jax.numpy as jnp
-        >>> import eventjax as ej
-        >>> x = ej.GradedEvents(jnp.array([0., 2.]))
-        >>> x @ jnp.array([[jnp.nan, 1.], [3., 4.]])
-        Array([6., 8.], dtype=float32)
-    """
-
-    _eventjax_graded = True
-
-    def __init__(self, value):
-        super().__init__(value)
-        dtype = jnp.result_type(mantissa(self.value))
-        if not (jnp.issubdtype(dtype, jnp.bool_) or jnp.issubdtype(dtype, jnp.integer)
-                or jnp.issubdtype(dtype, jnp.floating)):
-            raise TypeError(f'GradedEvents(): the values must be boolean, integer or floating-point, got {dtype}; '
-                            'a complex value has no order for an event to be read from (split real and imaginary '
-                            'parts into two products).')
-
-    def __repr__(self) -> str:
-        return f'GradedEvents({self.value!r})'
-
-    @property
-    def T(self) -> GradedEvents:  # noqa: N802 (NumPy's name)
-        """The transposed events (2-D: one product per row becomes one per column)."""
-        return GradedEvents(self.value.T)
-
-    def transpose(self, *axes) -> GradedEvents:
-        """The events with their axes permuted, as ``jnp.transpose``."""
-        return GradedEvents(self.value.transpose(*axes))
-
-    def __matmul__(self, other):
-        if not is_plain_array(other):
-            return NotImplemented
-        _check_product_rank(self)
-        if self.ndim == 1:
-            return graded_dense_product(other, self.value, transpose=True)
-        return graded_dense_product(other, self.value.T, transpose=True).T
-
-    def __rmatmul__(self, other):
-        if not is_plain_array(other):
-            return NotImplemented
-        _check_product_rank(self)
-        return graded_dense_product(other, self.value, transpose=False)
-
-
-def _check_product_rank(events) -> None:
-    if events.ndim not in (1, 2):
-        raise ValueError(f'GradedEvents @ weights: the events must be 1-D (one vector) or 2-D (a batch), got shape '
-                         f'{events.shape}; reshape them to (batch, neurons).')
 
 
 def _is_csr(x) -> bool:

@@ -23,7 +23,7 @@ def parallel_everywhere(monkeypatch):
     """Every kernel call with at least one output row takes the parallel path."""
     monkeypatch.setattr(numba_events, 'PARALLEL_MIN_WORK', 1)
     yield
-    ej.config.set_numba_num_threads(None)
+    ej.backends.numba.set_num_threads(None)
 
 
 def _problem(seed):
@@ -124,7 +124,7 @@ class TestParallelResults:
 
     @pytest.mark.parametrize('threads', [1, 2])
     def test_binary_gathers_match_the_reference(self, threads):
-        ej.config.set_numba_num_threads(threads)
+        ej.backends.numba.set_num_threads(threads)
         weights, indices, spikes, B2 = _problem(0)
         want = _expected(weights, indices, spikes, True)
         assert np.isfinite(want).all()  # the NaN weight sits on a non-event column
@@ -174,7 +174,7 @@ class TestParallelResults:
         data, ind, indptr = _csr(weights, indices)
         results = []
         for threads in (1, 2):
-            ej.config.set_numba_num_threads(threads)
+            ej.backends.numba.set_num_threads(threads)
             results.append(np.asarray(ej.binary_csrmv(data, ind, indptr, spikes, shape=(M, N), backend='numba',
                                                       validate=False)))
         np.testing.assert_array_equal(results[0], results[1])

@@ -104,11 +104,11 @@ def test_a_split_scatter_gives_the_same_sums_every_call_and_on_one_thread_the_sa
     scatter_spans_threaded(data, indices, perm, spans, spans.shape[0], first, False)
     scatter_spans_threaded(data, indices, perm, spans, spans.shape[0], again, False)
     np.testing.assert_array_equal(first, again)
-    ej.config.set_numba_num_threads(1)
+    ej.backends.numba.set_num_threads(1)
     try:
         scatter_spans_threaded(data, indices, perm, spans, spans.shape[0], single, False)
     finally:
-        ej.config.set_numba_num_threads(None)
+        ej.backends.numba.set_num_threads(None)
     scatter_spans(data, indices, perm, spans, spans.shape[0], serial, False)
     np.testing.assert_allclose(first, single, rtol=1e-5, atol=1e-4)
     np.testing.assert_array_equal(single, serial)  # one thread: the serial scatter's order of sums

@@ -8,12 +8,15 @@ The public surface of the backend is this module:
   :func:`by_inputs` (a generator that picks its kernel from the call's inputs);
 - :func:`prefetch`, :func:`launch_begin` / :func:`launch_end`,
   :func:`empty_vector` (intrinsics the standard kernels use);
-- the thread controls behind ``eventjax.config.set_numba_num_threads``.
+- the backend's settings: :func:`set_num_threads` (how many threads a
+  ``parallel=True`` kernel launch may use), :func:`set_parallel` and their
+  getters, and :func:`describe_kernel`.
 
 Its other modules (``bridge``, ``codegen``, ``intrinsics``, ``keying``,
-``threads``, ``ffi_abi``) are the machinery and private. They import numba at
-import time and importing eventjax must not, so the names above are loaded
-at first use.
+``threads``, ``ffi_abi``) are the machinery and private. ``bridge`` and
+``intrinsics`` import numba at import time and importing eventjax must not,
+so their names are loaded at first use (the ``TYPE_CHECKING`` block names
+them for readers and tools).
 
 Example:
     >>> from eventjax.backends.numba import report_error, bounds_checked
@@ -26,26 +29,46 @@ import importlib.util
 import inspect
 from collections.abc import Callable
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from eventjax.backends import bridge as core
 from eventjax.backends.bridge import BackendStatus, Bridge
+from eventjax.backends.numba.keying import describe_kernel
+from eventjax.backends.numba.threads import (
+    get_num_threads,
+    get_parallel,
+    requested_num_threads,
+    set_num_threads,
+    set_parallel,
+    threading_layer,
+)
+from eventjax.config import moved_setting
 
-# The public names and the private module each comes from, imported at first use.
-_PUBLIC = {
+if TYPE_CHECKING:  # loaded at first use (below), named here for readers and tools
+    from eventjax.backends.numba.bridge import bounds_checked, by_inputs, numba_kernel_generator
+    from eventjax.backends.numba.intrinsics import empty_vector, launch_begin, launch_end, prefetch, report_error
+
+# The names whose modules import numba, and the module each comes from: imported at first use.
+_NEEDS_NUMBA = {
     'bounds_checked': 'bridge', 'numba_kernel_generator': 'bridge', 'by_inputs': 'bridge',
     'report_error': 'intrinsics', 'prefetch': 'intrinsics', 'launch_begin': 'intrinsics', 'launch_end': 'intrinsics',
     'empty_vector': 'intrinsics',
-    'describe_kernel': 'keying',
-    'get_num_threads': 'threads', 'set_num_threads': 'threads', 'requested_num_threads': 'threads',
-    'get_parallel': 'threads', 'set_parallel': 'threads', 'threading_layer': 'threads',
 }
 
-__all__ = ['BRIDGE', 'standard', 'status', 'wrap', *sorted(_PUBLIC)]
+__all__ = ['BRIDGE', 'bounds_checked', 'by_inputs', 'describe_kernel', 'empty_vector', 'get_num_threads',
+           'get_parallel', 'launch_begin', 'launch_end', 'numba_kernel_generator', 'prefetch', 'report_error',
+           'requested_num_threads', 'set_num_threads', 'set_parallel', 'standard', 'status', 'threading_layer', 'wrap']
+
+# The spellings eventjax.config had for these settings: they warn where used, and go in 0.3.0.
+moved_setting('set_numba_num_threads', f'{__name__}.set_num_threads', set_num_threads)
+moved_setting('get_numba_num_threads', f'{__name__}.requested_num_threads', requested_num_threads)
+moved_setting('set_numba_parallel', f'{__name__}.set_parallel', set_parallel)
+moved_setting('get_numba_parallel', f'{__name__}.get_parallel', get_parallel)
 
 
 def __getattr__(name: str):
-    if name in _PUBLIC:
-        return getattr(importlib.import_module(f'{__name__}.{_PUBLIC[name]}'), name)
+    if name in _NEEDS_NUMBA:
+        return getattr(importlib.import_module(f'{__name__}.{_NEEDS_NUMBA[name]}'), name)
     raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
 
 

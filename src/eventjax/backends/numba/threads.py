@@ -3,8 +3,8 @@
 The thread count is the bridge's own setting, stored in one place: a one-word
 cell that compiled handlers read at every parallel launch. A change therefore
 reaches every XLA thread on its next call, and no lowering reads it (nothing
-is recompiled). ``eventjax.config.set_numba_num_threads`` is this module's
-:func:`set_num_threads`.
+is recompiled). :func:`set_num_threads` and the rest are public as
+``eventjax.backends.numba.set_num_threads`` & co.
 
 Compiled handlers are cached on disk, so they must not embed this process's
 addresses: they call the launch hooks by symbol name, and each process binds
@@ -45,12 +45,12 @@ def set_num_threads(n: int | None) -> None:
 
     Example:
         >>> import eventjax as ej
-        >>> ej.config.set_numba_num_threads(1)
-        >>> ej.config.set_numba_num_threads(None)
+        >>> ej.backends.numba.set_num_threads(1)
+        >>> ej.backends.numba.set_num_threads(None)
     """
     if n is not None and (not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1):
         raise ValueError(
-            f"set_num_threads() (eventjax.config.set_numba_num_threads): n must be a positive int or None "
+            f"set_num_threads(): n must be a positive int or None "
             f"(numba's default), got {n!r}; counts must be in [1, NUMBA_NUM_THREADS] to be used in full "
             f'(larger ones are capped).'
         )
@@ -62,7 +62,7 @@ def requested_num_threads() -> int | None:
 
     Example:
         >>> import eventjax as ej
-        >>> ej.config.get_numba_num_threads() is None or ej.config.get_numba_num_threads() >= 1
+        >>> ej.backends.numba.requested_num_threads() is None or ej.backends.numba.requested_num_threads() >= 1
         True
     """
     n = int(_threads_cell[0])
@@ -74,17 +74,17 @@ def set_parallel(parallel: bool = True, num_threads: int | None = None) -> None:
 
     Example:
         >>> import eventjax as ej
-        >>> ej.config.set_numba_parallel(False)
-        >>> ej.config.get_numba_parallel(), ej.config.get_numba_num_threads()
+        >>> ej.backends.numba.set_parallel(False)
+        >>> ej.backends.numba.get_parallel(), ej.backends.numba.requested_num_threads()
         (False, 1)
-        >>> ej.config.set_numba_parallel(True)
-        >>> ej.config.get_numba_num_threads() is None
+        >>> ej.backends.numba.set_parallel(True)
+        >>> ej.backends.numba.requested_num_threads() is None
         True
     """
     if not isinstance(parallel, bool):
-        raise TypeError(f'set_numba_parallel(): parallel must be a bool, got {parallel!r}.')
+        raise TypeError(f'set_parallel(): parallel must be a bool, got {parallel!r}.')
     if not parallel and num_threads not in (None, 1):
-        raise ValueError(f'set_numba_parallel(False, num_threads={num_threads!r}): serial means one thread; '
+        raise ValueError(f'set_parallel(False, num_threads={num_threads!r}): serial means one thread; '
                          'pass parallel=True to use several, or leave num_threads out.')
     set_num_threads(num_threads if parallel else 1)
 
@@ -94,7 +94,7 @@ def get_parallel() -> bool:
 
     Example:
         >>> import eventjax as ej
-        >>> isinstance(ej.config.get_numba_parallel(), bool)
+        >>> isinstance(ej.backends.numba.get_parallel(), bool)
         True
     """
     return requested_num_threads() != 1

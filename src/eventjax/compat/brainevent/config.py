@@ -31,8 +31,8 @@ __all__ = ['clear_backends', 'get_backend', 'get_compute_capability', 'get_lfsr_
            'set_numba_parallel']
 
 set_backend, get_backend, clear_backends = ej.config.set_backend, ej.config.get_backend, ej.config.clear_backends
-set_numba_parallel, get_numba_parallel = ej.config.set_numba_parallel, ej.config.get_numba_parallel
-get_numba_num_threads = ej.config.get_numba_num_threads
+set_numba_parallel, get_numba_parallel = ej.backends.numba.set_parallel, ej.backends.numba.get_parallel
+get_numba_num_threads = ej.backends.numba.requested_num_threads
 
 _LFSR = ('lfsr88', 'lfsr113', 'lfsr128')
 

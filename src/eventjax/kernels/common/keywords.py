@@ -7,7 +7,7 @@ import warnings
 __all__ = ['REMOVED_IN', 'operand']
 
 # The release whose functions no longer take brainevent's keywords.
-REMOVED_IN = '0.2.0'
+REMOVED_IN = '0.3.0'
 
 
 def operand(who: str, new: str, value, old: str, old_value):

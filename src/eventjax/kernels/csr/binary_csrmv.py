@@ -26,7 +26,7 @@ def binary_csrmv(data, indices, indptr, spikes=None, *, shape, transpose=False, 
     Args:
         spikes: length ``n`` (``m`` when ``transpose``), bool or numeric.
         data, indices, indptr, shape, transpose, backend, validate: as in :func:`csrmv`.
-        v: brainevent's name for ``spikes``; warns, and goes in 0.2.0.
+        v: brainevent's name for ``spikes``; warns, and goes in 0.3.0.
 
     Returns:
         Length ``m`` (``n`` when ``transpose``): :func:`csrmv` of the event indicator.

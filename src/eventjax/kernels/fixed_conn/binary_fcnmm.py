@@ -24,7 +24,7 @@ def binary_fcnmm(weights, indices, B=None, *, shape, transpose=False, backend=No
     Args:
         B: ``(n, c)`` events (``(m, c)`` when ``transpose``), bool or numeric.
         weights, indices, shape, transpose, backend, validate: as in :func:`fcnmv`.
-        matrix: brainevent's name for ``B``; warns, and goes in 0.2.0.
+        matrix: brainevent's name for ``B``; warns, and goes in 0.3.0.
 
     Returns:
         ``(m, c)`` (``(n, c)`` when ``transpose``): :func:`fcnmm` of the event indicator.

@@ -21,7 +21,7 @@ def fcnmm(weights, indices, B=None, *, shape, transpose=False, backend=None, val
     Args:
         B: ``(n, c)`` matrix (``(m, c)`` when ``transpose``); cast to the weights' dtype.
         weights, indices, shape, transpose, backend, validate: as in :func:`fcnmv`.
-        matrix: brainevent's name for ``B``; warns, and goes in 0.2.0.
+        matrix: brainevent's name for ``B``; warns, and goes in 0.3.0.
 
     Returns:
         ``(m, c)`` (``(n, c)`` when ``transpose``) in the weights' dtype.

@@ -28,7 +28,7 @@ def fcnmv(weights, indices, v=None, *, shape, transpose=False, backend=None, val
         backend: per-call backend (``'jax'``, ``'numba'``, ``'warp'``), or None.
         validate: check concrete index structure by value (False skips it for
             trusted structure; bad entries are then dropped).
-        vector: brainevent's name for ``v``; warns, and goes in 0.2.0.
+        vector: brainevent's name for ``v``; warns, and goes in 0.3.0.
 
     Returns:
         Length ``m`` (``n`` when ``transpose``), in the weights' dtype.

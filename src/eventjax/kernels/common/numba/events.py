@@ -102,7 +102,7 @@ def by_work(serial, parallel, work):
     The choice is made per call, from the sizes and events the call sees, so
     one compiled handler serves small and large calls. The parallel run goes
     through the numba bridge's launch hooks, so it uses the thread count
-    ``eventjax.config.set_numba_num_threads`` sets; the serial one never wakes
+    ``eventjax.backends.numba.set_num_threads`` sets; the serial one never wakes
     numba's threads. Under ``NUMBA_BOUNDSCHECK=1`` it is ``serial`` (a failed
     check inside a parallel region is not safe).
 
