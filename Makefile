@@ -91,7 +91,8 @@ $(COMPAT_STAMP): pyproject.toml stack_tests/requirements.txt
 
 test-compat: $(COMPAT_STAMP)
 	cd stack_tests && ../$(COMPAT_VENV)/bin/python -m pytest -q .
-	$(COMPAT_VENV)/bin/python -m pytest -q tests/compat/test_brainevent_table.py tests/compat/test_brainevent_030.py
+	$(COMPAT_VENV)/bin/python -m pytest -q tests/compat/test_brainevent_table.py tests/compat/test_brainevent_030.py \
+		tests/compat/test_brainevent_rules.py
 
 stress: setup
 	$(BIN)/python -m stress --mode long --seconds $(STRESS_SECONDS) \
