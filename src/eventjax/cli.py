@@ -3,6 +3,7 @@
 Examples:
     eventjax --version
     eventjax info                      # versions, devices, backends, configuration
+    eventjax info --kernel csrmv       # the kernel each platform runs for csrmv, and each wrap around it
     eventjax bench --family csr --plot csr.png
     python -m eventjax bench --quick --backends jax numba
     eventjax cache --clear             # forget the compiled kernels (numba, C++, CUDA)
