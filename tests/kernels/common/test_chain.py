@@ -3,8 +3,6 @@ line; every file:line it prints names the function it says."""
 
 import pathlib
 import re
-import subprocess
-import sys
 
 import pytest
 
@@ -87,9 +85,3 @@ def test_the_command_prints_the_chain(capsys):
     assert 'is not a registered primitive' in capsys.readouterr().err
     assert main(['info', '--backend', 'numba']) == 2
 
-
-def test_the_script_runs_it():
-    run = subprocess.run([sys.executable, '-m', 'eventjax', 'info', '--kernel', 'binary_csrmv'],
-                         capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr
-    assert run.stdout.splitlines()[0].startswith('binary_csrmv')
