@@ -3,6 +3,7 @@
 Examples:
     eventjax --version
     eventjax info                      # versions, devices, backends, configuration
+    eventjax info --kernel csrmv       # the kernel each platform runs for csrmv, and each wrap around it
     eventjax bench --family csr --plot csr.png
     python -m eventjax bench --quick --backends jax numba
     eventjax cache --clear             # forget the compiled kernels (numba, C++, CUDA)
@@ -30,6 +31,7 @@ _EPILOG = """examples:
   eventjax bench --family dt2t               per-synapse products at 4,000 and 100,000 neurons, with brainevent
   eventjax cache --clear                     delete the compiled kernels (numba, C++, CUDA)
   eventjax warm --backend numba --families csr,fcn   compile the standard kernels into the disk caches
+  eventjax info --kernel binary_csrmv        the kernel each platform runs for it, and each wrapper around it
 """
 
 _PACKAGES = (('eventjax', 'eventjax'), ('jax', 'jax'), ('jaxlib', 'jaxlib'), ('numba', 'numba'),
@@ -108,6 +110,25 @@ def info_lines() -> list[str]:
     out.append(f'  numba threads      {ej.backends.numba.requested_num_threads() or "numba default"}')
     out.append(f'  pallas on cpu      {"interpret mode" if snap.pallas_cpu_interpret else "off"}')
     return out
+
+
+def _info(args) -> int:
+    if args.kernel is None:
+        if args.backend is not None:
+            print('eventjax info: --backend goes with --kernel NAME', file=sys.stderr)
+            return 2
+        print('\n'.join(info_lines()))
+        return 0
+    import eventjax as ej
+    from eventjax.kernels.common.chain import kernel_chain
+
+    ej.get_registry()  # the standard primitives register when first used
+    try:
+        print('\n'.join(kernel_chain(args.kernel, args.backend)))
+    except ValueError as exc:
+        print(f'eventjax info: {exc}', file=sys.stderr)
+        return 2
+    return 0
 
 
 def _checkout() -> pathlib.Path | None:
@@ -204,7 +225,11 @@ def _parser() -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--version', action='version', version=f'eventjax {__version__}')
     sub = parser.add_subparsers(dest='command', required=True)
-    sub.add_parser('info', help='versions, devices, available backends and the configuration')
+    info = sub.add_parser('info', help='versions, devices, available backends and the configuration; '
+                                       '--kernel NAME: what a call of primitive NAME runs, per platform')
+    info.add_argument('--kernel', metavar='NAME', help='print the kernel each platform runs for primitive NAME '
+                                                       'and every wrapper around it, with file and line')
+    info.add_argument('--backend', metavar='NAME', help='with --kernel: that backend\'s kernels')
     cache = sub.add_parser('cache', help='where the compiled kernels (numba, C++, CUDA) are kept, their size; --clear')
     cache.add_argument('--clear', action='store_true', help='delete them (the next run compiles again)')
     warm = sub.add_parser('warm', help='compile the standard kernels into the disk caches ahead of time '
@@ -226,8 +251,7 @@ def main(argv=None) -> int:
         return _bench(argv[1:])
     args = _parser().parse_args(argv)
     if args.command == 'info':
-        print('\n'.join(info_lines()))
-        return 0
+        return _info(args)
     if args.command == 'warm':
         return _warm(args)
     return _cache(args)

@@ -48,11 +48,10 @@ _PRIMITIVES = {
     'binary_jitcmv': 'binary_jitcmv', 'csr_delay_deliver': 'csr_delay_deliver', 'graded_csr': 'csr_delay_deliver',
     'csrmv_dt2t': 'csr_dt2t', 'csr_slice_rows': 'csr_slice_rows', 'binary_csrmv_indexed': 'binary_csrmv_indexed',
 }
-# Pallas kernels registered for the cpu by pallas_on_cpu: (module, attribute or None for `_prim`).
-_PALLAS = (('csr.binary_csrmv', '_binary_csrmv'), ('csr.csrmv', '_csrmv'), ('csr.binary_csrmm', '_binary_csrmm'),
-           ('csr.csrmm', '_csrmm'), ('fixed_conn.binary_fcnmv', '_binary_fcnmv'), ('fixed_conn.fcnmv', '_fcnmv'),
-           ('dense.binary_densemv', '_binary_densemv'), ('delay.csr_delay_deliver', '_csr_delay_deliver'))
-_PALLAS_RAW = (('indexed', 'binary_csrmv_indexed'), ('indexed', 'csr_slice_rows'), ('dt2t', 'csr_dt2t'))
+# Pallas kernels registered for the cpu by pallas_on_cpu: the module of each declaration `_<name>`.
+_PALLAS = ('csr.binary_csrmv', 'csr.csrmv', 'csr.binary_csrmm', 'csr.csrmm', 'fixed_conn.binary_fcnmv',
+           'fixed_conn.fcnmv', 'dense.binary_densemv', 'delay.csr_delay_deliver', 'indexed.binary_csrmv_indexed',
+           'indexed.csr_slice_rows', 'dt2t.csr_dt2t')
 
 
 def backends(op: str) -> tuple[str, ...]:
@@ -63,15 +62,11 @@ def backends(op: str) -> tuple[str, ...]:
 @contextlib.contextmanager
 def pallas_on_cpu():
     """Inside: the pallas kernels of these operators registered for the cpu (interpret mode); after: as before."""
-    from eventjax.kernels.common.operator import register_backend  # noqa: PLC0415 - the test hook
-
     before = ej.config.snapshot()
     ej.config.set_pallas_cpu_interpret(True)
-    for module, attr in _PALLAS:
-        getattr(importlib.import_module(f'eventjax.kernels.{module}'), attr).register('pallas')
-    for family, name in _PALLAS_RAW:
-        prim = importlib.import_module(f'eventjax.kernels.{family}.{name}')._prim
-        register_backend(prim, f'eventjax.kernels.{family}', name, 'pallas')
+    for module in _PALLAS:
+        name = module.rsplit('.', 1)[-1]
+        getattr(importlib.import_module(f'eventjax.kernels.{module}'), f'_{name}').register('pallas')
     try:
         yield
     finally:

@@ -25,7 +25,8 @@ import attrs
 
 from eventjax.errors import BackendUnavailableError
 
-__all__ = ['JAX_EXTRA', 'BackendStatus', 'Bridge', 'jax_has_platform', 'package_missing', 'register_by_name']
+__all__ = ['JAX_EXTRA', 'BackendStatus', 'Bridge', 'jax_has_platform', 'not_here', 'package_missing',
+           'register_by_name']
 
 # The pip extra that brings JAX's plugin for each accelerator platform.
 JAX_EXTRA = {'gpu': 'jax[cuda12]', 'tpu': 'jax[tpu]'}
@@ -93,6 +94,14 @@ class Bridge:
             module (import it only at the first lowering where the bridge can).
             None: :func:`register_by_name`, ``<name>_kernel`` through
             ``def_bridge_kernel``.
+        prepares_in_kernel: this backend's standard kernels do a declaration's
+            ``prepare`` step themselves (e.g. repairing unvalidated structure),
+            where an XLA op before their call would cost more than the work;
+            the other backends' kernels get the operands prepared in JAX.
+        bounds_as_operand: this backend's standard update kernels take the
+            bounds as one more operand ``[w_min, w_max]`` rather than reading
+            the static parameters, where a kernel compiles what it closes over
+            (one compiled kernel then serves every pair of bounds).
 
     Example:
         >>> toy = Bridge('toy', ('cpu',), status=lambda p: BackendStatus('toy', p, p == 'cpu'))
@@ -110,6 +119,8 @@ class Bridge:
     hint: str = ''
     contract: str = ''
     standard: Callable[[Any, Callable[[], ModuleType], str], None] | None = None
+    prepares_in_kernel: bool = False
+    bounds_as_operand: bool = False
 
     def register_standard(self, prim, module: Callable[[], ModuleType], name: str) -> None:
         """Register this backend's kernels of the standard operator ``name`` on ``prim`` (see ``standard``)."""
@@ -136,6 +147,22 @@ def jax_has_platform(platform: str) -> bool:
 def package_missing(module: str) -> bool:
     """Whether the top-level package ``module`` is not installed (looked up, not imported)."""
     return importlib.util.find_spec(module) is None
+
+
+def not_here(backend: str, platform: str, runs_on: str, elsewhere: tuple[str, str], package: str,
+             missing: tuple[str, str]) -> BackendStatus | None:
+    """Why ``backend`` cannot run on ``platform``: not its platform ``runs_on`` (``elsewhere``: the reason and
+    the fix), or its package not installed (``missing``); None when neither.
+
+    Example:
+        >>> not_here('toy', 'gpu', 'cpu', ('toy runs on the CPU only.', 'Use jax.'), 'numpy', ('', '')).reason
+        'toy runs on the CPU only.'
+    """
+    if platform != runs_on:
+        return BackendStatus(backend, platform, False, *elsewhere)
+    if package_missing(package):
+        return BackendStatus(backend, platform, False, *missing)
+    return None
 
 
 def no_device_status(backend: str, platform: str) -> BackendStatus:

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from eventjax.backends.bridge import Bridge
 from eventjax.backends.registry import get_bridge
 from eventjax.config import normalize_platform
 from eventjax.primitive import KernelPrimitive
+from eventjax.primitive.chain import link
 
 __all__ = ['XLACustomKernel']
 
@@ -64,9 +66,9 @@ class XLACustomKernel(KernelPrimitive):
                 raise ValueError(f'{who}: {backend} kernels register for {", ".join(bridge.platforms)}, '
                                  f'not {p}; {bridge.hint}')
         for p in platforms:
-            self.def_kernel(backend, p, bridge.wrap(kernel_generator, p), asdefault=asdefault)
+            self.def_kernel(backend, p, _wrap(bridge, kernel_generator, p), asdefault=asdefault)
             for extra in bridge.companions(p) if companions is None else companions:
-                self.def_kernel(backend, extra, bridge.wrap(kernel_generator, extra))
+                self.def_kernel(backend, extra, _wrap(bridge, kernel_generator, extra))
 
 
     def def_cuda_raw_kernel(self, kernel_generator: Callable, asdefault: bool = False) -> None:
@@ -159,3 +161,8 @@ class XLACustomKernel(KernelPrimitive):
         Usage: ``p.def_numba_cuda_kernel(kernel_generator)``.
         """
         self.def_bridge_kernel('numba_cuda', kernel_generator, platform, asdefault)
+
+
+def _wrap(bridge: Bridge, kernel_generator: Callable, platform: str) -> Callable:
+    """The bridge's wrap of ``kernel_generator``, recorded for ``eventjax info --kernel``."""
+    return link(bridge.wrap(kernel_generator, platform), kernel_generator, f"the {bridge.name} bridge's wrap")

@@ -5,9 +5,8 @@ import numpy as np
 import pytest
 
 import eventjax as ej
-from eventjax.kernels.common.operator import register_backend
-from eventjax.kernels.dt2t.csr_dt2t import _prim as dt2t_prim
-from eventjax.kernels.dt2t.csr_sddmm import _prim as sddmm_prim
+from eventjax.kernels.dt2t.csr_dt2t import _csr_dt2t
+from eventjax.kernels.dt2t.csr_sddmm import _csr_sddmm
 from tests.kernels.dt2t.test_csr_dt2t import NNZ, M, N, structure, values, want
 from tests.kernels.dt2t.test_csr_sddmm import K
 from tests.kernels.dt2t.test_csr_sddmm import want as want_sddmm
@@ -16,8 +15,8 @@ from tests.kernels.dt2t.test_csr_sddmm import want as want_sddmm
 @pytest.fixture(autouse=True)
 def _dt2t_pallas_registered(_pallas_registered):
     # The folder's fixture turned interpret mode on and restores the kernel tables afterwards.
-    register_backend(dt2t_prim, 'eventjax.kernels.dt2t', 'csr_dt2t', 'pallas')
-    register_backend(sddmm_prim, 'eventjax.kernels.dt2t', 'csr_sddmm', 'pallas')
+    _csr_dt2t.register('pallas')
+    _csr_sddmm.register('pallas')
 
 
 @pytest.mark.parametrize('transpose', [False, True])

@@ -325,7 +325,9 @@ _CONTRACT = ('``kernel_generator(**static_params, outs=outs)`` returns an ``even
 
 CPP_BRIDGE = Bridge('cpp', ('cpu',), _cpp_status, _wrap('cpp'), default_platform='cpu',
                     hint="C++ kernels run on the CPU; register CUDA source with def_cuda_kernel for the gpu.",
-                    contract=_CONTRACT.format(lang='C++', tool='g++ or clang++ ($CXX)'))
+                    contract=_CONTRACT.format(lang='C++', tool='g++ or clang++ ($CXX)'),
+                    # On XLA:CPU an op before the custom call costs more than repairing the structure inside.
+                    prepares_in_kernel=True)
 CUDA_BRIDGE = Bridge('cuda', ('gpu',), _cuda_status, _wrap('cuda'), default_platform='gpu',
                      hint="CUDA kernels run on the gpu; register C++ source with def_cpp_kernel for the CPU.",
                      contract=_CONTRACT.format(lang='CUDA', tool='nvcc ($NVCC)') +

@@ -109,14 +109,19 @@ def _accepted(fn: Callable, params: dict) -> dict:
 def standard(prim, module: Callable[[], ModuleType], name: str) -> None:
     """Register ``module().<name>_kernel`` for the cpu: the default there when numba is installed.
 
-    The generator gets only the static parameters it names; the module is
-    imported at the first lowering.
+    At the first lowering the generator imports the module, calls
+    ``<name>_kernel`` with the static parameters it names, and hands the
+    kernel it returns to the bridge, which runs it as an XLA FFI handler.
     """
-    def numba_kg(**params):
+    def numba_kg(*, input_output_aliases=None, **params):
+        from eventjax.backends.numba import bridge as numba_bridge  # noqa: PLC0415
+
         fn = getattr(module(), f'{name}_kernel')
-        return fn(**_accepted(fn, params))
+        kernel = fn(**_accepted(fn, params))
+        return numba_bridge.numba_kernel_generator(lambda **_: kernel)(input_output_aliases=input_output_aliases,
+                                                                       **params)
     # The fastest cpu backend for these kernels when it is installed.
-    prim.def_numba_kernel(numba_kg, asdefault=importlib.util.find_spec('numba') is not None)
+    prim.def_kernel('numba', 'cpu', numba_kg, asdefault=importlib.util.find_spec('numba') is not None)
 
 
 BRIDGE = Bridge(
@@ -127,4 +132,6 @@ BRIDGE = Bridge(
              'XLA FFI handler, with no Python and no GIL on the call path. An output the call aliases to an '
              'input (input_output_aliases) starts out holding that input\'s values. numba is imported only '
              'when the kernel is first lowered.',
-    standard=standard)
+    # numba compiles what a kernel closes over into its machine code: bounds held there would cost a
+    # compilation (seconds) per pair, and an XLA op before the handler costs more than repairing inside.
+    standard=standard, prepares_in_kernel=True, bounds_as_operand=True)

@@ -4,8 +4,10 @@
   for the event-driven ``jax`` kernels.
 - :mod:`.checks`: trace-time validation with errors naming who/what/expected/got.
 - :mod:`.events`: the event indicator (``True`` or ``> 0``), homogeneous weights.
-- :mod:`.operator`: :class:`Operator`, the one declaration of a standard
-  operator (its primitive, kernels per backend and rules).
+- :mod:`.operator`: :class:`Declaration`, the one declaration of a standard
+  primitive (its primitive, kernels per backend and rules), and its forms
+  :class:`Operator` (``weights x events``) and :class:`~.update.Update`
+  (in-place updates); :class:`PreparedKernel`, the primitive a declaration holds.
 - :mod:`.rules`: :func:`register_rules` (JVP, transpose and batching keyed
   by operand name), called by :class:`Operator`.
 """
@@ -21,11 +23,13 @@ from eventjax.kernels.common.checks import (
     dtype_of,
 )
 from eventjax.kernels.common.events import accumulation_dtype, event_indicator, is_homogeneous
-from eventjax.kernels.common.operator import Operator
+from eventjax.kernels.common.operator import Declaration, Operator, PreparedKernel
 from eventjax.kernels.common.rules import register_rules
 
 __all__ = [
+    'Declaration',
     'Operator',
+    'PreparedKernel',
     'accumulation_dtype',
     'check_events',
     'check_float_operand',

@@ -23,11 +23,9 @@ from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax.interpreters import ad
 
-from eventjax.backends import XLACustomKernel
-from eventjax.kernels.common.operator import _PreparedKernel, register_backend, register_jax
+from eventjax.kernels.common.operator import Declaration
 from eventjax.primitive import split_params
 from eventjax.primitive.tags import operator_tags
 
@@ -49,7 +47,7 @@ def apply_bounds(weights, increment, touched, w_min, w_max):
     return jnp.where(touched, new, weights)
 
 
-class Update:
+class Update(Declaration):
     """One in-place update operator: the declaration an update module ends with.
 
     Args:
@@ -60,16 +58,17 @@ class Update:
         operands: operand names in call order, the weights first.
         trace: the name of the trace operand (the one the update is linear in, besides the weights).
         kernels: the backends besides ``jax`` that have kernels.
-        prepare, prepared_in_kernel: as for :class:`~eventjax.kernels.common.operator.Operator`
-            (``prepare(*operands) -> operands`` runs in JAX before the kernels of
-            the backends not in ``prepared_in_kernel``, e.g. repairing unvalidated structure).
+        prepare: as for :class:`~eventjax.kernels.common.operator.Declaration`
+            (``prepare(*operands) -> operands`` runs in JAX before the kernels,
+            e.g. repairing unvalidated structure).
 
     The family's ``reference.<name>_delta(*operands, **static)`` returns
     ``(increment, touched)`` shaped like the weights; static parameters
-    ``w_min`` and ``w_max`` are the bounds. The numba kernels get them as
-    one more operand after the others (``[w_min, w_max]`` in the weights'
-    dtype, ``-inf`` / ``inf`` for None), so one compiled handler serves
-    every pair; the other backends read the static parameters.
+    ``w_min`` and ``w_max`` are the bounds. The kernels of a backend whose
+    bridge declares ``bounds_as_operand`` get them as one more operand after
+    the others (``[w_min, w_max]`` in the weights' dtype, ``-inf`` / ``inf``
+    for None), so one compiled kernel serves every pair; the other backends
+    read the static parameters.
 
     Example::
 
@@ -77,32 +76,21 @@ class Update:
                              ('weight', 'indices', 'indptr', 'pre_spike', 'post_trace'), trace='post_trace')
     """
 
+    in_place = {0: 0}
+    bounds = True
+
     def __init__(self, name: str, family: str, operands: tuple[str, ...], *, trace: str,
-                 kernels: tuple[str, ...] = ('numba', 'warp'), prepare: Callable | None = None,
-                 prepared_in_kernel: tuple[str, ...] = ()):
-        self.name, self.family, self.operands = name, family, tuple(operands)
-        self._trace = self.operands.index(trace)
-        self._prepare = prepare
-        self.primitive = _UpdateKernel(name) if prepare is None else \
-            _PreparedUpdateKernel(name, prepare, prepared_in_kernel)
-        register_jax(self.primitive, family, name)
-        for backend in kernels:
-            self.register(backend)
-        self.primitive.def_tags(*operator_tags(name), 'plasticity')
+                 kernels: tuple[str, ...] = ('numba', 'warp'), prepare: Callable | None = None):
+        self._trace = tuple(operands).index(trace)
+        super().__init__(name, family, operands, kernels=kernels, prepare=prepare)
+
+    def out(self, weights, *rest, **static) -> jax.ShapeDtypeStruct:
+        """The weights, updated."""
+        return jax.ShapeDtypeStruct(weights.shape, weights.dtype)
+
+    def rules(self) -> None:
+        self.primitive.def_tags(*operator_tags(self.name), 'plasticity')
         ad.primitive_jvps[self.primitive.primitive] = self._jvp
-
-    def __repr__(self) -> str:
-        return f'Update({self.name!r})'
-
-    def register(self, backend: str) -> None:
-        """Register ``backend``'s kernels again, through its bridge's adapter (registering replaces them)."""
-        register_backend(self.primitive, self.family, self.name, backend)
-
-    def bind(self, weights, *rest, backend: str | None = None, **static):
-        """Call the primitive on checked operands; the result aliases ``weights``."""
-        out = jax.ShapeDtypeStruct(weights.shape, weights.dtype)
-        return self.primitive(weights, *rest, outs=(out,), input_output_aliases={0: 0}, backend=backend,
-                              **static)[0]
 
     def _delta(self) -> Callable:
         """``reference.<name>_delta``: ``(increment, touched)`` in JAX, what every kernel computes."""
@@ -127,39 +115,3 @@ class Update:
             clipped |= pre > static['w_max']
         dout = jnp.where(touched & clipped, jnp.zeros_like(dw), dw + jnp.where(touched, d_increment, 0))
         return [out], [dout]
-
-
-# The backends whose kernels take the bounds as a trailing operand: numba
-# compiles what a kernel reads from its closure into its machine code, so
-# bounds held there cost a compilation (seconds) per pair.
-_BOUNDS_AS_OPERAND = frozenset({'numba'})
-
-
-def _bounds_operand(kernel_generator: Callable) -> Callable:
-    """``kernel_generator`` whose kernel is called with ``[w_min, w_max]`` appended to its operands."""
-    def generator(*, outs, input_output_aliases=None, w_min=None, w_max=None, **params):
-        # Named, so the lowering forwards the aliases (the bridge then writes into the weights' buffer).
-        fn = kernel_generator(outs=outs, input_output_aliases=input_output_aliases, **params)
-        if not callable(fn):
-            return fn  # the lowering reports it
-        dtype = (outs[0] if isinstance(outs, (tuple, list)) else outs).dtype
-        bounds = np.array([-np.inf if w_min is None else w_min, np.inf if w_max is None else w_max], dtype)
-        return lambda *operands: fn(*operands, bounds)
-    return generator
-
-
-class _BoundsOperand:
-    """Registers the kernels of :data:`_BOUNDS_AS_OPERAND` through :func:`_bounds_operand`."""
-
-    def def_kernel(self, backend: str, platform: str, kernel_generator: Callable, asdefault: bool = False) -> None:
-        if backend in _BOUNDS_AS_OPERAND:
-            kernel_generator = _bounds_operand(kernel_generator)
-        super().def_kernel(backend, platform, kernel_generator, asdefault)
-
-
-class _UpdateKernel(_BoundsOperand, XLACustomKernel):
-    """An update's primitive."""
-
-
-class _PreparedUpdateKernel(_BoundsOperand, _PreparedKernel):
-    """An update's primitive whose operands go through ``prepare`` first (see :class:`Update`)."""

@@ -13,7 +13,7 @@ from eventjax.kernels.common.checks import (
 )
 from eventjax.kernels.common.units import attach, split_product
 
-__all__ = ['PREPARE', 'check_csr_call', 'checked_call', 'repair_structure']
+__all__ = ['check_csr_call', 'checked_call', 'repair_structure']
 
 
 def check_csr_call(who, data, indices, indptr, x, *, shape, transpose, matrix, events, validate=True):
@@ -53,7 +53,3 @@ def checked_call(op, data, indices, indptr, x, *, shape, transpose, backend, val
         f'{op.name}()', data, indices, indptr, x, shape=shape, transpose=transpose, matrix=op.matrix,
         events=op.events, validate=validate)
     return attach(op.bind(data, indices, indptr, x, shape=shape, transpose=transpose, backend=backend), unit)
-
-
-# What every CSR Operator declares: the repair runs in JAX except for numba and cpp, whose kernels repair inside.
-PREPARE = {'prepare': repair_structure, 'prepared_in_kernel': ('numba', 'cpp')}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from eventjax.kernels.common import Operator
 from eventjax.kernels.common.operator import ALL_BACKENDS
 from eventjax.kernels.csr import reference
-from eventjax.kernels.csr.arguments import PREPARE, checked_call
+from eventjax.kernels.csr.arguments import checked_call, repair_structure
 
 __all__ = ['binary_csrmm']
 
@@ -40,4 +40,4 @@ def binary_csrmm(data, indices, indptr, B, *, shape, transpose=False, backend=No
 
 _binary_csrmm = Operator('binary_csrmm', __package__, ('data', 'indices', 'indptr', 'B'),
                          events=True, matrix=True, weight_cotangent=reference.entry_cotangent, float_op='csrmm',
-                         kernels=ALL_BACKENDS, **PREPARE)
+                         kernels=ALL_BACKENDS, prepare=repair_structure)

@@ -6,7 +6,7 @@ from eventjax.kernels.common import Operator
 from eventjax.kernels.common.keywords import operand
 from eventjax.kernels.common.operator import ALL_BACKENDS
 from eventjax.kernels.csr import reference
-from eventjax.kernels.csr.arguments import PREPARE, checked_call
+from eventjax.kernels.csr.arguments import checked_call, repair_structure
 
 __all__ = ['binary_csrmv']
 
@@ -45,4 +45,4 @@ def binary_csrmv(data, indices, indptr, spikes=None, *, shape, transpose=False, 
 
 _binary_csrmv = Operator('binary_csrmv', __package__, ('data', 'indices', 'indptr', 'spikes'),
                          events=True, matrix=False, weight_cotangent=reference.entry_cotangent,
-                         float_op='csrmv', mm_op='binary_csrmm', kernels=ALL_BACKENDS, **PREPARE)
+                         float_op='csrmv', mm_op='binary_csrmm', kernels=ALL_BACKENDS, prepare=repair_structure)

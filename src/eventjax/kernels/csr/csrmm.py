@@ -5,7 +5,7 @@ from __future__ import annotations
 from eventjax.kernels.common import Operator
 from eventjax.kernels.common.operator import ALL_BACKENDS
 from eventjax.kernels.csr import reference
-from eventjax.kernels.csr.arguments import PREPARE, checked_call
+from eventjax.kernels.csr.arguments import checked_call, repair_structure
 
 __all__ = ['csrmm']
 
@@ -36,4 +36,4 @@ def csrmm(data, indices, indptr, B, *, shape, transpose=False, backend=None, val
 
 _csrmm = Operator('csrmm', __package__, ('data', 'indices', 'indptr', 'B'),
                   events=False, matrix=True, weight_cotangent=reference.entry_cotangent, kernels=ALL_BACKENDS,
-                  **PREPARE)
+                  prepare=repair_structure)

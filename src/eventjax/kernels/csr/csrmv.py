@@ -5,7 +5,7 @@ from __future__ import annotations
 from eventjax.kernels.common import Operator
 from eventjax.kernels.common.operator import ALL_BACKENDS
 from eventjax.kernels.csr import reference
-from eventjax.kernels.csr.arguments import PREPARE, checked_call
+from eventjax.kernels.csr.arguments import checked_call, repair_structure
 
 __all__ = ['csrmv']
 
@@ -42,4 +42,4 @@ def csrmv(data, indices, indptr, v, *, shape, transpose=False, backend=None, val
 
 _csrmv = Operator('csrmv', __package__, ('data', 'indices', 'indptr', 'v'),
                   events=False, matrix=False, weight_cotangent=reference.entry_cotangent, mm_op='csrmm',
-                  kernels=ALL_BACKENDS, **PREPARE)
+                  kernels=ALL_BACKENDS, prepare=repair_structure)

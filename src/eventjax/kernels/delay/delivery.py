@@ -16,7 +16,8 @@ in the event values, so its rules are:
 :class:`Delivery` registers the kernels the way
 :class:`~eventjax.kernels.common.Operator` does (``<family>.<backend>_impl.<name>_kernel``),
 with one step before the kernels of some backends: ``prepare`` repairs
-unvalidated structure in JAX (numba repairs inside).
+unvalidated structure in JAX (where the backend's bridge does not declare
+that its kernels repair inside).
 
 The result is the ring updated in place: every call binds with
 ``input_output_aliases={0: 0}``, so the numba and warp kernels add into the
@@ -35,17 +36,13 @@ import jax
 import jax.numpy as jnp
 from jax.interpreters import ad
 
-from eventjax.kernels.common.operator import _PreparedKernel, register_backend, register_jax
+from eventjax.kernels.common.operator import Declaration
 from eventjax.primitive import defjvp_by_name, general_batching_rule, split_params
 
 __all__ = ['Delivery']
 
 
-# Every call updates the ring (operand 0) in place as output 0.
-_IN_PLACE = {0: 0}
-
-
-class Delivery:
+class Delivery(Declaration):
     """One delivery operator: the declaration its module ends with.
 
     Args:
@@ -56,33 +53,22 @@ class Delivery:
         data_cotangent: ``(ct, events, *structure, delays, t, **static)``, one cotangent per stored weight.
         events_cotangent: ``(ct, weights, *structure, delays, t, **static)``, the event values' cotangent.
         kernels: the backends besides ``jax``.
-        prepare, prepared_in_kernel: as for :class:`~eventjax.kernels.common.Operator`.
+        prepare: as for :class:`~eventjax.kernels.common.operator.Declaration`.
     """
 
+    in_place = {0: 0}  # every call updates the ring (operand 0) in place as output 0
+
     def __init__(self, name: str, family: str, operands: tuple[str, ...], *, data_cotangent: Callable,
-                 events_cotangent: Callable, kernels=('numba', 'warp', 'pallas'), prepare: Callable,
-                 prepared_in_kernel=('numba',)):
-        self.name, self.family, self.operands = name, family, tuple(operands)
+                 events_cotangent: Callable, kernels=('numba', 'warp', 'pallas'), prepare: Callable):
         self.data_cotangent, self.events_cotangent = data_cotangent, events_cotangent
-        self.primitive = _PreparedKernel(name, prepare, tuple(prepared_in_kernel))
-        register_jax(self.primitive, family, name)
-        for backend in kernels:
-            self.register(backend)
+        super().__init__(name, family, operands, kernels=kernels, prepare=prepare)
+
+    def out(self, ring, *operands, **static) -> jax.ShapeDtypeStruct:
+        """The ring, updated."""
+        return jax.ShapeDtypeStruct(ring.shape, ring.dtype)
+
+    def rules(self) -> None:
         _register_rules(self)
-
-    def __repr__(self) -> str:
-        return f'Delivery({self.name!r})'
-
-    def register(self, backend: str) -> None:
-        """Register ``backend``'s kernels again, through its bridge's adapter (registering replaces them)."""
-        register_backend(self.primitive, self.family, self.name, backend)
-
-    def bind(self, ring, *operands, backend: str | None = None, **static):
-        """Call the primitive on checked operands; the result is ``ring`` updated (in place where donated)."""
-        static.pop('input_output_aliases', None)  # rules forward the bind parameters
-        out = jax.ShapeDtypeStruct(ring.shape, ring.dtype)
-        return self.primitive(ring, *operands, outs=(out,), input_output_aliases=_IN_PLACE, backend=backend,
-                              **static)[0]
 
 
 def _register_rules(op: Delivery) -> None:

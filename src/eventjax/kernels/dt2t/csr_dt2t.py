@@ -11,12 +11,11 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from eventjax.backends import XLACustomKernel
 from eventjax.kernels.common.checks import is_concrete
-from eventjax.kernels.common.operator import register_kernels
+from eventjax.kernels.common.operator import Declaration
 from eventjax.kernels.common.units import attach, split_product
 from eventjax.kernels.dt2t.arguments import check_dt2t_call
-from eventjax.kernels.dt2t.rules import register_dt2t_rules
+from eventjax.kernels.dt2t.rules import DT2T_OPERANDS, register_dt2t_rules
 
 __all__ = ['bind_dt2t', 'per_entry']
 
@@ -43,11 +42,13 @@ def bind_dt2t(w, indices, indptr, y, *, shape, transpose, events, backend=None):
     """
     if 0 in w.shape or 0 in y.shape:  # nothing to read: every entry is 0
         return jnp.zeros(w.shape, w.dtype)
-    out = jax.ShapeDtypeStruct(w.shape, w.dtype)
-    return _prim(w, indices, indptr, y, outs=(out,), backend=backend, shape=tuple(shape), transpose=transpose,
-                 events=events)[0]
+    return _csr_dt2t.bind(w, indices, indptr, y, backend=backend, shape=tuple(shape), transpose=transpose,
+                          events=events)
 
 
-_prim = XLACustomKernel('csr_dt2t')
-register_kernels(_prim, __package__, 'csr_dt2t', ('numba', 'warp', 'pallas'))
-register_dt2t_rules(_prim, bind_dt2t)
+def _out(w, *rest, **static):
+    return jax.ShapeDtypeStruct(w.shape, w.dtype)
+
+
+_csr_dt2t = Declaration('csr_dt2t', __package__, DT2T_OPERANDS, out=_out,
+                        rules=lambda declaration: register_dt2t_rules(declaration.primitive, bind_dt2t))

@@ -5,12 +5,11 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from eventjax.backends import XLACustomKernel
 from eventjax.kernels.common.checks import check_rank, dtype_of
-from eventjax.kernels.common.operator import register_kernels
+from eventjax.kernels.common.operator import Declaration
 from eventjax.kernels.common.units import attach, split_product
 from eventjax.kernels.dt2t.arguments import check_structure
-from eventjax.kernels.dt2t.rules import register_sddmm_rules
+from eventjax.kernels.dt2t.rules import SDDMM_OPERANDS, register_sddmm_rules
 
 __all__ = ['csr_sddmm']
 
@@ -63,10 +62,12 @@ def csr_sddmm(a, b, indices, indptr, *, shape, backend=None, validate=True):
 def _bind(a, bt, indices, indptr, *, shape, backend=None):
     if indices.shape[0] == 0 or shape[0] == 0 or shape[1] == 0 or a.shape[1] == 0:
         return jnp.zeros(indices.shape, a.dtype)
-    out = jax.ShapeDtypeStruct(indices.shape, a.dtype)
-    return _prim(a, bt, indices, indptr, outs=(out,), backend=backend, shape=tuple(shape))[0]
+    return _csr_sddmm.bind(a, bt, indices, indptr, backend=backend, shape=tuple(shape))
 
 
-_prim = XLACustomKernel('csr_sddmm')
-register_kernels(_prim, __package__, 'csr_sddmm', ('numba', 'warp', 'pallas'))
-register_sddmm_rules(_prim, _bind)
+def _out(a, bt, indices, indptr, **static):
+    return jax.ShapeDtypeStruct(indices.shape, a.dtype)
+
+
+_csr_sddmm = Declaration('csr_sddmm', __package__, SDDMM_OPERANDS, out=_out,
+                         rules=lambda declaration: register_sddmm_rules(declaration.primitive, _bind))

@@ -17,7 +17,7 @@ from jax.interpreters import ad
 from eventjax.kernels.dt2t import reference
 from eventjax.primitive import defjvp_by_name, general_batching_rule, split_params
 
-__all__ = ['register_dt2t_rules', 'register_sddmm_rules']
+__all__ = ['DT2T_OPERANDS', 'SDDMM_OPERANDS', 'register_dt2t_rules', 'register_sddmm_rules']
 
 DT2T_OPERANDS = ('w', 'indices', 'indptr', 'y')
 SDDMM_OPERANDS = ('a', 'bt', 'indices', 'indptr')
@@ -25,6 +25,27 @@ SDDMM_OPERANDS = ('a', 'bt', 'indices', 'indptr')
 
 def _undefined(x) -> bool:
     return ad.is_undefined_primal(x)
+
+
+def _bilinear_transpose(left: int, right: int, left_ct, right_ct):
+    """The transpose rule of a primitive bilinear in operands ``left`` and ``right``.
+
+    ``left_ct(ct, *operands, backend=, **static)`` is the cotangent of the
+    ``left`` operand (``right_ct`` of the ``right`` one), cast to its dtype here.
+    """
+    def transpose(cts, *operands, **params):
+        (ct,) = cts
+        result = [None] * len(operands)
+        if type(ct) is ad.Zero:
+            return result
+        backend, static = split_params(params)
+        a, b = operands[left], operands[right]
+        if _undefined(a) and not _undefined(b):
+            result[left] = left_ct(ct, *operands, backend=backend, **static).astype(a.aval.dtype)
+        elif _undefined(b) and not _undefined(a):
+            result[right] = right_ct(ct, *operands, backend=backend, **static).astype(b.aval.dtype)
+        return result
+    return transpose
 
 
 def _linear_in(bind, slot: int, cast: bool = False):
@@ -43,18 +64,11 @@ def _linear_in(bind, slot: int, cast: bool = False):
 
 def register_dt2t_rules(prim, bind) -> None:
     """Wire ``csr_dt2t``'s JVP, transpose and batching; ``bind(w, indices, indptr, y, backend=, **static)``."""
-    def transpose(cts, w, indices, indptr, y, **params):
-        (ct,) = cts
-        result = [None] * 4
-        if type(ct) is ad.Zero:
-            return result
-        backend, static = split_params(params)
-        if _undefined(w) and not _undefined(y):
-            result[0] = bind(ct.astype(w.aval.dtype), indices, indptr, y, backend=backend, **static)
-        elif _undefined(y) and not _undefined(w):
-            result[3] = reference.y_cotangent(ct, w, indices, indptr, shape=static['shape'],
-                                              transpose=static['transpose']).astype(y.aval.dtype)
-        return result
+    transpose = _bilinear_transpose(
+        0, 3, lambda ct, w, indices, indptr, y, backend, **static: bind(
+            ct.astype(w.aval.dtype), indices, indptr, y, backend=backend, **static),
+        lambda ct, w, indices, indptr, y, backend, shape, transpose, **_: reference.y_cotangent(
+            ct, w, indices, indptr, shape=shape, transpose=transpose))
 
     def batch(args, axes, **params):
         w, indices, indptr, y = args
@@ -77,18 +91,11 @@ def register_dt2t_rules(prim, bind) -> None:
 
 def register_sddmm_rules(prim, bind) -> None:
     """Wire ``csr_sddmm``'s JVP, transpose and batching; ``bind(a, bt, indices, indptr, backend=, **static)``."""
-    def transpose(cts, a, b, indices, indptr, **params):
-        (ct,) = cts
-        result = [None] * 4
-        if type(ct) is ad.Zero:
-            return result
-        _, static = split_params(params)
-        shape = static['shape']
-        if _undefined(a) and not _undefined(b):
-            result[0] = reference.sddmm_cotangent(ct, b, indices, indptr, shape=shape, side='a').astype(a.aval.dtype)
-        elif _undefined(b) and not _undefined(a):
-            result[1] = reference.sddmm_cotangent(ct, a, indices, indptr, shape=shape, side='b').astype(b.aval.dtype)
-        return result
+    transpose = _bilinear_transpose(
+        0, 1, lambda ct, a, b, indices, indptr, backend, shape, **_: reference.sddmm_cotangent(
+            ct, b, indices, indptr, shape=shape, side='a'),
+        lambda ct, a, b, indices, indptr, backend, shape, **_: reference.sddmm_cotangent(
+            ct, a, indices, indptr, shape=shape, side='b'))
 
     defjvp_by_name(prim, SDDMM_OPERANDS, a=_linear_in(bind, 0), bt=_linear_in(bind, 1))
     prim.def_transpose_rule(transpose)

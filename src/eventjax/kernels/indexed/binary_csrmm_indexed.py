@@ -6,12 +6,11 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from eventjax.backends import XLACustomKernel
-from eventjax.kernels.common.operator import register_kernels
+from eventjax.kernels.common.operator import Declaration
 from eventjax.kernels.common.units import weights_carry_the_unit
 from eventjax.kernels.indexed import reference
 from eventjax.kernels.indexed.arguments import check_indexed_mm_call
-from eventjax.kernels.indexed.rules import register_linear_in_data
+from eventjax.kernels.indexed.rules import linear_in_data
 
 __all__ = ['binary_csrmm_indexed']
 
@@ -68,17 +67,15 @@ def binary_csrmm_indexed(data, indices, indptr, perm, events, *, shape, transpos
         permuted = perm.shape[0] > 0
         perm = perm if permuted else jnp.zeros((1,), indices.dtype)  # one unread entry, as in the vector product
         wide = data.astype(jnp.float32) if data.dtype == jnp.float16 else data
-        return _bind(wide, indices, indptr, perm, ids, count.reshape(1), B, backend=backend, shape=shape,
-                     permuted=permuted).astype(data.dtype)
+        return _binary_csrmm_indexed.bind(wide, indices, indptr, perm, ids, count.reshape(1), B, backend=backend,
+                                          shape=shape, permuted=permuted).astype(data.dtype)
     y = reference.mm_product(data, indices, indptr, perm, ids, count, B, shape=shape, transpose=transpose,
                              out_dtype=data.dtype)
     return jnp.where(count > ids.shape[0], jnp.array(jnp.nan, y.dtype), y)
 
 
-def _bind(data, indices, indptr, perm, ids, count, B, *, backend=None, shape, permuted):
-    out = jax.ShapeDtypeStruct((shape[1], B.shape[1]), data.dtype)
-    return _prim(data, indices, indptr, perm, ids, count, B, outs=(out,), backend=backend, shape=shape,
-                 permuted=permuted)[0]
+def _out(data, indices, indptr, perm, ids, count, B, *, shape, permuted):
+    return jax.ShapeDtypeStruct((shape[1], B.shape[1]), data.dtype)
 
 
 def _cotangent(ct, n_weights, indices, indptr, perm, ids, count, B, *, shape, permuted):
@@ -86,6 +83,5 @@ def _cotangent(ct, n_weights, indices, indptr, perm, ids, count, B, *, shape, pe
                                          B, shape=shape, transpose=True)
 
 
-_prim = XLACustomKernel('binary_csrmm_indexed')
-register_kernels(_prim, __package__, 'binary_csrmm_indexed', ('numba', 'warp', 'pallas'))
-register_linear_in_data(_prim, OPERANDS, _bind, _cotangent)
+_binary_csrmm_indexed = Declaration('binary_csrmm_indexed', __package__, OPERANDS, out=_out,
+                                    rules=linear_in_data(_cotangent))

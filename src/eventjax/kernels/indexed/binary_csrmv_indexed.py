@@ -5,12 +5,11 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from eventjax.backends import XLACustomKernel
-from eventjax.kernels.common.operator import register_kernels
+from eventjax.kernels.common.operator import Declaration
 from eventjax.kernels.common.units import weights_carry_the_unit
 from eventjax.kernels.indexed import reference
 from eventjax.kernels.indexed.arguments import check_indexed_call
-from eventjax.kernels.indexed.rules import register_linear_in_data
+from eventjax.kernels.indexed.rules import linear_in_data
 
 __all__ = ['binary_csrmv_indexed']
 
@@ -74,8 +73,8 @@ def binary_csrmv_indexed(data, indices, indptr, perm, events, *, shape, transpos
         perm = perm if permuted else jnp.zeros((1,), indices.dtype)
         # float16 sums run in float32 on every backend; warp's atomics would add in the output's dtype.
         wide = data.astype(jnp.float32) if data.dtype == jnp.float16 else data
-        y = _bind(wide, indices, indptr, perm, ids, count.reshape(1), backend=backend, shape=shape,
-                  permuted=permuted).astype(data.dtype)
+        y = _binary_csrmv_indexed.bind(wide, indices, indptr, perm, ids, count.reshape(1), backend=backend,
+                                       shape=shape, permuted=permuted).astype(data.dtype)
         return y  # the kernels write NaN everywhere for an overflowed list
     # Events on columns (every row is read), or nothing stored: JAX on every backend.
     y = reference.product(data, indices, indptr, perm, ids, count, shape=shape, transpose=transpose,
@@ -83,10 +82,8 @@ def binary_csrmv_indexed(data, indices, indptr, perm, events, *, shape, transpos
     return jnp.where(count > ids.shape[0], jnp.array(jnp.nan, y.dtype), y)
 
 
-def _bind(data, indices, indptr, perm, ids, count, *, backend=None, shape, permuted):
-    out = jax.ShapeDtypeStruct((shape[1],), data.dtype)
-    return _prim(data, indices, indptr, perm, ids, count, outs=(out,), backend=backend, shape=shape,
-                 permuted=permuted)[0]
+def _out(data, *rest, shape, permuted):
+    return jax.ShapeDtypeStruct((shape[1],), data.dtype)
 
 
 def _cotangent(ct, n_weights, indices, indptr, perm, ids, count, *, shape, permuted):
@@ -94,6 +91,5 @@ def _cotangent(ct, n_weights, indices, indptr, perm, ids, count, *, shape, permu
                                       shape=shape, transpose=True)
 
 
-_prim = XLACustomKernel('binary_csrmv_indexed')
-register_kernels(_prim, __package__, 'binary_csrmv_indexed', ('numba', 'warp', 'pallas'))
-register_linear_in_data(_prim, OPERANDS, _bind, _cotangent)
+_binary_csrmv_indexed = Declaration('binary_csrmv_indexed', __package__, OPERANDS, out=_out,
+                                    rules=linear_in_data(_cotangent))

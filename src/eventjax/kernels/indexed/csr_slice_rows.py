@@ -5,13 +5,12 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from eventjax.backends import XLACustomKernel
 from eventjax.kernels.common.narrowing import host_integers
-from eventjax.kernels.common.operator import register_kernels
+from eventjax.kernels.common.operator import Declaration
 from eventjax.kernels.common.units import weights_carry_the_unit
 from eventjax.kernels.indexed import reference
 from eventjax.kernels.indexed.arguments import check_structure, narrow_index_list
-from eventjax.kernels.indexed.rules import register_linear_in_data
+from eventjax.kernels.indexed.rules import linear_in_data
 
 __all__ = ['csr_slice_rows']
 
@@ -55,19 +54,16 @@ def csr_slice_rows(data, indices, indptr, row_indices, *, shape, backend=None, v
     else:
         # float16 sums run in float32 on every backend.
         wide = data.astype(jnp.float32) if data.dtype == jnp.float16 else data
-        y = _bind(wide, indices, indptr, rows, shape=(m, n), backend=backend).astype(data.dtype)
+        y = _csr_slice_rows.bind(wide, indices, indptr, rows, shape=(m, n), backend=backend).astype(data.dtype)
     return y[0] if scalar else y
 
 
-def _bind(data, indices, indptr, rows, *, backend=None, shape):
-    out = jax.ShapeDtypeStruct((rows.shape[0], shape[1]), data.dtype)
-    return _prim(data, indices, indptr, rows, outs=(out,), backend=backend, shape=shape)[0]
+def _out(data, indices, indptr, rows, *, shape):
+    return jax.ShapeDtypeStruct((rows.shape[0], shape[1]), data.dtype)
 
 
 def _cotangent(ct, n_weights, indices, indptr, rows, *, shape):
     return reference.slice_cotangent(ct, n_weights, indices, indptr, rows, shape=shape)
 
 
-_prim = XLACustomKernel('csr_slice_rows')
-register_kernels(_prim, __package__, 'csr_slice_rows', ('numba', 'warp', 'pallas'))
-register_linear_in_data(_prim, OPERANDS, _bind, _cotangent)
+_csr_slice_rows = Declaration('csr_slice_rows', __package__, OPERANDS, out=_out, rules=linear_in_data(_cotangent))

@@ -13,13 +13,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from eventjax.backends import XLACustomKernel
 from eventjax.kernels.common.checks import check_rank, check_transpose
-from eventjax.kernels.common.operator import register_kernels
+from eventjax.kernels.common.operator import Declaration
 from eventjax.kernels.indexed import packed_reference
-from eventjax.kernels.indexed.rules import register_linear_in_data
+from eventjax.kernels.indexed.rules import linear_in_data
 
-__all__ = ['PRIMITIVE', 'check_transpose', 'check_words', 'packed_product']
+__all__ = ['check_transpose', 'check_words', 'packed_product']
 
 OPERANDS = ('data', 'indices', 'indptr', 'words', 'sizes')
 
@@ -43,16 +42,14 @@ def packed_product(data, indices, indptr, words, sizes, *, transpose, backend):
         return jnp.zeros((n if transpose else m,), data.dtype)
     wide = data.astype(jnp.float32) if data.dtype == jnp.float16 else data
     size_arr = jnp.asarray(np.array([m, n, k], np.int64 if indices.dtype == jnp.int64 else np.int32))
-    return _bind(wide, indices, indptr, words, size_arr, backend=backend, shape=(m, n), fixed=k,
-                 transpose=transpose).astype(data.dtype)
-
-
-def _bind(data, indices, indptr, words, sizes, *, backend=None, shape, fixed, transpose):
     # The kernels of numba and warp read the sizes operand (one compiled kernel for every shape);
     # the jax kernel reads the statics.
-    out = jax.ShapeDtypeStruct((shape[1] if transpose else shape[0],), data.dtype)
-    return PRIMITIVE(data, indices, indptr, words, sizes, outs=(out,), backend=backend, shape=shape, fixed=fixed,
-                 transpose=transpose)[0]
+    return _binary_csrmv_packed.bind(wide, indices, indptr, words, size_arr, backend=backend, shape=(m, n), fixed=k,
+                                     transpose=transpose).astype(data.dtype)
+
+
+def _out(data, *rest, shape, fixed, transpose):
+    return jax.ShapeDtypeStruct((shape[1] if transpose else shape[0],), data.dtype)
 
 
 def _cotangent(ct, n_weights, indices, indptr, words, sizes, *, shape, fixed, transpose):
@@ -60,6 +57,5 @@ def _cotangent(ct, n_weights, indices, indptr, words, sizes, *, shape, fixed, tr
                                              transpose=transpose)
 
 
-PRIMITIVE = XLACustomKernel('binary_csrmv_packed')
-register_kernels(PRIMITIVE, __package__, 'binary_csrmv_packed', ('numba', 'warp', 'pallas'))
-register_linear_in_data(PRIMITIVE, OPERANDS, _bind, _cotangent)
+_binary_csrmv_packed = Declaration('binary_csrmv_packed', __package__, OPERANDS, out=_out,
+                                   rules=linear_in_data(_cotangent))

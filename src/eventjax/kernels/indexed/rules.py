@@ -12,11 +12,19 @@ from jax.interpreters import ad
 
 from eventjax.primitive import defjvp_by_name, general_batching_rule, split_params
 
-__all__ = ['register_linear_in_data']
+__all__ = ['linear_in_data']
 
 
-def register_linear_in_data(prim, operands, bind, cotangent) -> None:
-    """Wire the JVP, transpose and batching rules of ``prim`` (``bind(*operands, backend=, **static)``)."""
+def linear_in_data(cotangent):
+    """The ``rules`` hook of a :class:`~eventjax.kernels.common.operator.Declaration` linear in its first operand.
+
+    ``cotangent(ct, n_weights, *rest, **static)`` is the first operand's
+    cotangent; the hook wires the JVP, transpose and batching rules.
+    """
+    return lambda declaration: _register(declaration.primitive, declaration.operands, declaration.bind, cotangent)
+
+
+def _register(prim, operands, bind, cotangent) -> None:
     def jvp(dw, data, *rest, **params):
         backend, static = split_params(params)
         return [bind(dw, *rest, backend=backend, **static)]

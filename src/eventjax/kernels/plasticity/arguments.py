@@ -22,7 +22,7 @@ from eventjax.kernels.common.checks import (
     validate_fcn_indices,
 )
 
-__all__ = ['PREPARE', 'check_bounds', 'check_csr_structure', 'check_dense_weight', 'check_fcn_structure',
+__all__ = ['check_bounds', 'check_csr_structure', 'check_dense_weight', 'check_fcn_structure',
            'check_plastic_weights', 'check_positions_weight', 'check_shape', 'check_spikes', 'check_trace',
            'longest_segment', 'repair_structure']
 
@@ -130,10 +130,6 @@ def repair_structure(weight, indices, indptr, *rest):
     small update.
     """
     return (weight, indices, repair_indptr(indptr, indices.shape[0]), *rest)
-
-
-# What the CSR updates declare: the repair runs in JAX except for numba, whose kernels repair inside.
-PREPARE = {'prepare': repair_structure, 'prepared_in_kernel': ('numba',)}
 
 
 def check_fcn_structure(who: str, indices, rows: int, cols: int, validate: bool):

@@ -7,7 +7,6 @@ import numpy as np
 from eventjax.kernels.common.checks import check_index_array, check_length, is_concrete
 from eventjax.kernels.common.update import Update
 from eventjax.kernels.plasticity.arguments import (
-    PREPARE,
     check_bounds,
     check_csr_structure,
     check_positions_weight,
@@ -15,6 +14,7 @@ from eventjax.kernels.plasticity.arguments import (
     check_spikes,
     check_trace,
     longest_segment,
+    repair_structure,
 )
 
 __all__ = ['csr2csc_on_post']
@@ -80,4 +80,4 @@ def csr2csc_on_post(weight, indices, indptr, weight_indices, pre_trace, post_spi
 
 _csr2csc_on_post = Update('csr2csc_on_post', __package__,
                           ('weight', 'indices', 'indptr', 'weight_indices', 'pre_trace', 'post_spike'),
-                          trace='pre_trace', kernels=('numba', 'warp', 'pallas'), **PREPARE)
+                          trace='pre_trace', kernels=('numba', 'warp', 'pallas'), prepare=repair_structure)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from eventjax.kernels.common.update import Update
 from eventjax.kernels.plasticity.arguments import (
-    PREPARE,
     check_bounds,
     check_csr_structure,
     check_plastic_weights,
@@ -12,6 +11,7 @@ from eventjax.kernels.plasticity.arguments import (
     check_spikes,
     check_trace,
     longest_segment,
+    repair_structure,
 )
 
 __all__ = ['csr_on_pre']
@@ -68,4 +68,4 @@ def csr_on_pre(weight, indices, indptr, pre_spike, post_trace, w_min=None, w_max
 
 
 _csr_on_pre = Update('csr_on_pre', __package__, ('weight', 'indices', 'indptr', 'pre_spike', 'post_trace'),
-                     trace='post_trace', kernels=('numba', 'warp', 'pallas'), **PREPARE)
+                     trace='post_trace', kernels=('numba', 'warp', 'pallas'), prepare=repair_structure)
