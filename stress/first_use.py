@@ -18,6 +18,7 @@ and the errors on a failure); :func:`fresh_processes` runs several.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import subprocess
 import sys
@@ -32,6 +33,8 @@ NAMES = ('csr_on_pre', 'compact_events', 'binary_densemv', 'CSR', 'csrmv_dt2t', 
          'csr_delay_deliver', 'GradedEvents', 'binary_csrmv', 'dense_on_pre', 'cscmv_dt2t', 'JITCMatrix',
          'fcnmv', 'get_registry', 'XLACustomKernel')
 PROCESS_TIMEOUT = 300.0
+# The repository root, where ``python -m stress.first_use`` finds this module.
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class _SlowFinder:
@@ -77,7 +80,8 @@ def fresh_processes(count: int, slow: bool = True, seed: int = 0, timeout: float
         started = []
         for i in range(first, min(first + 2, count)):
             command = [sys.executable, '-m', 'stress.first_use', '--seed', str(seed + i)] + (['--slow'] if slow else [])
-            started.append(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+            started.append(subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                            text=True))
         for process in started:
             try:
                 out, _ = process.communicate(timeout=timeout)
