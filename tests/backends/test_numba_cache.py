@@ -47,6 +47,16 @@ def calls_scaled(x, out):
     out[...] = scaled(x)
 
 
+@numba.vectorize
+def shifted(x):
+    return x + SCALE
+
+
+@numba.njit
+def calls_shifted(x, out):
+    out[...] = shifted(x)
+
+
 class TestInProcess:
     def test_closures_over_different_arrays_give_their_own_results(self):
         assert run(scale_kg(np.array(2.0, np.float32))) == [2.0] * 3
@@ -87,6 +97,16 @@ class TestInProcess:
         assert run(lambda outs: calls_scaled) == [2.0] * 3
         monkeypatch.setitem(globals(), 'SCALE', 3.0)
         assert run(lambda outs: calls_scaled) == [3.0] * 3
+
+    def test_a_handler_linking_a_ufunc_compiled_for_an_older_global_stays_off_the_disk(self, tmp_path, monkeypatch):
+        # numba compiles a @vectorize function once per process: the handler for the new value cannot be
+        # trusted to hold code for it, so nothing is filed under its key.
+        monkeypatch.setattr(numba.config, 'CACHE_DIR', str(tmp_path))
+        assert run(lambda outs: calls_shifted) == [3.0] * 3
+        filed = sorted(p.name for p in tmp_path.rglob('*.nbi'))
+        monkeypatch.setitem(globals(), 'SCALE', 5.0)
+        run(lambda outs: calls_shifted)
+        assert sorted(p.name for p in tmp_path.rglob('*.nbi')) == filed
 
     def test_a_kernel_without_fingerprint_is_compiled_but_never_cached_on_disk(self, tmp_path, monkeypatch):
         monkeypatch.setattr(numba.config, 'CACHE_DIR', str(tmp_path))

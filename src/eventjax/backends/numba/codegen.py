@@ -299,7 +299,8 @@ def compile_handler(kernel: Any, fingerprint: tuple | None, source: str, portabl
         try:
             module, cacheable = _cached_module(fingerprint, source)
             # Named after the handler's digest: see fresh_kernel.
-            return _bind_and_compile(module, fresh_kernel(kernel, module.__name__.rsplit('_', 1)[-1]), cacheable)
+            copy, settled = fresh_kernel(kernel, module.__name__.rsplit('_', 1)[-1])
+            return _bind_and_compile(module, copy, cacheable and settled)
         except numba.core.errors.NumbaError:
             raise  # the kernel does not compile: the disk cache has nothing to do with it
         except (OSError, RuntimeError):
@@ -308,7 +309,7 @@ def compile_handler(kernel: Any, fingerprint: tuple | None, source: str, portabl
             # (FileNotFoundError; numba's "no locator available"). Try again, then do without the cache.
             continue
     digest = hashlib.sha256(f'{fingerprint!r}\0{source}'.encode()).hexdigest()[:32]
-    return _bind_and_compile(_private_module(source), fresh_kernel(kernel, digest), False)
+    return _bind_and_compile(_private_module(source), fresh_kernel(kernel, digest)[0], False)
 
 
 _gc_lock = threading.Lock()

@@ -20,6 +20,11 @@ can carry the same symbol, and a process that loads both handlers from the
 disk cache resolves both to whichever it loaded first (one plasticity
 bound's kernel once ran for another). A kernel's copy is named after its
 handler's digest, a callee's after its fingerprint.
+
+``@numba.vectorize`` functions and ``@overload`` implementations are not
+copied: numba compiles them once per process. When a value one of them
+reads has changed since a handler first linked it, the copy is marked
+unsettled and its handler is kept out of the disk cache.
 """
 
 from __future__ import annotations
@@ -37,10 +42,16 @@ __all__ = ['fresh_kernel']
 
 _lock = threading.Lock()
 _copies: dict[str, Any] = {}  # a callee's fingerprint digest -> its copy; lives as long as the handlers
+_first: dict[int, tuple[Any, tuple | None]] = {}  # id -> (ufunc or stub, its fingerprint when first linked)
 
 
-def fresh_kernel(kernel: Any, suffix: str) -> Any:
-    """A copy of the njit ``kernel`` named ``<qualname>__<suffix>``, calling fresh copies of its njit callees.
+def fresh_kernel(kernel: Any, suffix: str) -> tuple[Any, bool]:
+    """``(copy, settled)``: the njit ``kernel`` copied as ``<qualname>__<suffix>``, calling copies of its callees.
+
+    ``settled`` is False when a ``@vectorize`` function or ``@overload``
+    the copies call reads values that changed since a handler first linked
+    it: numba's compiled code for it may be stale, so the handler must not
+    be cached on disk.
 
     Args:
         kernel: the user's ``@numba.njit`` kernel, with a fingerprint.
@@ -48,11 +59,28 @@ def fresh_kernel(kernel: Any, suffix: str) -> Any:
 
     Example:
         >>> import numba
-        >>> k = numba.njit(lambda x, out: None)
-        >>> fresh_kernel(k, 'abc').py_func.__qualname__
-        '<lambda>__abc'
+        >>> copy, settled = fresh_kernel(numba.njit(lambda x, out: None), 'abc')
+        >>> copy.py_func.__qualname__, settled
+        ('<lambda>__abc', True)
     """
-    return _Copier().dispatcher(kernel, suffix)
+    copier = _Copier()
+    return copier.dispatcher(kernel, suffix), copier.settled
+
+
+def _unchanged(v: Any) -> bool:
+    fingerprint = keying.kernel_fingerprint(v)
+    with _lock:
+        first = _first.setdefault(id(v), (v, fingerprint))[1]
+    return fingerprint is not None and fingerprint == first
+
+
+def _compiled_once(v: Any) -> bool:
+    """Whether numba compiles ``v`` once per process, where a copy cannot reach: a user's ufunc or overload."""
+    if isinstance(v, types.FunctionType):
+        return bool(keying.overloads(v))
+    py_func = getattr(getattr(v, '_dispatcher', None), 'py_func', None)
+    return (hasattr(v, 'ufunc') and py_func is not None
+            and getattr(py_func, '__module__', '').partition('.')[0] not in keying.LIBRARIES)
 
 
 def _is_user_dispatcher(v: Any) -> bool:
@@ -64,6 +92,7 @@ class _Copier:
     """One copying walk; a function met twice (recursion) gets one copy."""
 
     def __init__(self) -> None:
+        self.settled = True
         self._made: dict[int, Any] = {}
         self._keep: list[Any] = []  # keeps ids in _made valid during the walk
 
@@ -112,6 +141,9 @@ class _Copier:
         """``v`` as a copy reads it; ``attrs``: the attributes read from it (of a module)."""
         if _is_user_dispatcher(v):
             return self.dispatcher(v)
+        if _compiled_once(v):
+            self.settled = self.settled and _unchanged(v)
+            return v
         if type(v) is tuple:
             return tuple(self.value(x) for x in v)
         if isinstance(v, types.ModuleType) and attrs and v.__name__.partition('.')[0] not in keying.LIBRARIES:
@@ -121,6 +153,8 @@ class _Copier:
     def _module(self, m: types.ModuleType, attrs: set[str]) -> types.ModuleType:
         # `mod.helper` in a kernel: numba resolves the attribute on the module
         # object, so the copy reads a stand-in whose dispatchers are copies.
+        for a in attrs:
+            self.value(getattr(m, a, None))  # an overloaded stub or a ufunc read as mod.f: only checked
         swapped = {a: getattr(m, a) for a in sorted(attrs) if _is_user_dispatcher(getattr(m, a, None))}
         if not swapped:
             return m

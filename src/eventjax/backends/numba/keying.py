@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ['LIBRARIES', 'code_reads', 'describe_kernel', 'kernel_fingerprint']
+__all__ = ['LIBRARIES', 'code_reads', 'describe_kernel', 'kernel_fingerprint', 'overloads']
 
 # Packages whose objects a kernel refers to by name: their meaning is fixed
 # by their version, which the disk cache key carries (see ``codegen``).
@@ -129,11 +129,15 @@ def code_reads(code: types.CodeType) -> tuple[tuple[str, str, tuple[str, ...]], 
     return tuple((kind, name, tuple(attrs)) for kind, name, attrs in reads)
 
 
-def _overloads(f: types.FunctionType) -> tuple:
+def overloads(f: Any) -> tuple:
     """What numba compiles in place of ``f``: each ``@overload`` registered for it, with its jit options.
 
     A function given to ``@overload`` is a stub whose body never runs; the
     code linked into a handler is the overload's.
+
+    Example:
+        >>> overloads(lambda x: x)
+        ()
     """
     from numba.core.typing.templates import builtin_registry
 
@@ -258,7 +262,7 @@ class _Walk:
             tuple(cells),
             self.value(f.__defaults__),
             self.value(f.__kwdefaults__),
-            tuple(self.value(impl) for impl in _overloads(f)),
+            tuple(self.value(impl) for impl in overloads(f)),
         )
 
     def _code(self, code: types.CodeType, glb: dict, cells: dict) -> tuple:
