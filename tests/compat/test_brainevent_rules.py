@@ -173,6 +173,14 @@ class TestUnits:
                                              jnp.asarray(SPIKES[:2]))
         assert out.unit == u.mV
 
+    def test_csr_and_csc_from_a_dense_quantity_keep_its_unit(self):
+        u = self.u
+        q = jnp.asarray(W) * u.mV
+        for cls in (ej.CSR, ej.CSC, be.CSR, be.CSC):
+            A = cls.fromdense(q)
+            assert A.data.unit == u.mV
+            _close(A.todense().to_decimal(u.mV), W)
+
     def test_a_trace_of_another_dimension_is_brainunits_error(self):
         u = self.u
         with pytest.raises(u.UnitMismatchError):
