@@ -196,7 +196,10 @@ class TestBrainevent030sOwnPlasticityTests:
     the public names (brainstate's random numbers become NumPy's, the shapes smaller, the oracles' bool spikes
     cast for strict dtype promotion)."""
 
-    u = pytest.importorskip('brainunit')
+    @pytest.fixture
+    def u(self):
+        # Only the tests that take it need brainunit (the units extra).
+        return pytest.importorskip('brainunit')
     rng = np.random.default_rng(0)
 
     def _random(self, *shape):
@@ -204,8 +207,7 @@ class TestBrainevent030sOwnPlasticityTests:
 
     @pytest.mark.parametrize('mat_unit', ['mV', 'ms'])
     @pytest.mark.parametrize('trace_unit', ['mV', 'ms'])
-    def test_dense_on_pre_with_unit(self, mat_unit, trace_unit):
-        u = self.u
+    def test_dense_on_pre_with_unit(self, u, mat_unit, trace_unit):
         mat_unit, trace_unit = getattr(u, mat_unit), getattr(u, trace_unit)
 
         def run():
@@ -236,8 +238,7 @@ class TestBrainevent030sOwnPlasticityTests:
 
     @pytest.mark.parametrize('mat_unit', ['mV', 'ms'])
     @pytest.mark.parametrize('trace_unit', ['mV', 'ms'])
-    def test_csr_on_pre_with_unit(self, mat_unit, trace_unit):
-        u = self.u
+    def test_csr_on_pre_with_unit(self, u, mat_unit, trace_unit):
         mat_unit, trace_unit = getattr(u, mat_unit), getattr(u, trace_unit)
 
         def run():
