@@ -189,3 +189,83 @@ def test_numba_kernel_runs_a_numba_kernel_as_a_jax_function():
 
     f = be.numba_kernel(add, outs=jax.ShapeDtypeStruct((3,), jnp.float32))
     _close(jax.jit(f)(jnp.ones(3), jnp.arange(3.)), [1., 2., 3.])
+
+
+UNIT_PAIRS = pytest.mark.parametrize('mat_unit, trace_unit', [('mV', 'mV'), ('mV', 'ms'), ('ms', 'mV'), ('ms', 'ms')])
+
+
+class TestBrainevent030sOwnPlasticityTests:
+    """brainevent 0.3.0's ``_dense/plasticity_binary_test.py`` and ``_csr/plasticity_binary_test.py`` cases, on
+    the public names (brainstate's random numbers become NumPy's, the shapes smaller, the oracles' bool spikes
+    cast for strict dtype promotion)."""
+
+    @pytest.fixture
+    def u(self):
+        # Only the tests that take it need brainunit (the units extra).
+        return pytest.importorskip('brainunit')
+
+    rng = np.random.default_rng(0)
+
+    def _random(self, *shape):
+        return jnp.asarray(self.rng.random(shape), jnp.float32)
+
+    @staticmethod
+    def _runs_or_mismatches(u, mat_unit, trace_unit, update, check):
+        # brainevent's pattern: the same dimension runs, another is brainunit's UnitMismatchError
+        # (here raised by the update itself, not by the oracle after it).
+        if getattr(u, mat_unit).has_same_dim(getattr(u, trace_unit)):
+            check(update())
+        else:
+            with pytest.raises(u.UnitMismatchError):
+                update()
+
+    def _unit_inputs(self, u, mat_unit, trace_unit, mask_zeros: bool):
+        mat = self._random(20, 30)
+        mask = (mat < 0.5) & (mat != 0.) if mask_zeros else mat < 0.5
+        return (mask, jnp.where(mask, mat, 0.) * getattr(u, mat_unit), self._random(20) < 0.3,
+                self._random(30) * getattr(u, trace_unit))
+
+    @UNIT_PAIRS
+    def test_dense_on_pre_with_unit(self, u, mat_unit, trace_unit):
+        _, mat, pre_spike, post_trace = self._unit_inputs(u, mat_unit, trace_unit, mask_zeros=False)
+
+        def check(mat2):
+            assert u.math.allclose(mat2, mat + u.math.outer(pre_spike.astype(jnp.float32), post_trace))
+
+        self._runs_or_mismatches(u, mat_unit, trace_unit,
+                                 lambda: be.update_dense_on_binary_pre(mat, pre_spike, post_trace), check)
+
+    @pytest.mark.parametrize('w_min', [None, 0.1])
+    @pytest.mark.parametrize('w_max', [None, 0.5])
+    def test_dense_on_pre_min_max(self, w_min, w_max):
+        mat, pre_spike, post_trace = self._random(20, 30), self._random(20) < 0.3, self._random(30)
+        mat2 = be.update_dense_on_binary_pre(mat, pre_spike, post_trace, w_min=w_min, w_max=w_max)
+        mat = mat + jnp.outer(pre_spike.astype(jnp.float32), post_trace)
+        if w_min is not None:
+            mat = jnp.maximum(mat, w_min)
+        if w_max is not None:
+            mat = jnp.minimum(mat, w_max)
+        assert jnp.allclose(mat2, mat)
+
+    @UNIT_PAIRS
+    def test_csr_on_pre_with_unit(self, u, mat_unit, trace_unit):
+        mask, mat, pre_spike, post_trace = self._unit_inputs(u, mat_unit, trace_unit, mask_zeros=True)
+        csr = be.CSR.fromdense(mat)
+
+        def check(data):
+            dense = u.math.where(mask, mat + u.math.outer(pre_spike.astype(jnp.float32), post_trace), 0. * mat.unit)
+            assert u.math.allclose(csr.with_data(data).todense(), dense)
+
+        self._runs_or_mismatches(u, mat_unit, trace_unit, lambda: be.update_csr_on_binary_pre(
+            csr.data, csr.indices, csr.indptr, pre_spike, post_trace, shape=csr.shape), check)
+
+
+def test_brainevent_030s_binary_array_error_conditions():
+    # brainevent 0.3.0's _event/binary_test.py::test_error_conditions.
+    binary_mat = be.BinaryArray(np.array([[0, 1, 1], [1, 0, 1]], dtype=np.uint8))
+    with pytest.raises(AssertionError):
+        _ = binary_mat @ np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    with pytest.raises(be.MathError):
+        _ = be.BinaryArray(np.array(1, dtype=np.uint8)) @ np.ones((2, 2), np.float32)
+    with pytest.raises(be.MathError):
+        _ = be.BinaryArray(np.zeros((2, 2, 2), dtype=np.uint8)) @ np.ones((2, 2), np.float32)

@@ -146,10 +146,12 @@ class TestThePlasticityUpdatesFollowBrainevent:
 
 
 class TestUnits:
-    u = pytest.importorskip('brainunit')
+    @pytest.fixture
+    def u(self):
+        # Only the tests that take it need brainunit (the units extra).
+        return pytest.importorskip('brainunit')
 
-    def test_weights_keep_their_unit_and_the_trace_is_converted_into_it(self):
-        u = self.u
+    def test_weights_keep_their_unit_and_the_trace_is_converted_into_it(self, u):
         w = jnp.asarray(START) * u.mS
         out = be.update_dense_on_binary_pre(w, jnp.asarray(SPIKES), jnp.asarray(POST_TRACE) * u.siemens,
                                             0. * u.mS, 1000. * u.mS)
@@ -158,8 +160,7 @@ class TestUnits:
         want[FIRED] += POST_TRACE * 1000.
         _close(out.mantissa, np.clip(want, 0., 1000.))
 
-    def test_every_update_takes_quantities(self):
-        u = self.u
+    def test_every_update_takes_quantities(self, u):
         A = ej.CSR.fromdense(np.ones((4, 2), np.float32))
         data = jnp.asarray(START.reshape(-1)) * u.mV
         out = be.update_csr_on_binary_pre(data, A.indices, A.indptr, jnp.asarray(SPIKES),
@@ -173,8 +174,14 @@ class TestUnits:
                                              jnp.asarray(SPIKES[:2]))
         assert out.unit == u.mV
 
-    def test_a_trace_of_another_dimension_is_brainunits_error(self):
-        u = self.u
+    def test_csr_and_csc_from_a_dense_quantity_keep_its_unit(self, u):
+        q = jnp.asarray(W) * u.mV
+        for cls in (ej.CSR, ej.CSC, be.CSR, be.CSC):
+            A = cls.fromdense(q)
+            assert A.data.unit == u.mV
+            _close(A.todense().to_decimal(u.mV), W)
+
+    def test_a_trace_of_another_dimension_is_brainunits_error(self, u):
         with pytest.raises(u.UnitMismatchError):
             be.update_dense_on_binary_pre(jnp.asarray(START) * u.mV, jnp.asarray(SPIKES),
                                           jnp.asarray(POST_TRACE) * u.nS)

@@ -11,6 +11,7 @@ import jax
 import numpy as np
 
 from eventjax.containers.csr import CSR
+from eventjax.kernels.common.units import attach, split
 
 __all__ = ['CSC']
 
@@ -45,9 +46,10 @@ class CSC(CSR):
 
     @classmethod
     def fromdense(cls, dense, *, index_dtype=np.int32) -> CSC:
-        """The CSC form of a concrete dense matrix (its nonzero entries, column by column)."""
+        """The CSC form of a concrete dense matrix (its nonzero entries, column by column; units kept)."""
+        dense, unit = split(dense)
         dense = np.asarray(dense)
         if dense.ndim != 2:
             raise ValueError(f'CSC.fromdense(): dense must be a 2-D matrix, got shape {dense.shape}.')
         by_col = CSR.fromdense(dense.T, index_dtype=index_dtype)
-        return cls((by_col.data, by_col.indices, by_col.indptr), shape=dense.shape)
+        return cls((attach(by_col.data, unit), by_col.indices, by_col.indptr), shape=dense.shape)

@@ -73,20 +73,21 @@ class CSR(StoredArrays, PerSynapseOps, SparseMatrix):
 
     @classmethod
     def fromdense(cls, dense, *, index_dtype=jnp.int32) -> CSR:
-        """The CSR form of a concrete dense matrix (its nonzero entries).
+        """The CSR form of a concrete dense matrix (its nonzero entries; a ``Quantity`` keeps its unit).
 
         Example:
             >>> import numpy as np
             >>> CSR.fromdense(np.eye(3, dtype=np.float32)).indptr
             Array([0, 1, 2, 3], dtype=int32)
         """
+        dense, unit = split(dense)
         dense = np.asarray(dense)
         if dense.ndim != 2:
             raise ValueError(f'CSR.fromdense(): dense must be a 2-D matrix, got shape {dense.shape}.')
         rows, cols = np.nonzero(dense)
         indptr = np.zeros(dense.shape[0] + 1, np.int64)
         np.cumsum(np.bincount(rows, minlength=dense.shape[0]), out=indptr[1:])
-        return cls((jnp.asarray(dense[rows, cols]), jnp.asarray(cols, index_dtype),
+        return cls((attach(jnp.asarray(dense[rows, cols]), unit), jnp.asarray(cols, index_dtype),
                     jnp.asarray(indptr, index_dtype)), shape=dense.shape, validate=False)
 
     @classmethod
