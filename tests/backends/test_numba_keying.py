@@ -6,7 +6,8 @@ import types
 import numpy as np
 import pytest
 
-numba = pytest.importorskip('numba')
+pytest.importorskip('numba')
+import numba  # noqa: E402
 import numba.extending  # noqa: E402
 
 from eventjax.backends.numba.keying import describe_kernel, kernel_fingerprint  # noqa: E402

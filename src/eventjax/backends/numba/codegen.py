@@ -34,7 +34,6 @@ import importlib.util
 import itertools
 import os
 import sys
-import tempfile
 import threading
 import types as pytypes
 import warnings
