@@ -1,4 +1,4 @@
-"""The compiled paths: every pallas kernel lowers for cuda (Triton) and the dense ones for tpu (Mosaic).
+"""The compiled paths: every pallas kernel lowers for cuda (Triton), the dense and FCN ones for tpu (Mosaic).
 
 Lowering for another platform needs no device, so these run here; the last
 test runs the compiled kernels and needs a GPU.
@@ -50,6 +50,13 @@ def test_lowers_to_one_triton_call_on_cuda(op, transpose):
 def test_dense_lowers_to_mosaic_on_tpu(transpose):
     """binary_densemv has a tpu kernel: it lowers to one Mosaic custom call."""
     assert _lowered('binary_densemv', transpose, 'tpu').count('tpu_custom_call') == 1
+
+
+@pytest.mark.parametrize('transpose', [False, True])
+@pytest.mark.parametrize('op', ['fcnmv', 'fcnmm', 'binary_fcnmv', 'binary_fcnmm'])
+def test_fcn_lowers_to_mosaic_on_tpu(op, transpose):
+    """The FCN products have tpu kernels: Mosaic custom calls (a matrix runs one per column)."""
+    assert _lowered(op, transpose, 'tpu').count('tpu_custom_call') >= 1
 
 
 def test_sparse_operators_have_no_tpu_kernel_and_say_which_backend_to_use():
