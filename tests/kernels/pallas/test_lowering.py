@@ -1,4 +1,4 @@
-"""The compiled paths: every pallas kernel lowers for cuda (Triton), the dense and FCN ones for tpu (Mosaic).
+"""The compiled paths: every pallas kernel lowers for cuda (Triton) and for tpu (Mosaic).
 
 Lowering for another platform needs no device, so these run here; the last
 test runs the compiled kernels and needs a GPU.
@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 import eventjax as ej
-from eventjax.errors import BackendNotFoundError
 
 M, N, K = 6, 5, 3
 
@@ -53,16 +52,10 @@ def test_dense_lowers_to_mosaic_on_tpu(transpose):
 
 
 @pytest.mark.parametrize('transpose', [False, True])
-@pytest.mark.parametrize('op', ['fcnmv', 'fcnmm', 'binary_fcnmv', 'binary_fcnmm'])
-def test_fcn_lowers_to_mosaic_on_tpu(op, transpose):
-    """The FCN products have tpu kernels: Mosaic custom calls (a matrix runs one per column)."""
+@pytest.mark.parametrize('op', [op for op in OPS if 'dense' not in op])
+def test_sparse_operators_lower_to_mosaic_on_tpu(op, transpose):
+    """The CSR and FCN products have tpu kernels: Mosaic custom calls (a matrix runs one per column)."""
     assert _lowered(op, transpose, 'tpu').count('tpu_custom_call') >= 1
-
-
-def test_sparse_operators_have_no_tpu_kernel_and_say_which_backend_to_use():
-    """On tpu a sparse operator with backend='pallas' raises, naming 'jax' as the backend to use."""
-    with pytest.raises(BackendNotFoundError, match="'jax'"):
-        _lowered('binary_csrmv', True, 'tpu')
 
 
 @pytest.mark.skipif(jax.default_backend() not in ('gpu', 'cuda'), reason='needs a GPU (compiled Triton kernels)')

@@ -101,9 +101,11 @@ def _scatter_body(*, m, n_entries, homogeneous, events, hi_rows, precise, fixed_
         y_ref[...] = jnp.zeros(y_ref.shape, y_ref.dtype)
         if events:
             # Compact the event rows into SMEM: one scalar step per row.
+            # The event flags arrive packed 32 to a word: SMEM holds 1 MiB.
             def collect(i, count):
                 ids_ref[count] = i
-                return count + (x_ref[i] > 0).astype(jnp.int32)
+                word = x_ref[lax.shift_right_logical(i, 5)]
+                return count + lax.bitwise_and(lax.shift_right_logical(word, lax.bitwise_and(i, 31)), 1)
             count = lax.fori_loop(0, m, collect, jnp.int32(0))
         else:
             count = jnp.int32(m)
@@ -177,6 +179,14 @@ def _scatter_body(*, m, n_entries, homogeneous, events, hi_rows, precise, fixed_
     return body
 
 
+def _packed_flags(x):
+    """The events of ``x`` as bits, 32 to an int32 word (bit ``i % 32`` of word ``i // 32``)."""
+    bits = event_indicator(x, jnp.uint32)
+    bits = jnp.pad(bits, (0, -x.shape[0] % 32)).reshape(-1, 32)
+    words = jnp.sum(jnp.left_shift(bits, jnp.arange(32, dtype=jnp.uint32)), axis=1, dtype=jnp.uint32)
+    return lax.bitcast_convert_type(words, jnp.int32)
+
+
 def row_scatter(weights, indices, x, *, n, events, out_dtype, interpret, starts=None):
     """``y[t] = sum coef`` over the entries of the rows of ``x``'s events (every row if not ``events``).
 
@@ -192,7 +202,7 @@ def row_scatter(weights, indices, x, *, n, events, out_dtype, interpret, starts=
     homogeneous = weights.size == 1 and (not fixed_rows or weights.shape == (1, 1))
     hi_rows = max(1, pl.cdiv(n, _LANES))
     precise = acc == jnp.float32
-    xs = event_indicator(x, jnp.int32) if events else x.astype(jnp.float32)
+    xs = _packed_flags(x) if events else x.astype(jnp.float32)
     body = _scatter_body(m=m, n_entries=n, homogeneous=homogeneous, events=events,
                          hi_rows=hi_rows, precise=precise, fixed_rows=fixed_rows)
     width = indices.shape[-1]
@@ -201,7 +211,7 @@ def row_scatter(weights, indices, x, *, n, events, out_dtype, interpret, starts=
     if homogeneous:
         scalars.append(weights.reshape(1).astype(jnp.float32))
     hbm = [indices.astype(jnp.int32)] + ([] if homogeneous else [weights.astype(jnp.float32)])
-    scratch = [pltpu.SMEM((max(m, 1),), jnp.int32),
+    scratch = [pltpu.SMEM((max(m, 1) if events else 1,), jnp.int32),
                pltpu.VMEM((2, _ROWS_PER_ROUND * per_row, width), jnp.int32)]
     if not homogeneous:
         scratch.append(pltpu.VMEM((2, _ROWS_PER_ROUND * per_row, width), jnp.float32))
