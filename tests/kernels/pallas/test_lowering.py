@@ -68,3 +68,12 @@ def test_compiled_on_the_gpu_matches_jax(op, transpose):
     got = fn(*args, transpose=transpose, backend='pallas', **kw)
     want = fn(*args, transpose=transpose, backend='jax', **kw)
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize('op', ['binary_csrmv', 'binary_fcnmv'])
+def test_sparse_operators_default_to_their_tpu_kernels_on_tpu(op):
+    """Without backend=, a tpu lowering takes the pallas kernel (faster than jax on the chip); the cpu keeps jax."""
+    args, kw = _operands(op, True)
+    f = jax.jit(lambda *a: getattr(ej, op)(*a, transpose=True, **kw))
+    assert f.trace(*args).lower(lowering_platforms=('tpu',)).as_text().count('tpu_custom_call') == 1
+    assert 'tpu_custom_call' not in f.trace(*args).lower(lowering_platforms=('cpu',)).as_text()

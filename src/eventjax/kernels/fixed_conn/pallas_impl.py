@@ -14,9 +14,12 @@ from __future__ import annotations
 from eventjax.kernels.common.pallas.rows import row_product_kernels
 from eventjax.kernels.fixed_conn.pallas_tpu import binary_fcnmv_tpu_kernel, fcnmv_tpu_kernel
 
-__all__ = ['binary_fcnmm_kernel', 'binary_fcnmm_tpu_kernel', 'binary_fcnmv_kernel', 'binary_fcnmv_tpu_kernel',
-           'fcnmm_kernel', 'fcnmm_tpu_kernel', 'fcnmv_kernel', 'fcnmv_tpu_kernel']
+__all__ = ['TPU_DEFAULT', 'binary_fcnmm_kernel', 'binary_fcnmm_tpu_kernel', 'binary_fcnmv_kernel',
+           'binary_fcnmv_tpu_kernel', 'fcnmm_kernel', 'fcnmm_tpu_kernel', 'fcnmv_kernel', 'fcnmv_tpu_kernel']
 
+
+# On one TPU v5e chip the tpu kernels beat the jax kernels in both directions: the default there.
+TPU_DEFAULT = True
 
 # Each serves mv and mm; transposed, a binary one visits only event rows.
 fcnmv_kernel, binary_fcnmv_kernel = row_product_kernels(fixed_rows=True)
