@@ -14,6 +14,8 @@ A matrix ``x`` runs column by column.
 - ``transpose=False`` runs the FCN gather kernel when every row holds the same
   number of entries (a CSR matrix made from a fixed-connection one), else the
   ``jax`` kernel.
+
+A problem too large for the chip's on-core memories takes the ``jax`` kernel.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 from jax import lax
 
-from eventjax.kernels.common.pallas.tpu_rows import fcn_gather, row_scatter, with_finite_fallback
+from eventjax.kernels.common.pallas.tpu_rows import fcn_gather, fits_the_chip, row_scatter, with_finite_fallback
 from eventjax.kernels.csr.jax_impl import _product
 
 __all__ = ['binary_csrmv_tpu_kernel', 'csrmv_tpu_kernel']
@@ -48,6 +50,9 @@ def _call(*, shape, transpose, out, events):
         def fallback():
             return _product(data, indices, indptr, x, shape=shape, transpose=transpose, out_dtype=out.dtype,
                             binary=events)
+
+        if not fits_the_chip(m=m, n=n, transpose=transpose, csr=True):
+            return fallback()
 
         def per_column(column):
             return (lambda: column(x)) if x.ndim == 1 else (lambda: lax.map(column, x.T).T)

@@ -7,7 +7,8 @@ expects; :mod:`eventjax.kernels.fixed_conn.pallas_impl` names them
 events (every row of a float product), fetching each row by a DMA driven by
 its id, and adds its entries into the result as a one-hot product on the
 MXU; ``transpose=False`` keeps ``x`` in VMEM and gathers with one-hot
-products, 512 rows per program. A matrix ``x`` runs column by column.
+products, 512 rows per program. A matrix ``x`` runs column by column; a
+problem too large for the chip's on-core memories takes the ``jax`` kernel.
 See :mod:`eventjax.kernels.common.pallas.tpu_rows`.
 """
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 from jax import lax
 
-from eventjax.kernels.common.pallas.tpu_rows import fcn_gather, row_scatter, with_finite_fallback
+from eventjax.kernels.common.pallas.tpu_rows import fcn_gather, fits_the_chip, row_scatter, with_finite_fallback
 from eventjax.kernels.fixed_conn.jax_impl import _product
 
 __all__ = ['binary_fcnmv_tpu_kernel', 'fcnmv_tpu_kernel']
@@ -42,6 +43,8 @@ def _call(*, shape, transpose, out, events):
             return _product(weights, indices, x, shape=shape, transpose=transpose, out_dtype=out.dtype,
                             binary=events)
 
+        if not fits_the_chip(m=m, n=n, transpose=transpose, csr=False):
+            return fallback()
         # What goes through the MXU must be finite (see tpu_rows): the weights
         # when scattering, the values of a float x in both directions.
         checked = ([weights] if transpose else []) + ([] if events else [x])

@@ -35,13 +35,34 @@ from jax.experimental.pallas import tpu as pltpu
 
 from eventjax.kernels.common.events import accumulation_dtype, event_indicator
 
-__all__ = ['fcn_gather', 'row_scatter', 'tpu_interpret', 'with_finite_fallback']
+__all__ = ['fcn_gather', 'fits_the_chip', 'row_scatter', 'tpu_interpret', 'with_finite_fallback']
 
 _LANES = 128
 # Rows fetched per DMA round in the scatter; two rounds are in flight.
 _ROWS_PER_ROUND = 8
 # Rows (lanes) per program of the gather.
 _GATHER_BLOCK = 512
+
+
+# What the kernels keep on the chip: the scatter's per-row scalars in SMEM (1 MiB) and its
+# result in VMEM; the gather's x and one-hot blocks in VMEM. Larger problems take the jax kernel.
+_SMEM_WORDS = 240_000
+_MAX_SCATTER_TARGETS = 1_000_000
+_MAX_GATHER_TARGETS = 200_000
+
+
+def fits_the_chip(*, m: int, n: int, transpose: bool, csr: bool) -> bool:
+    """Whether an ``(m, n)`` product's kernel fits the chip's on-core memories (else: the jax kernel).
+
+    Example:
+        >>> fits_the_chip(m=100_000, n=100_000, transpose=True, csr=True)
+        True
+        >>> fits_the_chip(m=100_000, n=1_000_000, transpose=False, csr=False)
+        False
+    """
+    if not transpose:
+        return n <= _MAX_GATHER_TARGETS
+    return n <= _MAX_SCATTER_TARGETS and m * (2 if csr else 1) + m // 32 + 2 <= _SMEM_WORDS
 
 
 def tpu_interpret(interpret: bool):
