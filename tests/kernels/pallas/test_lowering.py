@@ -1,4 +1,4 @@
-"""The compiled paths: every pallas kernel lowers for cuda (Triton) and the dense ones for tpu (Mosaic).
+"""The compiled paths: every pallas kernel lowers for cuda (Triton) and for tpu (Mosaic).
 
 Lowering for another platform needs no device, so these run here; the last
 test runs the compiled kernels and needs a GPU.
@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 import eventjax as ej
-from eventjax.errors import BackendNotFoundError
 
 M, N, K = 6, 5, 3
 
@@ -52,10 +51,11 @@ def test_dense_lowers_to_mosaic_on_tpu(transpose):
     assert _lowered('binary_densemv', transpose, 'tpu').count('tpu_custom_call') == 1
 
 
-def test_sparse_operators_have_no_tpu_kernel_and_say_which_backend_to_use():
-    """On tpu a sparse operator with backend='pallas' raises, naming 'jax' as the backend to use."""
-    with pytest.raises(BackendNotFoundError, match="'jax'"):
-        _lowered('binary_csrmv', True, 'tpu')
+@pytest.mark.parametrize('transpose', [False, True])
+@pytest.mark.parametrize('op', [op for op in OPS if 'dense' not in op])
+def test_sparse_operators_lower_to_mosaic_on_tpu(op, transpose):
+    """The CSR and FCN products have tpu kernels: Mosaic custom calls (a matrix runs one per column)."""
+    assert _lowered(op, transpose, 'tpu').count('tpu_custom_call') >= 1
 
 
 @pytest.mark.skipif(jax.default_backend() not in ('gpu', 'cuda'), reason='needs a GPU (compiled Triton kernels)')
@@ -68,3 +68,12 @@ def test_compiled_on_the_gpu_matches_jax(op, transpose):
     got = fn(*args, transpose=transpose, backend='pallas', **kw)
     want = fn(*args, transpose=transpose, backend='jax', **kw)
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize('op', ['binary_csrmv', 'binary_fcnmv'])
+def test_sparse_operators_default_to_their_tpu_kernels_on_tpu(op):
+    """Without backend=, a tpu lowering takes the pallas kernel (faster than jax on the chip); the cpu keeps jax."""
+    args, kw = _operands(op, True)
+    f = jax.jit(lambda *a: getattr(ej, op)(*a, transpose=True, **kw))
+    assert f.trace(*args).lower(lowering_platforms=('tpu',)).as_text().count('tpu_custom_call') == 1
+    assert 'tpu_custom_call' not in f.trace(*args).lower(lowering_platforms=('cpu',)).as_text()

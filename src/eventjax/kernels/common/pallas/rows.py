@@ -33,13 +33,7 @@ from jax.experimental import pallas as pl
 
 from eventjax.kernels.common.events import accumulation_dtype, event_indicator
 
-__all__ = ['ROWS_TPU_UNSUPPORTED', 'add_into_row', 'row_product_call', 'row_product_kernels', 'triton_params']
-
-# Why the row-stored families (CSR, FCN) have no TPU kernel.
-ROWS_TPU_UNSUPPORTED = (
-    'Row-stored products read x at data-dependent columns (a gather per stored entry) and, transposed, '
-    'add into data-dependent outputs; Mosaic (TPU) has neither vector gathers from VMEM nor atomics. '
-    "Use backend='jax' on tpu (XLA gather/scatter).")
+__all__ = ['add_into_row', 'row_product_call', 'row_product_kernels', 'triton_params']
 
 _ROWS_PER_PROGRAM = 8
 

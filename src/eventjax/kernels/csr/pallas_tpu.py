@@ -1,0 +1,95 @@
+"""TPU (Mosaic) kernels of the CSR family: ``binary_csrmv/mm`` and ``csrmv/mm``.
+
+Each generator ``kg(*, shape, transpose, outs)`` returns ``call(data, indices,
+indptr, x, *, interpret)``, the form :mod:`eventjax.backends.pallas` expects;
+:mod:`eventjax.kernels.csr.pallas_impl` names them ``<operator>_tpu_kernel``.
+A matrix ``x`` runs column by column.
+
+- ``transpose=True`` visits only the rows of the events (every row of a float
+  product): the entries, laid out 128 to a row, are fetched two aligned rows
+  at a time by DMAs driven by the row ids, and added into the result as
+  one-hot products on the MXU (see
+  :mod:`eventjax.kernels.common.pallas.tpu_rows`). A matrix with a row of more
+  than 129 entries takes the ``jax`` kernel.
+- ``transpose=False`` runs the FCN gather kernel when every row holds the same
+  number of entries (a CSR matrix made from a fixed-connection one), else the
+  ``jax`` kernel.
+
+A problem too large for the chip's on-core memories takes the ``jax`` kernel.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+from jax import lax
+
+from eventjax.kernels.common.pallas.tpu_rows import fcn_gather, fits_the_chip, row_scatter, with_finite_fallback
+from eventjax.kernels.csr.jax_impl import _product
+
+__all__ = ['binary_csrmv_tpu_kernel', 'csrmv_tpu_kernel']
+
+_LANES = 128
+# A row's entries must fit in the two aligned 128-wide rows its first entry starts.
+_LONGEST_ROW = _LANES + 1
+
+
+def _lanes(a, fill, rows):
+    return jnp.pad(a, (0, rows * _LANES - a.shape[0]), constant_values=fill).reshape(rows, _LANES)
+
+
+def _call(*, shape, transpose, out, events):
+    m, n = shape
+
+    def call(data, indices, indptr, x, *, interpret):
+        nnz = indices.shape[0]
+        if m == 0 or n == 0 or nnz == 0 or x.size == 0:
+            return jnp.zeros(out.shape, out.dtype)
+        homogeneous = data.shape == (1,) and nnz != 1
+        lengths = indptr[1:] - indptr[:-1]
+
+        def fallback():
+            return _product(data, indices, indptr, x, shape=shape, transpose=transpose, out_dtype=out.dtype,
+                            binary=events)
+
+        if not fits_the_chip(m=m, n=n, transpose=transpose, csr=True):
+            return fallback()
+
+        def per_column(column):
+            return (lambda: column(x)) if x.ndim == 1 else (lambda: lax.map(column, x.T).T)
+
+        if transpose:
+            rows = -(-nnz // _LANES) + 2  # room for the two-row window of the last entries
+            flat_idx = _lanes(indices.astype(jnp.int32), -1, rows)
+            weights = data.reshape(1, 1) if homogeneous else _lanes(data, 0, rows)
+
+            def column(v):
+                return row_scatter(weights, flat_idx, v, n=n, events=events, out_dtype=out.dtype,
+                                   interpret=interpret, starts=indptr.astype(jnp.int32))
+
+            usable = jnp.max(lengths) <= _LONGEST_ROW
+            checked = [data] + ([] if events else [x])
+        else:
+            k = nnz // m
+
+            def column(v):
+                w = data.reshape(1, 1) if homogeneous else data[:m * k].reshape(m, k)
+                return fcn_gather(w, indices[:m * k].reshape(m, k), v, n=n, events=events, out_dtype=out.dtype,
+                                  interpret=interpret)
+
+            usable = (k > 0) & (nnz == m * k) & jnp.all(lengths == k)
+            checked = [] if events else [x]
+        kernel = per_column(column)
+        return lax.cond(usable, lambda: with_finite_fallback(kernel, fallback, *checked) if checked else kernel(),
+                        fallback)
+
+    return call
+
+
+def csrmv_tpu_kernel(*, shape, transpose, outs):
+    """``A @ x`` (``x @ A`` when ``transpose``) for a float ``x`` on tpu; also serves ``csrmm``."""
+    return _call(shape=shape, transpose=transpose, out=outs[0], events=False)
+
+
+def binary_csrmv_tpu_kernel(*, shape, transpose, outs):
+    """The same for events (``True`` or ``> 0``); also serves ``binary_csrmm``."""
+    return _call(shape=shape, transpose=transpose, out=outs[0], events=True)

@@ -1,0 +1,63 @@
+"""TPU (Mosaic) kernels of the FCN family: ``binary_fcnmv/mm`` and ``fcnmv/mm``, both directions.
+
+Each generator ``kg(*, shape, transpose, outs)`` returns ``call(weights,
+indices, x, *, interpret)``, the form :mod:`eventjax.backends.pallas`
+expects; :mod:`eventjax.kernels.fixed_conn.pallas_impl` names them
+``<operator>_tpu_kernel``. ``transpose=True`` visits only the rows of the
+events (every row of a float product), fetching each row by a DMA driven by
+its id, and adds its entries into the result as a one-hot product on the
+MXU; ``transpose=False`` keeps ``x`` in VMEM and gathers with one-hot
+products, 512 rows per program. A matrix ``x`` runs column by column; a
+problem too large for the chip's on-core memories takes the ``jax`` kernel.
+See :mod:`eventjax.kernels.common.pallas.tpu_rows`.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+from jax import lax
+
+from eventjax.kernels.common.pallas.tpu_rows import fcn_gather, fits_the_chip, row_scatter, with_finite_fallback
+from eventjax.kernels.fixed_conn.jax_impl import _product
+
+__all__ = ['binary_fcnmv_tpu_kernel', 'fcnmv_tpu_kernel']
+
+
+def _call(*, shape, transpose, out, events):
+    m, n = shape
+
+    def call(weights, indices, x, *, interpret):
+        if m == 0 or n == 0 or indices.shape[1] == 0 or x.size == 0:
+            return jnp.zeros(out.shape, out.dtype)
+
+        def column(v):
+            if transpose:
+                return row_scatter(weights, indices, v, n=n, events=events, out_dtype=out.dtype,
+                                   interpret=interpret)
+            return fcn_gather(weights, indices, v, n=n, events=events, out_dtype=out.dtype, interpret=interpret)
+
+        def kernel():
+            return column(x) if x.ndim == 1 else lax.map(column, x.T).T
+
+        def fallback():
+            return _product(weights, indices, x, shape=shape, transpose=transpose, out_dtype=out.dtype,
+                            binary=events)
+
+        if not fits_the_chip(m=m, n=n, transpose=transpose, csr=False):
+            return fallback()
+        # What goes through the MXU must be finite (see tpu_rows): the weights
+        # when scattering, the values of a float x in both directions.
+        checked = ([weights] if transpose else []) + ([] if events else [x])
+        return with_finite_fallback(kernel, fallback, *checked) if checked else kernel()
+
+    return call
+
+
+def fcnmv_tpu_kernel(*, shape, transpose, outs):
+    """``A @ x`` (``x @ A`` when ``transpose``) for a float ``x`` on tpu; also serves ``fcnmm``."""
+    return _call(shape=shape, transpose=transpose, out=outs[0], events=False)
+
+
+def binary_fcnmv_tpu_kernel(*, shape, transpose, outs):
+    """The same for events (``True`` or ``> 0``); also serves ``binary_fcnmm``."""
+    return _call(shape=shape, transpose=transpose, out=outs[0], events=True)

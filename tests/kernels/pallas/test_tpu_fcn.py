@@ -1,0 +1,99 @@
+"""The FCN family's TPU kernels, run in Pallas's TPU interpret mode against the jax kernels.
+
+Interpret mode models the TPU's memory spaces, DMAs and semaphores on the
+CPU, so these check the kernels' numbers without a chip; the lowering test
+checks that they compile to Mosaic.
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from eventjax.kernels.fixed_conn.jax_impl import _product
+from eventjax.kernels.fixed_conn.pallas_tpu import binary_fcnmv_tpu_kernel, fcnmv_tpu_kernel
+
+
+def _case(rng, m, n, k, *, transpose, events, homogeneous, matrix, dtype=np.float32):
+    # Indices a little outside [0, n) too: those entries are dropped on every backend.
+    indices = jnp.asarray(rng.integers(-2, n + 2, (m, k)), jnp.int32)
+    weights = jnp.asarray(rng.normal(size=(1, 1) if homogeneous else (m, k)), dtype)
+    rows = m if transpose else n
+    shape = (rows, 3) if matrix else (rows,)
+    x = jnp.asarray(rng.random(shape) < 0.3) if events else jnp.asarray(rng.normal(size=shape), dtype)
+    return weights, indices, x
+
+
+def _both(weights, indices, x, *, shape, transpose, events, dtype=jnp.float32):
+    m, n = shape
+    rows = (n if transpose else m,) + x.shape[1:]
+    kg = binary_fcnmv_tpu_kernel if events else fcnmv_tpu_kernel
+    call = kg(shape=shape, transpose=transpose, outs=(jax.ShapeDtypeStruct(rows, dtype),))
+    got = call(weights, indices, x, interpret=True)
+    want = _product(weights, indices, x, shape=shape, transpose=transpose, out_dtype=dtype, binary=events)
+    return np.asarray(got, np.float32), np.asarray(want, np.float32)
+
+
+@pytest.mark.parametrize('transpose', [True, False])
+@pytest.mark.parametrize('events', [True, False])
+@pytest.mark.parametrize('homogeneous', [True, False])
+def test_vector_products_match_the_jax_kernel(transpose, events, homogeneous):
+    rng = np.random.default_rng(0)
+    m, n, k = 37, 300, 5  # odd sizes, n over two rows of 128 targets
+    args = _case(rng, m, n, k, transpose=transpose, events=events, homogeneous=homogeneous, matrix=False)
+    got, want = _both(*args, shape=(m, n), transpose=transpose, events=events)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize('transpose', [True, False])
+def test_matrix_products_run_column_by_column(transpose):
+    rng = np.random.default_rng(1)
+    m, n, k = 19, 23, 4
+    args = _case(rng, m, n, k, transpose=transpose, events=True, homogeneous=False, matrix=True)
+    got, want = _both(*args, shape=(m, n), transpose=transpose, events=True)
+    assert got.shape == (n if transpose else m, 3)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_float16_accumulates_in_float32():
+    rng = np.random.default_rng(2)
+    m, n, k = 21, 40, 6
+    args = _case(rng, m, n, k, transpose=True, events=False, homogeneous=False, matrix=False, dtype=np.float16)
+    got, want = _both(*args, shape=(m, n), transpose=True, events=False, dtype=jnp.float16)
+    np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-3)
+
+
+@pytest.mark.parametrize('transpose', [True, False])
+def test_non_finite_values_reach_only_their_own_targets(transpose):
+    """The MXU multiplies whole tiles; a NaN or inf must still land where the other backends put it."""
+    rng = np.random.default_rng(3)
+    m, n, k = 9, 140, 3
+    weights, indices, x = _case(rng, m, n, k, transpose=transpose, events=False, homogeneous=False, matrix=False)
+    weights = weights.at[2, 1].set(jnp.nan)
+    x = x.at[4].set(jnp.inf)
+    got, want = _both(weights, indices, x, shape=(m, n), transpose=transpose, events=False)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_events_ignore_the_nan_weights_of_rows_without_events():
+    rng = np.random.default_rng(4)
+    m, n, k = 8, 30, 3
+    indices = jnp.asarray(rng.integers(0, n, (m, k)), jnp.int32)
+    weights = jnp.ones((m, k)).at[0].set(jnp.nan)
+    spikes = jnp.zeros(m, bool).at[3].set(True)
+    got, want = _both(weights, indices, spikes, shape=(m, n), transpose=True, events=True)
+    assert not np.isnan(got).any()
+    np.testing.assert_allclose(got, want)
+
+
+@pytest.mark.parametrize('transpose', [True, False])
+def test_no_events_and_empty_shapes_give_zeros(transpose):
+    m, n, k = 6, 5, 2
+    indices = jnp.zeros((m, k), jnp.int32)
+    x = jnp.zeros(m if transpose else n, bool)
+    got, want = _both(jnp.ones((m, k)), indices, x, shape=(m, n), transpose=transpose, events=True)
+    np.testing.assert_array_equal(got, np.zeros_like(want))
+    got, want = _both(jnp.ones((m, 0)), jnp.zeros((m, 0), jnp.int32), x, shape=(m, n), transpose=transpose,
+                      events=True)
+    np.testing.assert_array_equal(got, want)
