@@ -1,4 +1,4 @@
-"""Time the CSR and FCN event products on a TPU: each backend against a dense product of the same matrix.
+"""Time the dense, CSR and FCN event products on a TPU: each backend against a dense product of the same matrix.
 
     python -m benchmarks.tpu_products [--sizes 4000 16000] [--k 100] [--rate 0.02] [--out FILE]
 
@@ -48,9 +48,11 @@ def _csr_of(indices, m, k):
     return indices.reshape(-1), indptr
 
 
-def _product(op, backend, transpose, weights, indices, flat, indptr, shape):
+def _product(op, backend, transpose, weights, indices, flat, indptr, shape, dense=None):
     import eventjax as ej
 
+    if op == 'binary_densemv':
+        return lambda s: (ej.binary_densemv(dense, s, transpose=transpose, backend=backend, validate=False),)
     if op == 'binary_fcnmv':
         return lambda s: (ej.binary_fcnmv(weights, indices, s, shape=shape, transpose=transpose, backend=backend,
                                           validate=False),)
@@ -66,7 +68,7 @@ def main(argv=None):
     p.add_argument('--rate', type=float, default=0.02)
     p.add_argument('--loop', type=int, default=200)
     p.add_argument('--backends', nargs='+', default=['jax', 'pallas'])
-    p.add_argument('--ops', nargs='+', default=['binary_fcnmv', 'binary_csrmv'])
+    p.add_argument('--ops', nargs='+', default=['binary_fcnmv', 'binary_csrmv', 'binary_densemv'])
     p.add_argument('--dense-limit', type=int, default=20000)
     p.add_argument('--out', default=None)
     args = p.parse_args(argv)
@@ -86,6 +88,7 @@ def main(argv=None):
         weights = jnp.asarray(rng.normal(size=(m, k)), jnp.float32)
         spikes = jnp.asarray(rng.random(m) < args.rate)
         flat, indptr = _csr_of(indices, m, k)
+        dense = None
         if size <= args.dense_limit:
             dense = jnp.zeros((m, n), jnp.float32).at[jnp.arange(m)[:, None], indices].add(weights)
             for transpose in (True, False):
@@ -96,10 +99,12 @@ def main(argv=None):
                 emit(op='dense_f32', size=size, k=k, transpose=transpose, backend='jnp',
                      loop_us=loop_s / args.loop * 1e6, call_us=call_s * 1e6)
         for op in args.ops:
+            if op == 'binary_densemv' and dense is None:
+                continue
             for transpose in (True, False):
                 ref = None
                 for backend in args.backends:
-                    f = _product(op, backend, transpose, weights, indices, flat, indptr, (m, n))
+                    f = _product(op, backend, transpose, weights, indices, flat, indptr, (m, n), dense)
                     try:
                         call_s, y = _timed(jax.jit(f), spikes)
                         loop_s, _ = _timed(_loop(f, args.loop), spikes)

@@ -10,7 +10,8 @@ def test_a_tiny_run_times_and_checks_every_product(tmp_path, capsys):
     tpu_products.main(['--sizes', '64', '--k', '4', '--loop', '2', '--backends', 'jax', '--out', str(out)])
     rows = json.loads(out.read_text())
     ops = {(r['op'], r['transpose']) for r in rows}
-    assert ops == {(op, t) for op in ('dense_f32', 'binary_fcnmv', 'binary_csrmv') for t in (True, False)}
+    assert ops == {(op, t) for op in ('dense_f32', 'binary_fcnmv', 'binary_csrmv', 'binary_densemv')
+                   for t in (True, False)}
     assert all(r['loop_us'] > 0 and r['call_us'] > 0 for r in rows)
     assert all(r['max_abs_diff_vs_first'] == 0 for r in rows if 'max_abs_diff_vs_first' in r)
     assert len(capsys.readouterr().out.splitlines()) == len(rows)

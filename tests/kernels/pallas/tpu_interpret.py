@@ -23,8 +23,7 @@ import numpy as np
 
 import eventjax as ej
 from eventjax.backends.pallas import pallas_kernel_generator
-from eventjax.config.snapshot import frozen_map
-from eventjax.primitive.resolution import KernelEntry
+from eventjax.primitive.chain import chain
 
 __all__ = ['BACKEND', 'tpu_kernel_operators', 'tpu_kernels_on_cpu']
 
@@ -53,16 +52,24 @@ def _interpreted(kg):
     return generator
 
 
-def _with_tpu_kernels(snap):
-    tables = dict(snap.primitives)
-    for uid, table in snap.primitives.items():
-        entry = table.kernels['tpu'].get('pallas')
-        kg = getattr(entry.generator, 'kernel_generator', None) if entry is not None else None
-        if kg is None:
-            continue
-        cpu = KernelEntry(table.name, 'cpu', BACKEND, _interpreted(kg))
-        tables[uid] = table.with_kernel('cpu', BACKEND, cpu, False)
-    return attrs.evolve(snap, primitives=frozen_map(tables))
+def _pallas_generator(generator):
+    """The pallas kernel generator inside ``generator``'s chain of wraps (the bridge's keeps it), or None."""
+    for function, _ in chain(generator):
+        kg = getattr(function, 'kernel_generator', None)
+        if kg is not None:
+            return kg
+    return None
+
+
+def _register_tpu_kernels_on_cpu():
+    # Through each primitive's own def_kernel, so what a declaration wraps around its pallas kernels
+    # (a preparation in JAX, say) wraps the interpreted kernel too.
+    tables = {table.name: table for table in ej.config.snapshot().primitives.values()}
+    for name, prim in ej.get_registry().items():
+        entry = tables[name].kernels['tpu'].get('pallas') if name in tables else None
+        kg = _pallas_generator(entry.generator) if entry is not None else None
+        if kg is not None:
+            prim.def_kernel(BACKEND, 'cpu', _interpreted(kg))
 
 
 @contextlib.contextmanager
@@ -70,7 +77,7 @@ def tpu_kernels_on_cpu():
     """Inside: every pallas tpu kernel also registered for the cpu as ``pallas_tpu``; after: the tables as before."""
     ej.get_registry()
     before = ej.config.snapshot()
-    ej.config.update(_with_tpu_kernels)
+    _register_tpu_kernels_on_cpu()
     try:
         yield
     finally:

@@ -1,0 +1,97 @@
+"""The pallas TPU kernels compiled and run on a TPU, against a float64 NumPy oracle of the same product.
+
+Skipped where JAX sees no TPU (CI compiles these kernels for a v5e without one, ``make test-tpu``, and runs
+them in Pallas's TPU interpreter). On a TPU machine, in one process (one program holds the chip at a time):
+
+    python -m pytest -q -p no:cacheprovider --noconftest tests/kernels/pallas/test_tpu_chip.py
+"""
+
+import itertools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import eventjax as ej
+
+if jax.devices()[0].platform != 'tpu':
+    pytest.skip('needs a TPU (JAX sees none here)', allow_module_level=True)
+
+# (rows, columns, connections per row): odd sizes, neither multiples of 8 nor of 128.
+SHAPES = [(1001, 777, 37), (300, 530, 120)]
+COLUMNS = 3  # event columns of the mm products
+
+
+def _events(rng, n, mm, binary):
+    shape = (n, COLUMNS) if mm else (n,)
+    if binary:
+        return rng.random(shape) < 0.1
+    return rng.normal(size=shape).astype(np.float32)
+
+
+def _oracle(dense, x, transpose):
+    x = np.asarray(x)
+    x = (x > 0).astype(np.float64) if x.dtype == bool or not np.issubdtype(x.dtype, np.floating) else x
+    return (x.T @ dense).T if transpose and x.ndim == 2 else (x @ dense if transpose else dense @ x)
+
+
+def _check(y, want, dtype):
+    y = np.asarray(y, np.float64)
+    tol = 1e-4 if dtype == np.float32 else 2e-2
+    scale = 1 + np.max(np.abs(want), initial=0)
+    assert y.shape == want.shape
+    assert np.max(np.abs(y - want), initial=0) / scale < tol
+
+
+@pytest.mark.parametrize('shape, transpose, mm, binary, homogeneous',
+                         list(itertools.product(SHAPES, (True, False), (False, True), (True, False), (False, True))))
+@pytest.mark.parametrize('family', ['fcn', 'csr'])
+def test_sparse_products_on_the_chip_equal_the_oracle(family, shape, transpose, mm, binary, homogeneous):
+    m, n, k = shape
+    rng = np.random.default_rng(m + n + k)
+    indices = rng.integers(0, n, (m, k)).astype(np.int32)
+    weights = rng.normal(size=(1,) if homogeneous else (m, k)).astype(np.float32)
+    dense = np.zeros((m, n))
+    np.add.at(dense, (np.repeat(np.arange(m), k), indices.reshape(-1)),
+              np.broadcast_to(weights, (m, k)).reshape(-1).astype(np.float64))
+    x = _events(rng, m if transpose else n, mm, binary)
+    name = ('binary_' if binary else '') + family + ('mm' if mm else 'mv')
+    op = getattr(ej, name)
+    if family == 'fcn':
+        args = (jnp.asarray(weights), jnp.asarray(indices), jnp.asarray(x))
+    else:
+        indptr = np.arange(0, m * k + 1, k, dtype=np.int32)
+        args = (jnp.asarray(weights.reshape(-1)), jnp.asarray(indices.reshape(-1)), jnp.asarray(indptr),
+                jnp.asarray(x))
+    with jax.default_matmul_precision('highest'):
+        y = jax.jit(lambda *a: op(*a, shape=(m, n), transpose=transpose, backend='pallas'))(*args)
+    _check(y, _oracle(dense, x, transpose), np.float32)
+
+
+@pytest.mark.parametrize('shape, transpose, mm, binary, dtype',
+                         list(itertools.product([(1001, 777), (300, 530)], (True, False),
+                                                (False, True), (True, False), (np.float32, np.float16))))
+def test_dense_products_on_the_chip_equal_the_oracle(shape, transpose, mm, binary, dtype):
+    m, n = shape
+    rng = np.random.default_rng(m * n)
+    weights = rng.normal(size=(m, n)).astype(dtype)
+    x = _events(rng, m if transpose else n, mm, True)
+    if not binary:
+        x = x.astype(np.float32)  # 0/1 floats: events where > 0
+    op = ej.binary_densemm if mm else ej.binary_densemv
+    with jax.default_matmul_precision('highest'):
+        y = jax.jit(lambda w, s: op(w, s, transpose=transpose, backend='pallas'))(jnp.asarray(weights),
+                                                                                 jnp.asarray(x))
+    _check(y, _oracle(weights.astype(np.float64), x, transpose), dtype)
+
+
+def test_nan_weights_of_non_events_stay_out_on_the_chip():
+    rng = np.random.default_rng(0)
+    weights = rng.normal(size=(300, 530)).astype(np.float32)
+    spikes = np.zeros(300, bool)
+    spikes[[3, 77, 250]] = True
+    weights[5] = np.nan  # a row no event names
+    y = ej.binary_densemv(jnp.asarray(weights), jnp.asarray(spikes), transpose=True, backend='pallas')
+    want = weights[[3, 77, 250]].astype(np.float64).sum(axis=0)
+    _check(y, want, np.float32)
