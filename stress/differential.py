@@ -125,8 +125,8 @@ def run(seconds: float, long: bool = False, examples: int | None = None) -> Repo
     start = time.monotonic()
     deadline = start + seconds
     indexed_found: list = []  # a draw's number, then its disagreements (strings)
-    interpret = ej.config.get_pallas_cpu_interpret()
-    ej.config.set_pallas_cpu_interpret(True)  # a pallas kernel on the cpu runs in interpret mode
+    interpret = ej.backends.pallas.get_cpu_interpret()
+    ej.backends.pallas.set_cpu_interpret(True)  # a pallas kernel on the cpu runs in interpret mode
     try:
         for r in range(1_000_000):
             if outcome.problems >= limit or time.monotonic() > deadline:
@@ -150,7 +150,7 @@ def run(seconds: float, long: bool = False, examples: int | None = None) -> Repo
                 for i, kind in enumerate(edges.KINDS):
                     _indexed_round(kind, 1, base + 1000 * r + 700 + i, deadline, indexed_found, edges)
     finally:
-        ej.config.set_pallas_cpu_interpret(interpret)
+        ej.backends.pallas.set_cpu_interpret(interpret)
     report.seconds = time.monotonic() - start
     report.calls = outcome.calls
     # Each draw of the operators with their own oracle (index lists, per-synapse, edges) is one check too.

@@ -18,7 +18,7 @@ jax.config.update('jax_numpy_dtype_promotion', 'strict')
 # Pallas kernels registered from here on (the pallas tests' own) are registered for the CPU too
 # (interpret mode), so they run here. The standard operators' stay off the cpu (the interpreter is far
 # too slow to join every backend test): they follow EVENTJAX_PALLAS_INTERPRET as the process started.
-ej.config.set_pallas_cpu_interpret(True)
+ej.backends.pallas.set_cpu_interpret(True)
 
 _names = itertools.count()
 

@@ -17,12 +17,20 @@ def _entries(parent: str) -> dict[str, str]:
     start = next(i for i, line in enumerate(lines) if re.search(rf'── {re.escape(parent)}/', line))
     depth = lines[start].index('──')
     found = {}
+    last = None
     for line in lines[start + 1:]:
         m = ENTRY.match(line)
+        if not m and line.startswith('    │') and '──' not in line:  # an entry's text wrapped onto this line
+            if last is not None:
+                found[last] += ' ' + line.strip(' │')
+            continue
         if not m or line.index('──') <= depth:
             break
         if line.index('──') == depth + 4:
-            found[m.group(1)] = m.group(2)
+            last = m.group(1)
+            found[last] = m.group(2)
+        else:
+            last = None
     return found
 
 

@@ -55,7 +55,7 @@ def normalise(text):
 @pytest.mark.parametrize('page', PAGES, ids=[str(p.relative_to(DOCS)) for p in PAGES])
 def test_page_code_blocks_run_and_print_what_they_show(page, tmp_path_factory):
     namespace = {'__name__': f'docs_{page.stem}'}
-    pallas_cpu = ej.config.get_pallas_cpu_interpret()
+    pallas_cpu = ej.backends.pallas.get_cpu_interpret()
     found = list(blocks(page))
     try:
         for i, (lang, options, code, line) in enumerate(found):
@@ -73,7 +73,7 @@ def test_page_code_blocks_run_and_print_what_they_show(page, tmp_path_factory):
                 assert normalise(out.getvalue()) == normalise(nxt[2]), f'{page.name}:{line} printed other text'
     finally:
         ej.clear_backends()
-        ej.config.set_pallas_cpu_interpret(pallas_cpu)
+        ej.backends.pallas.set_cpu_interpret(pallas_cpu)
 
 
 def test_the_block_pattern_finds_blocks():

@@ -33,7 +33,7 @@ def _per_call_us(f, x) -> float:
 
 
 def main() -> None:
-    ej.config.set_pallas_cpu_interpret(True)
+    ej.backends.pallas.set_cpu_interpret(True)
     from tests.backends.toys import make_toys  # the same toys the tests check
 
     affine = make_toys()['affine']

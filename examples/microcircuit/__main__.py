@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
 
 import numpy as np
 
-from examples.microcircuit import peak_rss_gb
+from examples.microcircuit import check_run, peak_rss_gb
 
 BACKENDS = ('jax', 'numba', 'warp')
 
@@ -59,20 +58,7 @@ def parse(argv=None) -> argparse.Namespace:
     parser.add_argument('--quiet', action='store_true', help='no progress bars')
     parser.add_argument('--json', action='store_true', help='end with the figures as one JSON line')
     args = parser.parse_args(argv)
-    if not 0 < args.scale <= 1 or (args.k_scale is not None and not 0 < args.k_scale <= 1):
-        parser.error('--scale and --k-scale must lie in (0, 1].')
-    if not (math.isfinite(args.t_sim) and args.t_sim >= P.DT):
-        parser.error(f'--t-sim must be a time of at least one step ({P.DT} ms), got {args.t_sim:g}.')
-    if not (math.isfinite(args.t_presim) and args.t_presim >= 0):
-        parser.error(f'--t-presim must be a time of 0 ms or more, got {args.t_presim:g}.')
-    if args.seed < 0:
-        parser.error(f'--seed must be 0 or more, got {args.seed}.')
-    sizes = P.derive(args.scale, args.k_scale or args.scale, args.drive).num_neurons
-    if sizes.min() < 1:
-        smallest = math.ceil(0.5 / P.FULL_NUM_NEURONS.min() * 1e5) / 1e5  # rounds the smallest to 1 neuron
-        empty = ', '.join(p for p, n in zip(P.POPULATIONS, sizes) if n < 1)
-        parser.error(f'--scale {args.scale:g} leaves {empty} with no neuron; use a scale of at least '
-                     f'{smallest:g} (every population needs a neuron).')
+    check_run(parser, args)
     return args
 
 

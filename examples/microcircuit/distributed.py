@@ -36,7 +36,7 @@ import time
 
 import numpy as np
 
-from examples.microcircuit import peak_rss_gb
+from examples.microcircuit import check_run, peak_rss_gb
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]  # the command's directory: examples/ is imported from there
 MODULE = 'examples.microcircuit.distributed'
@@ -269,7 +269,7 @@ def member(args, joined):
                            'scale': args.scale, 'interval': interval, 'steps': steps_run, 'wall_s': wall,
                            'step_us': wall / steps_run * 1e6, 'exchange_us': exchange * 1e6,
                            'exchange_bytes': interval * size * b // 8, 'rtf': wall / (args.t_sim * 1e-3),
-                           'threads': os.environ.get('NUMBA_NUM_THREADS', 'all')}, f)
+                           'threads': os.environ.get('NUMBA_NUM_THREADS', 'all')}, f, allow_nan=False)
         if args.spikes_dir:
             np.savez(os.path.join(args.spikes_dir, f'spikes_{rank}.npz'), steps=steps, ids=ids)
         gather([0])  # every process waits here, not at the shutdown barrier, until all have written
@@ -347,8 +347,7 @@ def parse(argv):
     parser.add_argument('--heartbeat-timeout', type=int, default=30, help='seconds before a silent process is dead')
     parser.add_argument('--timeout', type=float, default=3600.0, help='with --processes: kill everything after this')
     args = parser.parse_args(argv)
-    if not 0 < args.scale <= 1 or (args.k_scale is not None and not 0 < args.k_scale <= 1):
-        parser.error('--scale and --k-scale must lie in (0, 1].')
+    check_run(parser, args)
     if args.processes < 1:
         parser.error(f'--processes must be at least 1, got {args.processes}.')
     if args.delay_min < 1:

@@ -108,7 +108,7 @@ def info_lines() -> list[str]:
     out.append(f'  override (thread)  {", ".join(f"{p}={b}" for p, b in active) if active else "none"}')
     out.append(f'  primitives         {len(snap.primitives)} registered')
     out.append(f'  numba threads      {ej.backends.numba.requested_num_threads() or "numba default"}')
-    out.append(f'  pallas on cpu      {"interpret mode" if snap.pallas_cpu_interpret else "off"}')
+    out.append(f'  pallas on cpu      {"interpret mode" if ej.backends.pallas.get_cpu_interpret() else "off"}')
     return out
 
 

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 import eventjax as ej
-from eventjax.backends import bridge
+from eventjax.backends import bridge, pallas
 from eventjax.backends.availability import (
     BACKENDS,
     PLATFORMS,
@@ -18,7 +18,6 @@ from eventjax.backends.availability import (
     backends_available,
     require_backend,
 )
-from eventjax.config import runtime
 
 has_numba = importlib.util.find_spec('numba') is not None
 has_warp = importlib.util.find_spec('warp') is not None
@@ -114,34 +113,47 @@ class TestRequireBackend:
 
 @pytest.fixture
 def restore_interpret():
-    before = ej.config.get_pallas_cpu_interpret()
+    before = ej.backends.pallas.get_cpu_interpret()
     yield
-    ej.config.set_pallas_cpu_interpret(before)
+    ej.backends.pallas.set_cpu_interpret(before)
 
 
 @pytest.mark.usefixtures('restore_interpret')
 class TestPallasInterpretSwitch:
     def test_off_reports_pallas_on_cpu_unavailable_with_the_fix(self):
-        ej.config.set_pallas_cpu_interpret(False)
-        assert ej.config.get_pallas_cpu_interpret() is False
+        ej.backends.pallas.set_cpu_interpret(False)
+        assert ej.backends.pallas.get_cpu_interpret() is False
         status = backend_status('pallas', 'cpu')
         assert not status and 'EVENTJAX_PALLAS_INTERPRET=1' in status.fix
 
     def test_on_reports_pallas_on_cpu_available(self):
-        ej.config.set_pallas_cpu_interpret(True)
-        assert ej.config.get_pallas_cpu_interpret() is True
+        ej.backends.pallas.set_cpu_interpret(True)
+        assert ej.backends.pallas.get_cpu_interpret() is True
         assert backend_status('pallas', 'cpu').available
 
     @pytest.mark.parametrize(('value', 'expected'), [('1', True), ('true', True), ('ON', True),
                                                      ('0', False), ('off', False), ('', False)])
     def test_the_environment_variable_sets_the_default(self, monkeypatch, value, expected):
         monkeypatch.setenv('EVENTJAX_PALLAS_INTERPRET', value)
-        assert runtime._env_flag('EVENTJAX_PALLAS_INTERPRET', False) is expected
+        assert pallas._env_flag('EVENTJAX_PALLAS_INTERPRET', False) is expected
+
+    def test_the_old_spelling_warns_and_sets_the_same_switch(self):
+        with pytest.warns(DeprecationWarning, match=r'eventjax\.backends\.pallas\.set_cpu_interpret'):
+            ej.config.set_pallas_cpu_interpret(True)
+        assert ej.backends.pallas.get_cpu_interpret() is True
+        with pytest.warns(DeprecationWarning, match='get_cpu_interpret'):
+            assert ej.config.get_pallas_cpu_interpret() is True
+
+    def test_the_switch_gives_the_configuration_a_new_key(self):
+        ej.backends.pallas.set_cpu_interpret(False)
+        off = ej.config.snapshot().version
+        ej.backends.pallas.set_cpu_interpret(True)
+        assert ej.config.snapshot().version != off
 
     def test_a_non_boolean_value_is_an_error_listing_the_accepted_words(self, monkeypatch):
         monkeypatch.setenv('EVENTJAX_PALLAS_INTERPRET', 'maybe')
         with pytest.raises(ValueError, match="'maybe'.*1/true"):
-            runtime._env_flag('EVENTJAX_PALLAS_INTERPRET', False)
+            pallas._env_flag('EVENTJAX_PALLAS_INTERPRET', False)
 
 
 @pytest.mark.usefixtures('restore_interpret')
@@ -150,34 +162,32 @@ class TestPallasStandardRegistration:
 
     @staticmethod
     def _register(monkeypatch, at_start):
-        from eventjax.backends import pallas
-        monkeypatch.setattr(runtime._STATE, 'pallas_cpu_interpret_at_start', at_start)
+        monkeypatch.setattr(pallas, '_AT_START', at_start)
         prim = ej.XLACustomKernel(f'pallas_standard_{at_start}')
         pallas.standard(prim, lambda: importlib.import_module('eventjax.kernels.csr.pallas_impl'), 'binary_csrmv')
         return prim
 
     @pytest.mark.parametrize('interpret_now', [True, False])
     def test_the_setting_when_a_family_loads_does_not_decide(self, monkeypatch, interpret_now):
-        ej.config.set_pallas_cpu_interpret(interpret_now)
+        ej.backends.pallas.set_cpu_interpret(interpret_now)
         prim = self._register(monkeypatch, at_start=False)
         assert 'pallas' not in prim.available_backends('cpu')
         assert 'pallas' in prim.available_backends('gpu')
 
     def test_registering_again_follows_the_setting_of_the_moment(self, monkeypatch):
-        ej.config.set_pallas_cpu_interpret(True)
+        ej.backends.pallas.set_cpu_interpret(True)
         prim = self._register(monkeypatch, at_start=False)
-        from eventjax.backends import pallas
         pallas.standard(prim, lambda: importlib.import_module('eventjax.kernels.csr.pallas_impl'), 'binary_csrmv')
         assert 'pallas' in prim.available_backends('cpu')
 
     def test_the_environment_at_start_puts_them_on_the_cpu(self, monkeypatch):
-        ej.config.set_pallas_cpu_interpret(False)
+        ej.backends.pallas.set_cpu_interpret(False)
         prim = self._register(monkeypatch, at_start=True)
         assert 'pallas' in prim.available_backends('cpu')
 
     def test_turning_interpret_on_before_a_family_loads_leaves_its_cpu_kernels_as_they_were(self):
         code = ('import eventjax as ej\n'
-                'ej.config.set_pallas_cpu_interpret(True)\n'
+                'ej.backends.pallas.set_cpu_interpret(True)\n'
                 "prim = ej.get_registry()['binary_csrmv']\n"
                 "print(sorted(prim.available_backends('cpu')))\n")
         env = {k: v for k, v in os.environ.items() if k != 'EVENTJAX_PALLAS_INTERPRET'}

@@ -15,7 +15,7 @@ BACKENDS = ('jax', 'numba', 'warp', 'pallas')
 
 @pytest.fixture(scope='module')
 def toys():
-    assert ej.config.get_pallas_cpu_interpret(), 'tests/conftest.py turns pallas interpret mode on'
+    assert ej.backends.pallas.get_cpu_interpret(), 'tests/conftest.py turns pallas interpret mode on'
     return make_toys()
 
 

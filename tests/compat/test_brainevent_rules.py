@@ -218,8 +218,8 @@ class TestErrorsAndConfig:
             be.config.prefer_system_nvcc('yes')
 
 
-# The primitive objects (``*_p``) are eventjax's primitives, which do not pickle; ``config`` is a module.
-PICKLED = [n for n in be.__all__ if not n.endswith('_p') and not isinstance(getattr(be, n), types.ModuleType)]
+# Every name, the primitive objects (``*_p``) too; ``config`` is a module.
+PICKLED = [n for n in be.__all__ if not isinstance(getattr(be, n), types.ModuleType)]
 
 
 @pytest.mark.parametrize('name', PICKLED)

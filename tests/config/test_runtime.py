@@ -115,7 +115,7 @@ class TestSettings:
 
     def test_pallas_interpret_switch_rejects_non_bool(self):
         with pytest.raises(TypeError, match='bool'):
-            ej.config.set_pallas_cpu_interpret('yes')
+            ej.backends.pallas.set_cpu_interpret('yes')
 
 
 class TestGlobalChangeReachesCompiledCode:
@@ -288,10 +288,12 @@ def test_make_two_valued_results_are_distinguishable():
 
 
 class TestMovedSettings:
-    @pytest.mark.parametrize('old, new', [('set_numba_num_threads', 'set_num_threads'),
-                                          ('get_numba_num_threads', 'requested_num_threads'),
-                                          ('set_numba_parallel', 'set_parallel'),
-                                          ('get_numba_parallel', 'get_parallel')])
-    def test_a_backend_setting_config_spelled_warns_and_is_the_backends_own(self, old, new):
-        with pytest.warns(DeprecationWarning, match=rf'goes in 0\.3\.0; use eventjax\.backends\.numba\.{new}'):
-            assert getattr(ej.config, old) is getattr(ej.backends.numba, new)
+    @pytest.mark.parametrize('old, backend, new', [('set_numba_num_threads', 'numba', 'set_num_threads'),
+                                                   ('get_numba_num_threads', 'numba', 'requested_num_threads'),
+                                                   ('set_numba_parallel', 'numba', 'set_parallel'),
+                                                   ('get_numba_parallel', 'numba', 'get_parallel'),
+                                                   ('set_pallas_cpu_interpret', 'pallas', 'set_cpu_interpret'),
+                                                   ('get_pallas_cpu_interpret', 'pallas', 'get_cpu_interpret')])
+    def test_a_backend_setting_config_spelled_warns_and_is_the_backends_own(self, old, backend, new):
+        with pytest.warns(DeprecationWarning, match=rf'goes in 0\.3\.0; use eventjax\.backends\.{backend}\.{new}'):
+            assert getattr(ej.config, old) is getattr(getattr(ej.backends, backend), new)

@@ -63,7 +63,7 @@ def backends(op: str) -> tuple[str, ...]:
 def pallas_on_cpu():
     """Inside: the pallas kernels of these operators registered for the cpu (interpret mode); after: as before."""
     before = ej.config.snapshot()
-    ej.config.set_pallas_cpu_interpret(True)
+    ej.backends.pallas.set_cpu_interpret(True)
     for module in _PALLAS:
         name = module.rsplit('.', 1)[-1]
         getattr(importlib.import_module(f'eventjax.kernels.{module}'), f'_{name}').register('pallas')
@@ -71,7 +71,7 @@ def pallas_on_cpu():
         yield
     finally:
         ej.config.update(lambda snap: attrs.evolve(snap, primitives=before.primitives,
-                                                   pallas_cpu_interpret=before.pallas_cpu_interpret))
+                                                   settings=before.settings))
 
 
 @st.composite

@@ -250,11 +250,11 @@ def pallas_on_cpu():
     the cpu backends, so the kernels are registered only where asked for.
     """
     before = ej.config.snapshot()
-    ej.config.set_pallas_cpu_interpret(True)
+    ej.backends.pallas.set_cpu_interpret(True)
     for name in UPDATES:
         getattr(importlib.import_module(f'eventjax.kernels.plasticity.{name}'), f'_{name}').register('pallas')
     try:
         yield
     finally:
         ej.config.update(lambda snap: attrs.evolve(snap, primitives=before.primitives,
-                                                   pallas_cpu_interpret=before.pallas_cpu_interpret))
+                                                   settings=before.settings))

@@ -1,4 +1,5 @@
-"""The PD14 example's command line: bad times, seeds and scales are usage errors, and --json is strict JSON."""
+"""The PD14 example's command lines (one process and several): bad times, seeds and scales are usage errors,
+and --json is strict JSON."""
 
 import json
 import types
@@ -6,39 +7,47 @@ import types
 import numpy as np
 import pytest
 from examples.microcircuit import __main__ as command
+from examples.microcircuit import distributed, simulation
 from examples.microcircuit import params as P
-from examples.microcircuit import simulation
 
 
-def usage_error(capsys, *argv):
-    with pytest.raises(SystemExit) as exit_:
-        command.parse(list(argv))
-    assert exit_.value.code == 2
-    return capsys.readouterr().err
+@pytest.fixture(params=[command, distributed], ids=['one process', 'distributed'])
+def entry(request):
+    return request.param
+
+
+@pytest.fixture
+def usage_error(capsys, entry):
+    def refused(*argv):
+        with pytest.raises(SystemExit) as exit_:
+            entry.parse(list(argv))
+        assert exit_.value.code == 2
+        return capsys.readouterr().err
+    return refused
 
 
 class TestArguments:
     @pytest.mark.parametrize('t_sim', ['0', '-100', '0.05', 'nan', 'inf'])
-    def test_a_simulated_time_under_one_step_or_not_finite_is_refused(self, capsys, t_sim):
-        assert '--t-sim must be a time of at least one step (0.1 ms)' in usage_error(capsys, '--t-sim', t_sim)
+    def test_a_simulated_time_under_one_step_or_not_finite_is_refused(self, usage_error, t_sim):
+        assert '--t-sim must be a time of at least one step (0.1 ms)' in usage_error('--t-sim', t_sim)
 
     @pytest.mark.parametrize('t_presim', ['-1', 'nan'])
-    def test_a_negative_or_undefined_warm_up_is_refused(self, capsys, t_presim):
-        assert '--t-presim must be a time of 0 ms or more' in usage_error(capsys, '--t-presim', t_presim)
+    def test_a_negative_or_undefined_warm_up_is_refused(self, usage_error, t_presim):
+        assert '--t-presim must be a time of 0 ms or more' in usage_error('--t-presim', t_presim)
 
-    def test_a_negative_seed_is_refused(self, capsys):
-        assert '--seed must be 0 or more, got -3' in usage_error(capsys, '--seed', '-3')
+    def test_a_negative_seed_is_refused(self, usage_error):
+        assert '--seed must be 0 or more, got -3' in usage_error('--seed', '-3')
 
-    def test_a_scale_that_leaves_a_population_without_neurons_is_refused(self, capsys):
-        err = usage_error(capsys, '--scale', '1e-9')
+    def test_a_scale_that_leaves_a_population_without_neurons_is_refused(self, usage_error):
+        err = usage_error('--scale', '1e-9')
         assert 'leaves L23E, L23I' in err and 'use a scale of at least 0.00047' in err
 
-    def test_the_smallest_scale_the_message_names_is_accepted(self):
-        args = command.parse(['--scale', '0.00047'])
+    def test_the_smallest_scale_the_message_names_is_accepted(self, entry):
+        args = entry.parse(['--scale', '0.00047'])
         assert P.derive(args.scale, args.scale, 'dc').num_neurons.min() == 1
 
-    def test_sensible_arguments_pass(self):
-        args = command.parse(['--t-sim', '0.1', '--t-presim', '0', '--seed', '0'])
+    def test_sensible_arguments_pass(self, entry):
+        args = entry.parse(['--t-sim', '0.1', '--t-presim', '0', '--seed', '0'])
         assert (args.t_sim, args.t_presim, args.seed) == (0.1, 0.0, 0)
 
 

@@ -17,14 +17,16 @@ Interpret mode on the CPU runs the kernel body as ordinary JAX ops, grid step
 by grid step, on outputs that start out as NaN (not zero): kernels that
 accumulate must initialise their outputs themselves, on every backend.
 Whether ``def_pallas_kernel`` also registers pallas kernels for the CPU is
-decided by ``eventjax.config.set_pallas_cpu_interpret`` (default from the
-environment variable ``EVENTJAX_PALLAS_INTERPRET``, off unless set); this
-bridge itself always honours an explicit ``'cpu'``.
+decided by :func:`set_cpu_interpret` (default from the environment variable
+``EVENTJAX_PALLAS_INTERPRET``, off unless set); this bridge itself always
+honours an explicit ``'cpu'``. The switch is a setting of the configuration
+snapshot, so a change is seen by every thread at once.
 """
 
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -33,14 +35,71 @@ import attrs
 
 from eventjax.backends import bridge
 from eventjax.backends.bridge import BackendStatus, Bridge
-from eventjax.config import get_pallas_cpu_interpret, normalize_platform
-from eventjax.config.interpret import pallas_cpu_interpret_at_start
+from eventjax.config import moved_setting, normalize_platform, snapshot, update
+from eventjax.config.snapshot import frozen_map
 from eventjax.errors import PallasKernelSpecError
 
-__all__ = ['BRIDGE', 'PallasKernelSpecError', 'pallas_kernel_generator', 'status']
+__all__ = ['BRIDGE', 'PallasKernelSpecError', 'get_cpu_interpret', 'pallas_kernel_generator', 'set_cpu_interpret',
+           'status']
 
-_INTERPRET_FIX = ('Set EVENTJAX_PALLAS_INTERPRET=1 or call eventjax.config.set_pallas_cpu_interpret(True) '
+_INTERPRET_FIX = ('Set EVENTJAX_PALLAS_INTERPRET=1 or call eventjax.backends.pallas.set_cpu_interpret(True) '
                   'before registering kernels (slow; meant for tests).')
+_INTERPRET = 'pallas.cpu_interpret'  # this backend's key in the snapshot's settings
+
+
+def _env_flag(name: str, default: bool) -> bool:
+    raw = os.environ.get(name, '').strip().lower()
+    if raw == '':
+        return default
+    if raw in ('1', 'true', 'yes', 'on'):
+        return True
+    if raw in ('0', 'false', 'no', 'off'):
+        return False
+    raise ValueError(f'{name}={raw!r} is not a boolean; use 1/true/yes/on or 0/false/no/off.')
+
+
+# What the process started with: the standard operators register by it, so whether their
+# pallas kernels run on the cpu never depends on when a family was first loaded.
+_AT_START = _env_flag('EVENTJAX_PALLAS_INTERPRET', False)
+
+
+def set_cpu_interpret(enabled: bool) -> None:
+    """Choose whether pallas kernels registered from now on also run on the cpu, interpreted.
+
+    Interpret mode is slow and meant for tests on machines without a GPU, so
+    it is off unless the environment variable ``EVENTJAX_PALLAS_INTERPRET``
+    is ``1``/``true``/``yes``/``on`` at import or this is called. It applies to
+    the kernels you register; the standard operators' pallas kernels run on
+    the cpu only when the environment variable was on at import, whenever
+    their family is first loaded.
+
+    Example:
+        >>> from eventjax.backends import pallas
+        >>> pallas.set_cpu_interpret(True)
+    """
+    if not isinstance(enabled, bool):
+        raise TypeError(f'set_cpu_interpret(): enabled must be a bool, got {enabled!r}.')
+
+    def switch(s):
+        if s.settings.get(_INTERPRET, _AT_START) == enabled:
+            return s
+        return attrs.evolve(s, settings=frozen_map({**s.settings, _INTERPRET: enabled}))
+    update(switch)
+
+
+def get_cpu_interpret() -> bool:
+    """Whether pallas kernels are registered for the cpu in interpret mode.
+
+    Example:
+        >>> from eventjax.backends import pallas
+        >>> isinstance(pallas.get_cpu_interpret(), bool)
+        True
+    """
+    return snapshot().settings.get(_INTERPRET, _AT_START)
+
+
+moved_setting('set_pallas_cpu_interpret', f'{__name__}.set_cpu_interpret', set_cpu_interpret)
+moved_setting('get_pallas_cpu_interpret', f'{__name__}.get_cpu_interpret', get_cpu_interpret)
 
 
 def _accepts_interpret(fn: Callable[..., Any]) -> bool:
@@ -131,7 +190,7 @@ def status(platform: str) -> BackendStatus:
         'cpu'
     """
     if platform == 'cpu':
-        if get_pallas_cpu_interpret():
+        if get_cpu_interpret():
             return BackendStatus('pallas', platform, True)
         return BackendStatus('pallas', platform, False,
                              'pallas runs on the CPU only in interpret mode, which is off.', _INTERPRET_FIX)
@@ -145,7 +204,7 @@ def status(platform: str) -> BackendStatus:
 def _companions(platform: str) -> tuple[str, ...]:
     # Interpret mode is far slower than the jax and numba backends: the cpu
     # gets the kernel only when asked for, and never as its default.
-    return ('cpu',) if get_pallas_cpu_interpret() else ()
+    return ('cpu',) if get_cpu_interpret() else ()
 
 
 def standard(prim, module: Callable[[], ModuleType], name: str) -> None:
@@ -155,12 +214,12 @@ def standard(prim, module: Callable[[], ModuleType], name: str) -> None:
     The cpu also gets the gpu kernel in interpret mode when
     ``EVENTJAX_PALLAS_INTERPRET`` was on as the process started: a family
     registers when it is first used, and what runs must not depend on whether
-    ``set_pallas_cpu_interpret`` came before or after that. Registering again
+    :func:`set_cpu_interpret` came before or after that. Registering again
     (``Operator.register('pallas')``) replaces them and follows the setting of
     the moment. The module is imported here, to find the tpu kernel.
     """
     again = 'pallas' in prim.available_backends('gpu')
-    on_cpu = get_pallas_cpu_interpret() if again else pallas_cpu_interpret_at_start()
+    on_cpu = get_cpu_interpret() if again else _AT_START
     kernels = module()
     tpu = getattr(kernels, f'{name}_tpu_kernel', None)
     if tpu is not None:
@@ -172,8 +231,8 @@ def standard(prim, module: Callable[[], ModuleType], name: str) -> None:
 
 BRIDGE = Bridge(
     'pallas', ('gpu', 'tpu'), status, pallas_kernel_generator, platform_first=True, companions=_companions,
-    hint='for the cpu turn on eventjax.config.set_pallas_cpu_interpret(True) and register for gpu or tpu.',
+    hint='for the cpu turn on eventjax.backends.pallas.set_cpu_interpret(True) and register for gpu or tpu.',
     contract='``kernel_generator(**static_params, outs=outs)`` returns ``call(*arrays, interpret)`` that '
-             'builds and applies a ``pallas_call``. When ``eventjax.config.get_pallas_cpu_interpret()`` is '
+             'builds and applies a ``pallas_call``. When ``eventjax.backends.pallas.get_cpu_interpret()`` is '
              'on, the same kernel is also registered for the cpu in interpret mode (never as the cpu default).',
     standard=standard)

@@ -2,7 +2,6 @@
 
 import warnings
 
-from eventjax.config.interpret import get_pallas_cpu_interpret, set_pallas_cpu_interpret
 from eventjax.config.runtime import (
     Draft,
     bind_snapshot,
@@ -54,14 +53,12 @@ __all__ = [
     'current_override',
     'drafting',
     'get_backend',
-    'get_pallas_cpu_interpret',
     'moved_setting',
     'normalize_backend',
     'normalize_platform',
     'override',
     'register_backend_catalog',
     'set_backend',
-    'set_pallas_cpu_interpret',
     'snapshot',
     'update',
 ]

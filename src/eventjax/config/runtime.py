@@ -39,17 +39,6 @@ __all__ = [
     'warming',
 ]
 
-def _env_flag(name: str, default: bool) -> bool:
-    raw = os.environ.get(name, '').strip().lower()
-    if raw == '':
-        return default
-    if raw in ('1', 'true', 'yes', 'on'):
-        return True
-    if raw in ('0', 'false', 'no', 'off'):
-        return False
-    raise ValueError(f'{name}={raw!r} is not a boolean; use 1/true/yes/on or 0/false/no/off.')
-
-
 def _env_count(name: str, default: int) -> int:
     raw = os.environ.get(name, '').strip()
     if raw == '':
@@ -89,12 +78,7 @@ class _State:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.snapshot = ConfigSnapshot(
-            pallas_cpu_interpret=_env_flag('EVENTJAX_PALLAS_INTERPRET', False),
-        )
-        # What the process started with: the standard operators register by it, so whether their
-        # pallas kernels run on the cpu never depends on when a family was first loaded.
-        self.pallas_cpu_interpret_at_start = self.snapshot.pallas_cpu_interpret
+        self.snapshot = ConfigSnapshot()
         self.warned: frozenset[tuple[str, str]] = frozenset()
         # Told by the backends layer at import (config lists no backends):
         # catalog(platform) -> the names eventjax's bridges serve there;

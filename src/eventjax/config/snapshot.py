@@ -164,7 +164,9 @@ class ConfigSnapshot:
             :mod:`eventjax.config.runtime`).
         backends: the global backend per platform (``None``: unset).
         primitives: every registered primitive's kernel table, by its uid.
-        pallas_cpu_interpret: register pallas kernels for the cpu in interpret mode.
+        settings: the backends' own settings, by names each backend owns
+            (config reads none of them; a change gives a new key, like any
+            other content).
     """
 
     version: int = attrs.field(default=0, validator=attrs.validators.ge(0))
@@ -173,13 +175,13 @@ class ConfigSnapshot:
         validator=_check_platform_keys,
     )
     primitives: Mapping[int, PrimitiveTable] = attrs.field(factory=frozen_map)
-    pallas_cpu_interpret: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
+    settings: Mapping[str, Any] = attrs.field(factory=frozen_map)
 
     def content(self) -> tuple:
         """Everything but the key, as a hashable value: equal for configurations that resolve alike."""
         return (tuple(self.backends.items()),
                 tuple((uid, table.content()) for uid, table in self.primitives.items()),
-                self.pallas_cpu_interpret)
+                tuple(sorted(self.settings.items())))
 
     def known_backends(self, platform: str) -> tuple[str, ...]:
         """Every backend name some registered primitive has for ``platform``."""

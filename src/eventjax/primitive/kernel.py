@@ -26,8 +26,11 @@ changed.
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
 import itertools
+import pickle
+import sys
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -54,7 +57,7 @@ from eventjax.primitive.batching import general_batching_rule
 from eventjax.primitive.compat import apply_primitive
 from eventjax.primitive.params import BIND_ONLY, split_params
 from eventjax.primitive.resolution import KernelEntry, MissingBackend, Resolved, missing_backend_message, resolve
-from eventjax.primitive.tags import CallAndTags, register
+from eventjax.primitive.tags import CallAndTags, get_registry, register
 
 __all__ = ['KernelPrimitive', 'primitives']
 
@@ -93,9 +96,20 @@ class KernelPrimitive(CallAndTags):
                           DuplicatePrimitiveWarning, stacklevel=2)
         update(lambda s: attrs.evolve(s, primitives=frozen_map({**s.primitives, self._uid: table})))
         register(self, doc)
+        self._home = _declaring_module()
 
     def __repr__(self) -> str:
         return f'{type(self).__name__}({self.name!r})'
+
+    def __reduce__(self):
+        # By reference, as pickle treats functions: the module that made the
+        # primitive, and its name there. Unpickling imports the module, which
+        # registers the primitive again in a fresh process.
+        if sum(k.name == self.name for k in get_registry().values()) > 1:
+            raise pickle.PicklingError(
+                f'{self!r} cannot be pickled: several primitives named {self.name!r} are registered, so the name '
+                'does not say which. Give each primitive its own name.')
+        return _unpickle_primitive, (self.name, self._home)
 
     # -- registration -------------------------------------------------------
 
@@ -238,6 +252,37 @@ def primitives() -> dict[str, dict[str, tuple[str, ...]]]:
     newest = {table.name: uid for uid, table in tables.items()}  # uids grow: the last one wins
     return {(table.name if newest[table.name] == uid else f'{table.name}#{uid}'):
             {p: table.backends(p) for p in PLATFORMS} for uid, table in tables.items()}
+
+
+# The modules that make primitives for others: the module a primitive belongs to is its first caller outside them.
+_MAKERS = ('eventjax.primitive.', 'eventjax.backends.custom_kernel', 'eventjax.kernels.common.')
+
+
+def _declaring_module() -> str | None:
+    frame = sys._getframe(2)
+    while frame is not None:
+        module = frame.f_globals.get('__name__', '')
+        if not module.startswith(_MAKERS):
+            return module
+        frame = frame.f_back
+    return None
+
+
+def _unpickle_primitive(name: str, module: str | None) -> KernelPrimitive:
+    """The primitive named ``name`` that module ``module`` registers (how a pickled primitive comes back)."""
+    if module is not None:
+        try:
+            importlib.import_module(module)
+        except ImportError as e:
+            raise pickle.UnpicklingError(
+                f'primitive {name!r}: its module {module!r} cannot be imported ({e}); make it importable '
+                'where the pickle is loaded.') from e
+    found = get_registry().get(name)
+    if found is None:
+        raise pickle.UnpicklingError(
+            f'no primitive named {name!r} is registered after importing {module!r}; a pickled primitive comes back '
+            'only if importing its module makes it (create it at module level, not inside a function).')
+    return found
 
 
 def _as_struct(name: str, out: Any) -> jax.ShapeDtypeStruct:

@@ -10,7 +10,7 @@ from eventjax.kernels.csr.csrmv import _csrmv
 def test_a_vector_operator_must_name_its_matrix_counterpart():
     with pytest.raises(TypeError, match=r"'toy_mv'.*mm_op"):
         Operator('toy_mv', 'eventjax.kernels.csr', ('w', 'x'), events=False, matrix=False,
-                 weight_cotangent=lambda *a, **k: None)
+                 weight_cotangent=lambda *a, **k: None, kernels=())
 
 
 def test_a_declaration_registers_every_backend_and_the_rules():

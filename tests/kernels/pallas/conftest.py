@@ -28,11 +28,11 @@ OPERATORS = (_binary_densemv, _binary_densemm, _csrmv, _csrmm, _binary_csrmv, _b
 def _pallas_registered():
     # The cpu entry exists only while interpret mode is on at registration.
     before = ej.config.snapshot()
-    ej.config.set_pallas_cpu_interpret(True)
+    ej.backends.pallas.set_cpu_interpret(True)
     for op in OPERATORS:
         op.register('pallas')
     yield
     # Put the kernel tables back, so tests that run later in this process
     # (the CLI's "no usable backend" check) do not see cpu pallas kernels.
     ej.config.update(lambda snap: attrs.evolve(snap, primitives=before.primitives,
-                                               pallas_cpu_interpret=before.pallas_cpu_interpret))
+                                               settings=before.settings))

@@ -79,13 +79,10 @@ def status(platform: str) -> BackendStatus:
         >>> status('gpu').available
         False
     """
-    if platform != 'cpu':
-        return BackendStatus('numba', platform, False, 'numba kernels run on the CPU only.',
-                             "Use backend 'warp' or 'pallas' on gpu, 'pallas' on tpu.")
-    if core.package_missing('numba'):
-        return BackendStatus('numba', platform, False, 'The numba package is not installed.',
-                             'pip install numba')
-    return BackendStatus('numba', platform, True)
+    missing = core.not_here('numba', platform, 'cpu', ('numba kernels run on the CPU only.',
+                                                       "Use backend 'warp' or 'pallas' on gpu, 'pallas' on tpu."),
+                            'numba', ('The numba package is not installed.', 'pip install numba'))
+    return BackendStatus('numba', platform, True) if missing is None else missing
 
 
 def wrap(kernel_generator: Callable, platform: str) -> Callable:

@@ -113,11 +113,11 @@ def status(platform: str) -> BackendStatus:
         >>> status('cpu').available
         False
     """
-    if platform != 'gpu':
-        return BackendStatus('numba_cuda', platform, False, 'numba_cuda kernels run on NVIDIA GPUs only.',
-                             "Use backend 'numba' (numba.njit kernels) on cpu.")
-    if core.package_missing('numba_cuda'):
-        return BackendStatus('numba_cuda', platform, False, 'numba-cuda (numba.cuda.jit) is not installed.', EXTRA)
+    missing = core.not_here('numba_cuda', platform, 'gpu', ('numba_cuda kernels run on NVIDIA GPUs only.',
+                                                            "Use backend 'numba' (numba.njit kernels) on cpu."),
+                            'numba_cuda', ('numba-cuda (numba.cuda.jit) is not installed.', EXTRA))
+    if missing is not None:
+        return missing
     tool = native.cpp_toolchain()
     if not tool.path:
         return BackendStatus('numba_cuda', platform, False,

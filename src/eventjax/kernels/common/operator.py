@@ -35,12 +35,8 @@ from eventjax.backends.registry import backend_names, get_bridge
 from eventjax.kernels.common.rules import register_rules
 from eventjax.primitive.chain import link
 
-__all__ = ['ALL_BACKENDS', 'Declaration', 'Operator', 'PreparedKernel', 'kernel_sources', 'register_backend',
+__all__ = ['Declaration', 'Operator', 'PreparedKernel', 'kernel_sources', 'register_backend',
            'register_jax', 'register_kernels']
-
-# The backends of operators that also have C++ (cpp, cpu) and CUDA (cuda, gpu) kernels.
-ALL_BACKENDS = ('numba', 'warp', 'pallas', 'cpp', 'cuda')
-
 
 class Declaration:
     """One standard primitive: the declaration its module ends with, as ``_<name> = Declaration(...)``.
@@ -72,14 +68,14 @@ class Declaration:
     Example::
 
         _csr_slice_rows = Declaration('csr_slice_rows', __package__, ('data', 'indices', 'indptr', 'rows'),
-                                      out=_out, rules=linear_in_data(_cotangent))
+                                      kernels=('numba', 'warp', 'pallas'), out=_out, rules=linear_in_data(_cotangent))
     """
 
     in_place: dict[int, int] | None = None
     bounds: bool = False
 
     def __init__(self, name: str, family: str, operands: tuple[str, ...], *,
-                 kernels: tuple[str, ...] = ('numba', 'warp', 'pallas'), prepare: Callable | None = None,
+                 kernels: tuple[str, ...], prepare: Callable | None = None,
                  out: Callable | None = None, rules: Callable | None = None):
         self.name, self.family, self.operands = name, family, tuple(operands)
         self._prepare = prepare
@@ -106,7 +102,7 @@ class Declaration:
         """Register ``backend``'s kernels again, through its bridge's adapter (registering replaces them).
 
         Tests re-register the pallas kernels this way after turning on
-        ``eventjax.config.set_pallas_cpu_interpret(True)``, so the cpu gets the
+        ``eventjax.backends.pallas.set_cpu_interpret(True)``, so the cpu gets the
         gpu kernel in interpret mode.
         """
         register_backend(self.primitive, self.family, self.name, backend)
@@ -137,12 +133,13 @@ class Operator(Declaration):
     Example::
 
         _csrmv = Operator('csrmv', __package__, ('data', 'indices', 'indptr', 'v'),
-                          events=False, matrix=False, weight_cotangent=reference.entry_cotangent, mm_op='csrmm')
+                          events=False, matrix=False, weight_cotangent=reference.entry_cotangent, mm_op='csrmm',
+                          kernels=('numba', 'warp', 'pallas', 'cpp', 'cuda'))
     """
 
     def __init__(self, name: str, family: str, operands: tuple[str, ...], *, events: bool, matrix: bool,
                  weight_cotangent: Callable, float_op: str | Callable | None = None, mm_op: str | None = None,
-                 kernels: tuple[str, ...] = ('numba', 'warp', 'pallas'), prepare: Callable | None = None):
+                 kernels: tuple[str, ...], prepare: Callable | None = None):
         if not matrix and mm_op is None:
             raise TypeError(f'Operator({name!r}): a vector operator must name its matrix counterpart (mm_op=...), '
                             f'which a vmap over {operands[-1]!r} folds into.')

@@ -73,14 +73,15 @@ class Update(Declaration):
     Example::
 
         _csr_on_pre = Update('csr_on_pre', __package__,
-                             ('weight', 'indices', 'indptr', 'pre_spike', 'post_trace'), trace='post_trace')
+                             ('weight', 'indices', 'indptr', 'pre_spike', 'post_trace'), trace='post_trace',
+                             kernels=('numba', 'warp', 'pallas'))
     """
 
     in_place = {0: 0}
     bounds = True
 
     def __init__(self, name: str, family: str, operands: tuple[str, ...], *, trace: str,
-                 kernels: tuple[str, ...] = ('numba', 'warp'), prepare: Callable | None = None):
+                 kernels: tuple[str, ...], prepare: Callable | None = None):
         self._trace = tuple(operands).index(trace)
         super().__init__(name, family, operands, kernels=kernels, prepare=prepare)
 

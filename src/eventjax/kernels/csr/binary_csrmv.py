@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from eventjax.kernels.common import Operator
 from eventjax.kernels.common.keywords import operand
-from eventjax.kernels.common.operator import ALL_BACKENDS
 from eventjax.kernels.csr import reference
 from eventjax.kernels.csr.arguments import checked_call, repair_structure
 
@@ -45,4 +44,5 @@ def binary_csrmv(data, indices, indptr, spikes=None, *, shape, transpose=False, 
 
 _binary_csrmv = Operator('binary_csrmv', __package__, ('data', 'indices', 'indptr', 'spikes'),
                          events=True, matrix=False, weight_cotangent=reference.entry_cotangent,
-                         float_op='csrmv', mm_op='binary_csrmm', kernels=ALL_BACKENDS, prepare=repair_structure)
+                         float_op='csrmv', mm_op='binary_csrmm',
+                         kernels=('numba', 'warp', 'pallas', 'cpp', 'cuda'), prepare=repair_structure)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from eventjax.kernels.common import Operator
-from eventjax.kernels.common.operator import ALL_BACKENDS
 from eventjax.kernels.csr import reference
 from eventjax.kernels.csr.arguments import checked_call, repair_structure
 
@@ -35,5 +34,6 @@ def csrmm(data, indices, indptr, B, *, shape, transpose=False, backend=None, val
 
 
 _csrmm = Operator('csrmm', __package__, ('data', 'indices', 'indptr', 'B'),
-                  events=False, matrix=True, weight_cotangent=reference.entry_cotangent, kernels=ALL_BACKENDS,
+                  events=False, matrix=True, weight_cotangent=reference.entry_cotangent,
+                  kernels=('numba', 'warp', 'pallas', 'cpp', 'cuda'),
                   prepare=repair_structure)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from eventjax.kernels.common import Operator
-from eventjax.kernels.common.operator import ALL_BACKENDS
 from eventjax.kernels.csr import reference
 from eventjax.kernels.csr.arguments import checked_call, repair_structure
 
@@ -42,4 +41,4 @@ def csrmv(data, indices, indptr, v, *, shape, transpose=False, backend=None, val
 
 _csrmv = Operator('csrmv', __package__, ('data', 'indices', 'indptr', 'v'),
                   events=False, matrix=False, weight_cotangent=reference.entry_cotangent, mm_op='csrmm',
-                  kernels=ALL_BACKENDS, prepare=repair_structure)
+                  kernels=('numba', 'warp', 'pallas', 'cpp', 'cuda'), prepare=repair_structure)

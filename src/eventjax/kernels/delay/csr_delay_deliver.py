@@ -75,4 +75,4 @@ def csr_delay_deliver(ring, events, data, indices, indptr, delays, t, *, shape, 
 _csr_delay_deliver = Delivery('csr_delay_deliver', __package__,
                               ('ring', 'events', 'data', 'indices', 'indptr', 'delays', 't'),
                               data_cotangent=reference.data_cotangent, events_cotangent=reference.events_cotangent,
-                              prepare=repair_structure)
+                              prepare=repair_structure, kernels=('numba', 'warp', 'pallas'))

@@ -59,7 +59,7 @@ class Delivery(Declaration):
     in_place = {0: 0}  # every call updates the ring (operand 0) in place as output 0
 
     def __init__(self, name: str, family: str, operands: tuple[str, ...], *, data_cotangent: Callable,
-                 events_cotangent: Callable, kernels=('numba', 'warp', 'pallas'), prepare: Callable):
+                 events_cotangent: Callable, kernels: tuple[str, ...], prepare: Callable):
         self.data_cotangent, self.events_cotangent = data_cotangent, events_cotangent
         super().__init__(name, family, operands, kernels=kernels, prepare=prepare)
 

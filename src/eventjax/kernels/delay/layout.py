@@ -167,4 +167,5 @@ def csr_delay_deliver_layout(ring, events, layout: CSRDelayLayout, t, *, weighte
 _csr_delay_deliver_layout = Delivery('csr_delay_deliver_layout', __package__,
                                      ('ring', 'events', 'data', 'offsets', 'indptr', 't'),
                                      data_cotangent=reference.layout_data_cotangent,
-                                     events_cotangent=reference.layout_events_cotangent, prepare=repair_layout)
+                                     events_cotangent=reference.layout_events_cotangent, prepare=repair_layout,
+                                     kernels=('numba', 'warp', 'pallas'))

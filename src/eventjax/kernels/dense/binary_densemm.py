@@ -37,4 +37,4 @@ def binary_densemm(weights, spikes, *, transpose=False, backend=None, validate=T
 
 _binary_densemm = Operator('binary_densemm', __package__, ('weights', 'spikes'),
                            events=True, matrix=True, weight_cotangent=reference.weight_cotangent,
-                           float_op=reference.float_product)
+                           float_op=reference.float_product, kernels=('numba', 'warp', 'pallas'))

@@ -40,4 +40,5 @@ def binary_densemv(weights, spikes, *, transpose=False, backend=None, validate=T
 
 _binary_densemv = Operator('binary_densemv', __package__, ('weights', 'spikes'),
                            events=True, matrix=False, weight_cotangent=reference.weight_cotangent,
-                           float_op=reference.float_product, mm_op='binary_densemm')
+                           float_op=reference.float_product, mm_op='binary_densemm',
+                           kernels=('numba', 'warp', 'pallas'))

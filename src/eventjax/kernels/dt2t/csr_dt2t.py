@@ -51,4 +51,5 @@ def _out(w, *rest, **static):
 
 
 _csr_dt2t = Declaration('csr_dt2t', __package__, DT2T_OPERANDS, out=_out,
-                        rules=lambda declaration: register_dt2t_rules(declaration.primitive, bind_dt2t))
+                        rules=lambda declaration: register_dt2t_rules(declaration.primitive, bind_dt2t),
+                        kernels=('numba', 'warp', 'pallas'))

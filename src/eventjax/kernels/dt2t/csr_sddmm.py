@@ -70,4 +70,5 @@ def _out(a, bt, indices, indptr, **static):
 
 
 _csr_sddmm = Declaration('csr_sddmm', __package__, SDDMM_OPERANDS, out=_out,
-                         rules=lambda declaration: register_sddmm_rules(declaration.primitive, _bind))
+                         rules=lambda declaration: register_sddmm_rules(declaration.primitive, _bind),
+                         kernels=('numba', 'warp', 'pallas'))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from eventjax.kernels.common import Operator
 from eventjax.kernels.common.keywords import operand
-from eventjax.kernels.common.operator import ALL_BACKENDS
 from eventjax.kernels.fixed_conn import reference
 from eventjax.kernels.fixed_conn.arguments import checked_call
 
@@ -45,4 +44,4 @@ def binary_fcnmm(weights, indices, B=None, *, shape, transpose=False, backend=No
 
 _binary_fcnmm = Operator('binary_fcnmm', __package__, ('weights', 'indices', 'B'),
                          events=True, matrix=True, weight_cotangent=reference.entry_cotangent, float_op='fcnmm',
-                         kernels=ALL_BACKENDS)
+                         kernels=('numba', 'warp', 'pallas', 'cpp', 'cuda'))

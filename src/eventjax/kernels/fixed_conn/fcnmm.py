@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from eventjax.kernels.common import Operator
 from eventjax.kernels.common.keywords import operand
-from eventjax.kernels.common.operator import ALL_BACKENDS
 from eventjax.kernels.fixed_conn import reference
 from eventjax.kernels.fixed_conn.arguments import checked_call
 
@@ -41,4 +40,4 @@ def fcnmm(weights, indices, B=None, *, shape, transpose=False, backend=None, val
 
 _fcnmm = Operator('fcnmm', __package__, ('weights', 'indices', 'B'),
                   events=False, matrix=True, weight_cotangent=reference.entry_cotangent,
-                  kernels=ALL_BACKENDS)
+                  kernels=('numba', 'warp', 'pallas', 'cpp', 'cuda'))

@@ -84,4 +84,4 @@ def _cotangent(ct, n_weights, indices, indptr, perm, ids, count, B, *, shape, pe
 
 
 _binary_csrmm_indexed = Declaration('binary_csrmm_indexed', __package__, OPERANDS, out=_out,
-                                    rules=linear_in_data(_cotangent))
+                                    rules=linear_in_data(_cotangent), kernels=('numba', 'warp', 'pallas'))

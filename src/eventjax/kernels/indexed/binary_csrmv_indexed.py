@@ -92,4 +92,4 @@ def _cotangent(ct, n_weights, indices, indptr, perm, ids, count, *, shape, permu
 
 
 _binary_csrmv_indexed = Declaration('binary_csrmv_indexed', __package__, OPERANDS, out=_out,
-                                    rules=linear_in_data(_cotangent))
+                                    rules=linear_in_data(_cotangent), kernels=('numba', 'warp', 'pallas'))

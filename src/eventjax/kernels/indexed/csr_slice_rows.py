@@ -66,4 +66,5 @@ def _cotangent(ct, n_weights, indices, indptr, rows, *, shape):
     return reference.slice_cotangent(ct, n_weights, indices, indptr, rows, shape=shape)
 
 
-_csr_slice_rows = Declaration('csr_slice_rows', __package__, OPERANDS, out=_out, rules=linear_in_data(_cotangent))
+_csr_slice_rows = Declaration('csr_slice_rows', __package__, OPERANDS, out=_out, rules=linear_in_data(_cotangent),
+                              kernels=('numba', 'warp', 'pallas'))

@@ -58,4 +58,4 @@ def _cotangent(ct, n_weights, indices, indptr, words, sizes, *, shape, fixed, tr
 
 
 _binary_csrmv_packed = Declaration('binary_csrmv_packed', __package__, OPERANDS, out=_out,
-                                   rules=linear_in_data(_cotangent))
+                                   rules=linear_in_data(_cotangent), kernels=('numba', 'warp', 'pallas'))
