@@ -33,12 +33,16 @@ def _timed(fn, *args, repeats=5):
 
 
 def _loop(product, loop):
-    """``loop`` products in one program, each on spikes with one entry flipped by the step."""
-    def run(x):
+    """``loop`` products in one program, each on spikes with one entry flipped by the step.
+
+    The matrix reaches the program as an argument: captured as a constant, XLA would fold a large one into
+    the program, and compiling it would take minutes on a TPU.
+    """
+    def run(x, operands):
         def step(i, acc):
             j = i % x.shape[0]
             xi = lax.dynamic_update_slice(x, jnp.logical_not(lax.dynamic_slice(x, (j,), (1,))), (j,))
-            return acc + product(xi)[0][j]
+            return acc + product(xi, operands)[0][j]
         return lax.fori_loop(0, loop, step, jnp.zeros((), jnp.float32))
     return jax.jit(run)
 
@@ -48,16 +52,18 @@ def _csr_of(indices, m, k):
     return indices.reshape(-1), indptr
 
 
-def _product(op, backend, transpose, weights, indices, flat, indptr, shape, dense=None):
+def _product(op, backend, transpose, shape):
+    """``product(spikes, operands)`` and the name of its operands in :func:`main`'s ``operands``."""
     import eventjax as ej
 
     if op == 'binary_densemv':
-        return lambda s: (ej.binary_densemv(dense, s, transpose=transpose, backend=backend, validate=False),)
+        return (lambda s, o: (ej.binary_densemv(o[0], s, transpose=transpose, backend=backend, validate=False),),
+                'dense')
     if op == 'binary_fcnmv':
-        return lambda s: (ej.binary_fcnmv(weights, indices, s, shape=shape, transpose=transpose, backend=backend,
-                                          validate=False),)
-    return lambda s: (ej.binary_csrmv(weights.reshape(-1), flat, indptr, s, shape=shape, transpose=transpose,
-                                      backend=backend, validate=False),)
+        return (lambda s, o: (ej.binary_fcnmv(*o, s, shape=shape, transpose=transpose, backend=backend,
+                                              validate=False),), 'fcn')
+    return (lambda s, o: (ej.binary_csrmv(*o, s, shape=shape, transpose=transpose, backend=backend,
+                                          validate=False),), 'csr')
 
 
 def main(argv=None):
@@ -88,26 +94,27 @@ def main(argv=None):
         weights = jnp.asarray(rng.normal(size=(m, k)), jnp.float32)
         spikes = jnp.asarray(rng.random(m) < args.rate)
         flat, indptr = _csr_of(indices, m, k)
-        dense = None
+        operands = {'fcn': (weights, indices), 'csr': (weights.reshape(-1), flat, indptr)}
         if size <= args.dense_limit:
             dense = jnp.zeros((m, n), jnp.float32).at[jnp.arange(m)[:, None], indices].add(weights)
+            operands['dense'] = (dense,)
             for transpose in (True, False):
-                f = (lambda s, d=dense: (s.astype(jnp.float32) @ d,)) if transpose else \
-                    (lambda s, d=dense: (d @ s.astype(jnp.float32),))
-                loop_s, _ = _timed(_loop(f, args.loop), spikes)
-                call_s, _ = _timed(jax.jit(f), spikes)
+                f = (lambda s, o: (s.astype(jnp.float32) @ o[0],)) if transpose else \
+                    (lambda s, o: (o[0] @ s.astype(jnp.float32),))
+                loop_s, _ = _timed(_loop(f, args.loop), spikes, (dense,))
+                call_s, _ = _timed(jax.jit(f), spikes, (dense,))
                 emit(op='dense_f32', size=size, k=k, transpose=transpose, backend='jnp',
                      loop_us=loop_s / args.loop * 1e6, call_us=call_s * 1e6)
         for op in args.ops:
-            if op == 'binary_densemv' and dense is None:
+            if op == 'binary_densemv' and 'dense' not in operands:
                 continue
             for transpose in (True, False):
                 ref = None
                 for backend in args.backends:
-                    f = _product(op, backend, transpose, weights, indices, flat, indptr, (m, n), dense)
+                    f, kind = _product(op, backend, transpose, (m, n))
                     try:
-                        call_s, y = _timed(jax.jit(f), spikes)
-                        loop_s, _ = _timed(_loop(f, args.loop), spikes)
+                        call_s, y = _timed(jax.jit(f), spikes, operands[kind])
+                        loop_s, _ = _timed(_loop(f, args.loop), spikes, operands[kind])
                     except Exception as e:  # noqa: BLE001 - report and go on with the next backend
                         emit(op=op, size=size, k=k, transpose=transpose, backend=backend,
                              error=f'{type(e).__name__}: {str(e).splitlines()[0][:300]}')
