@@ -21,6 +21,11 @@ from eventjax.primitive.chain import link
 __all__ = ['XLACustomKernel']
 
 
+def _wrap(bridge: Bridge, kernel_generator: Callable, platform: str) -> Callable:
+    """The bridge's wrap of ``kernel_generator``, recorded for ``eventjax info --kernel``."""
+    return link(bridge.wrap(kernel_generator, platform), kernel_generator, f"the {bridge.name} bridge's wrap")
+
+
 class XLACustomKernel(KernelPrimitive):
     """A custom JAX primitive with kernels for several backends and platforms.
 
@@ -162,7 +167,3 @@ class XLACustomKernel(KernelPrimitive):
         """
         self.def_bridge_kernel('numba_cuda', kernel_generator, platform, asdefault)
 
-
-def _wrap(bridge: Bridge, kernel_generator: Callable, platform: str) -> Callable:
-    """The bridge's wrap of ``kernel_generator``, recorded for ``eventjax info --kernel``."""
-    return link(bridge.wrap(kernel_generator, platform), kernel_generator, f"the {bridge.name} bridge's wrap")
