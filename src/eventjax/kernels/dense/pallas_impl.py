@@ -32,6 +32,7 @@ from jax.experimental.pallas import tpu as pltpu
 from eventjax.kernels.common.compaction import event_mask
 from eventjax.kernels.common.events import accumulation_dtype, event_indicator
 from eventjax.kernels.common.pallas.rows import triton_params
+from eventjax.kernels.common.pallas.tpu_rows import tpu_interpret
 
 __all__ = ['binary_densemm_kernel', 'binary_densemm_tpu_kernel', 'binary_densemv_kernel',
            'binary_densemv_tpu_kernel']
@@ -139,11 +140,6 @@ _TPU_EVENT_COLS = 256
 _WORD = 32
 
 
-def _tpu_interpret(interpret):
-    """Pallas's TPU interpreter (TPU memory spaces, DMAs, semaphores) for ``interpret=True``."""
-    return pltpu.InterpretParams() if interpret is True else interpret
-
-
 def _event_words(events, groups, chunk, chunks):
     """``(groups * chunks, 1, chunk)`` int32: bit ``c`` of word ``[g * chunks + r // chunk, 0, r % chunk]``
     says whether ``events[r, 32 g + c]`` is an event; rows past ``events``' own hold none.
@@ -231,7 +227,7 @@ def _tpu_event_rows(weights, s, out_dtype, interpret):
                         pltpu.VMEM((width, n), acc)],
         compiler_params=pltpu.CompilerParams(dimension_semantics=('parallel', 'arbitrary'),
                                              vmem_limit_bytes=max(32 << 20, vmem + (4 << 20))),
-        interpret=_tpu_interpret(interpret),
+        interpret=tpu_interpret(interpret),
     )(_event_words(s, groups, chunk, chunks), weights)
     return y.reshape(groups * width, n)[:p].T
 
@@ -310,7 +306,7 @@ def _tpu_event_columns(weights, s, vector, out_dtype, interpret):
             in_specs=[w_spec, pl.BlockSpec((1, bn), lambda i, k: (0, k))],
             out_specs=pl.BlockSpec((bm, 1), lambda i, k: (i, 0)),
             scratch_shapes=[pltpu.VMEM((bm, 1), acc)], compiler_params=params,
-            interpret=_tpu_interpret(interpret))(weights, e)
+            interpret=tpu_interpret(interpret))(weights, e)
     # Event columns in blocks too, so VMEM holds a block of them whatever their number (edge
     # columns past S only reach output columns past it, which are dropped).
     bp = p if p <= _TPU_EVENT_COLS else _TPU_EVENT_COLS
@@ -321,7 +317,7 @@ def _tpu_event_columns(weights, s, vector, out_dtype, interpret):
         out_specs=pl.BlockSpec((bm, bp), lambda i, j, k: (i, j)),
         scratch_shapes=[pltpu.VMEM((bm, bp), acc) for _ in range(4)],
         compiler_params=pltpu.CompilerParams(dimension_semantics=('parallel', 'parallel', 'arbitrary')),
-        interpret=_tpu_interpret(interpret))(weights, event_indicator(s, acc))
+        interpret=tpu_interpret(interpret))(weights, event_indicator(s, acc))
 
 
 def binary_densemv_tpu_kernel(*, transpose, outs):

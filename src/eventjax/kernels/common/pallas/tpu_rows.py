@@ -67,8 +67,9 @@ def fits_the_chip(*, m: int, n: int, transpose: bool, csr: bool) -> bool:
 
 def tpu_interpret(interpret: bool):
     """The ``interpret`` argument of a TPU ``pallas_call``: Pallas's TPU interpreter, which models
-    SMEM, DMAs and semaphores, when asked to interpret; else compile with Mosaic."""
-    return pltpu.InterpretParams() if interpret else False
+    SMEM, DMAs and semaphores, for ``interpret=True``; ``False`` compiles with Mosaic, and interpreter
+    parameters of the caller's own pass through."""
+    return pltpu.InterpretParams() if interpret is True else interpret
 
 
 def _split(t):
