@@ -6,8 +6,12 @@ backends -> primitive -> config -> errors -> _version. A module may import from 
 lower one, never a higher one; a module in no layer is itself a problem, so
 a new module must be placed here. Kernel families never import each other
 (all may import kernels/common, which imports no family). Every import
-counts, also one inside a function, and no chain of imports may lead from a
-module back to itself. A backend with a package of its own
+counts for the layers, also one inside a function, and no chain of
+module-level imports may lead from a module back to itself. An import inside
+a function runs at the call, after both modules have loaded, so it is how two
+classes that convert into each other (``EventArray.compact()`` and
+``IndexedEvents.to_event_array()``, ``CSR.tocoo()`` and ``COO.tocsr()``) name
+each other from modules of their own names. A backend with a package of its own
 (``backends/<name>/``) is used from outside that package through the package
 alone (its ``__init__``, the backend's public surface), never through its
 implementation modules.
@@ -51,10 +55,15 @@ def module_name(parts: list[str]) -> str | None:
     return None
 
 
-def imported_modules(tree: ast.AST, package_parts: list[str]) -> list[list[str]]:
-    """Every eventjax module imported anywhere in ``tree``, as parts after ``eventjax``."""
+def imported_modules(tree: ast.AST, package_parts: list[str], deferred: bool = True) -> list[list[str]]:
+    """Every eventjax module imported in ``tree``, as parts after ``eventjax``; with ``deferred=False``, only
+    those imported when the module loads (not inside a function)."""
+    in_functions = {id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    for n in ast.walk(f)}
     found = []
     for node in ast.walk(tree):
+        if not deferred and id(node) in in_functions:
+            continue
         if isinstance(node, ast.Import):
             found += [alias.name.split('.') for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -123,6 +132,7 @@ def main() -> int:
             if backend:
                 problems.append(f'{path.relative_to(ROOT)}: imports eventjax.{".".join(mod)}, an implementation '
                                 f'module of the {backend!r} backend; import its names from eventjax.backends.{backend}')
+        for mod in imported_modules(tree, package_parts, deferred=False):
             target_name = module_name(mod)
             if target_name and target_name != name:
                 graph[name].add(target_name)

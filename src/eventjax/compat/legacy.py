@@ -11,7 +11,7 @@ signatures.
 
 from __future__ import annotations
 
-from eventjax.containers.jitc import JITCMatrix
+from eventjax.containers.jitc_matrix import JITCMatrix
 from eventjax.kernels.common.checks import check_shape
 from eventjax.kernels.plasticity import fcn_on_pre
 

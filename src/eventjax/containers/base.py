@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from eventjax.containers.events import EventArray, is_plain_array
+from eventjax.containers.event_array import EventArray
 from eventjax.containers.graded import graded_csr_product
 from eventjax.containers.graded_events import GradedEvents
+from eventjax.containers.operands import is_plain_array
 from eventjax.containers.ops import WeightOps
 
 __all__ = ['SparseMatrix', 'StoredArrays']

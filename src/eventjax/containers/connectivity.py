@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from eventjax.containers.csr import CSR
-from eventjax.containers.fixed_conn import FixedNumConn
+from eventjax.containers.fixed_num_conn import FixedNumConn
 
 __all__ = ['random_csr', 'random_fixed_num_conn']
 

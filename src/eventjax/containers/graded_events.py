@@ -5,8 +5,9 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from eventjax.containers.events import EventArray, is_plain_array
+from eventjax.containers.event_array import EventArray
 from eventjax.containers.graded import graded_dense_product
+from eventjax.containers.operands import is_plain_array
 from eventjax.kernels.common.units import mantissa
 
 __all__ = ['GradedEvents']

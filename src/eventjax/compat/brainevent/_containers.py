@@ -15,7 +15,7 @@ import numpy as np
 import eventjax as ej
 from eventjax.compat.brainevent import _plasticity as plasticity
 from eventjax.compat.brainevent._errors import MathError
-from eventjax.containers.events import is_plain_array
+from eventjax.containers.operands import is_plain_array
 
 __all__ = ['CSC', 'CSR', 'TCSR', 'DataRepresentation', 'Dense', 'FixedNumConn', 'FixedNumPerPost', 'FixedNumPerPre',
            'FixedPostNumConn', 'FixedPreNumConn', 'JITCMatrix', 'JITCNormalC', 'JITCNormalR', 'JITCScalarC',

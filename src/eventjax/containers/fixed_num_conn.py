@@ -1,9 +1,9 @@
-""":class:`FixedNumConn`: ``k`` connections per row, and its pre/post-named forms.
+""":class:`FixedNumConn`: ``k`` connections per row.
 
-``FixedNumPerPre`` is brainevent's name for it; ``FixedNumPerPost`` (``k``
-presynaptic sources per postsynaptic neuron) is the ``.T`` view of a
-``FixedNumConn`` whose rows are the postsynaptic neurons, so it reuses every
-kernel. ``EventArray @ FixedNumConn`` is the event-driven scatter.
+``EventArray @ FixedNumConn`` is the event-driven scatter. Its pre/post-named
+forms, :class:`~eventjax.FixedNumPerPre` and :class:`~eventjax.FixedNumPerPost`,
+subclass it in modules of their names; :func:`pair_args` reads the argument
+spellings both accept.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from eventjax.kernels.common.units import attach, mantissa, split
 from eventjax.kernels.fixed_conn import binary_fcnmm, binary_fcnmv, fcnmm, fcnmv
 from eventjax.kernels.plasticity import csr2csc_on_post, csr_column_view, fcn_on_pre
 
-__all__ = ['FixedNumConn', 'FixedNumPerPost', 'FixedNumPerPre']
+__all__ = ['FixedNumConn', 'pair_args']
 
 
 @jax.tree_util.register_pytree_node_class
@@ -260,59 +260,11 @@ class FixedNumConn(StoredArrays, WeightsAsData, PerSynapseOps, SparseMatrix):
         return stored.data, stored.indices, stored.indptr
 
 
-def _pair(who: str, args) -> tuple:
-    # brainevent spells these both ((data, indices), shape=...) and (data, indices, shape=...).
+def pair_args(who: str, args) -> tuple:
+    """``(data, indices)`` from either of brainevent's spellings: one tuple, or two arguments before ``shape=``."""
     if len(args) == 1 and isinstance(args[0], (tuple, list)) and len(args[0]) == 2:
         return tuple(args[0])
     if len(args) == 2:
         return tuple(args)
     raise TypeError(f'{who}: pass (data, indices) as one tuple or as two arguments, then shape=; '
                     f'got {len(args)} positional argument(s).')
-
-
-@jax.tree_util.register_pytree_node_class
-class FixedNumPerPre(FixedNumConn):
-    """``k`` postsynaptic targets per presynaptic neuron: brainevent's name for :class:`~eventjax.FixedNumConn`.
-
-    ``indices`` is ``(num_pre, k)`` and ``shape`` is ``(num_pre, num_post)``;
-    ``data`` and ``indices`` may come as one tuple or as two arguments.
-
-    Example:
-        >>> import jax.numpy as jnp
-        >>> import eventjax as ej
-        >>> ej.FixedNumPerPre(jnp.ones((2, 1)), jnp.array([[2], [0]]), shape=(2, 3)).todense()
-        Array([[0., 0., 1.],
-               [1., 0., 0.]], dtype=float32)
-    """
-
-    def __init__(self, *args, shape, transposed: bool = False, validate: bool = True):
-        super().__init__(_pair('FixedNumPerPre()', args), shape=shape, transposed=transposed, validate=validate)
-
-
-@jax.tree_util.register_pytree_node_class
-class FixedNumPerPost(FixedNumConn):
-    """``k`` presynaptic sources per postsynaptic neuron (a JAX pytree).
-
-    ``indices`` is ``(num_post, k)`` and ``shape`` is ``(num_pre, num_post)``:
-    the matrix has ``W[indices[j, c], j] = data[j, c]``. It is the ``.T``
-    view of a :class:`~eventjax.FixedNumConn` of shape ``(num_post,
-    num_pre)``, so ``events @ W`` gathers ``k`` inputs per target.
-
-    Example:
-        >>> import jax.numpy as jnp
-        >>> import eventjax as ej
-        >>> W = ej.FixedNumPerPost(jnp.ones((3, 1)), jnp.array([[0], [1], [0]]), shape=(2, 3))
-        >>> ej.EventArray(jnp.array([True, False])) @ W
-        Array([1., 0., 1.], dtype=float32)
-    """
-
-    def __init__(self, *args, shape, transposed: bool = False, validate: bool = True):
-        num_pre, num_post = (int(d) for d in shape)
-        super().__init__(_pair('FixedNumPerPost()', args), shape=(num_post, num_pre), transposed=not transposed,
-                         validate=validate)
-
-    _as_transpose = True
-
-    def _summary(self) -> tuple[str, str]:
-        return 'FixedNumPerPost', f'k={self.num_conn}'
-

@@ -15,7 +15,7 @@ import numpy as np
 
 from eventjax.containers.base import SparseMatrix
 from eventjax.containers.csr import CSR
-from eventjax.containers.events import EventArray
+from eventjax.containers.event_array import EventArray
 from eventjax.containers.graded_events import GradedEvents
 from eventjax.kernels.common.units import attach, same_unit_pair, split
 from eventjax.kernels.jitc import binary_jitcmm, binary_jitcmv, jitcmm, jitcmv
