@@ -95,17 +95,19 @@ class EventArray:
 
         return BitPackedEvents(bitpack(self._operand, axis=0), self.shape[0])
 
+    def _dense_product(self, weights, x, transpose: bool):
+        """``weights.T @ x`` (``transpose``) or ``weights @ x``; a subclass with other products changes this only."""
+        if jnp.ndim(x) == 1:
+            return binary_densemv(weights, x, transpose=transpose)
+        return binary_densemm(weights, x, transpose=transpose)
+
     def __matmul__(self, other):
         if not is_plain_array(other):
             return NotImplemented
-        # s @ W == W.T @ s; for 2-D events (k, m) @ W (m, n) == (W.T @ S.T).T.
-        if self.ndim == 1:
-            return binary_densemv(other, self._operand, transpose=True)
-        return binary_densemm(other, self._operand.T, transpose=True).T
+        # s @ W == W.T @ s; for 2-D events (k, m) @ W (m, n) == (W.T @ S.T).T (.T leaves 1-D arrays as they are).
+        return self._dense_product(other, self._operand.T, transpose=True).T
 
     def __rmatmul__(self, other):
         if not is_plain_array(other):
             return NotImplemented
-        if self.ndim == 1:
-            return binary_densemv(other, self._operand, transpose=False)
-        return binary_densemm(other, self._operand, transpose=False)
+        return self._dense_product(other, self._operand, transpose=False)

@@ -7,7 +7,6 @@ import jax.numpy as jnp
 
 from eventjax.containers.event_array import EventArray
 from eventjax.containers.graded import graded_dense_product
-from eventjax.containers.operands import is_plain_array
 from eventjax.kernels.common.units import mantissa
 
 __all__ = ['GradedEvents']
@@ -55,19 +54,9 @@ class GradedEvents(EventArray):
         """The events with their axes permuted, as ``jnp.transpose``."""
         return GradedEvents(self.value.transpose(*axes))
 
-    def __matmul__(self, other):
-        if not is_plain_array(other):
-            return NotImplemented
+    def _dense_product(self, weights, x, transpose: bool):
         _check_product_rank(self)
-        if self.ndim == 1:
-            return graded_dense_product(other, self.value, transpose=True)
-        return graded_dense_product(other, self.value.T, transpose=True).T
-
-    def __rmatmul__(self, other):
-        if not is_plain_array(other):
-            return NotImplemented
-        _check_product_rank(self)
-        return graded_dense_product(other, self.value, transpose=False)
+        return graded_dense_product(weights, x, transpose=transpose)
 
 
 def _check_product_rank(events) -> None:

@@ -94,8 +94,19 @@ def _entry_rows(who, indptr, indices):
     return rows.astype(np.int32 if nnz < np.iinfo(np.int32).max else indptr.dtype), indices
 
 
-def _transposed_index(who, indptr, indices, major: int, minor: int, names):
+def _coo_index(who, major, minor, shape, names, *, by_column: bool):
+    """The entries grouped by ``major``, their rows (``by_column``: their columns) in ``shape``; ``minor`` checked."""
+    m, n = (int(d) for d in shape)
+    n_major, n_minor = (n, m) if by_column else (m, n)
+    _check_coords(who, names[1], minor, n_minor, 'rows' if by_column else 'columns')
+    return _group(who, _module(major, minor), major, minor, n_major, names)
+
+
+def _transposed_index(who, indptr, indices, shape, *, from_csc: bool):
     """The compressed index of the transpose: ``major`` rows of ``minor`` columns become ``minor`` rows."""
+    m, n = (int(d) for d in shape)
+    # A CSC structure of (m, n) is the CSR structure of the (n, m) transpose.
+    major, minor, names = (n, m, ('columns', 'rows')) if from_csc else (m, n, ('rows', 'columns'))
     if np.shape(indptr) != (major + 1,):
         raise ValueError(f'{who}: indptr must have length {major + 1} ({names[0]} of shape + 1), got shape '
                          f'{np.shape(indptr)}.')
@@ -127,10 +138,7 @@ def coo2csr(row_ids, col_ids, *, shape):
         >>> indptr, indices, order
         (array([0, 1, 3], dtype=int32), array([0, 2, 1], dtype=int32), array([1, 0, 2], dtype=int32))
     """
-    m, n = (int(d) for d in shape)
-    xp = _module(row_ids, col_ids)
-    _check_coords('coo2csr()', 'col_ids', col_ids, n, 'columns')
-    return _group('coo2csr()', xp, row_ids, col_ids, m, ('row_ids', 'col_ids'))
+    return _coo_index('coo2csr()', row_ids, col_ids, shape, ('row_ids', 'col_ids'), by_column=False)
 
 
 def csr_to_coo_index(indptr, indices):
@@ -162,10 +170,7 @@ def coo_to_csc_index(pre_ids, indices, *, shape):
         >>> ej.coo_to_csc_index(np.array([0, 0, 1]), np.array([1, 0, 1]), shape=(2, 2))[0]
         array([0, 1, 3], dtype=int32)
     """
-    m, n = (int(d) for d in shape)
-    xp = _module(pre_ids, indices)
-    _check_coords('coo_to_csc_index()', 'pre_ids', pre_ids, m, 'rows')
-    return _group('coo_to_csc_index()', xp, indices, pre_ids, n, ('indices', 'pre_ids'))
+    return _coo_index('coo_to_csc_index()', indices, pre_ids, shape, ('indices', 'pre_ids'), by_column=True)
 
 
 def csr_to_csc_index(csr_indptr, csr_indices, *, shape):
@@ -182,8 +187,7 @@ def csr_to_csc_index(csr_indptr, csr_indices, *, shape):
         >>> indptr, rows, order
         (array([0, 2, 3], dtype=int32), array([0, 1, 0], dtype=int32), array([0, 2, 1], dtype=int32))
     """
-    m, n = (int(d) for d in shape)
-    return _transposed_index('csr_to_csc_index()', csr_indptr, csr_indices, m, n, ('rows', 'columns'))
+    return _transposed_index('csr_to_csc_index()', csr_indptr, csr_indices, shape, from_csc=False)
 
 
 def csc_to_csr_index(csc_indptr, csc_indices, *, shape):
@@ -198,6 +202,4 @@ def csc_to_csr_index(csc_indptr, csc_indices, *, shape):
         >>> ej.csc_to_csr_index(np.array([0, 2, 3]), np.array([0, 1, 0]), shape=(2, 2))[0]
         array([0, 2, 3], dtype=int32)
     """
-    m, n = (int(d) for d in shape)
-    # A CSC structure of (m, n) is the CSR structure of the (n, m) transpose.
-    return _transposed_index('csc_to_csr_index()', csc_indptr, csc_indices, n, m, ('columns', 'rows'))
+    return _transposed_index('csc_to_csr_index()', csc_indptr, csc_indices, shape, from_csc=True)
