@@ -9,6 +9,9 @@ once when built.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+
 import jax
 import jax.numpy as jnp
 
@@ -19,7 +22,9 @@ from eventjax.kernels.delay import CSRDelayLayout, csr_delay_deliver_layout
 __all__ = ['DelayedCSR']
 
 
-@jax.tree_util.register_pytree_node_class
+# A pytree of one leaf, its layout (itself a pytree): declared, so jax flattens and rebuilds it.
+@functools.partial(jax.tree_util.register_dataclass, data_fields=['layout'], meta_fields=[])
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
 class DelayedCSR:
     """A sparse matrix with integer delays (in steps), rows presynaptic (a JAX pytree).
 
@@ -46,8 +51,7 @@ class DelayedCSR:
         2.0
     """
 
-    def __init__(self, layout: CSRDelayLayout):
-        self.layout = layout
+    layout: CSRDelayLayout
 
     @classmethod
     def from_csr_arrays(cls, data, indices, indptr, delays, *, shape) -> DelayedCSR:
@@ -68,13 +72,6 @@ class DelayedCSR:
 
     def __repr__(self) -> str:
         return f'DelayedCSR(shape={self.shape}, ring_length={self.ring_length}, dtype={self.dtype})'
-
-    def tree_flatten(self):
-        return (self.layout,), None
-
-    @classmethod
-    def tree_unflatten(cls, aux, children):
-        return cls(children[0])
 
     def init_ring(self, length: int | None = None, dtype=None):
         """A zero ring of ``length`` steps (default :attr:`ring_length`) by the columns, in the weights' unit."""
