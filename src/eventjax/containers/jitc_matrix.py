@@ -183,8 +183,9 @@ class JITCMatrix(SparseMatrix):
         Example:
             >>> import jax.numpy as jnp
             >>> import eventjax as ej
-            >>> ej.JITCMatrix(0.5, prob=1.0, seed=0, shape=(2, 2)).dt2t_transposed(jnp.array([1., 10.]))
-            Array([0.5, 5. , 0.5, 5. ], dtype=float32)
+            >>> A, y = ej.JITCMatrix(0.5, prob=1.0, seed=0, shape=(2, 2)), jnp.array([1., 10.])
+            >>> A.dt2t_transposed(y), A.T.dt2t(y)  # the same: the rows of A.T are the columns of A
+            (Array([0.5, 5. , 0.5, 5. ], dtype=float32), Array([0.5, 5. , 0.5, 5. ], dtype=float32))
         """
         return self.entries().dt2t_transposed(y, backend=backend)
 

@@ -43,9 +43,9 @@ class PerSynapseOps:
         Example:
             >>> import jax.numpy as jnp
             >>> import eventjax as ej
-            >>> A = ej.CSR.fromdense(jnp.array([[0., 2.], [3., 4.]]))
-            >>> A.dt2t_transposed(jnp.array([10., 100.]))
-            Array([200.,  30., 400.], dtype=float32)
+            >>> A, y = ej.CSR.fromdense(jnp.array([[0., 2.], [3., 4.]])), jnp.array([10., 100.])
+            >>> A.dt2t_transposed(y), A.T.dt2t(y)  # the same: the rows of A.T are the columns of A
+            (Array([200.,  30., 400.], dtype=float32), Array([200.,  30., 400.], dtype=float32))
         """
         return self._dt2t(y, self.data if w is None else w, by_row=False, backend=backend)
 

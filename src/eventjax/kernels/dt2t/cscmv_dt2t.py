@@ -20,7 +20,10 @@ def cscmv_dt2t(y, w, indices, indptr, *, shape, transpose=False, backend=None, v
         >>> import jax.numpy as jnp
         >>> import eventjax as ej
         >>> w, rows, indptr = jnp.array([1., 2., 3.]), jnp.array([1, 0, 1]), jnp.array([0, 1, 3])
-        >>> ej.cscmv_dt2t(jnp.array([10., 100.]), w, rows, indptr, shape=(2, 2))
+        >>> y = jnp.array([10., 100.])
+        >>> ej.cscmv_dt2t(y, w, rows, indptr, shape=(2, 2))
+        Array([100.,  20., 300.], dtype=float32)
+        >>> ej.csrmv_dt2t(y, w, rows, indptr, shape=(2, 2), transpose=True)  # the same arrays as A.T's CSR
         Array([100.,  20., 300.], dtype=float32)
     """
     return per_entry('cscmv_dt2t()', y, w, indices, indptr, shape=tuple(shape)[::-1], transpose=not transpose,
