@@ -57,8 +57,12 @@ def jitnmv_dt2t(w_loc, w_scale, prob, y, seed, *, shape, transpose=False, corder
 
     Example:
         >>> import jax.numpy as jnp
+        >>> import eventjax as ej
         >>> from eventjax.compat.legacy import jitnmv_dt2t
-        >>> jitnmv_dt2t(2.0, 0.0, 1.0, jnp.array([1., 10.]), 0, shape=(2, 2))
+        >>> y = jnp.array([1., 10.])
+        >>> jitnmv_dt2t(2.0, 0.0, 1.0, y, 0, shape=(2, 2))
+        Array([ 2.,  2., 20., 20.], dtype=float32)
+        >>> ej.JITCMatrix((2.0, 0.0), prob=1.0, seed=0, shape=(2, 2), law='normal').dt2t(y)  # eventjax's spelling
         Array([ 2.,  2., 20., 20.], dtype=float32)
     """
     return _dt2t((w_loc, w_scale), prob, y, seed, shape=shape, law='normal', transpose=transpose, backend=backend)
