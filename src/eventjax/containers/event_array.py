@@ -25,6 +25,7 @@ from eventjax.kernels.indexed import bitpack
 
 __all__ = ['EventArray']
 
+
 @jax.tree_util.register_pytree_node_class
 class EventArray:
     """A bool or numeric array marked as events (``True`` or ``> 0``).
