@@ -70,3 +70,15 @@ def test_transport_mpi_outside_mpirun_joins_a_job_of_one(tmp_path):
     proc = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=120,
                           env={k: v for k, v in os.environ.items() if k not in distributed.job.MPI_LAUNCHER_VARIABLES})
     assert proc.returncode == 0 and '(0, 1) mpi' in proc.stdout, proc.stdout + proc.stderr
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2 or len(os.sched_getaffinity(0)) != os.cpu_count(),
+                    reason='needs 2 or more cores, none of them masked off')
+def test_mpirun_processes_are_bound_to_distinct_cores():
+    code = ('import os; from eventjax import distributed as d; d.initialize(); '
+            'print("cores", d.current().index, sorted(os.sched_getaffinity(0)))')
+    status, out = mpirun(2, ['-c', code], timeout=120)
+    assert status == 0, out
+    cores = dict(line.split(' ', 2)[1:] for line in out.splitlines() if line.startswith('cores '))
+    per = os.cpu_count() // 2
+    assert cores == {'0': str(list(range(per))), '1': str(list(range(per, 2 * per)))}, out
