@@ -82,3 +82,14 @@ def test_mpirun_processes_are_bound_to_distinct_cores():
     cores = dict(line.split(' ', 2)[1:] for line in out.splitlines() if line.startswith('cores '))
     per = os.cpu_count() // 2
     assert cores == {'0': str(list(range(per))), '1': str(list(range(per, 2 * per)))}, out
+
+
+def test_the_exchange_benchmark_times_each_transport(capsys):
+    from examples.microcircuit import bench_exchange
+
+    assert bench_exchange.main(['--words', '8', '--steps', '20', '--repeat', '2', '--modes', 'mpi4py', 'mpi4jax',
+                                'mpi4jax+pack', 'gloo', '--timeout', '300']) == 0
+    lines = capsys.readouterr().out.splitlines()
+    for mode in ('mpi4py', 'mpi4jax', 'mpi4jax+pack', 'gloo'):
+        line = next(x for x in lines if x.split()[0] == mode)
+        assert 'median' in line and '(64 bytes gathered)' in line, lines
