@@ -1,5 +1,7 @@
-"""PD14 on several processes (JAX's multi-process runtime): each owns a block of neurons and the synapses onto them.
+"""PD14 on several processes (MPI or JAX's multi-process runtime): each owns a block of neurons and the synapses onto
+them.
 
+    mpirun -n 2 python -m examples.microcircuit.distributed --scale 1 --t-sim 200 --t-presim 100 --drive dc
     python -m examples.microcircuit.distributed --processes 2 --scale 1 --t-sim 200 --t-presim 100 --drive dc
     python -m examples.microcircuit.distributed --processes 2 --scale 0.02 --t-sim 100 --drive poisson --check
 
@@ -8,8 +10,8 @@ padded to 32 so the spikes travel as whole words). Each process draws every
 row of the network from the seed's streams and keeps the synapses onto its
 own columns (:mod:`blocks`), owns its neurons' state and the ring that
 feeds them, and each update: reads its ring slot, updates its neurons
-(:mod:`neurons`), exchanges the spikes with every process
-(``all_gather_spike_words``: one bit a neuron) and delivers all of them
+(:mod:`neurons`, whose kernel also packs the spikes into words, one bit a
+neuron), all-gathers the words of every process and delivers all of them
 into its ring (:func:`owner_split.owner_split_deliver_words`). A delay is
 at least one update, so the spikes are needed at the next update: the
 exchange is every update. The Poisson drive draws the one-process run's
@@ -20,8 +22,11 @@ one-process run's, spike for spike (``--check`` compares them).
 
 On a cluster start one process per host with ``--cluster`` (Slurm, Open MPI,
 mpi4py, or ``JAX_COORDINATOR_ADDRESS``, ``EVENTJAX_NUM_PROCESSES`` and
-``EVENTJAX_PROCESS_ID``). ``--processes N`` starts N on this machine, each
-with ``cores / N`` numba threads.
+``EVENTJAX_PROCESS_ID``). ``--processes N`` starts N on this machine on
+JAX's gloo collectives, each with ``cores / N`` numba threads; under
+``mpirun`` with the ``mpi`` extra the processes exchange by MPI instead,
+each bound to its share of the cores (``eventjax.distributed.initialize``),
+the faster exchange of the two.
 """
 
 from __future__ import annotations
