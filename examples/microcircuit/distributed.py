@@ -1,5 +1,4 @@
-"""PD14 on several processes (MPI or JAX's multi-process runtime): each owns a block of neurons and the synapses onto
-them.
+"""PD14 on several processes (MPI or JAX's gloo): each owns a block of neurons and the synapses onto them.
 
     mpirun -n 2 python -m examples.microcircuit.distributed --scale 1 --t-sim 200 --t-presim 100 --drive dc
     python -m examples.microcircuit.distributed --processes 2 --scale 1 --t-sim 200 --t-presim 100 --drive dc
