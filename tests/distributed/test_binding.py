@@ -41,11 +41,12 @@ def test_each_local_process_gets_its_share_of_the_cores_on_every_thread():
         assert code == 0 and out == [share, [share], str(per)], out
 
 
-def test_no_binding_when_asked_or_when_the_processes_outnumber_the_cores():
+def test_no_binding_when_asked_or_when_the_processes_or_numba_s_threads_outnumber_the_cores():
     everything = list(range(CPUS))
-    for env, size in (({'EVENTJAX_BIND': 'none'}, 2), ({}, CPUS + 1), ({}, 1)):
+    cases = (({'EVENTJAX_BIND': 'none'}, 2), ({}, CPUS + 1), ({}, 1), ({'NUMBA_NUM_THREADS': str(CPUS)}, 2))
+    for env, size in cases:
         code, out = bind(0, size, env)
-        assert code == 0 and out == [everything, [everything], None], out
+        assert code == 0 and out == [everything, [everything], env.get('NUMBA_NUM_THREADS')], out
 
 
 def test_a_bad_binding_mode_is_named():

@@ -203,6 +203,9 @@ def _bind_share(local_rank, local_size, who):
     if len(cpus) != os.cpu_count() or local_size > len(cpus):
         return
     per = len(cpus) // local_size
+    threads = os.environ.get('NUMBA_NUM_THREADS', '')
+    if threads.isdigit() and int(threads) > per:
+        return  # more threads asked for than the share has cores: they would take turns on it
     share = cpus[local_rank * per:(local_rank + 1) * per]
     # every thread running now (MPI's own among them); the ones started later inherit it from this one
     for tid in _threads():
