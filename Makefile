@@ -147,13 +147,15 @@ $(MPI_STAMP): pyproject.toml $(STAMP)
 .PHONY: mpi
 mpi: $(MPI_STAMP)
 
-# PD14 on 1, 2 and 4 processes of one numba thread each (under mpirun with the mpi extra), the exchange timed
-# apart, and the projection to 2-64 nodes (examples/microcircuit/bench_distributed.py says how); then CUBA on
-# 1 vs 2 processes at 100,000 neurons. Full scale by default (~3 GB a process): a quiet machine's run.
+# PD14's exchange alone between 2 processes by each transport (examples/microcircuit/bench_exchange.py); PD14 on
+# 1, 2 and 4 processes of one numba thread each (under mpirun with the mpi extra), the exchange timed apart, and
+# the projection to 2-64 nodes (examples/microcircuit/bench_distributed.py says how); then CUBA on 1 vs 2
+# processes at 100,000 neurons. Full scale by default (~3 GB a process): a quiet machine's run.
 DIST_ARGS ?= --scale 1 --t-sim 1000
 .PHONY: bench-distributed
 bench-distributed: setup
 	$(MAKE) mpi || echo 'make bench-distributed: the mpi extra did not install; the runs take gloo.'
+	$(BIN)/python -m examples.microcircuit.bench_exchange
 	$(BIN)/python -m examples.microcircuit.bench_distributed $(DIST_ARGS)
 	$(BIN)/python docs/examples/cuba_distributed.py --processes 1 --neurons 100000 --duration 100 --bench
 	$(BIN)/python docs/examples/cuba_distributed.py --processes 2 --neurons 100000 --duration 100 --bench

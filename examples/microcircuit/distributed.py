@@ -1,5 +1,6 @@
-"""PD14 on several processes (JAX's multi-process runtime): each owns a block of neurons and the synapses onto them.
+"""PD14 on several processes (MPI or JAX's gloo): each owns a block of neurons and the synapses onto them.
 
+    mpirun -n 2 python -m examples.microcircuit.distributed --scale 1 --t-sim 200 --t-presim 100 --drive dc
     python -m examples.microcircuit.distributed --processes 2 --scale 1 --t-sim 200 --t-presim 100 --drive dc
     python -m examples.microcircuit.distributed --processes 2 --scale 0.02 --t-sim 100 --drive poisson --check
 
@@ -8,8 +9,8 @@ padded to 32 so the spikes travel as whole words). Each process draws every
 row of the network from the seed's streams and keeps the synapses onto its
 own columns (:mod:`blocks`), owns its neurons' state and the ring that
 feeds them, and each update: reads its ring slot, updates its neurons
-(:mod:`neurons`), exchanges the spikes with every process
-(``all_gather_spike_words``: one bit a neuron) and delivers all of them
+(:mod:`neurons`, whose kernel also packs the spikes into words, one bit a
+neuron), all-gathers the words of every process and delivers all of them
 into its ring (:func:`owner_split.owner_split_deliver_words`). A delay is
 at least one update, so the spikes are needed at the next update: the
 exchange is every update. The Poisson drive draws the one-process run's
@@ -20,8 +21,11 @@ one-process run's, spike for spike (``--check`` compares them).
 
 On a cluster start one process per host with ``--cluster`` (Slurm, Open MPI,
 mpi4py, or ``JAX_COORDINATOR_ADDRESS``, ``EVENTJAX_NUM_PROCESSES`` and
-``EVENTJAX_PROCESS_ID``). ``--processes N`` starts N on this machine, each
-with ``cores / N`` numba threads.
+``EVENTJAX_PROCESS_ID``). ``--processes N`` starts N on this machine on
+JAX's gloo collectives, each with ``cores / N`` numba threads; under
+``mpirun`` with the ``mpi`` extra the processes exchange by MPI instead,
+each bound to its share of the cores (``eventjax.distributed.initialize``),
+the faster exchange of the two.
 """
 
 from __future__ import annotations
@@ -96,17 +100,19 @@ class BlockRunner:
                     u = jnp.pad(jax.random.bits(jax.random.fold_in(key, t), (n,), jnp.uint32), (0, size * b - n))
                     u = jax.lax.dynamic_slice(u, (me * b,), (b,))
                     extra = simulation.poisson_counts(u, *conn_[4:]).astype(dtype) * w_ext
-                v, i_syn, r, ring = state
-                (v, i_syn, r, ring), spike = neurons.update((v, i_syn, r, ring), drive_, extra, t, constants, backend)
-                return (v, i_syn, r, ring), spike
+                # the neuron kernel packs the spikes in its own pass: the exchange moves its words as they are
+                state, spike, words = neurons.update(state, drive_, extra, t, constants, backend, packed=True)
+                return state, (spike, words)
 
             def period(state, t1, k):
                 # k updates, then one exchange of their spikes, delivered update by update: a spike of update t
                 # lands in ring slot t + delay >= t + k, which no update of this period reads, so every ring
                 # entry receives the same adds in the same order as with an exchange after each update.
-                state, spikes = jax.lax.scan(update, state, t1 + jnp.arange(k, dtype=jnp.int32))
-                words = ejd.all_gather_spike_words(spikes.reshape(-1), job).reshape(size, k, b // 32)
-                words = words.transpose(1, 0, 2).reshape(k, size * b // 32)
+                state, (spikes, own) = jax.lax.scan(update, state, t1 + jnp.arange(k, dtype=jnp.int32))
+                words = job.all_gather(own.reshape(-1)).reshape(size, k, b // 32)
+                if size > 1:
+                    words = words.transpose(1, 0, 2)
+                words = words.reshape(k, size * b // 32)
                 v, i_syn, r, ring = state
                 for j in range(k):
                     ring = owner_split.owner_split_deliver_words(ring, words[j], data, offsets, indptr, splits,
@@ -179,26 +185,24 @@ class BlockRunner:
         return cat(steps_out), cat(ids_out), wall
 
     def time_exchange(self, steps=1000, repeat=3):
-        """Seconds per update of the spike exchange alone (packing, all-gather of ``interval`` updates' spikes),
-        each needing the last; best of ``repeat``."""
+        """Seconds per update of the spike exchange alone (the all-gather of ``interval`` updates' packed words,
+        as the step moves them), each needing the last; best of ``repeat``."""
         jax, job, k = self.jax, self.job, self.interval
         from jax.sharding import PartitionSpec as Spec
 
-        from eventjax import distributed as ejd
-
         def body(c, _):
-            words = ejd.all_gather_spike_words(c, job)
-            return c ^ (words[0] & 1).astype(bool), None
+            words = job.all_gather(c)
+            return c ^ (words[-1] & 1), None
 
         periods = max(1, steps // k)
         exchange = jax.jit(job.program(lambda s: jax.lax.scan(body, s, None, length=periods)[0],
                                        in_specs=Spec('p'), out_specs=Spec('p')))
-        spikes = job.put(np.arange(self.b * k) % 7 == 0)
-        jax.block_until_ready(exchange(spikes))  # compiled here (mpi4jax's ordered effects rule out AOT calls)
+        words = job.put(np.arange(self.b * k // 32, dtype=np.uint32))
+        jax.block_until_ready(exchange(words))  # compiled here (mpi4jax's ordered effects rule out AOT calls)
         best = float('inf')
         for _ in range(repeat):
             start = time.perf_counter()
-            jax.block_until_ready(exchange(spikes))
+            jax.block_until_ready(exchange(words))
             best = min(best, time.perf_counter() - start)
         return best / (periods * k)
 

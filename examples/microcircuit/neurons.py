@@ -25,13 +25,16 @@ import eventjax as ej
 
 
 def _numba_kernel(outs, p22, p21, p11, theta, v_reset, ref):
+    packed = len(outs) == 6  # the spikes also as bitpack's words, for the exchange between processes
+
     @numba.njit  # no fused multiply-adds: each operation rounded as NumPy's
-    def kernel(v, i_syn, r, ring, drive, extra, t, v_out, i_out, r_out, ring_out, spikes):
+    def run(v_out, i_out, r_out, ring_out, drive, extra, t, spikes, words):
         dt = v_out.dtype.type
         c22, c21, c11, th, reset = dt(p22), dt(p21), dt(p11), dt(theta), dt(v_reset)
         slot = np.int64(t[0]) % np.int64(ring_out.shape[0])
         row = ring_out[slot]
         poisson = extra.shape[0] != 0
+        word = 0
         for j in range(v_out.shape[0]):
             inp = row[j] + extra[j] if poisson else row[j]
             row[j] = 0
@@ -45,6 +48,21 @@ def _numba_kernel(outs, p22, p21, p11, theta, v_reset, ref):
             if spike:
                 vj, rj = reset, ref
             v_out[j], i_out[j], r_out[j], spikes[j] = vj, ij, rj, spike
+            if packed:
+                # packed in the same pass: bit j % 32 of word j // 32, as bitpack's layout
+                word |= np.int64(spike) << (j & 31)
+                if j & 31 == 31 or j == v_out.shape[0] - 1:
+                    words[j >> 5] = np.uint32(word)
+                    word = 0
+
+    if packed:
+        @numba.njit
+        def kernel(v, i_syn, r, ring, drive, extra, t, v_out, i_out, r_out, ring_out, spikes, words):
+            run(v_out, i_out, r_out, ring_out, drive, extra, t, spikes, words)
+    else:
+        @numba.njit
+        def kernel(v, i_syn, r, ring, drive, extra, t, v_out, i_out, r_out, ring_out, spikes):
+            run(v_out, i_out, r_out, ring_out, drive, extra, t, spikes, np.empty(0, np.uint32))
     return kernel
 
 
@@ -58,7 +76,8 @@ def _jax_kernel(outs, p22, p21, p11, theta, v_reset, ref):
         r = jnp.where(free, r, r - 1)
         i_syn = i_syn * c(p11) + inp
         spike = (v >= c(theta)) & (i_syn == i_syn)
-        return (jnp.where(spike, c(v_reset), v), i_syn, jnp.where(spike, ref, r), ring.at[slot].set(0), spike)
+        out = (jnp.where(spike, c(v_reset), v), i_syn, jnp.where(spike, ref, r), ring.at[slot].set(0), spike)
+        return out + (ej.bitpack(spike),) if len(outs) == 6 else out
     return kernel
 
 
@@ -67,9 +86,10 @@ _update.def_numba_kernel(_numba_kernel)
 _update.def_jax_kernel(_jax_kernel)
 
 
-def update(state, drive, extra, t, constants, backend='numba'):
+def update(state, drive, extra, t, constants, backend='numba', packed=False):
     """One update of ``state = (v, i_syn, r, ring)``: returns ``(state, spikes)`` with the ring's slot
-    ``t % L`` read into the current and cleared.
+    ``t % L`` read into the current and cleared; with ``packed``, ``(state, spikes, words)``, the spikes
+    also as :func:`eventjax.bitpack`'s uint32 words, packed in the same pass over the neurons.
 
     ``drive``: ``I_e * P20`` per neuron; ``extra``: more input per neuron
     this step (the Poisson drive), or an empty array; ``constants``: a dict
@@ -82,10 +102,16 @@ def update(state, drive, extra, t, constants, backend='numba'):
         >>> state, spikes = update(state, jnp.array([0.25, 0.25]), jnp.zeros(0), 0, k)
         >>> spikes, state[0], state[3][0]
         (Array([False,  True], dtype=bool), Array([0.75, 0.  ], dtype=float32), Array([0., 0.], dtype=float32))
+        >>> update(state, jnp.array([0.25, 0.25]), jnp.zeros(0), 1, k, packed=True)[2]  # neuron 0 fires: bit 0
+        Array([1], dtype=uint32)
     """
     v, i_syn, r, ring = state
     t = jnp.asarray(t, jnp.int32).reshape(1)
     outs = tuple(jax.ShapeDtypeStruct(x.shape, x.dtype) for x in state) + (jax.ShapeDtypeStruct(v.shape, bool),)
+    if packed:
+        outs += (jax.ShapeDtypeStruct((-(-v.shape[0] // 32),), jnp.uint32),)
     *new, spikes = _update(v, i_syn, r, ring, drive, extra, t, outs=outs,
                            input_output_aliases={0: 0, 1: 1, 2: 2, 3: 3}, backend=backend, **constants)
+    if packed:
+        return tuple(new[:4]), new[4], spikes
     return tuple(new), spikes

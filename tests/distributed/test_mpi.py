@@ -70,3 +70,26 @@ def test_transport_mpi_outside_mpirun_joins_a_job_of_one(tmp_path):
     proc = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=120,
                           env={k: v for k, v in os.environ.items() if k not in distributed.job.MPI_LAUNCHER_VARIABLES})
     assert proc.returncode == 0 and '(0, 1) mpi' in proc.stdout, proc.stdout + proc.stderr
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2 or len(os.sched_getaffinity(0)) != os.cpu_count(),
+                    reason='needs 2 or more cores, none of them masked off')
+def test_mpirun_processes_are_bound_to_distinct_cores():
+    code = ('import os; from eventjax import distributed as d; d.initialize(); '
+            'print("cores", d.current().index, sorted(os.sched_getaffinity(0)))')
+    status, out = mpirun(2, ['-c', code], timeout=120)
+    assert status == 0, out
+    cores = dict(line.split(' ', 2)[1:] for line in out.splitlines() if line.startswith('cores '))
+    per = os.cpu_count() // 2
+    assert cores == {'0': str(list(range(per))), '1': str(list(range(per, 2 * per)))}, out
+
+
+def test_the_exchange_benchmark_times_each_transport(capsys):
+    from examples.microcircuit import bench_exchange
+
+    assert bench_exchange.main(['--words', '8', '--steps', '20', '--repeat', '2', '--modes', 'mpi4py', 'mpi4jax',
+                                'mpi4jax+pack', 'gloo', '--timeout', '300']) == 0
+    lines = capsys.readouterr().out.splitlines()
+    for mode in ('mpi4py', 'mpi4jax', 'mpi4jax+pack', 'gloo'):
+        line = next(x for x in lines if x.split()[0] == mode)
+        assert 'median' in line and '(64 bytes gathered)' in line, lines

@@ -6,6 +6,7 @@ import subprocess
 import sys
 import tracemalloc
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -279,3 +280,27 @@ def test_the_numba_neuron_update_is_numpy_s_bit_for_bit_and_xla_s_to_an_ulp(pois
     for a, b, c in zip(out['numba'], want, out['jax']):
         np.testing.assert_array_equal(a, b)
         np.testing.assert_allclose(c, b, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize('backend', ['numba', 'jax'])
+@pytest.mark.parametrize('n', [1, 31, 64, 1001])
+def test_the_packed_update_gives_the_spikes_as_bitpack_s_words(backend, n):
+    rng = np.random.default_rng(n)
+    v = rng.normal(14.0, 3.0, n).astype(np.float32)
+    v[0] = 16.0  # at least one spike
+    ring = rng.normal(0.0, 50.0, (3, n)).astype(np.float32)
+    constants = dict(p22=0.99, p21=0.0951, p11=0.82, theta=15.0, v_reset=0.0, ref=20)
+    drive, extra = jnp.full(n, 0.5, jnp.float32), jnp.zeros(0, jnp.float32)
+    fresh = lambda: (jnp.asarray(v), jnp.zeros(n), jnp.zeros(n, jnp.int32), jnp.asarray(ring))  # noqa: E731
+    step = jax.jit(lambda s, t: neurons.update(s, drive, extra, t, constants, backend, packed=True))
+    state, spikes, words = step(fresh(), 2)
+    plain_state, plain_spikes = neurons.update(fresh(), drive, extra, 2, constants, backend)
+    spikes = np.asarray(spikes)
+    np.testing.assert_array_equal(spikes, np.asarray(plain_spikes))
+    for a, b in zip(state, plain_state):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    assert words.dtype == jnp.uint32 and words.shape == (-(-n // 32),)
+    assert spikes[0] and (n < 32 or spikes.sum() < n)
+    bits = np.unpackbits(np.asarray(words).view(np.uint8), bitorder='little')
+    np.testing.assert_array_equal(bits[:n], spikes)
+    assert not bits[n:].any()  # the last word's padding stays 0

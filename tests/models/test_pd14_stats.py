@@ -135,6 +135,24 @@ def test_the_command_compares_stored_files_and_plots(tmp_path, capsys):
     assert png.stat().st_size > 10_000
 
 
+def test_clipped_delay_runs_are_stored_and_judged_apart_from_the_reference_runs(tmp_path, capsys):
+    sizes = np.array([20] * 8)
+    meta = dict(scale=0.5, k_scale=0.5, drive='dc', t_presim=500.0, t_sim=3000.0, simulator='test')
+    for name, seed in (('nest_stats_dc_seed1', 1), ('nest_stats_dc_seed2', 2), ('eventjax_stats_dc_seed3', 3),
+                       ('eventjax_stats_dc_dmin2_seed4', 4), ('eventjax_stats_dc_dmin2_seed5', 5)):
+        ids, times = fake_spikes(np.random.default_rng(seed), sizes, 3000.0)
+        np.savez_compressed(tmp_path / f'{name}.npz', **stats.summarize(ids, times, sizes, 500.0, 3000.0),
+                            seed=seed, **meta)
+    assert compare_nest.main(['--data', str(tmp_path), '--seed', '4', '--delay-min', '2']) == 0
+    assert 'eventjax seeds 4, 5 against' in capsys.readouterr().out
+    assert compare_nest.main(['--data', str(tmp_path), '--seed', '3']) == 0
+    assert 'eventjax seeds 3 against' in capsys.readouterr().out
+    with pytest.raises(SystemExit):  # no clipped run of seed 3
+        compare_nest.main(['--data', str(tmp_path), '--seed', '3', '--delay-min', '2'])
+    with pytest.raises(SystemExit):
+        compare_nest.main(['--data', str(tmp_path), '--delay-min', '0'])
+
+
 def test_several_eventjax_seeds_are_judged_by_the_median_of_their_distances():
     nests = [fake_summary(s) for s in (20, 21, 22)]
     faithful = [fake_summary(s) for s in (23, 24, 25)]

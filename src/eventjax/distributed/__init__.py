@@ -18,6 +18,7 @@ from eventjax.distributed.exchange import (
     own_rows,
 )
 from eventjax.distributed.job import (
+    ENV_BIND,
     ENV_COORDINATOR,
     ENV_NUM_PROCESSES,
     ENV_PROCESS_ID,
@@ -31,7 +32,7 @@ from eventjax.distributed.job import (
 )
 from eventjax.distributed.launching import ProcessResult, free_port, is_member, launch, run_member, spawn
 
-__all__ = ['ENV_COORDINATOR', 'ENV_NUM_PROCESSES', 'ENV_PROCESS_ID', 'ENV_TRANSPORT', 'Job', 'ProcessResult',
-           'all_gather_spike_words', 'all_gather_spikes', 'block_size', 'check_job', 'check_same_config',
-           'collective_errors', 'current', 'free_port', 'initialize', 'is_member', 'launch', 'mpi_launched',
-           'own_rows', 'run_member', 'spawn']
+__all__ = ['ENV_BIND', 'ENV_COORDINATOR', 'ENV_NUM_PROCESSES', 'ENV_PROCESS_ID', 'ENV_TRANSPORT', 'Job',
+           'ProcessResult', 'all_gather_spike_words', 'all_gather_spikes', 'block_size', 'check_job',
+           'check_same_config', 'collective_errors', 'current', 'free_port', 'initialize', 'is_member',
+           'launch', 'mpi_launched', 'own_rows', 'run_member', 'spawn']

@@ -9,6 +9,7 @@ Open MPI, mpi4py, Kubernetes).
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -29,6 +30,7 @@ ENV_NUM_PROCESSES = 'EVENTJAX_NUM_PROCESSES'
 ENV_PROCESS_ID = 'EVENTJAX_PROCESS_ID'
 ENV_COORDINATOR = 'JAX_COORDINATOR_ADDRESS'
 ENV_TRANSPORT = 'EVENTJAX_TRANSPORT'
+ENV_BIND = 'EVENTJAX_BIND'
 # Set by the MPI launchers in each process they start: MPICH's and Intel's Hydra (PMI_*), Open MPI, PMIx.
 MPI_LAUNCHER_VARIABLES = ('PMI_SIZE', 'OMPI_COMM_WORLD_SIZE', 'PMIX_RANK')
 MPI_EXTRA = 'pip install "eventjax[mpi]" (or make mpi)'
@@ -175,8 +177,55 @@ def _join_mpi(num_processes, process_id, who):
     if (num_processes not in (None, size)) or (process_id not in (None, rank)):
         raise ValueError(f'{who}: MPI started this process as {rank} of {size}, but it was told '
                          f'process_id={process_id}, num_processes={num_processes}; drop them under an MPI launcher.')
+    local = comm.Split_type(MPI.COMM_TYPE_SHARED)
+    _bind_share(local.Get_rank(), local.Get_size(), who)
+    local.Free()
     _JOB = Job('mpi', rank, size, comm)
     return rank, size
+
+
+def _bind_share(local_rank, local_size, who):
+    """Bind this process to its share of the machine's cores, and numba to as many threads, where the launcher
+    bound nothing.
+
+    MPI waits by polling: a process that arrives first at the exchange spins on a core. Unbound, the processes
+    and their numba and XLA threads migrate over all cores, and the spinning one takes a core another process's
+    thread needs; bound, each process spins only on its own cores. The threads started later inherit the
+    binding, so it is set before JAX's and numba's thread pools start.
+    """
+    mode = os.environ.get(ENV_BIND, 'auto')
+    if mode not in ('auto', 'none'):
+        raise ValueError(f"{who}: {ENV_BIND} must be 'auto' or 'none', got {mode!r}.")
+    if mode == 'none' or local_size < 2 or not hasattr(os, 'sched_setaffinity'):
+        return
+    cpus = sorted(os.sched_getaffinity(0))
+    # a launcher's or the user's binding (mpirun -bind-to ..., taskset) leaves fewer cores than the machine's
+    if len(cpus) != os.cpu_count() or local_size > len(cpus):
+        return
+    per = len(cpus) // local_size
+    threads = os.environ.get('NUMBA_NUM_THREADS', '')
+    if threads.isdigit() and int(threads) > per:
+        return  # more threads asked for than the share has cores: they would take turns on it
+    share = cpus[local_rank * per:(local_rank + 1) * per]
+    # every thread running now (MPI's own among them); the ones started later inherit it from this one
+    for tid in _threads():
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(tid, share)
+    if 'NUMBA_NUM_THREADS' not in os.environ:
+        if 'numba' in sys.modules:
+            from eventjax.backends.numba import set_num_threads
+
+            set_num_threads(per)
+        else:
+            os.environ['NUMBA_NUM_THREADS'] = str(per)
+
+
+def _threads():
+    """The ids of this process's threads (Linux), else this thread's (0)."""
+    try:
+        return [int(t) for t in os.listdir('/proc/self/task')]
+    except OSError:
+        return [0]
 
 
 def _env_int(name):
