@@ -181,6 +181,21 @@ def raster_nonzero(raster):
     return np.divmod(hits, raster.shape[1])
 
 
+def words_nonzero(words):
+    """``np.nonzero`` of the raster whose rows are the packed ``words`` (steps, ceil(n / 32)) uint32: bit ``b``
+    of word ``w`` is neuron ``32 w + b``; only the nonzero words are unpacked.
+
+    Example:
+        >>> words_nonzero(np.array([[5, 0], [0, 2]], np.uint32))
+        (array([0, 0, 1]), array([ 0,  2, 33]))
+    """
+    flat = np.ascontiguousarray(words, np.uint32).reshape(-1)
+    hits = np.flatnonzero(flat)
+    word, bit = np.nonzero((flat[hits, None] >> np.arange(32, dtype=np.uint32)) & np.uint32(1))
+    rows, cols = np.divmod(hits[word], max(words.shape[-1], 1))
+    return rows, cols * 32 + bit
+
+
 class Runner:
     """Steps a built :class:`Model`; ``run(ms)`` continues from where the last call stopped."""
 
@@ -200,6 +215,7 @@ class Runner:
 
         split = backend == 'numba' and model.splits is not None
         fused = backend == 'numba'  # the neuron update as one numba pass (neurons.py), else as XLA ops
+        self.packed = split  # the spikes leave (and reach the delivery) as packed words
         no_extra = jnp.zeros(0, dtype)
 
         def step(W_table, state, t):
@@ -209,7 +225,8 @@ class Runner:
                 u = jax.random.bits(jax.random.fold_in(key, t), (n,), jnp.uint32)
                 extra = poisson_counts(u, *W_table[2:]).astype(dtype) * c(w_ext)
             if fused:
-                (v, i_syn, r, ring), spike = neurons.update(state, drive, extra, t, self.constants)
+                (v, i_syn, r, ring), spike = neurons.update(state, drive, extra, t, self.constants,
+                                                            packed=self.packed)
             else:
                 v, i_syn, r, ring = state
                 slot = t % length
@@ -227,7 +244,9 @@ class Runner:
                 v = jnp.where(spike, c(v_reset), v)
                 r = jnp.where(spike, ref, r)
             if split:
-                ring = owner_split.owner_split_deliver(ring, spike, W, splits, t)
+                lay = W.layout
+                ring = owner_split.owner_split_deliver_words(ring, spike, lay.data, lay.offsets, lay.indptr, splits,
+                                                             t)
             else:
                 ring = W.deliver(ring, spike, t, backend=backend)
             if not fused:  # cleared after the delivery: before it, XLA copied the ring to keep the read
@@ -262,16 +281,24 @@ class Runner:
         steps_out, ids_out = [], []
         start = time.perf_counter()
         done = 0
+        pending = None  # the last chunk's raster and first step, read while the next chunk runs
+
+        def read(raster, t0):
+            rows, ids = words_nonzero(np.asarray(raster)) if self.packed else raster_nonzero(np.asarray(raster))
+            steps_out.append(rows.astype(np.int64) + t0)
+            ids_out.append(ids.astype(np.int32))
+
         while done < total:
             steps = min(CHUNK_STEPS, total - done)
-            self.state, raster = self._chunk(self.state, self.args, jnp.int32(self.t), steps)
-            if record:
-                rows, ids = raster_nonzero(np.asarray(raster))
-                steps_out.append(rows.astype(np.int64) + self.t)
-                ids_out.append(ids.astype(np.int32))
+            self.state, raster = self._chunk(self.state, self.args, jnp.int32(self.t), steps)  # returns at once
+            if pending is not None:
+                read(*pending)
+            pending = (raster, self.t) if record else None
             self.t += steps
             done += steps
             progress_bar(label, done, total, start, progress)
+        if pending is not None:
+            read(*pending)
         jax.block_until_ready(self.state)
         wall = time.perf_counter() - start
         cat = lambda xs, dt: np.concatenate(xs) if xs else np.zeros(0, dt)  # noqa: E731
