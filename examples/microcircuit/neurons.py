@@ -7,10 +7,7 @@ of 64), and the ring's read and clear another ~2. One pass reads and
 writes each neuron's state once.
 
 ``update(state, drive, extra, t, constants)`` returns the new state and the
-spikes (as flags, or with ``packed=True`` as ``eventjax.bitpack``'s words,
-which the simulation records: 9.6 kB a step at full scale where flags are
-77 kB, and found on the host word by word); ``v``, ``i_syn``, ``r`` and the
-ring are updated in place. Each
+spikes; ``v``, ``i_syn``, ``r`` and the ring are updated in place. Each
 operation is rounded in float32 in the order written, as NumPy would; XLA's
 update may fuse a multiply-add where its fusion allows (1 ulp apart), so
 runs of the two agree spike for spike only until the first threshold
@@ -28,8 +25,6 @@ import eventjax as ej
 
 
 def _numba_kernel(outs, p22, p21, p11, theta, v_reset, ref):
-    packed = outs[-1].dtype == np.uint32  # a constant of the compiled kernel: the other branch is dropped
-
     @numba.njit  # no fused multiply-adds: each operation rounded as NumPy's
     def kernel(v, i_syn, r, ring, drive, extra, t, v_out, i_out, r_out, ring_out, spikes):
         dt = v_out.dtype.type
@@ -37,7 +32,6 @@ def _numba_kernel(outs, p22, p21, p11, theta, v_reset, ref):
         slot = np.int64(t[0]) % np.int64(ring_out.shape[0])
         row = ring_out[slot]
         poisson = extra.shape[0] != 0
-        word = np.uint32(0)
         for j in range(v_out.shape[0]):
             inp = row[j] + extra[j] if poisson else row[j]
             row[j] = 0
@@ -50,15 +44,7 @@ def _numba_kernel(outs, p22, p21, p11, theta, v_reset, ref):
             spike = vj >= th and ij == ij  # a NaN current never fires, as in the XLA update
             if spike:
                 vj, rj = reset, ref
-            v_out[j], i_out[j], r_out[j] = vj, ij, rj
-            if packed:
-                word |= np.uint32(spike) << np.uint32(j & 31)
-                if j & 31 == 31:
-                    spikes[j >> 5], word = word, np.uint32(0)
-            else:
-                spikes[j] = spike
-        if packed and v_out.shape[0] & 31:
-            spikes[v_out.shape[0] >> 5] = word
+            v_out[j], i_out[j], r_out[j], spikes[j] = vj, ij, rj, spike
     return kernel
 
 
@@ -72,8 +58,7 @@ def _jax_kernel(outs, p22, p21, p11, theta, v_reset, ref):
         r = jnp.where(free, r, r - 1)
         i_syn = i_syn * c(p11) + inp
         spike = (v >= c(theta)) & (i_syn == i_syn)
-        out = ej.bitpack(spike) if outs[-1].dtype == np.uint32 else spike
-        return (jnp.where(spike, c(v_reset), v), i_syn, jnp.where(spike, ref, r), ring.at[slot].set(0), out)
+        return (jnp.where(spike, c(v_reset), v), i_syn, jnp.where(spike, ref, r), ring.at[slot].set(0), spike)
     return kernel
 
 
@@ -82,10 +67,9 @@ _update.def_numba_kernel(_numba_kernel)
 _update.def_jax_kernel(_jax_kernel)
 
 
-def update(state, drive, extra, t, constants, backend='numba', packed=False):
+def update(state, drive, extra, t, constants, backend='numba'):
     """One update of ``state = (v, i_syn, r, ring)``: returns ``(state, spikes)`` with the ring's slot
-    ``t % L`` read into the current and cleared; ``packed``: the spikes as ``ceil(n / 32)`` uint32 words
-    (bit ``b`` of word ``w``: neuron ``32 w + b``), else as bool flags.
+    ``t % L`` read into the current and cleared.
 
     ``drive``: ``I_e * P20`` per neuron; ``extra``: more input per neuron
     this step (the Poisson drive), or an empty array; ``constants``: a dict
@@ -101,9 +85,7 @@ def update(state, drive, extra, t, constants, backend='numba', packed=False):
     """
     v, i_syn, r, ring = state
     t = jnp.asarray(t, jnp.int32).reshape(1)
-    spikes = jax.ShapeDtypeStruct(((v.shape[0] + 31) // 32,), jnp.uint32) if packed else \
-        jax.ShapeDtypeStruct(v.shape, bool)
-    outs = tuple(jax.ShapeDtypeStruct(x.shape, x.dtype) for x in state) + (spikes,)
+    outs = tuple(jax.ShapeDtypeStruct(x.shape, x.dtype) for x in state) + (jax.ShapeDtypeStruct(v.shape, bool),)
     *new, spikes = _update(v, i_syn, r, ring, drive, extra, t, outs=outs,
                            input_output_aliases={0: 0, 1: 1, 2: 2, 3: 3}, backend=backend, **constants)
     return tuple(new), spikes
