@@ -225,7 +225,7 @@ def test_the_owner_split_network_spikes_as_the_one_part_network():
         np.testing.assert_array_equal(a, b)
 
 
-@pytest.mark.parametrize('shape', [(3, 77), (100, 64), (1, 5), (0, 9)])
+@pytest.mark.parametrize('shape', [(3, 77), (100, 64), (1, 5), (0, 9), (2, 0), (7, 77169)])
 def test_raster_nonzero_is_np_nonzero(shape):
     raster = np.random.default_rng(shape[1]).random(shape) < 0.05
     raster[..., -1:] = True  # the flags past the last whole word
