@@ -1,13 +1,16 @@
 """Every pallas TPU kernel, run in Pallas's TPU interpreter, agrees with the contract's oracle and with jax.
 
 The operators are those of the differential tester whose primitive has a
-pallas kernel for the tpu: a TPU kernel joins by being registered.
+pallas kernel for the tpu: a TPU kernel joins by being registered. Delayed
+delivery has a tester of its own (``tests/differential/delay.py``), run here
+on the TPU kernels of both its forms.
 """
 
 import pytest
 from hypothesis import given
 
 from tests.differential.check import check_problem
+from tests.differential.delay import check_delivery, check_layout_delivery, deliveries
 from tests.differential.profile import differential_settings, past_the_simplest, reproducible
 from tests.differential.strategies import family, problems
 from tests.differential.transforms import standard_operators
@@ -38,3 +41,13 @@ def test_tpu_kernels_agree_with_the_contract(name):
         assert not outcome.disagreements, outcome.summary()
 
     check()
+
+
+@reproducible(f'csr_delay_deliver-{BACKEND}')
+@differential_settings()
+@given(deliveries())
+@past_the_simplest
+def test_the_tpu_delivery_kernels_agree_with_the_oracle(problem):
+    """Both delivery forms, eager, jit, vmap and grad, against the delivery oracle."""
+    assert check_delivery(problem, (BACKEND,)) > 0
+    assert check_layout_delivery(problem, (BACKEND,)) > 0
