@@ -139,11 +139,11 @@ def _body(*, m, n, k, gather, w_min, w_max):
             copies = stores(r, slot)
             for g, c in enumerate(copies):
                 @pl.when(r * group + g < count)
-                def _():
+                def _(c=c):
                     c.start()
             for g, c in enumerate(copies):
                 @pl.when(r * group + g < count)
-                def _():
+                def _(c=c):
                     c.wait()
             return carry
 
