@@ -116,3 +116,21 @@ def test_too_large_problems_take_the_jax_kernel():
     assert fits_the_chip(m=4000, nnz=400_000, length=20, n=4000)
     assert not fits_the_chip(m=4000, nnz=400_000, length=300, n=4000)  # ring past VMEM
     assert not fits_the_chip(m=100_000, nnz=10_000_000, length=2, n=100)  # work list past SMEM
+
+
+@pytest.mark.parametrize('layout', [False, True])
+def test_delivery_lowers_to_mosaic_on_tpu_when_asked_for(layout):
+    """``backend='pallas'`` lowers to one Mosaic call on a TPU; the default there stays the jax kernel."""
+    ring, events, data, indices, indptr, delays = _problem(1, 6, 5, 3, weighted=False, dtype=np.float32)
+    lay = ej.CSRDelayLayout.build(data, indices, indptr, delays, shape=(6, 5))
+
+    def lowered(backend):
+        if layout:
+            f = lambda r, e: ej.csr_delay_deliver_layout(r, e, lay, 1, backend=backend)
+        else:
+            f = lambda r, e: ej.csr_delay_deliver(r, e, data, indices, indptr, delays, 1, shape=(6, 5),
+                                                  backend=backend)
+        return jax.jit(f).trace(ring, events).lower(lowering_platforms=('tpu',)).as_text()
+
+    assert lowered('pallas').count('tpu_custom_call') == 1
+    assert 'tpu_custom_call' not in lowered(None)

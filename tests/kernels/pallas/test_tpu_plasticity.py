@@ -89,3 +89,13 @@ def test_too_large_problems_take_the_jax_kernel():
     assert fits_the_chip(m=4000, n=4000, k=100, gather=True)
     assert not fits_the_chip(m=4000, n=10 ** 6, k=100, gather=True)  # trace past VMEM
     assert not fits_the_chip(m=10 ** 6, n=100, k=100, gather=False)  # row ids past SMEM
+
+
+def test_updates_lower_to_mosaic_on_tpu_when_asked_for():
+    """``backend='pallas'`` lowers to one Mosaic call on a TPU; the default there stays the jax kernel."""
+    w, s, tr, idx = jnp.ones((6, 5)), jnp.ones(6, bool), jnp.ones(5), jnp.zeros((6, 3), jnp.int32)
+    for f in (lambda b: ej.dense_on_pre(w, s, tr, backend=b),
+              lambda b: ej.fcn_on_pre(w[:, :3], idx, s, tr, shape=(6, 5), backend=b)):
+        assert jax.jit(lambda: f('pallas')).trace().lower(lowering_platforms=('tpu',)).as_text().count(
+            'tpu_custom_call') == 1
+        assert 'tpu_custom_call' not in jax.jit(lambda: f(None)).trace().lower(lowering_platforms=('tpu',)).as_text()
