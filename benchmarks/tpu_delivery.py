@@ -58,8 +58,12 @@ def _steps(m, n, backend):
     def fcn_pre(w, s, i, o):
         return ej.fcn_on_pre(w, o[0], s, o[1], -1.0, 1.0, shape=(m, n), backend=backend, validate=False)
 
+    def csr_pre(w, s, i, o):
+        return ej.csr_on_pre(w, o[0], o[1], s, o[2], -1.0, 1.0, shape=(m, n), backend=backend, validate=False,
+                             max_row_length=o[0].shape[0] // m)
+
     return {'csr_delay_deliver': deliver, 'csr_delay_deliver_layout': layout, 'dense_on_pre': dense_pre,
-            'fcn_on_pre': fcn_pre}
+            'fcn_on_pre': fcn_pre, 'csr_on_pre': csr_pre}
 
 
 def main(argv=None):
@@ -71,7 +75,7 @@ def main(argv=None):
     p.add_argument('--loop', type=int, default=200)
     p.add_argument('--dense-limit', type=int, default=8000)
     p.add_argument('--ops', nargs='+', default=['csr_delay_deliver', 'csr_delay_deliver_layout', 'dense_on_pre',
-                                                'fcn_on_pre'])
+                                                'fcn_on_pre', 'csr_on_pre'])
     p.add_argument('--out', default=None)
     args = p.parse_args(argv)
     from eventjax.kernels.delay.reference import packed_offsets
@@ -96,6 +100,7 @@ def main(argv=None):
                                          (jnp.asarray(weights[order]), indptr,
                                           packed_offsets(flat[order], jnp.asarray(delays[order]), n))),
             'fcn_on_pre': (jnp.asarray(weights.reshape(m, k)) * 0.01, (jnp.asarray(indices), trace)),
+            'csr_on_pre': (jnp.asarray(weights) * 0.01, (flat, indptr, trace)),
         }
         if size <= args.dense_limit:
             operands['dense_on_pre'] = (jnp.asarray(rng.normal(size=(m, n)), jnp.float32) * 0.01, (trace,))

@@ -142,3 +142,7 @@ def test_presynaptic_plasticity_on_the_chip_equals_the_oracle():
     targets = rng.integers(0, n, (m, k)).astype(np.int32)
     got = jax.jit(lambda w: ej.fcn_on_pre(w, targets, spikes, trace, shape=(m, n), backend='pallas'))(weight)
     _check(got, np.where(spikes[:, None], weight + trace[targets], weight), np.float32)
+    ptr = np.arange(0, m * k + 1, k, dtype=np.int32)
+    got = jax.jit(lambda w: ej.csr_on_pre(w, targets.reshape(-1), ptr, spikes, trace, shape=(m, n),
+                                          backend='pallas'))(weight.reshape(-1))
+    _check(got, np.where(spikes[:, None], weight + trace[targets], weight).reshape(-1), np.float32)

@@ -1,4 +1,4 @@
-"""The TPU kernels of dense_on_pre and fcn_on_pre, run in Pallas's TPU interpreter on the cpu, against NumPy."""
+"""The TPU kernels of the presynaptic updates, run in Pallas's TPU interpreter on the cpu, against NumPy."""
 
 import jax
 import jax.numpy as jnp
@@ -34,8 +34,8 @@ def _close(got, want):
     np.testing.assert_allclose(np.asarray(got, np.float64), want, rtol=1e-6, atol=1e-6, equal_nan=True)
 
 
-def test_both_updates_have_a_tpu_kernel():
-    assert {'dense_on_pre', 'fcn_on_pre'} <= set(tpu_kernel_operators())
+def test_the_presynaptic_updates_have_a_tpu_kernel():
+    assert {'dense_on_pre', 'fcn_on_pre', 'csr_on_pre'} <= set(tpu_kernel_operators())
 
 
 @pytest.mark.parametrize('m, n, k, bounds, rate', [(21, 150, 13, (None, None), 0.5), (9, 300, 130, (-0.5, 0.7), 1.0),
@@ -54,6 +54,17 @@ def test_updates_match_numpy(m, n, k, bounds, rate):
     got = jax.jit(lambda w, i, s: ej.fcn_on_pre(w, i, s, trace, *bounds, shape=(m, n), backend=BACKEND))(
         weight, targets, spikes.astype(np.float32))
     _close(got, _oracle(weight, targets, spikes, trace, *bounds))
+    # The same connections as CSR, one row past two pieces and rows sharing pieces.
+    lengths = rng.integers(0, k + 1, m)
+    lengths[1] = 2 * k + 50
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    flat = rng.integers(-1, n + 1, int(indptr[-1])).astype(np.int32)
+    data = rng.normal(size=flat.shape[0]).astype(np.float32)
+    got = jax.jit(lambda w, i, p: ej.csr_on_pre(w, i, p, spikes, trace, *bounds, shape=(m, n), backend=BACKEND,
+                                                max_row_length=int(lengths.max())))(data, flat, indptr)
+    want = np.concatenate([_oracle(data[None, a:b], flat[None, a:b], spikes[i:i + 1], trace, *bounds)[0]
+                           for i, (a, b) in enumerate(zip(indptr[:-1], indptr[1:]))])
+    _close(got, want)
 
 
 def test_non_finite_trace_and_float16_weights_take_the_jax_kernel():
@@ -94,8 +105,14 @@ def test_too_large_problems_take_the_jax_kernel():
 def test_updates_lower_to_mosaic_on_tpu_when_asked_for():
     """``backend='pallas'`` lowers to one Mosaic call on a TPU; the default there stays the jax kernel."""
     w, s, tr, idx = jnp.ones((6, 5)), jnp.ones(6, bool), jnp.ones(5), jnp.zeros((6, 3), jnp.int32)
-    for f in (lambda b: ej.dense_on_pre(w, s, tr, backend=b),
-              lambda b: ej.fcn_on_pre(w[:, :3], idx, s, tr, shape=(6, 5), backend=b)):
-        assert jax.jit(lambda: f('pallas')).trace().lower(lowering_platforms=('tpu',)).as_text().count(
-            'tpu_custom_call') == 1
-        assert 'tpu_custom_call' not in jax.jit(lambda: f(None)).trace().lower(lowering_platforms=('tpu',)).as_text()
+    ptr = jnp.arange(7, dtype=jnp.int32) * 3
+    updates = (lambda b: ej.dense_on_pre(w, s, tr, backend=b),
+               lambda b: ej.fcn_on_pre(w[:, :3], idx, s, tr, shape=(6, 5), backend=b),
+               lambda b: ej.csr_on_pre(w[:, :3].reshape(-1), idx.reshape(-1), ptr, s, tr, shape=(6, 5), backend=b))
+
+    def lowered(update, backend):
+        return jax.jit(lambda: update(backend)).trace().lower(lowering_platforms=('tpu',)).as_text()
+
+    for update in updates:
+        assert lowered(update, 'pallas').count('tpu_custom_call') == 1
+        assert 'tpu_custom_call' not in lowered(update, None)

@@ -32,6 +32,7 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
 from eventjax.kernels.common.events import accumulation_dtype
+from eventjax.kernels.common.pallas.tpu_pieces import collect_pieces, max_pieces
 from eventjax.kernels.common.pallas.tpu_rows import _dot_t, _packed_flags, tpu_interpret, with_finite_fallback
 from eventjax.kernels.delay import jax_impl
 
@@ -53,8 +54,7 @@ def fits_the_chip(*, m: int, nnz: int, length: int, n: int) -> bool:
         >>> fits_the_chip(m=77_000, nnz=300_000_000, length=16, n=77_000)
         False
     """
-    pieces = -(-nnz // _LANES) + 1 + m  # the most the work list can hold
-    return length * n <= MAX_TARGETS and 2 * pieces + 2 * m + m // 32 + 8 <= _SMEM_WORDS
+    return length * n <= MAX_TARGETS and 2 * max_pieces(m, nnz) + 2 * m + m // 32 + 8 <= _SMEM_WORDS
 
 
 def _body(*, m, n, length, hi_rows, weighted, shared_w, shared_d, packed):
@@ -77,21 +77,7 @@ def _body(*, m, n, length, hi_rows, weighted, shared_w, shared_d, packed):
         sem = bufs.pop()
         now = now_ref[0]
 
-        # The work list: for every event row, each aligned 128-wide row of entries it spans.
-        def collect(i, count):
-            word = flags_ref[lax.shift_right_logical(i, 5)]
-            event = lax.bitwise_and(lax.shift_right_logical(word, lax.bitwise_and(i, 31)), 1)
-            start, end = indptr_ref[i], indptr_ref[i + 1]
-            first = lax.shift_right_logical(start, 7)
-            spans = jnp.where((event == 1) & (end > start), lax.shift_right_logical(end - 1, 7) - first + 1, 0)
-
-            def put(c, k):
-                piece_ref[k] = first + c
-                owner_ref[k] = i
-                return k + 1
-            return lax.fori_loop(0, spans, put, count)
-
-        count = lax.fori_loop(0, m, collect, jnp.int32(0))
+        count = collect_pieces(m, indptr_ref, flags_ref, piece_ref, owner_ref)
         y_ref[...] = jnp.zeros(y_ref.shape, y_ref.dtype)
 
         def copies(r, slot):
@@ -194,7 +180,7 @@ def _deliver(ring, events, data, columns, delays, indptr, t, *, shape, weighted,
         hbm.append(_lanes(_columns(delays, length), 0, rows))
     if not shared_w:
         hbm.append(_lanes(data.astype(jnp.float32), 0, rows))
-    work = rows + m
+    work = max_pieces(m, nnz)
     scratch = [pltpu.SMEM((work,), jnp.int32), pltpu.SMEM((work,), jnp.int32)]
     scratch += [pltpu.VMEM((2, _PIECES_PER_ROUND, _LANES), a.dtype) for a in hbm]
     scratch.append(pltpu.SemaphoreType.DMA((len(hbm), 2)))

@@ -40,8 +40,11 @@ _MAX_ROW = 65_536
 _MAX_TRACE = 200_000
 
 
-def fits_the_chip(*, m: int, n: int, k: int, gather: bool) -> bool:
-    """Whether a row update's kernel fits the chip's on-core memories (else: the jax kernel).
+def fits_the_chip(*, m: int, n: int, k: int, gather: bool, pieces: int = 0) -> bool:
+    """Whether an update's kernel fits the chip's on-core memories (else: the jax kernel).
+
+    ``m`` rows of ``k`` entries (``k = 128`` per piece for CSR, with a work
+    list of ``pieces``); ``gather``: the trace (length ``n``) is gathered.
 
     Example:
         >>> fits_the_chip(m=4000, n=4000, k=100, gather=True)
@@ -49,7 +52,7 @@ def fits_the_chip(*, m: int, n: int, k: int, gather: bool) -> bool:
         >>> fits_the_chip(m=4000, n=10**6, k=10**6, gather=False)
         False
     """
-    fits = m + m // 32 + 2 <= _SMEM_WORDS and k <= _MAX_ROW
+    fits = m + m // 32 + 2 + 2 * pieces <= _SMEM_WORDS and k <= _MAX_ROW
     return fits and (not gather or (n <= _MAX_TRACE and -(-n // _LANES) * k <= 4 * _MAX_ROW))
 
 
@@ -59,6 +62,20 @@ def _bounded(v, w_min, w_max):
     if w_max is not None:
         v = jnp.where(v > w_max, jnp.float32(w_max), v)
     return v
+
+
+def _gathered(trace_t, t, hi_iota, lo_iota):
+    """``trace[t]`` for a ``(1, k)`` vector of targets in range, ``trace_t`` the trace as ``(128, n / 128)``."""
+    hi, lo = lax.shift_right_arithmetic(t, 7), lax.bitwise_and(t, _LANES - 1)
+    rows = _dot(trace_t, (hi_iota == hi).astype(jnp.float32), True)  # (128, k): each target's slice
+    return jnp.sum(jnp.where(lo_iota == lo, rows, 0.0), axis=0, keepdims=True)
+
+
+def _trace_columns(post_trace, n):
+    """The trace as a ``(128, n / 128)`` matrix (column ``hi``: ``trace[128 * hi:128 * (hi + 1)]``), its spec."""
+    hi_rows = max(1, pl.cdiv(n, _LANES))
+    trace = jnp.pad(post_trace, (0, hi_rows * _LANES - n)).reshape(hi_rows, _LANES).T
+    return trace, pl.BlockSpec((_LANES, hi_rows), lambda i, *_: (0, 0))
 
 
 def _body(*, m, n, k, gather, w_min, w_max):
@@ -128,9 +145,7 @@ def _body(*, m, n, k, gather, w_min, w_max):
                 if gather:
                     t = idx_buf[slot, pl.ds(g, 1), :]
                     keep = (t >= 0) & (t < n)
-                    hi, lo = lax.shift_right_arithmetic(t, 7), lax.bitwise_and(t, _LANES - 1)
-                    rows = _dot(trace_t, (hi_iota == hi).astype(jnp.float32), True)  # (128, k): each slice
-                    inc = jnp.sum(jnp.where(lo_iota == lo, rows, 0.0), axis=0, keepdims=True)
+                    inc = _gathered(trace_t, t, hi_iota, lo_iota)
                     w_buf[slot, pl.ds(g, 1), :] = jnp.where(keep, _bounded(w + inc, w_min, w_max), w)
                 else:
                     w_buf[slot, pl.ds(g, 1), :] = _bounded(w + trace_ref[...], w_min, w_max)
@@ -157,9 +172,7 @@ def _update(weight, pre_spike, post_trace, indices, *, n, w_min, w_max, interpre
     m, k = weight.shape
     gather = indices is not None
     if gather:
-        hi_rows = max(1, pl.cdiv(n, _LANES))
-        trace = jnp.pad(post_trace, (0, hi_rows * _LANES - n)).reshape(hi_rows, _LANES).T
-        trace_spec = pl.BlockSpec((_LANES, hi_rows), lambda i, *_: (0, 0))
+        trace, trace_spec = _trace_columns(post_trace, n)
     else:
         trace = post_trace.reshape(1, k)
         trace_spec = pl.BlockSpec((1, k), lambda i, *_: (0, 0))
