@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
+
+from benchmarks.tpu_products import _timed
 
 
 def _loop(step, loop):
@@ -29,16 +30,6 @@ def _loop(step, loop):
             return step(s, jnp.roll(spikes, i), i, operands)
         return lax.fori_loop(0, loop, body, state)
     return jax.jit(run)
-
-
-def _timed(fn, *args, repeats=3):
-    out = jax.block_until_ready(fn(*args))
-    best = float('inf')
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        jax.block_until_ready(fn(*args))
-        best = min(best, time.perf_counter() - t0)
-    return best, out
 
 
 def _steps(m, n, backend):

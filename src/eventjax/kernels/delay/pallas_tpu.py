@@ -32,7 +32,7 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
 from eventjax.kernels.common.events import accumulation_dtype
-from eventjax.kernels.common.pallas.tpu_pieces import collect_pieces, max_pieces
+from eventjax.kernels.common.pallas.tpu_pieces import SMEM_WORDS, collect_pieces, in_pieces, in_rounds, max_pieces
 from eventjax.kernels.common.pallas.tpu_rows import _dot_t, _packed_flags, tpu_interpret, with_finite_fallback
 from eventjax.kernels.delay import jax_impl
 
@@ -40,9 +40,8 @@ __all__ = ['MAX_TARGETS', 'csr_delay_deliver_layout_tpu_kernel', 'csr_delay_deli
 
 _LANES = 128
 _PIECES_PER_ROUND = 8
-# The delivered block lives in VMEM (4 MiB at this size); the work list and row pointers in SMEM.
+# The delivered block lives in VMEM (4 MiB at this size).
 MAX_TARGETS = 1_000_000
-_SMEM_WORDS = 240_000
 
 
 def fits_the_chip(*, m: int, nnz: int, length: int, n: int) -> bool:
@@ -54,7 +53,7 @@ def fits_the_chip(*, m: int, nnz: int, length: int, n: int) -> bool:
         >>> fits_the_chip(m=77_000, nnz=300_000_000, length=16, n=77_000)
         False
     """
-    return length * n <= MAX_TARGETS and 2 * max_pieces(m, nnz) + 2 * m + m // 32 + 8 <= _SMEM_WORDS
+    return length * n <= MAX_TARGETS and 2 * max_pieces(m, nnz) + 2 * m + m // 32 + 8 <= SMEM_WORDS
 
 
 def _body(*, m, n, length, hi_rows, weighted, shared_w, shared_d, packed):
@@ -89,27 +88,11 @@ def _body(*, m, n, length, hi_rows, weighted, shared_w, shared_d, packed):
                                                      sem.at[a, slot]))
             return out
 
-        n_rounds = lax.div(count + (group - 1), jnp.int32(group))
-
-        @pl.when(n_rounds > 0)
-        def _():
-            for c in copies(0, 0):
-                c.start()
-
         hi_iota = lax.broadcasted_iota(jnp.int32, (hi_rows, 1), 0)
         lo_iota = lax.broadcasted_iota(jnp.int32, (_LANES, 1), 0)
         lane = lax.broadcasted_iota(jnp.int32, (1, _LANES), 1)
 
-        def one_round(r, carry):
-            slot = lax.rem(r, 2)
-
-            @pl.when(r + 1 < n_rounds)
-            def _():
-                for c in copies(r + 1, 1 - slot):
-                    c.start()
-
-            for c in copies(r, slot):
-                c.wait()
+        def one_round(r, slot):
             total = jnp.zeros(y_ref.shape, jnp.float32)
             for g in range(group):
                 e = jnp.minimum(r * group + g, count - 1)
@@ -134,15 +117,10 @@ def _body(*, m, n, length, hi_rows, weighted, shared_w, shared_d, packed):
                 b = (lo_iota == lax.bitwise_and(target, _LANES - 1)).astype(jnp.float32)
                 total = total + _dot_t(a, b, True)
             y_ref[...] += total
-            return carry
 
-        lax.fori_loop(0, n_rounds, one_round, 0)
+        in_rounds(lax.div(count + (group - 1), jnp.int32(group)), copies, one_round)
 
     return body
-
-
-def _lanes(a, fill, rows):
-    return jnp.pad(a, (0, rows * _LANES - a.shape[0]), constant_values=fill).reshape(rows, _LANES)
 
 
 def _columns(a, n):
@@ -173,13 +151,13 @@ def _deliver(ring, events, data, columns, delays, indptr, t, *, shape, weighted,
         scalars.append(events.astype(jnp.float32))
     if shared_w:
         scalars.append(data.astype(jnp.float32))
-    hbm = [_lanes(_columns(columns, length * n if packed else n), -1, rows)]
+    hbm = [in_pieces(_columns(columns, length * n if packed else n), -1, rows)]
     if shared_d:
         scalars.append(_columns(delays, length))
     elif not packed:
-        hbm.append(_lanes(_columns(delays, length), 0, rows))
+        hbm.append(in_pieces(_columns(delays, length), 0, rows))
     if not shared_w:
-        hbm.append(_lanes(data.astype(jnp.float32), 0, rows))
+        hbm.append(in_pieces(data.astype(jnp.float32), 0, rows))
     work = max_pieces(m, nnz)
     scratch = [pltpu.SMEM((work,), jnp.int32), pltpu.SMEM((work,), jnp.int32)]
     scratch += [pltpu.VMEM((2, _PIECES_PER_ROUND, _LANES), a.dtype) for a in hbm]

@@ -26,6 +26,7 @@ from jax import lax
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
+from eventjax.kernels.common.pallas.tpu_pieces import SMEM_WORDS, in_rounds, store_and_wait
 from eventjax.kernels.common.pallas.tpu_rows import _dot, _packed_flags, tpu_interpret, with_finite_fallback
 from eventjax.kernels.plasticity import jax_impl
 
@@ -33,7 +34,6 @@ __all__ = ['dense_on_pre_tpu_kernel', 'fcn_on_pre_tpu_kernel', 'fits_the_chip']
 
 _LANES = 128
 _ROWS_PER_ROUND = 8
-_SMEM_WORDS = 240_000
 # A row of weights (and of targets) per buffer entry, 2 x 8 of each in VMEM; the gathered trace's one-hot
 # matrix is (n / 128) x k.
 _MAX_ROW = 65_536
@@ -52,7 +52,7 @@ def fits_the_chip(*, m: int, n: int, k: int, gather: bool, pieces: int = 0) -> b
         >>> fits_the_chip(m=4000, n=10**6, k=10**6, gather=False)
         False
     """
-    fits = m + m // 32 + 2 + 2 * pieces <= _SMEM_WORDS and k <= _MAX_ROW
+    fits = m + m // 32 + 2 + 2 * pieces <= SMEM_WORDS and k <= _MAX_ROW
     return fits and (not gather or (n <= _MAX_TRACE and -(-n // _LANES) * k <= 4 * _MAX_ROW))
 
 
@@ -117,29 +117,13 @@ def _body(*, m, n, k, gather, w_min, w_max):
             return [pltpu.make_async_copy(w_buf.at[slot, pl.ds(g, 1)], out_hbm.at[pl.ds(row_of(r, g), 1)],
                                           sem_out.at[slot]) for g in range(group)]
 
-        n_rounds = lax.div(count + (group - 1), jnp.int32(group))
-
-        @pl.when(n_rounds > 0)
-        def _():
-            for c in fetches(0, 0):
-                c.start()
-
         if gather:
             hi_rows = trace_ref.shape[1]
             hi_iota = lax.broadcasted_iota(jnp.int32, (hi_rows, k), 0)
             lo_iota = lax.broadcasted_iota(jnp.int32, (_LANES, k), 0)
             trace_t = trace_ref[...]
 
-        def one_round(r, carry):
-            slot = lax.rem(r, 2)
-
-            @pl.when(r + 1 < n_rounds)
-            def _():
-                for c in fetches(r + 1, 1 - slot):
-                    c.start()
-
-            for c in fetches(r, slot):
-                c.wait()
+        def one_round(r, slot):
             for g in range(group):
                 w = w_buf[slot, pl.ds(g, 1), :]
                 if gather:
@@ -149,20 +133,11 @@ def _body(*, m, n, k, gather, w_min, w_max):
                     w_buf[slot, pl.ds(g, 1), :] = jnp.where(keep, _bounded(w + inc, w_min, w_max), w)
                 else:
                     w_buf[slot, pl.ds(g, 1), :] = _bounded(w + trace_ref[...], w_min, w_max)
-            # The round's stores finish before its buffers are fetched into again (two rounds on).
-            # The rows past the events repeat the last one: only the first copy of it is stored.
-            copies = stores(r, slot)
-            for g, c in enumerate(copies):
-                @pl.when(r * group + g < count)
-                def _(c=c):
-                    c.start()
-            for g, c in enumerate(copies):
-                @pl.when(r * group + g < count)
-                def _(c=c):
-                    c.wait()
-            return carry
+            # Stored before the slot is fetched into again, two rounds on. The rows past the events repeat
+            # the last one: only its first copy is stored.
+            store_and_wait([(r * group + g < count, c) for g, c in enumerate(stores(r, slot))])
 
-        lax.fori_loop(0, n_rounds, one_round, 0)
+        in_rounds(lax.div(count + (group - 1), jnp.int32(group)), fetches, one_round)
 
     return body
 

@@ -25,7 +25,7 @@ from jax import lax
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
-from eventjax.kernels.common.pallas.tpu_pieces import collect_pieces, max_pieces
+from eventjax.kernels.common.pallas.tpu_pieces import collect_pieces, in_pieces, in_rounds, max_pieces, store_and_wait
 from eventjax.kernels.common.pallas.tpu_rows import _packed_flags, tpu_interpret, with_finite_fallback
 from eventjax.kernels.plasticity import jax_impl
 from eventjax.kernels.plasticity.pallas_tpu import _bounded, _gathered, _trace_columns, fits_the_chip
@@ -58,29 +58,13 @@ def _body(*, m, n, w_min, w_max):
                                                  sem_in.at[1, slot]))
             return out
 
-        n_rounds = lax.div(count + (group - 1), jnp.int32(group))
-
-        @pl.when(n_rounds > 0)
-        def _():
-            for c in fetches(0, 0):
-                c.start()
-
         hi_rows = trace_ref.shape[1]
         hi_iota = lax.broadcasted_iota(jnp.int32, (hi_rows, _LANES), 0)
         lo_iota = lax.broadcasted_iota(jnp.int32, (_LANES, _LANES), 0)
         lane = lax.broadcasted_iota(jnp.int32, (1, _LANES), 1)
         trace_t = trace_ref[...]
 
-        def one_round(r, carry):
-            slot = lax.rem(r, 2)
-
-            @pl.when(r + 1 < n_rounds)
-            def _():
-                for c in fetches(r + 1, 1 - slot):
-                    c.start()
-
-            for c in fetches(r, slot):
-                c.wait()
+        def one_round(r, slot):
             stores = []
             for g in range(group):
                 e = item(r, g)
@@ -98,24 +82,11 @@ def _body(*, m, n, w_min, w_max):
                 last = valid & ((e == count - 1) | (piece_ref[jnp.minimum(e + 1, count - 1)] != piece))
                 stores.append((last, pltpu.make_async_copy(w_buf.at[slot, pl.ds(g, 1)], out_hbm.at[pl.ds(piece, 1)],
                                                            sem_out.at[slot])))
-            # Stored before the slot is fetched into again, two rounds on.
-            for last, c in stores:
-                @pl.when(last)
-                def _(c=c):
-                    c.start()
-            for last, c in stores:
-                @pl.when(last)
-                def _(c=c):
-                    c.wait()
-            return carry
+            store_and_wait(stores)  # before the slot is fetched into again, two rounds on
 
-        lax.fori_loop(0, n_rounds, one_round, 0)
+        in_rounds(lax.div(count + (group - 1), jnp.int32(group)), fetches, one_round)
 
     return body
-
-
-def _lanes(a, fill, rows):
-    return jnp.pad(a, (0, rows * _LANES - a.shape[0]), constant_values=fill).reshape(rows, _LANES)
 
 
 def _update(weight, indices, indptr, pre_spike, post_trace, *, n, w_min, w_max, interpret):
@@ -137,8 +108,8 @@ def _update(weight, indices, indptr, pre_spike, post_trace, *, n, w_min, w_max, 
                             pltpu.SemaphoreType.DMA((2, 2)), pltpu.SemaphoreType.DMA((2,))]),
         input_output_aliases={3: 0},  # operand 3 (indptr, flags, trace, then the weights): the result
         interpret=tpu_interpret(interpret),
-    )(indptr.astype(jnp.int32), _packed_flags(pre_spike), trace, _lanes(weight, 0, rows),
-      _lanes(indices.astype(jnp.int32), -1, rows))
+    )(indptr.astype(jnp.int32), _packed_flags(pre_spike), trace, in_pieces(weight, 0, rows),
+      in_pieces(indices.astype(jnp.int32), -1, rows))
     return out.reshape(-1)[:nnz]
 
 
