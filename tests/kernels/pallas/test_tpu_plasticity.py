@@ -38,8 +38,10 @@ def test_the_presynaptic_updates_have_a_tpu_kernel():
     assert {'dense_on_pre', 'fcn_on_pre', 'csr_on_pre'} <= set(tpu_kernel_operators())
 
 
-@pytest.mark.parametrize('m, n, k, bounds, rate', [(21, 150, 13, (None, None), 0.5), (9, 300, 130, (-0.5, 0.7), 1.0),
-                                                   (17, 3, 1, (None, 0.2), 0.0)])
+@pytest.mark.parametrize('m, n, k, bounds, rate', [
+    (21, 150, 13, (-0.5, 0.7), 0.5),
+    pytest.param(9, 300, 130, (None, None), 1.0, marks=pytest.mark.long),
+    pytest.param(17, 3, 1, (None, 0.2), 0.0, marks=pytest.mark.long)])
 def test_updates_match_numpy(m, n, k, bounds, rate):
     """Odd sizes, rows past 128 entries, bounds, all or no events, targets out of range (traced: dropped)."""
     rng = np.random.default_rng(m + n + k)
