@@ -1,4 +1,4 @@
-"""The pallas TPU kernels compiled and run on a TPU, against a float64 NumPy oracle of the same product.
+"""The pallas TPU kernels compiled and run on a TPU, against a float64 NumPy oracle of the same operation.
 
 Skipped where JAX sees no TPU (CI compiles these kernels for a v5e without one, ``make test-tpu``, and runs
 them in Pallas's TPU interpreter). On a TPU machine, in one process (one program holds the chip at a time):
@@ -95,3 +95,54 @@ def test_nan_weights_of_non_events_stay_out_on_the_chip():
     y = ej.binary_densemv(jnp.asarray(weights), jnp.asarray(spikes), transpose=True, backend='pallas')
     want = weights[[3, 77, 250]].astype(np.float64).sum(axis=0)
     _check(y, want, np.float32)
+
+
+def _csr_problem(rng, m, n, k, length):
+    lengths = rng.integers(0, 2 * k, m)
+    lengths[1] = 300  # three 128-wide pieces
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    nnz = int(indptr[-1])
+    return (rng.normal(size=nnz).astype(np.float32), rng.integers(0, n, nnz).astype(np.int32), indptr,
+            rng.integers(1, length, nnz).astype(np.int32))
+
+
+@pytest.mark.parametrize('weighted, dtype, layout', [(False, np.float32, False), (True, np.float32, False),
+                                                      (False, np.float16, False), (False, np.float32, True)])
+def test_delivery_on_the_chip_equals_the_oracle(weighted, dtype, layout):
+    m, n, length, t = 1001, 777, 9, 13
+    rng = np.random.default_rng(m + length)
+    data, indices, indptr, delays = _csr_problem(rng, m, n, 37, length)
+    ring = rng.normal(size=(length, n)).astype(dtype)
+    events = np.where(rng.random(m) < 0.1, rng.normal(size=m), 0).astype(np.float32) if weighted else \
+        rng.random(m) < 0.1
+    rows = np.repeat(np.arange(m), np.diff(indptr))
+    value = (events if weighted else events.astype(np.float64))[rows]
+    want = ring.astype(np.float64)
+    np.add.at(want, ((t + delays) % length, indices), data.astype(dtype).astype(np.float64) * value)
+    if layout:
+        lay = ej.CSRDelayLayout.build(data, indices, indptr, delays, shape=(m, n))
+        got = jax.jit(lambda r, e: ej.csr_delay_deliver_layout(r, e, lay, t, backend='pallas'))(ring, events)
+    else:
+        got = jax.jit(lambda r, e: ej.csr_delay_deliver(r, e, data, indices, indptr, delays, t, shape=(m, n),
+                                                        weighted=weighted, backend='pallas'))(ring, events)
+    assert got.dtype == dtype
+    _check(got, want, dtype)
+
+
+def test_presynaptic_plasticity_on_the_chip_equals_the_oracle():
+    m, n, k = 1001, 777, 37
+    rng = np.random.default_rng(7)
+    spikes = rng.random(m) < 0.1
+    trace = rng.normal(size=n).astype(np.float32)
+    dense = rng.normal(size=(m, n)).astype(np.float32)
+    got = jax.jit(lambda w: ej.dense_on_pre(w, spikes, trace, -1.0, 1.0, backend='pallas'))(dense)
+    want = np.where(spikes[:, None], np.clip(dense + trace, -1.0, 1.0), dense)
+    _check(got, want, np.float32)
+    weight = rng.normal(size=(m, k)).astype(np.float32)
+    targets = rng.integers(0, n, (m, k)).astype(np.int32)
+    got = jax.jit(lambda w: ej.fcn_on_pre(w, targets, spikes, trace, shape=(m, n), backend='pallas'))(weight)
+    _check(got, np.where(spikes[:, None], weight + trace[targets], weight), np.float32)
+    ptr = np.arange(0, m * k + 1, k, dtype=np.int32)
+    got = jax.jit(lambda w: ej.csr_on_pre(w, targets.reshape(-1), ptr, spikes, trace, shape=(m, n),
+                                          backend='pallas'))(weight.reshape(-1))
+    _check(got, np.where(spikes[:, None], weight + trace[targets], weight).reshape(-1), np.float32)

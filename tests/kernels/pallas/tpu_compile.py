@@ -77,6 +77,8 @@ def _updates(name):
             'csr2csc_on_post': ([((m * K,), wdt), ((m * K,), i32), ((n + 1,), i32), ((m * K,), i32), ((m,), wdt),
                                  post], shape),
             'csr_delay_deliver': ([((L, n), wdt), pre, *_csr(m, wdt, i32), ((m * K,), i32), ((), i32)], shape),
+            # the layout's arrays: weights, packed offsets, indptr (see _layout_delivery)
+            'csr_delay_deliver_layout': ([((L, n), wdt), pre, *_csr(m, wdt, i32), ((), i32)], shape),
         }[name]
     return build
 
@@ -87,9 +89,17 @@ def builder(name, family):
             name.removeprefix('binary_'):
         return _products(family)
     if name in ('dense_on_pre', 'dense_on_post', 'csr_on_pre', 'fcn_on_pre', 'csr2csc_on_post',
-                'csr_delay_deliver'):
+                'csr_delay_deliver', 'csr_delay_deliver_layout'):
         return _updates(name)
     return None
+
+
+def _layout_delivery(ring, events, data, offsets, indptr, t, *, shape, backend):
+    """``csr_delay_deliver_layout`` on a layout made of traced arrays (what a jitted model passes)."""
+    import eventjax as ej  # noqa: PLC0415
+
+    layout = ej.CSRDelayLayout(data, None, indptr, None, offsets, shape=shape, ring_length=None)
+    return ej.csr_delay_deliver_layout(ring, events, layout, t, backend=backend)
 
 
 def _cases(name, sweep):
@@ -130,7 +140,7 @@ def main(argv: list[str]) -> int:
             if has_pallas:
                 failures.append(f'{name}: has a pallas tpu kernel but no operand builder in tpu_compile.py')
             continue
-        fn = getattr(ej, name)
+        fn = _layout_delivery if name == 'csr_delay_deliver_layout' else getattr(ej, name)
         for backend in (None, 'pallas') if has_pallas else (None,):
             for m, n, cols, transpose, wdt, xdt in _cases(name, sweep):
                 shapes, statics = build(m, n, cols, transpose, wdt, xdt)

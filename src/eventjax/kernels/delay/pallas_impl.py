@@ -7,8 +7,8 @@ output (so the ring itself is the starting value). Dropped as on every
 backend: columns outside ``[0, n)``, delays outside ``[1, L)``; row ranges
 come from the repaired ``indptr``. The layout form reads one packed offset
 ``delay * n + column`` per synapse instead (kept in ``[n, L * n)``), which
-with the flattened ring is the position itself, shifted by ``t``. There is
-no TPU kernel: Mosaic has no atomics (``backend='jax'`` on tpu).
+with the flattened ring is the position itself, shifted by ``t``. Mosaic
+has no atomics: the TPU kernels (one-hot products) are in ``pallas_tpu``.
 """
 
 from __future__ import annotations
@@ -20,8 +20,13 @@ from jax.experimental import pallas as pl
 
 from eventjax.kernels.common.events import accumulation_dtype
 from eventjax.kernels.common.pallas.rows import add_into_row, triton_params
+from eventjax.kernels.delay.pallas_tpu import csr_delay_deliver_layout_tpu_kernel, csr_delay_deliver_tpu_kernel
 
-__all__ = ['csr_delay_deliver_kernel', 'csr_delay_deliver_layout_kernel']
+__all__ = ['TPU_DEFAULT', 'csr_delay_deliver_kernel', 'csr_delay_deliver_layout_kernel',
+           'csr_delay_deliver_layout_tpu_kernel', 'csr_delay_deliver_tpu_kernel']
+
+# Not the default on a TPU until measured faster than the jax kernel there.
+TPU_DEFAULT = False
 
 _ROWS_PER_PROGRAM = 8
 

@@ -28,9 +28,11 @@ correct everywhere, but on a GPU one lane per program does the work (the
 kernels are not tuned; nothing here was measured on a GPU). Rows own
 disjoint segments, so programs never write the same weight; a column view
 not built by :func:`eventjax.csr_column_view` that names one position in two
-columns would race on the GPU. There is no TPU kernel: Mosaic has no
-scalar stores at data-dependent addresses of this kind (``backend='jax'``
-on tpu).
+columns would race on the GPU. Mosaic has no scalar stores at
+data-dependent addresses of this kind: the TPU kernels of ``dense_on_pre``
+and ``fcn_on_pre`` (whole rows by DMA) are in ``pallas_tpu``, that of
+``csr_on_pre`` (128-wide pieces by DMA) in ``pallas_tpu_csr``; the
+postsynaptic updates run the ``jax`` kernel on tpu.
 """
 
 from __future__ import annotations
@@ -42,9 +44,15 @@ from jax.experimental import pallas as pl
 
 from eventjax.kernels.common.events import event_indicator
 from eventjax.kernels.common.pallas.rows import triton_params
+from eventjax.kernels.plasticity.pallas_tpu import dense_on_pre_tpu_kernel, fcn_on_pre_tpu_kernel
+from eventjax.kernels.plasticity.pallas_tpu_csr import csr_on_pre_tpu_kernel
 
-__all__ = ['csr2csc_on_post_kernel', 'csr_on_pre_kernel', 'dense_on_post_kernel', 'dense_on_pre_kernel',
-           'fcn_on_pre_kernel']
+__all__ = ['TPU_DEFAULT', 'csr2csc_on_post_kernel', 'csr_on_pre_kernel', 'csr_on_pre_tpu_kernel',
+           'dense_on_post_kernel', 'dense_on_pre_kernel', 'dense_on_pre_tpu_kernel', 'fcn_on_pre_kernel',
+           'fcn_on_pre_tpu_kernel']
+
+# Not the default on a TPU until measured faster than the jax kernel there.
+TPU_DEFAULT = False
 
 _NEURONS_PER_PROGRAM = 8
 

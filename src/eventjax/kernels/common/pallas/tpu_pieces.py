@@ -1,0 +1,103 @@
+"""The work list of the TPU kernels that visit the event rows of a CSR structure in 128-wide pieces.
+
+A CSR structure's entries, laid out 128 to a row of an ``(R, 128)`` array,
+are visited piece by piece: a piece is one of those aligned rows, so a row
+of any length is the pieces from ``indptr[i] // 128`` to ``(indptr[i + 1]
+- 1) // 128``, each entry masked to ``[indptr[i], indptr[i + 1])``. The
+work list is built on the chip's scalar core, in SMEM: for every event row
+in order, each piece it spans and the row. Pieces come in non-decreasing
+order, so the rows that share a piece are next to each other in the list.
+The kernels then work through the list in rounds (:func:`in_rounds`).
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+
+__all__ = ['SMEM_WORDS', 'collect_pieces', 'in_rounds', 'in_pieces', 'max_pieces', 'store_and_wait']
+
+# The int32 words a kernel may keep in SMEM (1 MiB): its row pointers, event flags and work list.
+SMEM_WORDS = 240_000
+
+
+def in_pieces(a, fill, rows: int):
+    """A flat array laid out 128 to a row, ``(rows, 128)``, padded with ``fill``.
+
+    Example:
+        >>> in_pieces(jnp.arange(3), -1, 1)[0, :4]
+        Array([ 0,  1,  2, -1], dtype=int32)
+    """
+    return jnp.pad(a, (0, rows * 128 - a.shape[0]), constant_values=fill).reshape(rows, 128)
+
+
+def max_pieces(m: int, nnz: int) -> int:
+    """The most pieces ``m`` rows of ``nnz`` entries can span: each piece once, plus one shared per row.
+
+    Example:
+        >>> max_pieces(4, 300)
+        7
+    """
+    return -(-nnz // 128) + m
+
+
+def collect_pieces(m, indptr_ref, flags_ref, piece_ref, owner_ref):
+    """Fill ``piece_ref`` / ``owner_ref`` (SMEM) with the pieces of the event rows and their row; returns the count.
+
+    ``flags_ref`` holds the event flags packed 32 to an int32 word (bit ``i % 32`` of word ``i // 32``).
+    """
+    def row(i, count):
+        word = flags_ref[lax.shift_right_logical(i, 5)]
+        event = lax.bitwise_and(lax.shift_right_logical(word, lax.bitwise_and(i, 31)), 1)
+        start, end = indptr_ref[i], indptr_ref[i + 1]
+        first = lax.shift_right_logical(start, 7)
+        spans = jnp.where((event == 1) & (end > start), lax.shift_right_logical(end - 1, 7) - first + 1, 0)
+
+        def put(c, k):
+            piece_ref[k] = first + c
+            owner_ref[k] = i
+            return k + 1
+        return lax.fori_loop(0, spans, put, count)
+
+    return lax.fori_loop(0, m, row, jnp.int32(0))
+
+
+def in_rounds(n_rounds, fetches, work):
+    """``work(r, slot)`` for ``r`` in ``[0, n_rounds)`` once ``fetches(r, slot)``'s copies are in, two slots in turn.
+
+    ``fetches(r, slot)`` returns the DMA copies of round ``r`` into buffer
+    ``slot``; the next round's copies start before this round's ``work``,
+    so transfers overlap the work.
+    """
+    @pl.when(n_rounds > 0)
+    def _():
+        for c in fetches(0, 0):
+            c.start()
+
+    def one_round(r, carry):
+        slot = lax.rem(r, 2)
+
+        @pl.when(r + 1 < n_rounds)
+        def _():
+            for c in fetches(r + 1, 1 - slot):
+                c.start()
+
+        for c in fetches(r, slot):
+            c.wait()
+        work(r, slot)
+        return carry
+
+    lax.fori_loop(0, n_rounds, one_round, 0)
+
+
+def store_and_wait(stores):
+    """Start, then wait for, each ``(condition, copy)`` whose condition holds (a round's write-backs)."""
+    for when, c in stores:
+        @pl.when(when)
+        def _(c=c):
+            c.start()
+    for when, c in stores:
+        @pl.when(when)
+        def _(c=c):
+            c.wait()

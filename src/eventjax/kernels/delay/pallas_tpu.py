@@ -1,0 +1,220 @@
+"""TPU (Mosaic) kernels of delayed delivery: ``csr_delay_deliver`` and its layout form.
+
+A delivery is a scatter into the flattened ring: synapse ``e`` of an event
+row lands at ``slot * n + column`` with ``slot = (t + delay) mod L``. The TPU
+has no vector scatter and no atomics, so the kernel works as the CSR
+product's does (:mod:`eventjax.kernels.common.pallas.tpu_rows`):
+
+- the event rows are compacted on the chip into a work list of the aligned
+  128-wide rows of entries each one spans (any row length, in as many
+  pieces as it needs);
+- each piece's columns, delays and weights (the layout form: packed offsets
+  and weights) are fetched from HBM by DMAs driven by the work list, eight
+  pieces a round, the next round's transfers overlapping this round's sums;
+- each piece's targets are computed in vector registers (slot arithmetic, or
+  the packed offset shifted by ``t``) and added into a VMEM-resident
+  ``(L * n / 128, 128)`` block of the ring as a one-hot product on the MXU,
+  with the target split as ``128 * hi + lo``.
+
+The kernel returns what was delivered; the ring is added outside, in the
+accumulation dtype, as the ``jax`` kernel adds. NaN or inf weights (or
+weighted event values) would reach the targets sharing their MXU tile, so
+such inputs take the ``jax`` kernel, as do rings over ``MAX_TARGETS``
+entries, float64 rings and structures too large for SMEM.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+from eventjax.kernels.common.events import accumulation_dtype
+from eventjax.kernels.common.pallas.tpu_pieces import SMEM_WORDS, collect_pieces, in_pieces, in_rounds, max_pieces
+from eventjax.kernels.common.pallas.tpu_rows import _dot_t, _packed_flags, tpu_interpret, with_finite_fallback
+from eventjax.kernels.delay import jax_impl
+
+__all__ = ['MAX_TARGETS', 'csr_delay_deliver_layout_tpu_kernel', 'csr_delay_deliver_tpu_kernel', 'fits_the_chip']
+
+_LANES = 128
+_PIECES_PER_ROUND = 8
+# The delivered block lives in VMEM (2 MiB at this size), beside a round's one-hot temporaries of its
+# size: past about 750,000 targets Mosaic runs out of scoped VMEM on a v5e.
+MAX_TARGETS = 524_288
+
+
+def fits_the_chip(*, m: int, nnz: int, length: int, n: int) -> bool:
+    """Whether a delivery's kernel fits the chip's on-core memories (else: the jax kernel).
+
+    Example:
+        >>> fits_the_chip(m=4000, nnz=320_000, length=16, n=4000)
+        True
+        >>> fits_the_chip(m=77_000, nnz=300_000_000, length=16, n=77_000)
+        False
+    """
+    return length * n <= MAX_TARGETS and 2 * max_pieces(m, nnz) + 2 * m + m // 32 + 8 <= SMEM_WORDS
+
+
+def _body(*, m, n, length, hi_rows, weighted, shared_w, shared_d, packed):
+    """Kernel body; refs: indptr, flags, now, [values], [weight], [delay] (SMEM); entries (HBM); y; scratch."""
+    group = _PIECES_PER_ROUND
+
+    def body(*refs):
+        refs = list(refs)
+        indptr_ref, flags_ref, now_ref = refs[:3]
+        del refs[:3]
+        values_ref = refs.pop(0) if weighted else None
+        w_scalar = refs.pop(0) if shared_w else None
+        d_scalar = refs.pop(0) if shared_d and not packed else None
+        hbm = [refs.pop(0)]  # columns (offsets in the layout form)
+        if not packed and not shared_d:
+            hbm.append(refs.pop(0))
+        if not shared_w:
+            hbm.append(refs.pop(0))
+        y_ref, piece_ref, owner_ref, *bufs = refs
+        sem = bufs.pop()
+        now = now_ref[0]
+
+        count = collect_pieces(m, indptr_ref, flags_ref, piece_ref, owner_ref)
+        y_ref[...] = jnp.zeros(y_ref.shape, y_ref.dtype)
+
+        def copies(r, slot):
+            out = []
+            for g in range(group):
+                row = piece_ref[jnp.minimum(r * group + g, count - 1)]
+                for a, (src, buf) in enumerate(zip(hbm, bufs)):
+                    out.append(pltpu.make_async_copy(src.at[pl.ds(row, 1)], buf.at[slot, pl.ds(g, 1)],
+                                                     sem.at[a, slot]))
+            return out
+
+        hi_iota = lax.broadcasted_iota(jnp.int32, (hi_rows, 1), 0)
+        lo_iota = lax.broadcasted_iota(jnp.int32, (_LANES, 1), 0)
+        lane = lax.broadcasted_iota(jnp.int32, (1, _LANES), 1)
+
+        def one_round(r, slot):
+            total = jnp.zeros(y_ref.shape, jnp.float32)
+            for g in range(group):
+                e = jnp.minimum(r * group + g, count - 1)
+                row, i = piece_ref[e], owner_ref[e]
+                pos = row * _LANES + lane
+                keep = (pos >= indptr_ref[i]) & (pos < indptr_ref[i + 1]) & (r * group + g < count)
+                first = bufs[0][slot, pl.ds(g, 1), :]
+                if packed:
+                    keep = keep & (first >= n) & (first < length * n)
+                    target = first - (length - now) * n  # now * n + offset - L * n stays within int32
+                    target = jnp.where(target < 0, target + length * n, target)
+                else:
+                    d = jnp.broadcast_to(d_scalar[0], (1, _LANES)) if shared_d else bufs[1][slot, pl.ds(g, 1), :]
+                    keep = keep & (first >= 0) & (first < n) & (d >= 1) & (d < length)
+                    s = now + d
+                    target = jnp.where(s >= length, s - length, s) * n + first
+                w = w_scalar[0] if shared_w else bufs[-1][slot, pl.ds(g, 1), :]
+                coef = w * values_ref[i] if weighted else w
+                coef = jnp.where(keep, coef, 0.0)
+                target = jnp.where(keep, target, 0)
+                a = jnp.where(hi_iota == lax.shift_right_logical(target, 7), coef, 0.0)
+                b = (lo_iota == lax.bitwise_and(target, _LANES - 1)).astype(jnp.float32)
+                total = total + _dot_t(a, b, True)
+            y_ref[...] += total
+
+        in_rounds(lax.div(count + (group - 1), jnp.int32(group)), copies, one_round)
+
+    return body
+
+
+def _columns(a, n):
+    """Columns (or delays) as int32; a wider array's values outside ``[0, n)`` become -1 before narrowing."""
+    if a.dtype == jnp.int32:
+        return a
+    return jnp.where((a >= 0) & (a < n), a, -1).astype(jnp.int32)
+
+
+def _deliver(ring, events, data, columns, delays, indptr, t, *, shape, weighted, interpret):
+    """What the delivery adds into ``ring`` (flattened, float32), by the kernel; ``delays`` None: packed offsets."""
+    m, n = shape
+    length = ring.shape[0]
+    nnz = columns.shape[0]
+    rows = -(-nnz // _LANES) + 1
+    hi_rows = max(1, pl.cdiv(length * n, _LANES))
+    shared_w, packed = data.shape[0] == 1, delays is None
+    shared_d = not packed and delays.shape[0] == 1
+    if weighted:
+        active = events if events.dtype == jnp.bool_ else events != 0
+        flags = _packed_flags(active)
+    else:
+        flags = _packed_flags(events)
+    period = jnp.asarray(length, t.dtype)
+    now = jnp.mod(t.reshape(1), period).astype(jnp.int32)
+    scalars = [indptr.astype(jnp.int32), flags, now]
+    if weighted:
+        scalars.append(events.astype(jnp.float32))
+    if shared_w:
+        scalars.append(data.astype(jnp.float32))
+    hbm = [in_pieces(_columns(columns, length * n if packed else n), -1, rows)]
+    if shared_d:
+        scalars.append(_columns(delays, length))
+    elif not packed:
+        hbm.append(in_pieces(_columns(delays, length), 0, rows))
+    if not shared_w:
+        hbm.append(in_pieces(data.astype(jnp.float32), 0, rows))
+    work = max_pieces(m, nnz)
+    scratch = [pltpu.SMEM((work,), jnp.int32), pltpu.SMEM((work,), jnp.int32)]
+    scratch += [pltpu.VMEM((2, _PIECES_PER_ROUND, _LANES), a.dtype) for a in hbm]
+    scratch.append(pltpu.SemaphoreType.DMA((len(hbm), 2)))
+    body = _body(m=m, n=n, length=length, hi_rows=hi_rows, weighted=weighted, shared_w=shared_w,
+                 shared_d=shared_d, packed=packed)
+    y = pl.pallas_call(
+        body, out_shape=jax.ShapeDtypeStruct((hi_rows, _LANES), jnp.float32),
+        grid_spec=pltpu.PrefetchScalarGridSpec(
+            num_scalar_prefetch=len(scalars), grid=(1,),
+            in_specs=[pl.BlockSpec(memory_space=pl.ANY)] * len(hbm),
+            out_specs=pl.BlockSpec((hi_rows, _LANES), lambda i, *_: (0, 0)),
+            scratch_shapes=scratch),
+        interpret=tpu_interpret(interpret),
+    )(*scalars, *hbm)
+    return y.reshape(-1)[:length * n]
+
+
+def _call(*, shape, weighted, fallback):
+    m, n = shape
+
+    def call(ring, events, data, columns, indptr, delays, t, *, interpret):
+        length = ring.shape[0]
+        nnz = columns.shape[0]
+        if m == 0 or n == 0 or length == 0 or nnz == 0:
+            return ring
+        if ring.dtype == jnp.float64 or not fits_the_chip(m=m, nnz=nnz, length=length, n=n):
+            return fallback()
+        acc = accumulation_dtype(ring.dtype)
+
+        def kernel():
+            y = _deliver(ring, events, data, columns, delays, indptr, t, shape=shape, weighted=weighted,
+                         interpret=interpret)
+            return (ring.astype(acc).reshape(-1) + y.astype(acc)).reshape(ring.shape).astype(ring.dtype)
+
+        checked = [data] + ([events] if weighted and events.dtype != jnp.bool_ else [])
+        return with_finite_fallback(kernel, fallback, *checked)
+
+    return call
+
+
+def csr_delay_deliver_tpu_kernel(*, shape, weighted, outs):
+    """``call(ring, events, data, indices, indptr, delays, t, *, interpret)`` for the pallas bridge on tpu."""
+    def call(ring, events, data, indices, indptr, delays, t, *, interpret):
+        def fallback():
+            return jax_impl._deliver(ring, events, data, indices, indptr, delays, t, shape=shape, weighted=weighted)
+        return _call(shape=shape, weighted=weighted, fallback=fallback)(ring, events, data, indices, indptr, delays,
+                                                                        t, interpret=interpret)
+    return call
+
+
+def csr_delay_deliver_layout_tpu_kernel(*, shape, weighted, outs):
+    """``call(ring, events, data, offsets, indptr, t, *, interpret)`` for the pallas bridge on tpu."""
+    def call(ring, events, data, offsets, indptr, t, *, interpret):
+        def fallback():
+            return jax_impl._deliver_layout(ring, events, data, offsets, indptr, t, shape=shape, weighted=weighted)
+        return _call(shape=shape, weighted=weighted, fallback=fallback)(ring, events, data, offsets, indptr, None,
+                                                                        t, interpret=interpret)
+    return call
