@@ -95,3 +95,38 @@ def test_nan_weights_of_non_events_stay_out_on_the_chip():
     y = ej.binary_densemv(jnp.asarray(weights), jnp.asarray(spikes), transpose=True, backend='pallas')
     want = weights[[3, 77, 250]].astype(np.float64).sum(axis=0)
     _check(y, want, np.float32)
+
+
+@pytest.mark.parametrize('binary, n', [(True, 40_000), (False, 1_300)])
+def test_gathers_over_many_table_rows_on_the_chip(binary, n):
+    """W @ s where x spans more than eight 128-wide table rows (the looped selection)."""
+    m, k = 203, 33
+    rng = np.random.default_rng(n)
+    indices = rng.integers(0, n, (m, k)).astype(np.int32)
+    weights = rng.normal(size=(m, k)).astype(np.float32)
+    x = _events(rng, n, False, binary)
+    op = ej.binary_fcnmv if binary else ej.fcnmv
+    y = jax.jit(lambda w, i, s: op(w, i, s, shape=(m, n), transpose=False, backend='pallas'))(
+        jnp.asarray(weights), jnp.asarray(indices), jnp.asarray(x))
+    xs = (x > 0).astype(np.float64) if binary else x.astype(np.float64)
+    _check(y, (weights.astype(np.float64) * xs[indices]).sum(axis=1), np.float32)
+
+
+@pytest.mark.parametrize('transpose', [True, False])
+def test_non_finite_weights_reach_only_their_own_targets_on_the_chip(transpose):
+    m, n, k = 300, 530, 20
+    rng = np.random.default_rng(9)
+    indices = rng.integers(0, n, (m, k)).astype(np.int32)
+    weights = rng.normal(size=(m, k)).astype(np.float32)
+    weights[4, 3], weights[7, 0], weights[9, 1] = np.nan, np.inf, -np.inf
+    spikes = np.ones(m if transpose else n, bool)
+    y = jax.jit(lambda w, i, s: ej.binary_fcnmv(w, i, s, shape=(m, n), transpose=transpose, backend='pallas'))(
+        jnp.asarray(weights), jnp.asarray(indices), jnp.asarray(spikes))
+    want = ej.binary_fcnmv(jnp.asarray(weights), jnp.asarray(indices), jnp.asarray(spikes), shape=(m, n),
+                           transpose=transpose, backend='jax')
+    y, want = np.asarray(y), np.asarray(want)
+    np.testing.assert_array_equal(np.isnan(y), np.isnan(want))
+    np.testing.assert_array_equal(np.isinf(y), np.isinf(want))
+    finite = np.isfinite(want)
+    assert finite.sum() > 0.9 * finite.size
+    np.testing.assert_allclose(y[finite], want[finite], rtol=1e-4, atol=1e-3)

@@ -23,7 +23,8 @@ from __future__ import annotations
 import jax.numpy as jnp
 from jax import lax
 
-from eventjax.kernels.common.pallas.tpu_rows import fcn_gather, fits_the_chip, row_scatter, with_finite_fallback
+from eventjax.kernels.common.pallas.tpu_gather import fcn_gather
+from eventjax.kernels.common.pallas.tpu_rows import fits_the_chip, row_scatter
 from eventjax.kernels.csr.jax_impl import _product
 
 __all__ = ['binary_csrmv_tpu_kernel', 'csrmv_tpu_kernel']
@@ -51,7 +52,7 @@ def _call(*, shape, transpose, out, events):
             return _product(data, indices, indptr, x, shape=shape, transpose=transpose, out_dtype=out.dtype,
                             binary=events)
 
-        if not fits_the_chip(m=m, n=n, transpose=transpose, csr=True):
+        if not fits_the_chip(m=m, n=n, transpose=transpose, csr=True, k=nnz // m):
             return fallback()
 
         def per_column(column):
@@ -67,7 +68,6 @@ def _call(*, shape, transpose, out, events):
                                    interpret=interpret, starts=indptr.astype(jnp.int32))
 
             usable = jnp.max(lengths) <= _LONGEST_ROW
-            checked = [data] + ([] if events else [x])
         else:
             k = nnz // m
 
@@ -77,10 +77,7 @@ def _call(*, shape, transpose, out, events):
                                   interpret=interpret)
 
             usable = (k > 0) & (nnz == m * k) & jnp.all(lengths == k)
-            checked = [] if events else [x]
-        kernel = per_column(column)
-        return lax.cond(usable, lambda: with_finite_fallback(kernel, fallback, *checked) if checked else kernel(),
-                        fallback)
+        return lax.cond(usable, per_column(column), fallback)
 
     return call
 
