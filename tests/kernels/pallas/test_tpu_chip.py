@@ -130,3 +130,19 @@ def test_non_finite_weights_reach_only_their_own_targets_on_the_chip(transpose):
     finite = np.isfinite(want)
     assert finite.sum() > 0.9 * finite.size
     np.testing.assert_allclose(y[finite], want[finite], rtol=1e-4, atol=1e-3)
+
+
+def test_csr_rows_longer_than_129_entries_scatter_in_pieces_on_the_chip():
+    m, n = 9, 700
+    rng = np.random.default_rng(10)
+    lengths = np.array([600, 0, 3, 129, 130, 256, 1, 0, 400])
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    indices = rng.integers(0, n, indptr[-1]).astype(np.int32)
+    data = rng.normal(size=indptr[-1]).astype(np.float32)
+    spikes = np.ones(m, bool)
+    spikes[2] = False
+    dense = np.zeros((m, n))
+    np.add.at(dense, (np.repeat(np.arange(m), lengths), indices), data.astype(np.float64))
+    y = jax.jit(lambda *a: ej.binary_csrmv(*a, shape=(m, n), transpose=True, backend='pallas'))(
+        jnp.asarray(data), jnp.asarray(indices), jnp.asarray(indptr), jnp.asarray(spikes))
+    _check(y, _oracle(dense, spikes, True), np.float32)
