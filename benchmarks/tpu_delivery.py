@@ -109,7 +109,7 @@ def main(argv=None):
                 row = {'device': device.device_kind, 'op': op, 'size': size, 'k': k, 'ring': length,
                        'rate': args.rate, 'backend': backend}
                 try:
-                    loop_s, out = _timed(_loop(step, args.loop), state, spikes, ops)
+                    loop_s, out, _ = _timed(_loop(step, args.loop), state, spikes, ops)
                 except Exception as e:  # noqa: BLE001 - report and go on with the next backend
                     row['error'] = f'{type(e).__name__}: {str(e).splitlines()[0][:300]}'
                 else:

@@ -1,12 +1,14 @@
 """Time the dense, CSR and FCN event products on a TPU: each backend against a dense product of the same matrix.
 
     python -m benchmarks.tpu_products [--sizes 4000 16000] [--k 100] [--rate 0.02] [--out FILE]
+    python -m benchmarks.tpu_products --sizes 100000 --backends pallas --loop 20   # no dense product past 20,000
 
 Each product is timed twice: inside one jitted ``lax.fori_loop`` of
 ``--loop`` products (the spikes change every iteration, so nothing is
 hoisted), which is the kernel's cost, and per jitted call, which adds the
-dispatch (about 125 us on a TPU). Results are checked against the ``jax``
-kernel on the same device. Prints one JSON line per measurement.
+dispatch (about 125 us on a TPU); the first call's time (tracing, compiling,
+one run) is reported too. Results are checked against the first backend on
+the same device. Prints one JSON line per measurement.
 """
 
 from __future__ import annotations
@@ -22,14 +24,17 @@ from jax import lax
 
 
 def _timed(fn, *args, repeats=5):
+    """(best of ``repeats`` calls, the output, the first call's seconds: tracing, compiling and one run)."""
+    t0 = time.perf_counter()
     out = fn(*args)
     jax.block_until_ready(out)
+    first = time.perf_counter() - t0
     best = float('inf')
     for _ in range(repeats):
         t0 = time.perf_counter()
         jax.block_until_ready(fn(*args))
         best = min(best, time.perf_counter() - t0)
-    return best, out
+    return best, out, first
 
 
 def _loop(product, loop):
@@ -101,8 +106,8 @@ def main(argv=None):
             for transpose in (True, False):
                 f = (lambda s, o: (s.astype(jnp.float32) @ o[0],)) if transpose else \
                     (lambda s, o: (o[0] @ s.astype(jnp.float32),))
-                loop_s, _ = _timed(_loop(f, args.loop), spikes, (dense,))
-                call_s, _ = _timed(jax.jit(f), spikes, (dense,))
+                loop_s, _, _ = _timed(_loop(f, args.loop), spikes, (dense,))
+                call_s, _, _ = _timed(jax.jit(f), spikes, (dense,))
                 emit(op='dense_f32', size=size, k=k, transpose=transpose, backend='jnp',
                      loop_us=loop_s / args.loop * 1e6, call_us=call_s * 1e6)
         for op in args.ops:
@@ -113,8 +118,8 @@ def main(argv=None):
                 for backend in args.backends:
                     f, kind = _product(op, backend, transpose, (m, n))
                     try:
-                        call_s, y = _timed(jax.jit(f), spikes, operands[kind])
-                        loop_s, _ = _timed(_loop(f, args.loop), spikes, operands[kind])
+                        call_s, y, first_s = _timed(jax.jit(f), spikes, operands[kind])
+                        loop_s, _, _ = _timed(_loop(f, args.loop), spikes, operands[kind])
                     except Exception as e:  # noqa: BLE001 - report and go on with the next backend
                         emit(op=op, size=size, k=k, transpose=transpose, backend=backend,
                              error=f'{type(e).__name__}: {str(e).splitlines()[0][:300]}')
@@ -122,7 +127,7 @@ def main(argv=None):
                     y = np.asarray(y[0])
                     ref = y if ref is None else ref
                     emit(op=op, size=size, k=k, transpose=transpose, backend=backend,
-                         loop_us=loop_s / args.loop * 1e6, call_us=call_s * 1e6,
+                         loop_us=loop_s / args.loop * 1e6, call_us=call_s * 1e6, first_call_s=first_s,
                          max_abs_diff_vs_first=float(np.max(np.abs(y - ref))))
     if args.out:
         with open(args.out, 'w') as fh:

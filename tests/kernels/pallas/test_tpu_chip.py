@@ -146,3 +146,54 @@ def test_presynaptic_plasticity_on_the_chip_equals_the_oracle():
     got = jax.jit(lambda w: ej.csr_on_pre(w, targets.reshape(-1), ptr, spikes, trace, shape=(m, n),
                                           backend='pallas'))(weight.reshape(-1))
     _check(got, np.where(spikes[:, None], weight + trace[targets], weight).reshape(-1), np.float32)
+
+
+@pytest.mark.parametrize('binary, n', [(True, 40_000), (False, 1_300)])
+def test_gathers_over_many_table_rows_on_the_chip(binary, n):
+    """W @ s where x spans more than eight 128-wide table rows (the looped selection)."""
+    m, k = 203, 33
+    rng = np.random.default_rng(n)
+    indices = rng.integers(0, n, (m, k)).astype(np.int32)
+    weights = rng.normal(size=(m, k)).astype(np.float32)
+    x = _events(rng, n, False, binary)
+    op = ej.binary_fcnmv if binary else ej.fcnmv
+    y = jax.jit(lambda w, i, s: op(w, i, s, shape=(m, n), transpose=False, backend='pallas'))(
+        jnp.asarray(weights), jnp.asarray(indices), jnp.asarray(x))
+    xs = (x > 0).astype(np.float64) if binary else x.astype(np.float64)
+    _check(y, (weights.astype(np.float64) * xs[indices]).sum(axis=1), np.float32)
+
+
+@pytest.mark.parametrize('transpose', [True, False])
+def test_non_finite_weights_reach_only_their_own_targets_on_the_chip(transpose):
+    m, n, k = 300, 530, 20
+    rng = np.random.default_rng(9)
+    indices = rng.integers(0, n, (m, k)).astype(np.int32)
+    weights = rng.normal(size=(m, k)).astype(np.float32)
+    weights[4, 3], weights[7, 0], weights[9, 1] = np.nan, np.inf, -np.inf
+    spikes = np.ones(m if transpose else n, bool)
+    y = jax.jit(lambda w, i, s: ej.binary_fcnmv(w, i, s, shape=(m, n), transpose=transpose, backend='pallas'))(
+        jnp.asarray(weights), jnp.asarray(indices), jnp.asarray(spikes))
+    want = ej.binary_fcnmv(jnp.asarray(weights), jnp.asarray(indices), jnp.asarray(spikes), shape=(m, n),
+                           transpose=transpose, backend='jax')
+    y, want = np.asarray(y), np.asarray(want)
+    np.testing.assert_array_equal(np.isnan(y), np.isnan(want))
+    np.testing.assert_array_equal(np.isinf(y), np.isinf(want))
+    finite = np.isfinite(want)
+    assert finite.sum() > 0.9 * finite.size
+    np.testing.assert_allclose(y[finite], want[finite], rtol=1e-4, atol=1e-3)
+
+
+def test_csr_rows_longer_than_129_entries_scatter_in_pieces_on_the_chip():
+    m, n = 9, 700
+    rng = np.random.default_rng(10)
+    lengths = np.array([600, 0, 3, 129, 130, 256, 1, 0, 400])
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    indices = rng.integers(0, n, indptr[-1]).astype(np.int32)
+    data = rng.normal(size=indptr[-1]).astype(np.float32)
+    spikes = np.ones(m, bool)
+    spikes[2] = False
+    dense = np.zeros((m, n))
+    np.add.at(dense, (np.repeat(np.arange(m), lengths), indices), data.astype(np.float64))
+    y = jax.jit(lambda *a: ej.binary_csrmv(*a, shape=(m, n), transpose=True, backend='pallas'))(
+        jnp.asarray(data), jnp.asarray(indices), jnp.asarray(indptr), jnp.asarray(spikes))
+    _check(y, _oracle(dense, spikes, True), np.float32)

@@ -35,7 +35,7 @@ def _both(data, indices, indptr, x, *, shape, transpose, events):
 @pytest.mark.parametrize('events', [True, False])
 @pytest.mark.parametrize('homogeneous', [True, False])
 def test_rows_of_any_length_match_the_jax_kernel(transpose, events, homogeneous):
-    """Rows of 0 to 129 entries start anywhere in the 128-wide layout; longer rows take the jax kernel."""
+    """Rows of 0 to 129 entries start anywhere in the 128-wide layout."""
     rng = np.random.default_rng(0)
     m, n = 23, 290
     lengths = rng.integers(0, 12, m)
@@ -47,10 +47,25 @@ def test_rows_of_any_length_match_the_jax_kernel(transpose, events, homogeneous)
 
 @pytest.mark.parametrize('transpose', [True, False])
 def test_equal_rows_and_long_rows(transpose):
-    """Equal row lengths take the FCN gather when not transposed; a row over 129 entries, the jax kernel."""
+    """Equal row lengths take the FCN gather when not transposed; a row over 129 entries is cut in pieces
+    when transposed and takes the jax kernel when not."""
     rng = np.random.default_rng(1)
     m, n = 12, 40
     for lengths in (np.full(m, 5), np.r_[np.full(m - 1, 2), 200]):
         args = _case(rng, m, n, lengths, transpose=transpose, events=True, homogeneous=False, matrix=True)
         got, want = _both(*args, shape=(m, n), transpose=transpose, events=True)
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize('events', [True, False])
+@pytest.mark.parametrize('homogeneous', [True, False])
+def test_long_rows_are_cut_into_pieces(events, homogeneous):
+    """Rows of 0 to 700 entries (empty rows, exactly 128 and 256, one past) scatter in pieces of 128."""
+    rng = np.random.default_rng(2)
+    m, n = 11, 333
+    lengths = np.array([700, 0, 3, 128, 0, 256, 257, 1, 0, 130, 5])
+    args = _case(rng, m, n, lengths, transpose=True, events=events, homogeneous=homogeneous, matrix=not events)
+    if events:
+        args = args[:3] + (jnp.ones(m, bool).at[1].set(False).at[7].set(False),)
+    got, want = _both(*args, shape=(m, n), transpose=True, events=events)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)

@@ -97,3 +97,34 @@ def test_no_events_and_empty_shapes_give_zeros(transpose):
     got, want = _both(jnp.ones((m, 0)), jnp.zeros((m, 0), jnp.int32), x, shape=(m, n), transpose=transpose,
                       events=True)
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize('events, n', [(True, 5000), (True, 40000), (False, 1000), (False, 1300)])
+def test_gather_over_tables_of_several_rows_and_several_blocks(events, n):
+    """x spans several 128-wide table rows (unrolled, then looped), and the rows span several programs."""
+    rng = np.random.default_rng(5)
+    m, k = 300, 7
+    args = _case(rng, m, n, k, transpose=False, events=events, homogeneous=False, matrix=False)
+    got, want = _both(*args, shape=(m, n), transpose=False, events=events)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize('k', [1, 200])
+def test_gather_rows_narrower_and_wider_than_a_vector(k):
+    rng = np.random.default_rng(6)
+    m, n = 70, 333
+    args = _case(rng, m, n, k, transpose=False, events=True, homogeneous=True, matrix=False)
+    got, want = _both(*args, shape=(m, n), transpose=False, events=True)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize('where', [[], [31], [0, 31, 32, 63, 95, 99], list(range(100))])
+def test_scatter_finds_every_event_of_a_word(where):
+    """Events are compacted from 32-bit words, the sign bit included, none to all of them."""
+    rng = np.random.default_rng(7)
+    m, n, k = 100, 50, 3
+    indices = jnp.asarray(rng.integers(0, n, (m, k)), jnp.int32)
+    weights = jnp.asarray(rng.normal(size=(m, k)), jnp.float32)
+    spikes = jnp.zeros(m, bool).at[jnp.asarray(where, jnp.int32)].set(True)
+    got, want = _both(weights, indices, spikes, shape=(m, n), transpose=True, events=True)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

@@ -10,7 +10,8 @@ A matrix ``x`` runs column by column.
   at a time by DMAs driven by the row ids, and added into the result as
   one-hot products on the MXU (see
   :mod:`eventjax.kernels.common.pallas.tpu_rows`). A matrix with a row of more
-  than 129 entries takes the ``jax`` kernel.
+  than 129 entries runs with its rows cut into pieces of at most 128 entries
+  (each piece an event where its row is).
 - ``transpose=False`` runs the FCN gather kernel when every row holds the same
   number of entries (a CSR matrix made from a fixed-connection one), else the
   ``jax`` kernel.
@@ -23,7 +24,8 @@ from __future__ import annotations
 import jax.numpy as jnp
 from jax import lax
 
-from eventjax.kernels.common.pallas.tpu_rows import fcn_gather, fits_the_chip, row_scatter, with_finite_fallback
+from eventjax.kernels.common.pallas.tpu_gather import fcn_gather
+from eventjax.kernels.common.pallas.tpu_rows import fits_the_chip, row_scatter
 from eventjax.kernels.csr.jax_impl import _product
 
 __all__ = ['binary_csrmv_tpu_kernel', 'csrmv_tpu_kernel']
@@ -35,6 +37,20 @@ _LONGEST_ROW = _LANES + 1
 
 def _lanes(a, fill, rows):
     return jnp.pad(a, (0, rows * _LANES - a.shape[0]), constant_values=fill).reshape(rows, _LANES)
+
+
+def _pieces(indptr, lengths, count):
+    """Rows cut into pieces of at most 128 entries: each piece's row (``m`` past the last) and the
+    ``count + 1`` starts of the pieces, which tile the entries in order as rows do."""
+    m, nnz = lengths.shape[0], indptr[-1]
+    per_row = jnp.maximum(1, (lengths + _LANES - 1) // _LANES)
+    ends = jnp.cumsum(per_row)
+    piece = jnp.arange(count, dtype=ends.dtype)
+    row = jnp.searchsorted(ends, piece, side='right').astype(jnp.int32)
+    clipped = jnp.minimum(row, m - 1)
+    first = ends[clipped] - per_row[clipped]
+    starts = jnp.where(row < m, indptr[clipped] + _LANES * (piece - first), nnz)
+    return row, jnp.append(starts, nnz).astype(jnp.int32)
 
 
 def _call(*, shape, transpose, out, events):
@@ -51,7 +67,7 @@ def _call(*, shape, transpose, out, events):
             return _product(data, indices, indptr, x, shape=shape, transpose=transpose, out_dtype=out.dtype,
                             binary=events)
 
-        if not fits_the_chip(m=m, n=n, transpose=transpose, csr=True):
+        if not fits_the_chip(m=m, n=n, transpose=transpose, csr=True, k=nnz // m):
             return fallback()
 
         def per_column(column):
@@ -62,12 +78,26 @@ def _call(*, shape, transpose, out, events):
             flat_idx = _lanes(indices.astype(jnp.int32), -1, rows)
             weights = data.reshape(1, 1) if homogeneous else _lanes(data, 0, rows)
 
-            def column(v):
+            def scatter(v, starts):
                 return row_scatter(weights, flat_idx, v, n=n, events=events, out_dtype=out.dtype,
-                                   interpret=interpret, starts=indptr.astype(jnp.int32))
+                                   interpret=interpret, starts=starts)
 
-            usable = jnp.max(lengths) <= _LONGEST_ROW
-            checked = [data] + ([] if events else [x])
+            def column(v):
+                return scatter(v, indptr.astype(jnp.int32))
+
+            pieces = m + nnz // _LANES + 1
+            if not fits_the_chip(m=pieces, n=n, transpose=True, csr=True):
+                return lax.cond(jnp.max(lengths) <= _LONGEST_ROW, per_column(column), fallback)
+
+            def split_rows():
+                row, starts = _pieces(indptr, lengths, pieces)
+
+                def piece_column(v):  # each piece carries its row's event or value
+                    return scatter(jnp.where(row < m, v[jnp.minimum(row, m - 1)], jnp.zeros((), v.dtype)), starts)
+
+                return per_column(piece_column)()
+
+            return lax.cond(jnp.max(lengths) <= _LONGEST_ROW, per_column(column), split_rows)
         else:
             k = nnz // m
 
@@ -77,10 +107,7 @@ def _call(*, shape, transpose, out, events):
                                   interpret=interpret)
 
             usable = (k > 0) & (nnz == m * k) & jnp.all(lengths == k)
-            checked = [] if events else [x]
-        kernel = per_column(column)
-        return lax.cond(usable, lambda: with_finite_fallback(kernel, fallback, *checked) if checked else kernel(),
-                        fallback)
+        return lax.cond(usable, per_column(column), fallback)
 
     return call
 

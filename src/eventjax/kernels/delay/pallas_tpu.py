@@ -33,7 +33,7 @@ from jax.experimental.pallas import tpu as pltpu
 
 from eventjax.kernels.common.events import accumulation_dtype
 from eventjax.kernels.common.pallas.tpu_pieces import SMEM_WORDS, collect_pieces, in_pieces, in_rounds, max_pieces
-from eventjax.kernels.common.pallas.tpu_rows import _dot_t, _packed_flags, tpu_interpret, with_finite_fallback
+from eventjax.kernels.common.pallas.tpu_rows import dot_t, packed_flags, tpu_interpret, with_finite_fallback
 from eventjax.kernels.delay import jax_impl
 
 __all__ = ['MAX_TARGETS', 'csr_delay_deliver_layout_tpu_kernel', 'csr_delay_deliver_tpu_kernel', 'fits_the_chip']
@@ -116,7 +116,7 @@ def _body(*, m, n, length, hi_rows, weighted, shared_w, shared_d, packed):
                 target = jnp.where(keep, target, 0)
                 a = jnp.where(hi_iota == lax.shift_right_logical(target, 7), coef, 0.0)
                 b = (lo_iota == lax.bitwise_and(target, _LANES - 1)).astype(jnp.float32)
-                total = total + _dot_t(a, b, True)
+                total = total + dot_t(a, b, True)
             y_ref[...] += total
 
         in_rounds(lax.div(count + (group - 1), jnp.int32(group)), copies, one_round)
@@ -142,9 +142,9 @@ def _deliver(ring, events, data, columns, delays, indptr, t, *, shape, weighted,
     shared_d = not packed and delays.shape[0] == 1
     if weighted:
         active = events if events.dtype == jnp.bool_ else events != 0
-        flags = _packed_flags(active)
+        flags = packed_flags(active)
     else:
-        flags = _packed_flags(events)
+        flags = packed_flags(events)
     period = jnp.asarray(length, t.dtype)
     now = jnp.mod(t.reshape(1), period).astype(jnp.int32)
     scalars = [indptr.astype(jnp.int32), flags, now]

@@ -6,10 +6,11 @@ expects; :mod:`eventjax.kernels.fixed_conn.pallas_impl` names them
 ``<operator>_tpu_kernel``. ``transpose=True`` visits only the rows of the
 events (every row of a float product), fetching each row by a DMA driven by
 its id, and adds its entries into the result as a one-hot product on the
-MXU; ``transpose=False`` keeps ``x`` in VMEM and gathers with one-hot
-products, 512 rows per program. A matrix ``x`` runs column by column; a
-problem too large for the chip's on-core memories takes the ``jax`` kernel.
-See :mod:`eventjax.kernels.common.pallas.tpu_rows`.
+MXU (:mod:`eventjax.kernels.common.pallas.tpu_rows`); ``transpose=False``
+keeps ``x`` in VMEM, its events packed to bits, and picks each entry's value
+by a lane gather (:mod:`eventjax.kernels.common.pallas.tpu_gather`). A
+matrix ``x`` runs column by column; a problem too large for the chip's
+on-core memories takes the ``jax`` kernel.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from __future__ import annotations
 import jax.numpy as jnp
 from jax import lax
 
-from eventjax.kernels.common.pallas.tpu_rows import fcn_gather, fits_the_chip, row_scatter, with_finite_fallback
+from eventjax.kernels.common.pallas.tpu_gather import fcn_gather
+from eventjax.kernels.common.pallas.tpu_rows import fits_the_chip, row_scatter
 from eventjax.kernels.fixed_conn.jax_impl import _product
 
 __all__ = ['binary_fcnmv_tpu_kernel', 'fcnmv_tpu_kernel']
@@ -43,12 +45,9 @@ def _call(*, shape, transpose, out, events):
             return _product(weights, indices, x, shape=shape, transpose=transpose, out_dtype=out.dtype,
                             binary=events)
 
-        if not fits_the_chip(m=m, n=n, transpose=transpose, csr=False):
+        if not fits_the_chip(m=m, n=n, transpose=transpose, csr=False, k=indices.shape[1]):
             return fallback()
-        # What goes through the MXU must be finite (see tpu_rows): the weights
-        # when scattering, the values of a float x in both directions.
-        checked = ([weights] if transpose else []) + ([] if events else [x])
-        return with_finite_fallback(kernel, fallback, *checked) if checked else kernel()
+        return kernel()
 
     return call
 

@@ -27,7 +27,7 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
 from eventjax.kernels.common.pallas.tpu_pieces import SMEM_WORDS, in_rounds, store_and_wait
-from eventjax.kernels.common.pallas.tpu_rows import _dot, _packed_flags, tpu_interpret, with_finite_fallback
+from eventjax.kernels.common.pallas.tpu_rows import dot, packed_flags, tpu_interpret, with_finite_fallback
 from eventjax.kernels.plasticity import jax_impl
 
 __all__ = ['dense_on_pre_tpu_kernel', 'fcn_on_pre_tpu_kernel', 'fits_the_chip']
@@ -67,7 +67,7 @@ def _bounded(v, w_min, w_max):
 def _gathered(trace_t, t, hi_iota, lo_iota):
     """``trace[t]`` for a ``(1, k)`` vector of targets in range, ``trace_t`` the trace as ``(128, n / 128)``."""
     hi, lo = lax.shift_right_arithmetic(t, 7), lax.bitwise_and(t, _LANES - 1)
-    rows = _dot(trace_t, (hi_iota == hi).astype(jnp.float32), True)  # (128, k): each target's slice
+    rows = dot(trace_t, (hi_iota == hi).astype(jnp.float32), True)  # (128, k): each target's slice
     return jnp.sum(jnp.where(lo_iota == lo, rows, 0.0), axis=0, keepdims=True)
 
 
@@ -166,7 +166,7 @@ def _update(weight, pre_spike, post_trace, indices, *, n, w_min, w_max, interpre
             scratch_shapes=scratch),
         input_output_aliases={2: 0},  # operand 2 (flags, trace, then the weights): the result
         interpret=tpu_interpret(interpret),
-    )(_packed_flags(pre_spike), trace, *hbm)
+    )(packed_flags(pre_spike), trace, *hbm)
 
 
 def _row_update(weight, pre_spike, post_trace, indices, *, n, w_min, w_max, interpret, fallback):

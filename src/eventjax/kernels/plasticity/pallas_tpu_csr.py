@@ -26,7 +26,7 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
 from eventjax.kernels.common.pallas.tpu_pieces import collect_pieces, in_pieces, in_rounds, max_pieces, store_and_wait
-from eventjax.kernels.common.pallas.tpu_rows import _packed_flags, tpu_interpret, with_finite_fallback
+from eventjax.kernels.common.pallas.tpu_rows import packed_flags, tpu_interpret, with_finite_fallback
 from eventjax.kernels.plasticity import jax_impl
 from eventjax.kernels.plasticity.pallas_tpu import _bounded, _gathered, _trace_columns, fits_the_chip
 
@@ -108,7 +108,7 @@ def _update(weight, indices, indptr, pre_spike, post_trace, *, n, w_min, w_max, 
                             pltpu.SemaphoreType.DMA((2, 2)), pltpu.SemaphoreType.DMA((2,))]),
         input_output_aliases={3: 0},  # operand 3 (indptr, flags, trace, then the weights): the result
         interpret=tpu_interpret(interpret),
-    )(indptr.astype(jnp.int32), _packed_flags(pre_spike), trace, in_pieces(weight, 0, rows),
+    )(indptr.astype(jnp.int32), packed_flags(pre_spike), trace, in_pieces(weight, 0, rows),
       in_pieces(indices.astype(jnp.int32), -1, rows))
     return out.reshape(-1)[:nnz]
 

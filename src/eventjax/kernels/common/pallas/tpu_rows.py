@@ -2,27 +2,22 @@
 
 A matrix ``A`` (``shape=(m, n)``) stores, for row ``i``, entries with column
 ``indices[.]`` and weight ``data[.]`` (or one shared weight). The TPU has no
-vector scatter, no atomics and no fast per-element gather, but a matrix unit
-(MXU) that multiplies 128 x 128 tiles almost for free. Both directions are
-therefore one-hot matrix products, with a target index ``t`` split as
+vector scatter and no atomics, but a matrix unit (MXU) that multiplies
+128 x 128 tiles almost for free. The scatter ``x @ A`` (``transpose=True``)
+is therefore a one-hot matrix product, with a target index ``t`` split as
 ``t = 128 * hi + lo`` so that a one-hot matrix costs ``n / 128 + 128``
-compares per entry instead of ``n``:
-
-- ``transpose=True`` (scatter ``x @ A``): the rows to visit are compacted in
-  the kernel (event rows of a binary product; every row of a float one), each
-  visited row's entries are fetched from HBM by a DMA driven by its row id,
-  and the entries are added into a VMEM-resident ``(n / 128, 128)`` result as
-  ``onehot_hi(coef) @ onehot_lo.T`` on the MXU.
-- ``transpose=False`` (gather ``A @ x``): ``x`` stays in VMEM as a
-  ``(128, n / 128)`` matrix; for a block of rows (one per lane) and entry
-  slot ``j``, ``x.T @ onehot_hi`` gives each entry's 128-wide slice of ``x``
-  and a sublane select picks ``x[t]``.
+compares per entry instead of ``n``: the rows to visit are compacted in the
+kernel (event rows of a binary product; every row of a float one), each
+visited row's entries are fetched from HBM by a DMA driven by its row id,
+and the entries are added into a VMEM-resident ``(n / 128, 128)`` result as
+``onehot_hi(coef) @ onehot_lo.T`` on the MXU. The gather ``A @ x`` is in
+:mod:`eventjax.kernels.common.pallas.tpu_gather`.
 
 One-hot matrices are exact in any dtype, so the products are exact up to the
 dtype's rounding of the sums. The MXU multiplies whole tiles, so a NaN or inf
-weight (or value of ``x``) would reach the targets that share its tile: such
-inputs take the ``jax`` kernel instead (a ``lax.cond`` on the data), which
-keeps every result equal to the other backends'.
+weight (or value of ``x``) would reach every target that shares its tile:
+such entries go through the MXU as 0 and are added to their own targets one
+by one afterwards, so every result equals the other backends'.
 """
 
 from __future__ import annotations
@@ -35,33 +30,37 @@ from jax.experimental.pallas import tpu as pltpu
 
 from eventjax.kernels.common.events import accumulation_dtype, event_indicator
 
-__all__ = ['fcn_gather', 'fits_the_chip', 'row_scatter', 'tpu_interpret', 'with_finite_fallback']
+__all__ = ['dot', 'dot_t', 'fits_the_chip', 'packed_flags', 'row_scatter', 'tpu_interpret', 'with_finite_fallback']
 
 _LANES = 128
 # Rows fetched per DMA round in the scatter; two rounds are in flight.
 _ROWS_PER_ROUND = 8
-# Rows (lanes) per program of the gather.
-_GATHER_BLOCK = 512
+# Rows of 128 entries that go through the MXU as one product.
+_MXU_PARTS = 4
 
 
 # What the kernels keep on the chip: the scatter's per-row scalars in SMEM (1 MiB) and its
-# result in VMEM; the gather's x and one-hot blocks in VMEM. Larger problems take the jax kernel.
+# result in VMEM; the gather's x (as a table) and blocks of rows in VMEM. Larger problems take the jax kernel.
 _SMEM_WORDS = 240_000
 _MAX_SCATTER_TARGETS = 1_000_000
 _MAX_GATHER_TARGETS = 200_000
+# Beyond this many entries per row even 8 rows of a gather crowd VMEM.
+_MAX_GATHER_ENTRIES_PER_ROW = 16_384
 
 
-def fits_the_chip(*, m: int, n: int, transpose: bool, csr: bool) -> bool:
+def fits_the_chip(*, m: int, n: int, transpose: bool, csr: bool, k: int = 0) -> bool:
     """Whether an ``(m, n)`` product's kernel fits the chip's on-core memories (else: the jax kernel).
+
+    ``k``: the entries per row of a gather (``transpose=False``).
 
     Example:
         >>> fits_the_chip(m=100_000, n=100_000, transpose=True, csr=True)
         True
-        >>> fits_the_chip(m=100_000, n=1_000_000, transpose=False, csr=False)
+        >>> fits_the_chip(m=100_000, n=1_000_000, transpose=False, csr=False, k=100)
         False
     """
     if not transpose:
-        return n <= _MAX_GATHER_TARGETS
+        return n <= _MAX_GATHER_TARGETS and k <= _MAX_GATHER_ENTRIES_PER_ROW
     return n <= _MAX_SCATTER_TARGETS and m * (2 if csr else 1) + m // 32 + 2 <= _SMEM_WORDS
 
 
@@ -82,13 +81,14 @@ def _precision(precise):
     return lax.Precision.HIGHEST if precise else lax.Precision.DEFAULT
 
 
-def _dot_t(a, b, precise):
+def dot_t(a, b, precise):
     """``a @ b.T`` on the MXU, full float32 precision when ``precise``."""
     return lax.dot_general(a, b, (((1,), (1,)), ((), ())), preferred_element_type=jnp.float32,
                            precision=_precision(precise))
 
 
-def _dot(a, b, precise):
+def dot(a, b, precise):
+    """``a @ b`` on the MXU, full float32 precision when ``precise``."""
     return lax.dot_general(a, b, (((1,), (0,)), ((), ())), preferred_element_type=jnp.float32,
                            precision=_precision(precise))
 
@@ -99,6 +99,44 @@ def _all_finite(*arrays):
         if a is not None and jnp.issubdtype(a.dtype, jnp.floating):
             ok = ok & jnp.all(jnp.isfinite(a))
     return ok
+
+
+def with_finite_fallback(kernel, fallback, *arrays_to_check):
+    """Run ``kernel()`` when every float array given is finite, else ``fallback()`` (same result type)."""
+    return lax.cond(_all_finite(*arrays_to_check), kernel, fallback)
+
+
+def _as_int32(bits):
+    return bits - (1 << 32) if bits >= 1 << 31 else bits
+
+
+# Masks whose test against a single set bit reads off that bit's position, one binary digit each.
+_BIT_DIGITS = tuple((_as_int32(mask), digit) for mask, digit in
+                    ((0xFFFF0000, 16), (0xFF00FF00, 8), (0xF0F0F0F0, 4), (0xCCCCCCCC, 2), (0xAAAAAAAA, 1)))
+
+
+def _compact_events(flags_ref, ids_ref, n_words):
+    """Write the ids of the set bits of ``flags_ref[:n_words]`` (32 events to a word) to ``ids_ref``; their count.
+
+    Scalar code: a step per word, and a few steps per event rather than one per row, so sparse events
+    cost little.
+    """
+    def word_step(w, count):
+        def has_bits(carry):
+            return carry[0] != 0
+
+        def take_lowest(carry):
+            word, count = carry
+            lowest = lax.bitwise_and(word, jnp.int32(0) - word)
+            bit = jnp.int32(0)
+            for mask, digit in _BIT_DIGITS:
+                bit = bit + jnp.where(lax.bitwise_and(lowest, jnp.int32(mask)) != 0, jnp.int32(digit), 0)
+            ids_ref[count] = lax.shift_left(w, 5) + bit
+            return lax.bitwise_xor(word, lowest), count + 1
+
+        return lax.while_loop(has_bits, take_lowest, (flags_ref[w], count))[1]
+
+    return lax.fori_loop(0, n_words, word_step, jnp.int32(0))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -122,13 +160,7 @@ def _scatter_body(*, m, n_entries, homogeneous, events, hi_rows, precise, fixed_
 
         y_ref[...] = jnp.zeros(y_ref.shape, y_ref.dtype)
         if events:
-            # Compact the event rows into SMEM: one scalar step per row.
-            # The event flags arrive packed 32 to a word: SMEM holds 1 MiB.
-            def collect(i, count):
-                ids_ref[count] = i
-                word = x_ref[lax.shift_right_logical(i, 5)]
-                return count + lax.bitwise_and(lax.shift_right_logical(word, lax.bitwise_and(i, 31)), 1)
-            count = lax.fori_loop(0, m, collect, jnp.int32(0))
+            count = _compact_events(x_ref, ids_ref, pl.cdiv(m, 32))
         else:
             count = jnp.int32(m)
 
@@ -170,7 +202,7 @@ def _scatter_body(*, m, n_entries, homogeneous, events, hi_rows, precise, fixed_
 
             for c in copies(r, slot):
                 c.wait()
-            total = jnp.zeros(y_ref.shape, jnp.float32)
+            a_parts, b_parts, targets, coefs = [], [], [], []
             for g in range(rounds):
                 e = r * rounds + g
                 row = row_of(e)
@@ -187,13 +219,23 @@ def _scatter_body(*, m, n_entries, homogeneous, events, hi_rows, precise, fixed_
                     w = wscalar_ref[0] if homogeneous else w_buf[slot, pl.ds(2 * g, 2), :].astype(jnp.float32)
                 coef = w if events else w * x_ref[row]
                 coef = jnp.where(keep & (e < count), coef, 0.0)
+                targets.append(t)
+                coefs.append(coef)
                 hi, lo = _split(t)
+                finite = jnp.where(jnp.isfinite(coef), coef, 0.0)
                 for part in range(t.shape[0]):  # 1 row (FCN) or 2 aligned rows of 128 entries (CSR)
-                    h, l_, c_ = hi[part:part + 1], lo[part:part + 1], coef[part:part + 1]
-                    a = jnp.where(hi_iota == h, c_, 0.0)
-                    b = (lo_iota == l_).astype(jnp.float32)
-                    total = total + _dot_t(a, b, precise)
+                    h, l_, c_ = hi[part:part + 1], lo[part:part + 1], finite[part:part + 1]
+                    a_parts.append(jnp.where(hi_iota == h, c_, 0.0))
+                    b_parts.append((lo_iota == l_).astype(jnp.float32))
+            # Rows of 128 entries side by side in one product: the MXU sums them, not a vector add per row.
+            total = None
+            for p in range(0, len(a_parts), _MXU_PARTS):
+                a = jnp.concatenate(a_parts[p:p + _MXU_PARTS], axis=1)
+                b = jnp.concatenate(b_parts[p:p + _MXU_PARTS], axis=1)
+                part = dot_t(a, b, precise)
+                total = part if total is None else total + part
             y_ref[...] += total.astype(y_ref.dtype)
+            _add_non_finite(y_ref, jnp.concatenate(targets, axis=0), jnp.concatenate(coefs, axis=0))
             return carry
 
         lax.fori_loop(0, n_rounds, one_round, 0)
@@ -201,7 +243,37 @@ def _scatter_body(*, m, n_entries, homogeneous, events, hi_rows, precise, fixed_
     return body
 
 
-def _packed_flags(x):
+def _add_non_finite(y_ref, t, coef):
+    """``y[t] += coef`` for the entries whose ``coef`` is NaN or inf, one at a time on the vector unit.
+
+    The MXU gets those entries as 0 (a NaN times the zeros of a one-hot row would reach every target the
+    row shares); here each reaches only its own target, so the result is IEEE's whatever the order. Rare:
+    a round with none costs one reduction.
+    """
+    special = jnp.logical_not(jnp.isfinite(coef))
+
+    @pl.when(jnp.any(special))
+    def _():
+        hi_iota = lax.broadcasted_iota(jnp.int32, y_ref.shape, 0)
+        lo_iota = lax.broadcasted_iota(jnp.int32, y_ref.shape, 1)
+
+        def entry(j, carry):
+            # Lane j of every row, in every lane: a lane gather with a constant index.
+            lane = jnp.full(t.shape, j, jnp.int32)
+            tj = jnp.take_along_axis(t, lane, axis=1, mode='promise_in_bounds')
+            cj = jnp.take_along_axis(jnp.where(special, coef, 0.0), lane, axis=1, mode='promise_in_bounds')
+            hi, lo = _split(tj)
+            add = jnp.zeros(y_ref.shape, jnp.float32)
+            for row in range(t.shape[0]):
+                hit = (hi_iota == hi[row:row + 1, :1]) & (lo_iota == lo[row:row + 1, :1])
+                add = add + jnp.where(hit, cj[row:row + 1, :1], 0.0)
+            y_ref[...] = (y_ref[...].astype(jnp.float32) + add).astype(y_ref.dtype)
+            return carry
+
+        lax.fori_loop(0, t.shape[1], entry, 0)
+
+
+def packed_flags(x):
     """The events of ``x`` as bits, 32 to an int32 word (bit ``i % 32`` of word ``i // 32``)."""
     bits = event_indicator(x, jnp.uint32)
     bits = jnp.pad(bits, (0, -x.shape[0] % 32)).reshape(-1, 32)
@@ -224,7 +296,7 @@ def row_scatter(weights, indices, x, *, n, events, out_dtype, interpret, starts=
     homogeneous = weights.size == 1 and (not fixed_rows or weights.shape == (1, 1))
     hi_rows = max(1, pl.cdiv(n, _LANES))
     precise = acc == jnp.float32
-    xs = _packed_flags(x) if events else x.astype(jnp.float32)
+    xs = packed_flags(x) if events else x.astype(jnp.float32)
     body = _scatter_body(m=m, n_entries=n, homogeneous=homogeneous, events=events,
                          hi_rows=hi_rows, precise=precise, fixed_rows=fixed_rows)
     width = indices.shape[-1]
@@ -248,79 +320,3 @@ def row_scatter(weights, indices, x, *, n, events, out_dtype, interpret, starts=
         interpret=tpu_interpret(interpret),
     )(*scalars, *hbm)
     return y.reshape(-1)[:n].astype(out_dtype)
-
-
-# ---------------------------------------------------------------------------------------------
-# Gather: y[i] = sum_j coef(w[i, j], x[indices[i, j]]) with k entries per row.
-
-
-def _gather_body(*, k, n, hi_rows, homogeneous, events, precise, mxu_dtype):
-    def body(*refs):
-        if homogeneous:
-            w_ref, xt_ref, idx_ref, y_ref = refs
-        else:
-            xt_ref, idx_ref, w_ref, y_ref = refs
-        block = y_ref.shape[1]
-        hi_iota = lax.broadcasted_iota(jnp.int32, (hi_rows, block), 0)
-        lo_iota = lax.broadcasted_iota(jnp.int32, (_LANES, block), 0)
-        xt = xt_ref[...]
-
-        def slot(j, total):
-            t = idx_ref[pl.ds(j, 1), :]
-            hi, lo = _split(t)
-            onehot = (hi_iota == hi).astype(mxu_dtype)
-            rows = _dot(xt, onehot, precise)  # (128, block): each entry's slice of x
-            xv = jnp.sum(jnp.where(lo_iota == lo, rows, 0.0), axis=0, keepdims=True)
-            keep = (t >= 0) & (t < n)
-            w = w_ref[0] if homogeneous else w_ref[pl.ds(j, 1), :].astype(jnp.float32)
-            term = jnp.where(xv > 0, w, 0.0) if events else w * xv
-            return total + jnp.where(keep, term, 0.0)
-
-        total = lax.fori_loop(0, k, slot, jnp.zeros((1, block), jnp.float32))
-        y_ref[...] = total.astype(y_ref.dtype)
-    return body
-
-
-def fcn_gather(weights, indices, x, *, n, events, out_dtype, interpret):
-    """``y[i] = sum_j w[i, j] * x[indices[i, j]]`` (events: the weights where ``x > 0``); length ``m``.
-
-    ``indices`` and per-entry ``weights`` are ``(m, k)``; ``(1, 1)`` weights are shared.
-    """
-    m, k = indices.shape
-    acc = accumulation_dtype(out_dtype)
-    homogeneous = weights.shape == (1, 1) and not (m == 1 and k == 1)
-    hi_rows = max(1, pl.cdiv(n, _LANES))
-    block = min(_GATHER_BLOCK, pl.cdiv(m, _LANES) * _LANES)
-    rows = pl.cdiv(m, block) * block
-    if events:
-        xv, mxu_dtype, precise = event_indicator(x, jnp.bfloat16), jnp.bfloat16, False
-    else:
-        precise = acc == jnp.float32
-        xv, mxu_dtype = x.astype(jnp.float32), jnp.float32
-    xt = jnp.pad(xv, (0, hi_rows * _LANES - n)).reshape(hi_rows, _LANES).T
-    # Rows along lanes: entry slot j of 128 rows is one vector.
-    idx_t = jnp.pad(indices.astype(jnp.int32).T, ((0, 0), (0, rows - m)), constant_values=-1)
-    body = _gather_body(k=k, n=n, hi_rows=hi_rows, homogeneous=homogeneous, events=events, precise=precise,
-                        mxu_dtype=mxu_dtype)
-    grid = (rows // block,)
-    xt_spec = pl.BlockSpec((_LANES, hi_rows), lambda i: (0, 0))
-    col_spec = pl.BlockSpec((k, block), lambda i: (0, i))
-    if homogeneous:
-        args = [weights.reshape(1).astype(jnp.float32), xt, idx_t]
-        specs = [pl.BlockSpec(memory_space=pltpu.SMEM), xt_spec, col_spec]
-    else:
-        w_t = jnp.pad(weights.astype(jnp.float32).T, ((0, 0), (0, rows - m)))
-        args, specs = [xt, idx_t, w_t], [xt_spec, col_spec, col_spec]
-    y = pl.pallas_call(
-        body, out_shape=jax.ShapeDtypeStruct((1, rows), acc), grid=grid, in_specs=specs,
-        out_specs=pl.BlockSpec((1, block), lambda i: (0, i)),
-        compiler_params=pltpu.CompilerParams(dimension_semantics=('parallel',)),
-        interpret=tpu_interpret(interpret),
-    )(*args)
-    return y[0, :m].astype(out_dtype)
-
-
-def with_finite_fallback(kernel, fallback, *arrays_to_check):
-    """Run ``kernel()`` when every float array given is finite, else ``fallback()`` (same result type)."""
-    return lax.cond(_all_finite(*arrays_to_check), kernel, fallback)
-

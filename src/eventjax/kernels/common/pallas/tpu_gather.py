@@ -1,0 +1,127 @@
+"""TPU (Mosaic) gather over rows of equal length: ``y[i] = sum_j coef(w[i, j], x[indices[i, j]])``.
+
+The TPU has no fast per-element gather from memory, but it permutes the 128
+lanes of a vector register by index (``tpu.dynamic_gather``, which Mosaic
+lowers ``jnp.take_along_axis`` to). So ``x`` is held in VMEM as a table of
+128-wide rows and each entry's value is picked from a row by its lane:
+
+- events: ``x`` packed 32 events to an int32 word, so 4,096 events fill one
+  row; an entry's bit is ``(word[t >> 5] >> (t & 31)) & 1``;
+- float ``x``: the values themselves, 128 to a row.
+
+A target whose table spans more rows than one is found by gathering from
+every row and keeping the row its high bits name (a select, never a
+product), so a NaN or inf weight or value reaches only its own entry's row,
+as on every backend, and no input needs the ``jax`` kernel.
+
+The indices and weights are read as stored, ``(m, k)``, rows of the matrix
+along sublanes and entries along lanes; each row's sum is a lane reduction.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+from eventjax.kernels.common.events import accumulation_dtype
+from eventjax.kernels.common.pallas.tpu_rows import packed_flags, tpu_interpret
+
+__all__ = ['fcn_gather']
+
+_LANES = 128
+# Entries (lanes padded to 128) held in registers at once: a chunk of rows of about 8 vregs.
+_CHUNK_ENTRIES = 8 * 1024
+# Entries per program: big enough that a program's DMA dwarfs its fixed cost, small in VMEM.
+_PROGRAM_ENTRIES = 64 * 1024
+# Table rows selected one by one in straight-line code; more go through a loop.
+_UNROLLED_ROWS = 8
+
+
+def _gather_body(*, k, n, chunk, n_chunks, table_rows, homogeneous, events):
+    def body(*refs):
+        if homogeneous:
+            w_ref, table_ref, idx_ref, y_ref = refs
+        else:
+            table_ref, idx_ref, w_ref, y_ref = refs
+
+        def one_chunk(c, carry):
+            rows = pl.ds(pl.multiple_of(c * chunk, chunk), chunk) if n_chunks > 1 else slice(None)
+            t = idx_ref[rows, :]
+            keep = (t >= 0) & (t < n)
+            slot = lax.shift_right_logical(t, 5) if events else t
+            lo = lax.bitwise_and(slot, _LANES - 1)
+            hi = lax.shift_right_logical(slot, 7)
+
+            def pick(h, got):
+                row = jnp.broadcast_to(table_ref[pl.ds(h, 1), :], (t.shape[0], _LANES))
+                v = jnp.take_along_axis(row, lo, axis=1, mode='promise_in_bounds')
+                return v if table_rows == 1 else jnp.where(hi == h, v, got)
+
+            got = jnp.zeros(t.shape, table_ref.dtype)
+            if table_rows <= _UNROLLED_ROWS:
+                for h in range(table_rows):
+                    got = pick(h, got)
+            else:
+                got = lax.fori_loop(0, table_rows, pick, got)
+            w = w_ref[0] if homogeneous else w_ref[rows, :].astype(jnp.float32)
+            if events:
+                bit = lax.bitwise_and(lax.shift_right_logical(got, lax.bitwise_and(t, 31)), 1)
+                term = jnp.where(keep & (bit != 0), w, 0.0)
+            else:
+                term = jnp.where(keep, w * got, 0.0)
+            y_ref[rows, :] = jnp.sum(term, axis=1, keepdims=True).astype(y_ref.dtype)
+            return carry
+
+        lax.fori_loop(0, n_chunks, one_chunk, 0)
+    return body
+
+
+def _blocks(m, k):
+    """(rows per chunk, chunks per program): whole matrices that fit one chunk run as one block."""
+    lanes = pl.cdiv(k, _LANES) * _LANES
+    chunk = max(8, _CHUNK_ENTRIES // lanes // 8 * 8)
+    if m <= chunk:
+        return m, 1
+    return chunk, max(1, min(_PROGRAM_ENTRIES // (chunk * lanes), m // chunk))
+
+
+def fcn_gather(weights, indices, x, *, n, events, out_dtype, interpret):
+    """``y[i] = sum_j w[i, j] * x[indices[i, j]]`` (events: the weights where ``x`` has an event); length ``m``.
+
+    ``indices`` and per-entry ``weights`` are ``(m, k)``; ``(1, 1)`` weights
+    are shared. Indices outside ``[0, n)`` are dropped.
+
+    Example (on a TPU; ``interpret=True`` runs Pallas's TPU interpreter):
+        >>> idx = jnp.array([[0, 2], [1, 1]], jnp.int32)
+        >>> fcn_gather(jnp.ones((2, 2)), idx, jnp.array([True, False, True]), n=3, events=True,
+        ...            out_dtype=jnp.float32, interpret=True)
+        Array([2., 0.], dtype=float32)
+    """
+    m, k = indices.shape
+    acc = accumulation_dtype(out_dtype)
+    homogeneous = weights.shape == (1, 1) and not (m == 1 and k == 1)
+    table = packed_flags(x) if events else x.astype(jnp.float32)
+    table_rows = max(1, pl.cdiv(table.shape[0], _LANES))
+    table = jnp.pad(table, (0, table_rows * _LANES - table.shape[0])).reshape(table_rows, _LANES)
+    chunk, n_chunks = _blocks(m, k)
+    block = chunk * n_chunks
+    body = _gather_body(k=k, n=n, chunk=chunk, n_chunks=n_chunks, table_rows=table_rows,
+                        homogeneous=homogeneous, events=events)
+    table_spec = pl.BlockSpec((table_rows, _LANES), lambda i: (0, 0))
+    row_spec = pl.BlockSpec((block, k), lambda i: (i, 0))
+    if homogeneous:
+        args = [weights.reshape(1).astype(jnp.float32), table, indices.astype(jnp.int32)]
+        specs = [pl.BlockSpec(memory_space=pltpu.SMEM), table_spec, row_spec]
+    else:
+        # Mosaic has no float16 vector loads, and packed types tile 16 rows deep; float32 is read as stored.
+        args, specs = [table, indices.astype(jnp.int32), weights.astype(jnp.float32)], [table_spec, row_spec, row_spec]
+    y = pl.pallas_call(
+        body, out_shape=jax.ShapeDtypeStruct((m, 1), acc), grid=(pl.cdiv(m, block),), in_specs=specs,
+        out_specs=pl.BlockSpec((block, 1), lambda i: (i, 0)),
+        compiler_params=pltpu.CompilerParams(dimension_semantics=('parallel',)),
+        interpret=tpu_interpret(interpret),
+    )(*args)
+    return y[:, 0].astype(out_dtype)
