@@ -131,7 +131,7 @@ def _distinct_columns(rng, n, k) -> np.ndarray:
     return idx
 
 
-def _fixed_conn(rng, n):
+def _fcn_matrix(rng, n):
     """Column indices ``(n, k)`` (k distinct per row, sorted), weights ``(n, k)`` and the dense matrix.
 
     The dense matrix is None above ``DENSE_MAX_N``.
@@ -168,7 +168,7 @@ def _scipy(idx, w, x, transpose):
 
 def _dense_case(fn, transpose, batch=None):
     def build(n, rng, rate=EVENT_RATE):
-        idx, w, dense = _fixed_conn(rng, n)
+        idx, w, dense = _fcn_matrix(rng, n)
         events = _events(rng, n, batch, rate)
         W, s = jnp.asarray(dense), jnp.asarray(events)
         call = lambda W, s, backend: getattr(ej, fn)(W, s, transpose=transpose, backend=backend)
@@ -181,7 +181,7 @@ def _dense_case(fn, transpose, batch=None):
 
 def _csr_case(fn, transpose, batch=None, events=True):
     def build(n, rng, rate=EVENT_RATE):
-        idx, w, dense = _fixed_conn(rng, n)
+        idx, w, dense = _fcn_matrix(rng, n)
         k = idx.shape[1]
         indptr = jnp.arange(0, n * k + 1, k, dtype=jnp.int32)
         xs = _events(rng, n, batch, rate) if events else rng.normal(size=(n,)).astype(np.float32)
@@ -198,7 +198,7 @@ def _csr_case(fn, transpose, batch=None, events=True):
 
 def _fcn_case(fn, transpose, events=True):
     def build(n, rng, rate=EVENT_RATE):
-        idx, w, dense = _fixed_conn(rng, n)
+        idx, w, dense = _fcn_matrix(rng, n)
         xs = _events(rng, n, rate=rate) if events else rng.normal(size=(n,)).astype(np.float32)
         x = jnp.asarray(xs)
         args = (jnp.asarray(w), jnp.asarray(idx), x)

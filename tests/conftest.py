@@ -27,7 +27,7 @@ _names = itertools.count()
 # the run ended with one worker busy on them while the other sat idle.
 LONG_FILES = (
     'differential/test_mv.py', 'backends/test_numba_cache.py', 'differential/test_mm.py',
-    'kernels/fixed_conn/test_wide_dtypes.py', 'differential/test_known_cases.py', 'backends/test_warp_threads.py',
+    'kernels/fcn/test_wide_dtypes.py', 'differential/test_known_cases.py', 'backends/test_warp_threads.py',
     'test_multidevice.py', 'backends/test_numba_boundscheck.py', 'differential/test_jitc.py',
     'kernels/common/test_numba_events.py', 'kernels/csr/test_wide_dtypes.py', 'serving/test_load.py',
     'compat/test_brainstate.py', 'compat/test_cuba_brainstate.py', 'kernels/common/test_units.py',

@@ -44,7 +44,7 @@ _LAZY = {
     **dict.fromkeys(('CSRDelayLayout', 'csr_delay_deliver', 'csr_delay_deliver_layout', 'fcn_delay_deliver'),
                     'eventjax.kernels.delay'),
     **dict.fromkeys(('binary_densemm', 'binary_densemv'), 'eventjax.kernels.dense'),
-    **dict.fromkeys(('binary_fcnmm', 'binary_fcnmv', 'fcnmm', 'fcnmv'), 'eventjax.kernels.fixed_conn'),
+    **dict.fromkeys(('binary_fcnmm', 'binary_fcnmv', 'fcnmm', 'fcnmv'), 'eventjax.kernels.fcn'),
     **dict.fromkeys(('binary_jitcmm', 'binary_jitcmv', 'jitcmm', 'jitcmv'), 'eventjax.kernels.jitc'),
     **dict.fromkeys(('defjvp', 'general_batching_rule', 'primitives'), 'eventjax.primitive'),
     **dict.fromkeys(('get_all_primitive_names', 'get_primitives_by_tags', 'get_registry'), 'eventjax.primitive.tags'),
@@ -172,7 +172,7 @@ if TYPE_CHECKING:  # what each name loads, for readers and tools (nothing runs i
     from eventjax.kernels.delay import CSRDelayLayout, csr_delay_deliver, csr_delay_deliver_layout, fcn_delay_deliver
     from eventjax.kernels.dense import binary_densemm, binary_densemv
     from eventjax.kernels.dt2t import cscmm_dt2t, cscmv_dt2t, csr_sddmm, csrmm_dt2t, csrmv_dt2t, fcnmm_dt2t, fcnmv_dt2t
-    from eventjax.kernels.fixed_conn import binary_fcnmm, binary_fcnmv, fcnmm, fcnmv
+    from eventjax.kernels.fcn import binary_fcnmm, binary_fcnmv, fcnmm, fcnmv
     from eventjax.kernels.indexed import (
         binary_csrmm_indexed,
         binary_csrmv_indexed,

@@ -311,12 +311,12 @@ class TestKernelSpec:
 
 
 # The input dtypes of a call to each standard family's binary product (float32 weights, int32 indices, bool events).
-STANDARD_INPUTS = {'csr': (np.float32, np.int32, np.int32, np.bool_), 'fixed_conn': (np.float32, np.int32, np.bool_)}
+STANDARD_INPUTS = {'csr': (np.float32, np.int32, np.int32, np.bool_), 'fcn': (np.float32, np.int32, np.bool_)}
 
 
 def standard_kernel(family, backend):
     impl = importlib.import_module(f'eventjax.kernels.{family}.{backend}_impl')
-    kg = getattr(impl, {'csr': 'binary_csrmv_kernel', 'fixed_conn': 'binary_fcnmv_kernel'}[family])
+    kg = getattr(impl, {'csr': 'binary_csrmv_kernel', 'fcn': 'binary_fcnmv_kernel'}[family])
     return kg(shape=(3, 4), transpose=True, outs=None)
 
 
@@ -328,7 +328,7 @@ class TestStandardCppSources:
 
     # Every (weights, indices, operand) combination instantiated at once: over a minute of g++ per source.
     @pytest.mark.long
-    @pytest.mark.parametrize('family', ['csr', 'fixed_conn'])
+    @pytest.mark.parametrize('family', ['csr', 'fcn'])
     def test_every_dtype_combination_compiles(self, family):
         kernel = standard_kernel(family, 'cpp')
         assert native_build.load_symbol(compile_kernel(kernel), kernel.entry, 'test') is not None
@@ -344,13 +344,13 @@ class TestCudaBuild:
     # A call builds its own dtype combination only (nvcc's start-up dominates it: ~25 s under load 11, so
     # the default run builds the CSR source, which shares the header and the dispatch with the others);
     # with no dtype macros a source instantiates all 72, which the long run checks for every source.
-    @pytest.mark.parametrize('family', ['csr', pytest.param('fixed_conn', marks=pytest.mark.long)])
+    @pytest.mark.parametrize('family', ['csr', pytest.param('fcn', marks=pytest.mark.long)])
     def test_the_standard_cuda_kernels_compile_for_a_call(self, family):
         kernel = standard_kernel(family, 'cuda').for_inputs(STANDARD_INPUTS[family])
         assert native_build.load_symbol(compile_kernel(kernel, 'cuda'), kernel.entry, 'test') is not None
 
     @pytest.mark.long
-    @pytest.mark.parametrize('family', ['csr', 'fixed_conn'])
+    @pytest.mark.parametrize('family', ['csr', 'fcn'])
     def test_the_standard_cuda_kernels_compile_for_every_dtype(self, family):
         kernel = standard_kernel(family, 'cuda')
         assert native_build.load_symbol(compile_kernel(kernel, 'cuda'), kernel.entry, 'test') is not None

@@ -49,8 +49,8 @@ _PRIMITIVES = {
     'csrmv_dt2t': 'csr_dt2t', 'csr_slice_rows': 'csr_slice_rows', 'binary_csrmv_indexed': 'binary_csrmv_indexed',
 }
 # Pallas kernels registered for the cpu by pallas_on_cpu: the module of each declaration `_<name>`.
-_PALLAS = ('csr.binary_csrmv', 'csr.csrmv', 'csr.binary_csrmm', 'csr.csrmm', 'fixed_conn.binary_fcnmv',
-           'fixed_conn.fcnmv', 'dense.binary_densemv', 'delay.csr_delay_deliver', 'indexed.binary_csrmv_indexed',
+_PALLAS = ('csr.binary_csrmv', 'csr.csrmv', 'csr.binary_csrmm', 'csr.csrmm', 'fcn.binary_fcnmv',
+           'fcn.fcnmv', 'dense.binary_densemv', 'delay.csr_delay_deliver', 'indexed.binary_csrmv_indexed',
            'indexed.csr_slice_rows', 'dt2t.csr_dt2t')
 
 

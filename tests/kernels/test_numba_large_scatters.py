@@ -13,7 +13,7 @@ pytest.importorskip('numba')
 
 from eventjax.kernels.common.numba.events import PREFETCH_MIN_ENTRIES, ROWS_AHEAD  # noqa: E402
 from eventjax.kernels.csr import numba_impl as csr  # noqa: E402
-from eventjax.kernels.fixed_conn import numba_impl as fcn  # noqa: E402
+from eventjax.kernels.fcn import numba_impl as fcn  # noqa: E402
 
 K = 50
 M = PREFETCH_MIN_ENTRIES // K + 7  # rows: the entries just pass the bound

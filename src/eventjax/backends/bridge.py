@@ -102,6 +102,9 @@ class Bridge:
             bounds as one more operand ``[w_min, w_max]`` rather than reading
             the static parameters, where a kernel compiles what it closes over
             (one compiled kernel then serves every pair of bounds).
+        aliases: other names ``set_backend`` and ``backend=`` accept for this
+            backend (another library's spelling, so code written for it runs
+            unchanged).
 
     Example:
         >>> toy = Bridge('toy', ('cpu',), status=lambda p: BackendStatus('toy', p, p == 'cpu'))
@@ -121,6 +124,7 @@ class Bridge:
     standard: Callable[[Any, Callable[[], ModuleType], str], None] | None = None
     prepares_in_kernel: bool = False
     bounds_as_operand: bool = False
+    aliases: tuple[str, ...] = ()
 
     def register_standard(self, prim, module: Callable[[], ModuleType], name: str) -> None:
         """Register this backend's kernels of the standard operator ``name`` on ``prim`` (see ``standard``)."""

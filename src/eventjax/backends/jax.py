@@ -27,6 +27,7 @@ def status(platform: str) -> BackendStatus:
 
 BRIDGE = Bridge(
     'jax', PLATFORMS, status,
+    aliases=('jax_raw',),  # brainevent's name for its pure-JAX kernels
     contract='``kernel_generator(**static_params, outs=outs)`` returns a JAX-traceable function of the '
              'input arrays that returns one array per entry of ``outs``; it is registered for every '
              'platform unless ``platform`` names one.')

@@ -16,7 +16,7 @@ from eventjax.backends import native, numba, numba_cuda, pallas, warp
 from eventjax.backends.bridge import Bridge
 from eventjax.config import register_backend_catalog
 
-__all__ = ['BRIDGES', 'backend_names', 'get_bridge']
+__all__ = ['BRIDGES', 'JAX_BACKEND', 'backend_aliases', 'backend_names', 'get_bridge']
 
 BRIDGES: tuple[Bridge, ...] = (
     jax_backend.BRIDGE,
@@ -28,6 +28,9 @@ BRIDGES: tuple[Bridge, ...] = (
     numba_cuda.BRIDGE,
 )
 
+# The backend whose kernels are JAX itself, on every platform: each family's jax_impl (or reference).
+JAX_BACKEND: str = jax_backend.BRIDGE.name
+
 
 def backend_names() -> tuple[str, ...]:
     """The name of every bridge, in list order.
@@ -37,6 +40,16 @@ def backend_names() -> tuple[str, ...]:
         ('jax', 'numba')
     """
     return tuple(b.name for b in BRIDGES)
+
+
+def backend_aliases() -> dict[str, str]:
+    """Every other name a bridge answers to, mapped to the bridge's name.
+
+    Example:
+        >>> backend_aliases()['jax_raw']
+        'jax'
+    """
+    return {alias: b.name for b in BRIDGES for alias in b.aliases}
 
 
 def get_bridge(name: str) -> Bridge:
@@ -66,4 +79,4 @@ def _explain(platform: str, backend: str) -> str:
     return f'Did you mean {close[0]!r}?' if close else ''
 
 
-register_backend_catalog(_served, _explain)
+register_backend_catalog(_served, _explain, aliases=backend_aliases())

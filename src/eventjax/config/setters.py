@@ -10,12 +10,19 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 
 import attrs
 
 from eventjax.config.runtime import _OVERRIDE_KEY, _STATE, current_override, prepare, update
-from eventjax.config.snapshot import PLATFORMS, ConfigSnapshot, check_backend_name, frozen_map, normalize_platform
+from eventjax.config.snapshot import (
+    PLATFORMS,
+    ConfigSnapshot,
+    check_backend_name,
+    frozen_map,
+    normalize_platform,
+    register_backend_aliases,
+)
 from eventjax.config.tasks import refuse_inside_task
 from eventjax.errors import UnknownBackendWarning
 
@@ -37,13 +44,15 @@ def prepare_backend(platform: str, backend: str | None) -> ConfigSnapshot:
 
 
 def register_backend_catalog(catalog: Callable[[str], tuple[str, ...]],
-                             explain: Callable[[str, str], str]) -> None:
+                             explain: Callable[[str, str], str], *, aliases: Mapping[str, str] | None = None) -> None:
     """Tell the runtime which backend names exist, so a typo in a name can be caught.
 
     Called once by :mod:`eventjax.backends` at import: the configuration
     layer lists no backends itself. ``catalog(platform)`` returns the names
     the bridges serve on that platform; ``explain(platform, backend)`` says
-    why a name is not served there (and how to fix it), or ''.
+    why a name is not served there (and how to fix it), or ''; ``aliases``
+    maps each other name a bridge answers to onto the bridge's name
+    (:func:`~eventjax.config.normalize_backend` applies it).
 
     Example:
         >>> from eventjax.config import setters
@@ -52,6 +61,7 @@ def register_backend_catalog(catalog: Callable[[str], tuple[str, ...]],
     """
     with _STATE.lock:
         _STATE.catalog, _STATE.explain = catalog, explain
+        register_backend_aliases(aliases or {})
 
 
 def _is_known(snap: ConfigSnapshot, platform: str, backend: str) -> bool:

@@ -23,6 +23,7 @@ __all__ = [
     'frozen_map',
     'normalize_backend',
     'normalize_platform',
+    'register_backend_aliases',
 ]
 
 PLATFORMS = ('cpu', 'gpu', 'tpu')
@@ -57,12 +58,24 @@ def normalize_platform(platform: Any, *, who: str = 'eventjax') -> str:
     return name
 
 
-# Other names for eventjax backends, so code written for brainevent runs unchanged.
-_BACKEND_ALIASES = frozen_map({'jax_raw': 'jax'})
+# Other names for eventjax backends -> their names. The bridges declare them (register_backend_aliases,
+# called when eventjax.backends is imported); the configuration layer names no backend itself.
+_BACKEND_ALIASES: Mapping[str, str] = frozen_map()
+
+
+def register_backend_aliases(aliases: Mapping[str, str]) -> None:
+    """Make each key of ``aliases`` another name of the backend it maps to (replacing earlier ones).
+
+    Example:
+        >>> callable(register_backend_aliases)
+        True
+    """
+    global _BACKEND_ALIASES
+    _BACKEND_ALIASES = frozen_map(aliases)
 
 
 def normalize_backend(backend: str) -> str:
-    """The eventjax name of a backend: ``'jax_raw'`` (brainevent's name) is ``'jax'``.
+    """The eventjax name of a backend: another name a bridge answers to becomes the bridge's name.
 
     Example:
         >>> normalize_backend('jax_raw'), normalize_backend('numba')
@@ -78,8 +91,8 @@ def check_backend_name(backend: Any, *, who: str, allow_none: bool = True) -> st
     if not isinstance(backend, str):
         expected = 'a string or None' if allow_none else 'a string'
         raise TypeError(
-            f'{who}: backend must be {expected} such as "jax", "numba", "warp" '
-            f'or "pallas"; got {backend!r} of type {type(backend).__name__}.'
+            f'{who}: backend must be {expected} naming a backend (eventjax.backends_available() lists '
+            f'them); got {backend!r} of type {type(backend).__name__}.'
         )
     if not backend:
         raise ValueError(

@@ -18,7 +18,7 @@ from eventjax.containers.ops import WeightsAsData
 from eventjax.containers.per_synapse import PerSynapseOps
 from eventjax.kernels.common.checks import is_concrete, validate_fcn_indices
 from eventjax.kernels.common.units import attach, mantissa, split
-from eventjax.kernels.fixed_conn import binary_fcnmm, binary_fcnmv, fcnmm, fcnmv
+from eventjax.kernels.fcn import binary_fcnmm, binary_fcnmv, fcnmm, fcnmv
 from eventjax.kernels.plasticity import csr2csc_on_post, csr_column_view, fcn_on_pre
 
 __all__ = ['FixedNumConn', 'pair_args']

@@ -24,7 +24,7 @@ import numpy as np
 from eventjax.config.cache import check_writable, handler_dir, native_dir
 from eventjax.kernels.csr import binary_csrmm, binary_csrmv, csrmm, csrmv
 from eventjax.kernels.dense import binary_densemm, binary_densemv
-from eventjax.kernels.fixed_conn import binary_fcnmm, binary_fcnmv, fcnmm, fcnmv
+from eventjax.kernels.fcn import binary_fcnmm, binary_fcnmv, fcnmm, fcnmv
 from eventjax.kernels.jitc import binary_jitcmm, binary_jitcmv, jitcmm, jitcmv
 from eventjax.primitive.tags import get_registry
 

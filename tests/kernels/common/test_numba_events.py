@@ -12,7 +12,7 @@ import eventjax as ej  # noqa: E402
 from eventjax.backends.numba.bridge import ByInputs  # noqa: E402
 from eventjax.kernels.common.numba import events as numba_events  # noqa: E402
 from eventjax.kernels.csr import numba_impl as csr_numba  # noqa: E402
-from eventjax.kernels.fixed_conn import numba_impl as fcn_numba  # noqa: E402
+from eventjax.kernels.fcn import numba_impl as fcn_numba  # noqa: E402
 
 # Odd sizes no other test uses, so no earlier lowering of the same call is reused.
 M, N, K, B = 43, 37, 5, 3

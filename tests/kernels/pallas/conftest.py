@@ -15,10 +15,10 @@ from eventjax.kernels.csr.csrmm import _csrmm
 from eventjax.kernels.csr.csrmv import _csrmv
 from eventjax.kernels.dense.binary_densemm import _binary_densemm
 from eventjax.kernels.dense.binary_densemv import _binary_densemv
-from eventjax.kernels.fixed_conn.binary_fcnmm import _binary_fcnmm
-from eventjax.kernels.fixed_conn.binary_fcnmv import _binary_fcnmv
-from eventjax.kernels.fixed_conn.fcnmm import _fcnmm
-from eventjax.kernels.fixed_conn.fcnmv import _fcnmv
+from eventjax.kernels.fcn.binary_fcnmm import _binary_fcnmm
+from eventjax.kernels.fcn.binary_fcnmv import _binary_fcnmv
+from eventjax.kernels.fcn.fcnmm import _fcnmm
+from eventjax.kernels.fcn.fcnmv import _fcnmv
 
 OPERATORS = (_binary_densemv, _binary_densemm, _csrmv, _csrmm, _binary_csrmv, _binary_csrmm,
              _fcnmv, _fcnmm, _binary_fcnmv, _binary_fcnmm)

@@ -7,7 +7,7 @@ import pytest
 
 import eventjax as ej
 from tests.kernels.cases import as_jnp, indicator, random_events
-from tests.kernels.fixed_conn.suite import fcn_dense, random_fcn
+from tests.kernels.fcn.suite import fcn_dense, random_fcn
 from tests.kernels.pallas.helpers import assert_matches, assert_same_as_backends
 
 # (operator, m, n, k, columns or None for mv, transpose, dtype, homogeneous, event kind or 'x' for floats)

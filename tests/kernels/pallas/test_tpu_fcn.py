@@ -10,8 +10,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from eventjax.kernels.fixed_conn.jax_impl import _product
-from eventjax.kernels.fixed_conn.pallas_tpu import binary_fcnmv_tpu_kernel, fcnmv_tpu_kernel
+from eventjax.kernels.fcn.jax_impl import _product
+from eventjax.kernels.fcn.pallas_tpu import binary_fcnmv_tpu_kernel, fcnmv_tpu_kernel
 
 
 def _case(rng, m, n, k, *, transpose, events, homogeneous, matrix, dtype=np.float32):

@@ -55,7 +55,7 @@ def _products(family):
             return [((m, n), wdt), x], {'transpose': transpose}
         if family == 'csr':
             return [*_csr(m, wdt, jnp.int32), x], statics
-        if family == 'fixed_conn':
+        if family == 'fcn':
             return [((m, K), wdt), ((m, K), jnp.int32), x], statics
         return [((), wdt), x], {**statics, 'seed': 0, 'prob': 0.1}  # jitc, homogeneous law
     return build
@@ -85,7 +85,7 @@ def _updates(name):
 
 def builder(name, family):
     """How to build the operands of operator ``name``, or None where this sweep has no builder for it."""
-    if family in ('dense', 'csr', 'fixed_conn', 'jitc') and name.endswith(('mv', 'mm')) and '_' not in \
+    if family in ('dense', 'csr', 'fcn', 'jitc') and name.endswith(('mv', 'mm')) and '_' not in \
             name.removeprefix('binary_'):
         return _products(family)
     if name in ('dense_on_pre', 'dense_on_post', 'csr_on_pre', 'fcn_on_pre', 'csr2csc_on_post',

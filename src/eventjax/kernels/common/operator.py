@@ -31,7 +31,7 @@ import jax
 import numpy as np
 
 from eventjax.backends import XLACustomKernel
-from eventjax.backends.registry import backend_names, get_bridge
+from eventjax.backends.registry import JAX_BACKEND, backend_names, get_bridge
 from eventjax.kernels.common.rules import register_rules
 from eventjax.primitive.chain import link
 
@@ -190,7 +190,7 @@ def register_jax(prim, family: str, name: str) -> None:
     """
     module = _jax_module(family)
     prim.def_jax_kernel(_impl(family, module, name))
-    _SOURCES.setdefault(name, {})['jax'] = f'{family}.{module}'
+    _SOURCES.setdefault(name, {})[JAX_BACKEND] = f'{family}.{module}'
 
 
 def register_backend(prim, family: str, name: str, backend: str) -> None:

@@ -18,7 +18,7 @@ import jax.numpy as jnp
 from eventjax.kernels.common import accumulation_dtype
 from eventjax.kernels.common.compaction import by_event_count, event_mask
 from eventjax.kernels.common.events import product_kernels
-from eventjax.kernels.fixed_conn import reference
+from eventjax.kernels.fcn import reference
 
 __all__ = ['SMALL', 'binary_fcnmm_kernel', 'binary_fcnmv_kernel', 'fcnmm_kernel', 'fcnmv_kernel']
 

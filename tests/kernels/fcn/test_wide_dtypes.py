@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import eventjax as ej
-from eventjax.kernels.fixed_conn.fcnmv import _fcnmv
+from eventjax.kernels.fcn.fcnmv import _fcnmv
 from tests.kernels.conftest import backends_of
-from tests.kernels.fixed_conn.suite import fcn_dense, random_fcn
+from tests.kernels.fcn.suite import fcn_dense, random_fcn
 
 
 @pytest.mark.parametrize('transpose', [False, True])

@@ -1,7 +1,7 @@
 """fcnmv on every backend: values, batching, autodiff and bad indices against a dense NumPy reference."""
 
-from eventjax.kernels.fixed_conn.fcnmv import _fcnmv, fcnmv
-from tests.kernels.fixed_conn.suite import FcnSuite
+from eventjax.kernels.fcn.fcnmv import _fcnmv, fcnmv
+from tests.kernels.fcn.suite import FcnSuite
 
 
 class TestFcnmv(FcnSuite):

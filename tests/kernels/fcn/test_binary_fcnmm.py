@@ -1,7 +1,7 @@
 """binary_fcnmm on every backend: values, batching, autodiff and bad indices against a dense NumPy reference."""
 
-from eventjax.kernels.fixed_conn.binary_fcnmm import _binary_fcnmm, binary_fcnmm
-from tests.kernels.fixed_conn.suite import BinaryFcnSuite
+from eventjax.kernels.fcn.binary_fcnmm import _binary_fcnmm, binary_fcnmm
+from tests.kernels.fcn.suite import BinaryFcnSuite
 
 
 class TestBinaryFcnmm(BinaryFcnSuite):

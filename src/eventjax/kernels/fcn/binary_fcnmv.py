@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from eventjax.kernels.common import Operator
-from eventjax.kernels.fixed_conn import reference
-from eventjax.kernels.fixed_conn.arguments import checked_call
+from eventjax.kernels.fcn import reference
+from eventjax.kernels.fcn.arguments import checked_call
 
 __all__ = ['binary_fcnmv']
 

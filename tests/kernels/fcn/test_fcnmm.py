@@ -1,7 +1,7 @@
 """fcnmm on every backend: values, batching, autodiff and bad indices against a dense NumPy reference."""
 
-from eventjax.kernels.fixed_conn.fcnmm import _fcnmm, fcnmm
-from tests.kernels.fixed_conn.suite import FcnSuite
+from eventjax.kernels.fcn.fcnmm import _fcnmm, fcnmm
+from tests.kernels.fcn.suite import FcnSuite
 
 
 class TestFcnmm(FcnSuite):

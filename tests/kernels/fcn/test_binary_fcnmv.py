@@ -5,9 +5,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from eventjax.kernels.fixed_conn.binary_fcnmv import _binary_fcnmv, binary_fcnmv
+from eventjax.kernels.fcn.binary_fcnmv import _binary_fcnmv, binary_fcnmv
 from tests.kernels.conftest import backends_of
-from tests.kernels.fixed_conn.suite import BinaryFcnSuite
+from tests.kernels.fcn.suite import BinaryFcnSuite
 
 
 class TestBinaryFcnmv(BinaryFcnSuite):
@@ -38,7 +38,7 @@ class TestNumbaPrefetchingScatter:
     def test_only_a_matrix_that_stores_enough_entries_gets_the_prefetching_kernel(self):
         pytest.importorskip('numba')
         from eventjax.kernels.common.numba.events import PREFETCH_MIN_ENTRIES
-        from eventjax.kernels.fixed_conn import numba_impl
+        from eventjax.kernels.fcn import numba_impl
 
         pick = numba_impl.binary_fcnmv_kernel(transpose=True, shape=(10, 10), outs=()).pick
         w = jax.ShapeDtypeStruct((1,), np.float32)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import eventjax as ej
-from eventjax.kernels.fixed_conn import jax_impl
+from eventjax.kernels.fcn import jax_impl
 from tests.kernels.reference_semantics import fcn_product, is_event
 
 # The fast kernels start at jax_impl.SMALL connections; these tests lower that bound so small

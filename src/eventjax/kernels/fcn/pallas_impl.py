@@ -12,7 +12,7 @@ Weights are ``(m, k)`` or, homogeneous, ``(1, 1)``.
 from __future__ import annotations
 
 from eventjax.kernels.common.pallas.rows import row_product_kernels
-from eventjax.kernels.fixed_conn.pallas_tpu import binary_fcnmv_tpu_kernel, fcnmv_tpu_kernel
+from eventjax.kernels.fcn.pallas_tpu import binary_fcnmv_tpu_kernel, fcnmv_tpu_kernel
 
 __all__ = ['TPU_DEFAULT', 'binary_fcnmm_kernel', 'binary_fcnmm_tpu_kernel', 'binary_fcnmv_kernel',
            'binary_fcnmv_tpu_kernel', 'fcnmm_kernel', 'fcnmm_tpu_kernel', 'fcnmv_kernel', 'fcnmv_tpu_kernel']

@@ -8,9 +8,9 @@ holds the checks all four share; ``reference.py`` the pure-JAX oracle;
 :mod:`eventjax.kernels.common.rules`, as for CSR.
 """
 
-from eventjax.kernels.fixed_conn.binary_fcnmm import binary_fcnmm
-from eventjax.kernels.fixed_conn.binary_fcnmv import binary_fcnmv
-from eventjax.kernels.fixed_conn.fcnmm import fcnmm
-from eventjax.kernels.fixed_conn.fcnmv import fcnmv
+from eventjax.kernels.fcn.binary_fcnmm import binary_fcnmm
+from eventjax.kernels.fcn.binary_fcnmv import binary_fcnmv
+from eventjax.kernels.fcn.fcnmm import fcnmm
+from eventjax.kernels.fcn.fcnmv import fcnmv
 
 __all__ = ['binary_fcnmm', 'binary_fcnmv', 'fcnmm', 'fcnmv']

@@ -2,7 +2,7 @@
 
 Each generator ``kg(*, shape, transpose, outs)`` returns ``call(weights,
 indices, x, *, interpret)``, the form :mod:`eventjax.backends.pallas`
-expects; :mod:`eventjax.kernels.fixed_conn.pallas_impl` names them
+expects; :mod:`eventjax.kernels.fcn.pallas_impl` names them
 ``<operator>_tpu_kernel``. ``transpose=True`` visits only the rows of the
 events (every row of a float product), fetching each row by a DMA driven by
 its id, and adds its entries into the result as a one-hot product on the
@@ -20,7 +20,7 @@ from jax import lax
 
 from eventjax.kernels.common.pallas.tpu_gather import fcn_gather
 from eventjax.kernels.common.pallas.tpu_rows import fits_the_chip, row_scatter
-from eventjax.kernels.fixed_conn.jax_impl import _product
+from eventjax.kernels.fcn.jax_impl import _product
 
 __all__ = ['binary_fcnmv_tpu_kernel', 'fcnmv_tpu_kernel']
 
