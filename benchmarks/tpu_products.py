@@ -7,8 +7,9 @@ Each product is timed twice: inside one jitted ``lax.fori_loop`` of
 ``--loop`` products (the spikes change every iteration, so nothing is
 hoisted), which is the kernel's cost, and per jitted call, which adds the
 dispatch (about 125 us on a TPU); the first call's time (tracing, compiling,
-one run) is reported too. Results are checked against the first backend on
-the same device. Prints one JSON line per measurement.
+one run) is reported too. ``--backends brainevent`` times brainevent's own
+function on the same operands (installed apart). Results are checked against
+the first backend on the same device. Prints one JSON line per measurement.
 """
 
 from __future__ import annotations
@@ -61,6 +62,8 @@ def _product(op, backend, transpose, shape):
     """``product(spikes, operands)`` and the name of its operands in :func:`main`'s ``operands``."""
     import eventjax as ej
 
+    if backend == 'brainevent':
+        return _brainevent_product(op, transpose, shape)
     if op == 'binary_densemv':
         return (lambda s, o: (ej.binary_densemv(o[0], s, transpose=transpose, backend=backend, validate=False),),
                 'dense')
@@ -69,6 +72,18 @@ def _product(op, backend, transpose, shape):
                                               validate=False),), 'fcn')
     return (lambda s, o: (ej.binary_csrmv(*o, s, shape=shape, transpose=transpose, backend=backend,
                                           validate=False),), 'csr')
+
+
+def _brainevent_product(op, transpose, shape):
+    """brainevent's own function on the same operands, on its default backend for the device."""
+    import brainevent
+
+    if op == 'binary_fcnmv':
+        return (lambda s, o: (brainevent.binary_fcnmv(*o, s, shape=shape, transpose=transpose),), 'fcn')
+    if op == 'binary_csrmv':
+        return (lambda s, o: (brainevent.binary_csrmv(*o[:3], s, shape=shape, transpose=transpose,
+                                                      workspace=o[3]),), 'csr_brainevent')
+    raise ValueError(f'--backends brainevent: no brainevent counterpart of {op!r} here (binary_fcnmv, binary_csrmv).')
 
 
 def main(argv=None):
@@ -100,6 +115,11 @@ def main(argv=None):
         spikes = jnp.asarray(rng.random(m) < args.rate)
         flat, indptr = _csr_of(indices, m, k)
         operands = {'fcn': (weights, indices), 'csr': (weights.reshape(-1), flat, indptr)}
+        if 'brainevent' in args.backends and 'binary_csrmv' in args.ops:
+            # brainevent's CSR product takes a workspace it makes from a concrete indptr.
+            from brainevent._csr.binary import _make_binary_csrmv_workspace
+
+            operands['csr_brainevent'] = (*operands['csr'], _make_binary_csrmv_workspace(indptr))
         if size <= args.dense_limit:
             dense = jnp.zeros((m, n), jnp.float32).at[jnp.arange(m)[:, None], indices].add(weights)
             operands['dense'] = (dense,)
