@@ -104,8 +104,8 @@ def test_too_large_problems_take_the_jax_kernel():
     assert not fits_the_chip(m=10 ** 6, n=100, k=100, gather=False)  # row ids past SMEM
 
 
-def test_updates_lower_to_mosaic_on_tpu_when_asked_for():
-    """``backend='pallas'`` lowers to one Mosaic call on a TPU; the default there stays the jax kernel."""
+def test_updates_lower_to_mosaic_on_tpu_by_default():
+    """``backend='pallas'`` and the default both lower to one Mosaic call on a TPU; ``jax`` to none."""
     w, s, tr, idx = jnp.ones((6, 5)), jnp.ones(6, bool), jnp.ones(5), jnp.zeros((6, 3), jnp.int32)
     ptr = jnp.arange(7, dtype=jnp.int32) * 3
     updates = (lambda b: ej.dense_on_pre(w, s, tr, backend=b),
@@ -117,4 +117,5 @@ def test_updates_lower_to_mosaic_on_tpu_when_asked_for():
 
     for update in updates:
         assert lowered(update, 'pallas').count('tpu_custom_call') == 1
-        assert 'tpu_custom_call' not in lowered(update, None)
+        assert lowered(update, None).count('tpu_custom_call') == 1
+        assert 'tpu_custom_call' not in lowered(update, 'jax')
