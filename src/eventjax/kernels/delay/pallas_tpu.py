@@ -25,7 +25,6 @@ entries, float64 rings and structures too large for SMEM.
 
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 from jax import lax
 from jax.experimental import pallas as pl
@@ -33,7 +32,7 @@ from jax.experimental.pallas import tpu as pltpu
 
 from eventjax.kernels.common.events import accumulation_dtype
 from eventjax.kernels.common.pallas.tpu_pieces import SMEM_WORDS, collect_pieces, in_pieces, in_rounds, max_pieces
-from eventjax.kernels.common.pallas.tpu_rows import dot_t, packed_flags, tpu_interpret, with_finite_fallback
+from eventjax.kernels.common.pallas.tpu_rows import dot_t, one_program, packed_flags, with_finite_fallback
 from eventjax.kernels.delay import jax_impl
 
 __all__ = ['MAX_TARGETS', 'csr_delay_deliver_layout_tpu_kernel', 'csr_delay_deliver_tpu_kernel', 'fits_the_chip']
@@ -165,15 +164,8 @@ def _deliver(ring, events, data, columns, delays, indptr, t, *, shape, weighted,
     scratch.append(pltpu.SemaphoreType.DMA((len(hbm), 2)))
     body = _body(m=m, n=n, length=length, hi_rows=hi_rows, weighted=weighted, shared_w=shared_w,
                  shared_d=shared_d, packed=packed)
-    y = pl.pallas_call(
-        body, out_shape=jax.ShapeDtypeStruct((hi_rows, _LANES), jnp.float32),
-        grid_spec=pltpu.PrefetchScalarGridSpec(
-            num_scalar_prefetch=len(scalars), grid=(1,),
-            in_specs=[pl.BlockSpec(memory_space=pl.ANY)] * len(hbm),
-            out_specs=pl.BlockSpec((hi_rows, _LANES), lambda i, *_: (0, 0)),
-            scratch_shapes=scratch),
-        interpret=tpu_interpret(interpret),
-    )(*scalars, *hbm)
+    y = one_program(body, hi_rows=hi_rows, dtype=jnp.float32, scalars=scalars, hbm=hbm, scratch=scratch,
+                    interpret=interpret)
     return y.reshape(-1)[:length * n]
 
 

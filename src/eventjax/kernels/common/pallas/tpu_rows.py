@@ -30,7 +30,8 @@ from jax.experimental.pallas import tpu as pltpu
 
 from eventjax.kernels.common.events import accumulation_dtype, event_indicator
 
-__all__ = ['dot', 'dot_t', 'fits_the_chip', 'packed_flags', 'row_scatter', 'tpu_interpret', 'with_finite_fallback']
+__all__ = ['dot', 'dot_t', 'fits_the_chip', 'one_program', 'packed_flags', 'row_scatter', 'tpu_interpret',
+           'with_finite_fallback']
 
 _LANES = 128
 # Rows fetched per DMA round in the scatter; two rounds are in flight.
@@ -310,8 +311,16 @@ def row_scatter(weights, indices, x, *, n, events, out_dtype, interpret, starts=
     if not homogeneous:
         scratch.append(pltpu.VMEM((2, _ROWS_PER_ROUND * per_row, width), jnp.float32))
     scratch.append(pltpu.SemaphoreType.DMA((2, 2)))
-    y = pl.pallas_call(
-        body, out_shape=jax.ShapeDtypeStruct((hi_rows, _LANES), acc),
+    y = one_program(body, hi_rows=hi_rows, dtype=acc, scalars=scalars, hbm=hbm, scratch=scratch,
+                    interpret=interpret)
+    return y.reshape(-1)[:n].astype(out_dtype)
+
+
+def one_program(body, *, hi_rows, dtype, scalars, hbm, scratch, interpret):
+    """``body`` as one program: ``scalars`` prefetched to SMEM, ``hbm`` left in HBM for the body's DMAs,
+    and the result a VMEM-resident ``(hi_rows, 128)`` block of ``dtype``."""
+    return pl.pallas_call(
+        body, out_shape=jax.ShapeDtypeStruct((hi_rows, _LANES), dtype),
         grid_spec=pltpu.PrefetchScalarGridSpec(
             num_scalar_prefetch=len(scalars), grid=(1,),
             in_specs=[pl.BlockSpec(memory_space=pl.ANY)] * len(hbm),
@@ -319,4 +328,3 @@ def row_scatter(weights, indices, x, *, n, events, out_dtype, interpret, starts=
             scratch_shapes=scratch),
         interpret=tpu_interpret(interpret),
     )(*scalars, *hbm)
-    return y.reshape(-1)[:n].astype(out_dtype)
