@@ -10,7 +10,7 @@ product's does (:mod:`eventjax.kernels.common.pallas.tpu_rows`):
   pieces as it needs);
 - each piece's columns, delays and weights (the layout form: packed offsets
   and weights) are fetched from HBM by DMAs driven by the work list, eight
-  pieces a round, the next round's transfers overlapping this round's sums;
+  pieces a batch, the next batch's transfers overlapping this batch's sums;
 - each piece's targets are computed in vector registers (slot arithmetic, or
   the packed offset shifted by ``t``) and added into a VMEM-resident
   ``(L * n / 128, 128)`` block of the ring as a one-hot product on the MXU,
@@ -31,15 +31,15 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
 from eventjax.kernels.common.events import accumulation_dtype
-from eventjax.kernels.common.pallas.tpu_pieces import SMEM_WORDS, collect_pieces, in_pieces, in_rounds, max_pieces
+from eventjax.kernels.common.pallas.tpu_pieces import SMEM_WORDS, collect_pieces, in_batches, in_pieces, max_pieces
 from eventjax.kernels.common.pallas.tpu_rows import dot_t, one_program, packed_flags, with_finite_fallback
 from eventjax.kernels.delay import jax_impl
 
 __all__ = ['MAX_TARGETS', 'csr_delay_deliver_layout_tpu_kernel', 'csr_delay_deliver_tpu_kernel', 'fits_the_chip']
 
 _LANES = 128
-_PIECES_PER_ROUND = 8
-# The delivered block lives in VMEM (2 MiB at this size), beside a round's one-hot temporaries of its
+_PIECES_PER_BATCH = 8
+# The delivered block lives in VMEM (2 MiB at this size), beside a batch's one-hot temporaries of its
 # size: past about 750,000 targets Mosaic runs out of scoped VMEM on a v5e.
 MAX_TARGETS = 524_288
 
@@ -58,7 +58,7 @@ def fits_the_chip(*, m: int, nnz: int, length: int, n: int) -> bool:
 
 def _body(*, m, n, length, hi_rows, weighted, shared_w, shared_d, packed):
     """Kernel body; refs: indptr, flags, now, [values], [weight], [delay] (SMEM); entries (HBM); y; scratch."""
-    group = _PIECES_PER_ROUND
+    group = _PIECES_PER_BATCH
 
     def body(*refs):
         refs = list(refs)
@@ -92,7 +92,7 @@ def _body(*, m, n, length, hi_rows, weighted, shared_w, shared_d, packed):
         lo_iota = lax.broadcasted_iota(jnp.int32, (_LANES, 1), 0)
         lane = lax.broadcasted_iota(jnp.int32, (1, _LANES), 1)
 
-        def one_round(r, slot):
+        def one_batch(r, slot):
             total = jnp.zeros(y_ref.shape, jnp.float32)
             for g in range(group):
                 e = jnp.minimum(r * group + g, count - 1)
@@ -118,7 +118,7 @@ def _body(*, m, n, length, hi_rows, weighted, shared_w, shared_d, packed):
                 total = total + dot_t(a, b, True)
             y_ref[...] += total
 
-        in_rounds(lax.div(count + (group - 1), jnp.int32(group)), copies, one_round)
+        in_batches(lax.div(count + (group - 1), jnp.int32(group)), copies, one_batch)
 
     return body
 
@@ -160,7 +160,7 @@ def _deliver(ring, events, data, columns, delays, indptr, t, *, shape, weighted,
         hbm.append(in_pieces(data.astype(jnp.float32), 0, rows))
     work = max_pieces(m, nnz)
     scratch = [pltpu.SMEM((work,), jnp.int32), pltpu.SMEM((work,), jnp.int32)]
-    scratch += [pltpu.VMEM((2, _PIECES_PER_ROUND, _LANES), a.dtype) for a in hbm]
+    scratch += [pltpu.VMEM((2, _PIECES_PER_BATCH, _LANES), a.dtype) for a in hbm]
     scratch.append(pltpu.SemaphoreType.DMA((len(hbm), 2)))
     body = _body(m=m, n=n, length=length, hi_rows=hi_rows, weighted=weighted, shared_w=shared_w,
                  shared_d=shared_d, packed=packed)

@@ -4,8 +4,8 @@ Both update the rows of the events of an ``(m, k)`` weight matrix (``k = n``
 for dense weights), in place: the weights stay in HBM, aliased to the
 result. The event rows are compacted on the chip; each one is fetched by a
 DMA driven by its row id (with its row of targets, for FCN), updated in
-vector registers and written back by DMA, eight rows a round, the next
-round's fetches overlapping this round's work. Rows are distinct, so no two
+vector registers and written back by DMA, eight rows a batch, the next
+batch's fetches overlapping this batch's work. Rows are distinct, so no two
 transfers touch the same weight.
 
 The trace is added as it is (dense) or gathered at the row's targets
@@ -26,14 +26,14 @@ from jax import lax
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
-from eventjax.kernels.common.pallas.tpu_pieces import SMEM_WORDS, in_rounds, store_and_wait
+from eventjax.kernels.common.pallas.tpu_pieces import SMEM_WORDS, in_batches, store_and_wait
 from eventjax.kernels.common.pallas.tpu_rows import dot, packed_flags, tpu_interpret, with_finite_fallback
 from eventjax.kernels.plasticity import jax_impl
 
 __all__ = ['dense_on_pre_tpu_kernel', 'fcn_on_pre_tpu_kernel', 'fits_the_chip']
 
 _LANES = 128
-_ROWS_PER_ROUND = 8
+_ROWS_PER_BATCH = 8
 # A row of weights (and of targets) per buffer entry, 2 x 8 of each in VMEM; the gathered trace's one-hot
 # matrix is (n / 128) x k.
 _MAX_ROW = 65_536
@@ -80,7 +80,7 @@ def _trace_columns(post_trace, n):
 
 def _body(*, m, n, k, gather, w_min, w_max):
     """Kernel body; refs: flags (SMEM), trace (VMEM), weights [, targets] (HBM), out (HBM, the weights), scratch."""
-    group = _ROWS_PER_ROUND
+    group = _ROWS_PER_BATCH
 
     def body(flags_ref, trace_ref, *refs):
         refs = list(refs)
@@ -113,7 +113,7 @@ def _body(*, m, n, k, gather, w_min, w_max):
             return out
 
         def stores(r, slot):
-            # A round's last rows may repeat its last event row: each is written once, from its own update.
+            # A batch's last rows may repeat its last event row: each is written once, from its own update.
             return [pltpu.make_async_copy(w_buf.at[slot, pl.ds(g, 1)], out_hbm.at[pl.ds(row_of(r, g), 1)],
                                           sem_out.at[slot]) for g in range(group)]
 
@@ -123,7 +123,7 @@ def _body(*, m, n, k, gather, w_min, w_max):
             lo_iota = lax.broadcasted_iota(jnp.int32, (_LANES, k), 0)
             trace_t = trace_ref[...]
 
-        def one_round(r, slot):
+        def one_batch(r, slot):
             for g in range(group):
                 w = w_buf[slot, pl.ds(g, 1), :]
                 if gather:
@@ -133,11 +133,11 @@ def _body(*, m, n, k, gather, w_min, w_max):
                     w_buf[slot, pl.ds(g, 1), :] = jnp.where(keep, _bounded(w + inc, w_min, w_max), w)
                 else:
                     w_buf[slot, pl.ds(g, 1), :] = _bounded(w + trace_ref[...], w_min, w_max)
-            # Stored before the slot is fetched into again, two rounds on. The rows past the events repeat
+            # Stored before the slot is fetched into again, two batches on. The rows past the events repeat
             # the last one: only its first copy is stored.
             store_and_wait([(r * group + g < count, c) for g, c in enumerate(stores(r, slot))])
 
-        in_rounds(lax.div(count + (group - 1), jnp.int32(group)), fetches, one_round)
+        in_batches(lax.div(count + (group - 1), jnp.int32(group)), fetches, one_batch)
 
     return body
 
@@ -152,9 +152,9 @@ def _update(weight, pre_spike, post_trace, indices, *, n, w_min, w_max, interpre
         trace = post_trace.reshape(1, k)
         trace_spec = pl.BlockSpec((1, k), lambda i, *_: (0, 0))
     hbm = [weight] + ([indices.astype(jnp.int32)] if gather else [])
-    scratch = [pltpu.SMEM((m,), jnp.int32), pltpu.VMEM((2, _ROWS_PER_ROUND, k), jnp.float32)]
+    scratch = [pltpu.SMEM((m,), jnp.int32), pltpu.VMEM((2, _ROWS_PER_BATCH, k), jnp.float32)]
     if gather:
-        scratch.append(pltpu.VMEM((2, _ROWS_PER_ROUND, k), jnp.int32))
+        scratch.append(pltpu.VMEM((2, _ROWS_PER_BATCH, k), jnp.int32))
     scratch += [pltpu.SemaphoreType.DMA((2, 2)), pltpu.SemaphoreType.DMA((2,))]
     return pl.pallas_call(
         _body(m=m, n=n, k=k, gather=gather, w_min=w_min, w_max=w_max),

@@ -4,8 +4,8 @@ The weights and the columns are laid out 128 to a row; the event rows are
 compacted on the chip into a work list of the aligned 128-wide pieces they
 span (:mod:`eventjax.kernels.common.pallas.tpu_pieces`), so rows of any
 length take as many pieces as they need. Each piece's weights and columns
-are fetched by DMA, eight pieces a round, the next round's fetches
-overlapping this round's work; the trace is gathered at the columns as a
+are fetched by DMA, eight pieces a batch, the next batch's fetches
+overlapping this batch's work; the trace is gathered at the columns as a
 one-hot product on the MXU (see :mod:`eventjax.kernels.plasticity.pallas_tpu`)
 and added to the entries of the piece's row, bounded.
 
@@ -25,7 +25,7 @@ from jax import lax
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
-from eventjax.kernels.common.pallas.tpu_pieces import collect_pieces, in_pieces, in_rounds, max_pieces, store_and_wait
+from eventjax.kernels.common.pallas.tpu_pieces import collect_pieces, in_batches, in_pieces, max_pieces, store_and_wait
 from eventjax.kernels.common.pallas.tpu_rows import packed_flags, tpu_interpret, with_finite_fallback
 from eventjax.kernels.plasticity import jax_impl
 from eventjax.kernels.plasticity.pallas_tpu import _bounded, _gathered, _trace_columns, fits_the_chip
@@ -33,12 +33,12 @@ from eventjax.kernels.plasticity.pallas_tpu import _bounded, _gathered, _trace_c
 __all__ = ['csr_on_pre_tpu_kernel']
 
 _LANES = 128
-_PIECES_PER_ROUND = 8
+_PIECES_PER_BATCH = 8
 
 
 def _body(*, m, n, w_min, w_max):
     """Kernel body; refs: indptr, flags (SMEM), trace (VMEM), weights, columns (HBM), out (HBM), scratch."""
-    group = _PIECES_PER_ROUND
+    group = _PIECES_PER_BATCH
 
     def body(indptr_ref, flags_ref, trace_ref, w_hbm, idx_hbm, out_hbm, piece_ref, owner_ref, w_buf, idx_buf,
              prev_ref, sem_in, sem_out):
@@ -64,7 +64,7 @@ def _body(*, m, n, w_min, w_max):
         lane = lax.broadcasted_iota(jnp.int32, (1, _LANES), 1)
         trace_t = trace_ref[...]
 
-        def one_round(r, slot):
+        def one_batch(r, slot):
             stores = []
             for g in range(group):
                 e = item(r, g)
@@ -82,9 +82,9 @@ def _body(*, m, n, w_min, w_max):
                 last = valid & ((e == count - 1) | (piece_ref[jnp.minimum(e + 1, count - 1)] != piece))
                 stores.append((last, pltpu.make_async_copy(w_buf.at[slot, pl.ds(g, 1)], out_hbm.at[pl.ds(piece, 1)],
                                                            sem_out.at[slot])))
-            store_and_wait(stores)  # before the slot is fetched into again, two rounds on
+            store_and_wait(stores)  # before the slot is fetched into again, two batches on
 
-        in_rounds(lax.div(count + (group - 1), jnp.int32(group)), fetches, one_round)
+        in_batches(lax.div(count + (group - 1), jnp.int32(group)), fetches, one_batch)
 
     return body
 
@@ -102,8 +102,8 @@ def _update(weight, indices, indptr, pre_spike, post_trace, *, n, w_min, w_max, 
             in_specs=[trace_spec] + [pl.BlockSpec(memory_space=pl.ANY)] * 2,
             out_specs=pl.BlockSpec(memory_space=pl.ANY),
             scratch_shapes=[pltpu.SMEM((work,), jnp.int32), pltpu.SMEM((work,), jnp.int32),
-                            pltpu.VMEM((2, _PIECES_PER_ROUND, _LANES), jnp.float32),
-                            pltpu.VMEM((2, _PIECES_PER_ROUND, _LANES), jnp.int32),
+                            pltpu.VMEM((2, _PIECES_PER_BATCH, _LANES), jnp.float32),
+                            pltpu.VMEM((2, _PIECES_PER_BATCH, _LANES), jnp.int32),
                             pltpu.VMEM((1, _LANES), jnp.float32),
                             pltpu.SemaphoreType.DMA((2, 2)), pltpu.SemaphoreType.DMA((2,))]),
         input_output_aliases={3: 0},  # operand 3 (indptr, flags, trace, then the weights): the result

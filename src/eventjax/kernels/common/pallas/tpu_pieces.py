@@ -7,7 +7,7 @@ of any length is the pieces from ``indptr[i] // 128`` to ``(indptr[i + 1]
 work list is built on the chip's scalar core, in SMEM: for every event row
 in order, each piece it spans and the row. Pieces come in non-decreasing
 order, so the rows that share a piece are next to each other in the list.
-The kernels then work through the list in rounds (:func:`in_rounds`).
+The kernels then work through the list in batches (:func:`in_batches`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import jax.numpy as jnp
 from jax import lax
 from jax.experimental import pallas as pl
 
-__all__ = ['SMEM_WORDS', 'collect_pieces', 'in_rounds', 'in_pieces', 'max_pieces', 'store_and_wait']
+__all__ = ['SMEM_WORDS', 'collect_pieces', 'in_batches', 'in_pieces', 'max_pieces', 'store_and_wait']
 
 # The int32 words a kernel may keep in SMEM (1 MiB): its row pointers, event flags and work list.
 SMEM_WORDS = 240_000
@@ -63,22 +63,22 @@ def collect_pieces(m, indptr_ref, flags_ref, piece_ref, owner_ref):
     return lax.fori_loop(0, m, row, jnp.int32(0))
 
 
-def in_rounds(n_rounds, fetches, work):
-    """``work(r, slot)`` for ``r`` in ``[0, n_rounds)`` once ``fetches(r, slot)``'s copies are in, two slots in turn.
+def in_batches(n_batches, fetches, work):
+    """``work(r, slot)`` for ``r`` in ``[0, n_batches)`` once ``fetches(r, slot)``'s copies are in, two slots in turn.
 
-    ``fetches(r, slot)`` returns the DMA copies of round ``r`` into buffer
-    ``slot``; the next round's copies start before this round's ``work``,
+    ``fetches(r, slot)`` returns the DMA copies of batch ``r`` into buffer
+    ``slot``; the next batch's copies start before this batch's ``work``,
     so transfers overlap the work.
     """
-    @pl.when(n_rounds > 0)
+    @pl.when(n_batches > 0)
     def _():
         for c in fetches(0, 0):
             c.start()
 
-    def one_round(r, carry):
+    def one_batch(r, carry):
         slot = lax.rem(r, 2)
 
-        @pl.when(r + 1 < n_rounds)
+        @pl.when(r + 1 < n_batches)
         def _():
             for c in fetches(r + 1, 1 - slot):
                 c.start()
@@ -88,11 +88,11 @@ def in_rounds(n_rounds, fetches, work):
         work(r, slot)
         return carry
 
-    lax.fori_loop(0, n_rounds, one_round, 0)
+    lax.fori_loop(0, n_batches, one_batch, 0)
 
 
 def store_and_wait(stores):
-    """Start, then wait for, each ``(condition, copy)`` whose condition holds (a round's write-backs)."""
+    """Start, then wait for, each ``(condition, copy)`` whose condition holds (a batch's write-backs)."""
     for when, c in stores:
         @pl.when(when)
         def _(c=c):

@@ -29,13 +29,14 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
 from eventjax.kernels.common.events import accumulation_dtype, event_indicator
+from eventjax.kernels.common.pallas.tpu_pieces import in_batches
 
 __all__ = ['dot', 'dot_t', 'fits_the_chip', 'one_program', 'packed_flags', 'row_scatter', 'tpu_interpret',
            'with_finite_fallback']
 
 _LANES = 128
-# Rows fetched per DMA round in the scatter; two rounds are in flight.
-_ROWS_PER_ROUND = 8
+# Rows fetched per DMA batch in the scatter; two batches are in flight.
+_ROWS_PER_BATCH = 8
 # Rows of 128 entries that go through the MXU as one product.
 _MXU_PARTS = 4
 
@@ -146,7 +147,7 @@ def _compact_events(flags_ref, ids_ref, n_words):
 
 def _scatter_body(*, m, n_entries, homogeneous, events, hi_rows, precise, fixed_rows):
     """Kernel body; refs: [starts,] flags/x (SMEM), weight (SMEM, homogeneous), idx, [w] (HBM), y, scratch."""
-    rounds = _ROWS_PER_ROUND
+    batches = _ROWS_PER_BATCH
 
     def body(*refs):
         refs = list(refs)
@@ -171,8 +172,8 @@ def _scatter_body(*, m, n_entries, homogeneous, events, hi_rows, precise, fixed_
 
         def copies(r, slot):
             out = []
-            for g in range(rounds):
-                row = row_of(r * rounds + g)
+            for g in range(batches):
+                row = row_of(r * batches + g)
                 src = row if fixed_rows else lax.shift_right_logical(starts_ref[row], 7)
                 size = 1 if fixed_rows else 2
                 out.append(pltpu.make_async_copy(idx_hbm.at[pl.ds(src, size)],
@@ -183,29 +184,14 @@ def _scatter_body(*, m, n_entries, homogeneous, events, hi_rows, precise, fixed_
             return out
 
         # lax.div, not //: Mosaic lowers // through sign, which asks for the device it compiles on.
-        n_rounds = lax.div(count + (rounds - 1), jnp.int32(rounds))
-
-        @pl.when(n_rounds > 0)
-        def _():
-            for c in copies(0, 0):
-                c.start()
-
+        n_batches = lax.div(count + (batches - 1), jnp.int32(batches))
         hi_iota = lax.broadcasted_iota(jnp.int32, (hi_rows, 1), 0)
         lo_iota = lax.broadcasted_iota(jnp.int32, (_LANES, 1), 0)
 
-        def one_round(r, carry):
-            slot = lax.rem(r, 2)
-
-            @pl.when(r + 1 < n_rounds)
-            def _():
-                for c in copies(r + 1, 1 - slot):
-                    c.start()
-
-            for c in copies(r, slot):
-                c.wait()
+        def one_batch(r, slot):
             a_parts, b_parts, targets, coefs = [], [], [], []
-            for g in range(rounds):
-                e = r * rounds + g
+            for g in range(batches):
+                e = r * batches + g
                 row = row_of(e)
                 if fixed_rows:
                     t = idx_buf[slot, pl.ds(g, 1), :]
@@ -237,9 +223,8 @@ def _scatter_body(*, m, n_entries, homogeneous, events, hi_rows, precise, fixed_
                 total = part if total is None else total + part
             y_ref[...] += total.astype(y_ref.dtype)
             _add_non_finite(y_ref, jnp.concatenate(targets, axis=0), jnp.concatenate(coefs, axis=0))
-            return carry
 
-        lax.fori_loop(0, n_rounds, one_round, 0)
+        in_batches(n_batches, copies, one_batch)
 
     return body
 
@@ -249,7 +234,7 @@ def _add_non_finite(y_ref, t, coef):
 
     The MXU gets those entries as 0 (a NaN times the zeros of a one-hot row would reach every target the
     row shares); here each reaches only its own target, so the result is IEEE's whatever the order. Rare:
-    a round with none costs one reduction.
+    a batch with none costs one reduction.
     """
     special = jnp.logical_not(jnp.isfinite(coef))
 
@@ -307,9 +292,9 @@ def row_scatter(weights, indices, x, *, n, events, out_dtype, interpret, starts=
         scalars.append(weights.reshape(1).astype(jnp.float32))
     hbm = [indices.astype(jnp.int32)] + ([] if homogeneous else [weights.astype(jnp.float32)])
     scratch = [pltpu.SMEM((max(m, 1) if events else 1,), jnp.int32),
-               pltpu.VMEM((2, _ROWS_PER_ROUND * per_row, width), jnp.int32)]
+               pltpu.VMEM((2, _ROWS_PER_BATCH * per_row, width), jnp.int32)]
     if not homogeneous:
-        scratch.append(pltpu.VMEM((2, _ROWS_PER_ROUND * per_row, width), jnp.float32))
+        scratch.append(pltpu.VMEM((2, _ROWS_PER_BATCH * per_row, width), jnp.float32))
     scratch.append(pltpu.SemaphoreType.DMA((2, 2)))
     y = one_program(body, hi_rows=hi_rows, dtype=acc, scalars=scalars, hbm=hbm, scratch=scratch,
                     interpret=interpret)
