@@ -70,7 +70,7 @@ def csr_sddmm_kernel(*, shape, outs):
         pos_r, _ = _positions(indices, indptr, shape=shape, transpose=False)
         pos_c, ok = _positions(indices, indptr, shape=shape, transpose=True)  # ok: a row and a column
         acc = accumulation_dtype(outs[0].dtype)
-        dots = jnp.einsum('ek,ek->e', a[pos_r].astype(acc), bt[pos_c].astype(acc))
+        dots = jnp.einsum('ek,ek->e', a[pos_r].astype(acc), bt[pos_c].astype(acc), precision='highest')
         return (jnp.where(ok, dots, 0).astype(outs[0].dtype),)
     return kernel
 
