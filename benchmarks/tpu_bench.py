@@ -1,0 +1,139 @@
+"""``eventjax bench --tpu``: the TPU table (products, delivery and plasticity updates, CUBA and PD14), one run.
+
+Runs by itself when JAX's default device is a TPU. Prints each section's
+table and, with ``--tpu-doc FILE`` (``{section}`` in the name: one file per
+section), writes them as an RST (``.rst``) or Markdown (``.md``) include
+headed by the device and the JAX version.
+
+Example:
+    >>> from benchmarks.tpu_bench import tpu_problem
+    >>> tpu_problem('cpu') is None
+    True
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from benchmarks import tpu_report
+from benchmarks.tpu_table import product_rows, update_rows
+
+__all__ = ['SIZES', 'default_is_tpu', 'run', 'tpu_problem']
+
+SIZES = (4000, 16000)
+
+
+def default_is_tpu() -> bool:
+    """Whether JAX's default device is a TPU (then ``eventjax bench`` runs the TPU table)."""
+    import jax
+
+    return jax.default_backend() == 'tpu'
+
+
+def tpu_problem(platform: str | None) -> str | None:
+    """Why the TPU table cannot run on ``platform`` (None: a TPU), in words with the fix; None if it can."""
+    import jax
+
+    if platform is not None:
+        return None
+    try:
+        jax.devices('tpu')
+    except RuntimeError:
+        return (f'--tpu: JAX sees no TPU here (its default platform is {jax.default_backend()}). The TPU table runs '
+                "on a machine with a TPU and JAX's TPU support (pip install 'jax[tpu]'); without --tpu, eventjax "
+                'bench times the kernels of this machine.')
+    return None
+
+
+def _doc_problem(args) -> str | None:
+    from benchmarks import outputs
+
+    if args.family:
+        return ('--family chooses among the CPU tables; with the TPU table choose parts with --tpu-sections '
+                f'({" ".join(tpu_report.SECTIONS)}).')
+    if args.plot:
+        return '--plot draws the CPU tables; the TPU table has no plot (leave out --plot, or write --tpu-doc).'
+    if args.tpu_doc:
+        if not args.tpu_doc.endswith(('.rst', '.md')):
+            return f'--tpu-doc: {args.tpu_doc!r} must end in .rst (reStructuredText) or .md (Markdown).'
+        for section in args.tpu_sections:
+            problem = outputs.writable_file_problem('--tpu-doc', args.tpu_doc.format(section=section))
+            if problem:
+                return problem
+    if args.json:
+        return outputs.writable_file_problem('--json', args.json)
+    return None
+
+
+def run(args, problem) -> int:
+    """Run the TPU table for the parsed ``args``; ``problem`` is what the shared checks found (exit 2 if any)."""
+    import jax
+
+    problem = problem or tpu_problem(args.platform) or _doc_problem(args)
+    if problem:
+        print(f'eventjax bench: error: {problem}', file=sys.stderr)
+        return 2
+    device = jax.devices(args.platform or 'tpu')[0]
+    backends = args.backends or ['pallas', 'jax']
+    sizes = args.sizes or list(SIZES)
+    rate = args.rate or 0.02
+    box = args.row_timeout
+    progress = None if args.no_progress else sys.stderr
+
+    def report(row):
+        if progress:
+            what = ' '.join(str(x) for x in (row.op, row.events, row.n and f'n={row.n}', '' if row.transpose is None else
+                                             's@W' if row.transpose else 'W@s', row.backend) if x)
+            print(f'  {what}: {tpu_report._cell(row)}', file=progress, flush=True)
+
+    print(f'device: {device.device_kind} ({device.platform}), JAX {jax.__version__}; backends {" ".join(backends)}; '
+          f'each row boxed to {box:g} s')
+    rows = []
+    for n in sizes:
+        if 'products' in args.tpu_sections:
+            rows += product_rows(n, device, backends, rate=rate, compare=not args.no_compare, seconds=box,
+                                 seed=args.seed, report=report)
+        if 'updates' in args.tpu_sections:
+            rows += update_rows(n, device, backends, rate=rate, seconds=box, seed=args.seed, report=report)
+    if 'models' in args.tpu_sections:
+        from benchmarks.tpu_models import cuba_rows, pd14_rows
+
+        rows += cuba_rows(device, backends, ms=args.cuba_ms, seconds=box, seed=args.seed, report=report)
+        rows += pd14_rows(device, backends, scale=args.pd14_scale, ms=args.pd14_ms, seconds=max(box, 300.0),
+                          report=report)
+    texts = {}
+    for section in args.tpu_sections:
+        body = tpu_report.format_section(section, rows, backends, 'md' if (args.tpu_doc or '').endswith('.md')
+                                         else 'rst')
+        texts[section] = tpu_report.header(device, section, rate, 'md' if (args.tpu_doc or '').endswith('.md')
+                                           else 'rst') + '\n\n' + body
+        print(f'\n{section}\n{texts[section]}')
+    for line in tpu_report.notes(rows):
+        print(f'note: {line}')
+    try:
+        _write(args, texts, rows, device)
+    except OSError as err:  # checked at the start, but the disk may fill or a folder go meanwhile
+        print(f'eventjax bench: error: could not write the results ({err}); the tables above are all there is.',
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+def _write(args, texts, rows, device):
+    if args.tpu_doc and '{section}' in args.tpu_doc:
+        for section, text in texts.items():
+            with open(args.tpu_doc.format(section=section), 'w') as fh:
+                fh.write(text + '\n')
+            print(f'table written to {args.tpu_doc.format(section=section)}')
+    elif args.tpu_doc:
+        with open(args.tpu_doc, 'w') as fh:
+            fh.write('\n\n'.join(texts.values()) + '\n')
+        print(f'tables written to {args.tpu_doc}')
+    if args.json:
+        import dataclasses
+
+        with open(args.json, 'w') as fh:
+            json.dump({'device': device.device_kind, 'platform': device.platform,
+                       'rows': [dataclasses.asdict(r) for r in rows]}, fh, indent=1)
+        print(f'results written to {args.json}')
