@@ -63,6 +63,9 @@ def parser(prog: str = 'eventjax bench') -> argparse.ArgumentParser:
                      help='PD14\'s N and K scaling (default 0.1; 1 for full scale)')
     tpu.add_argument('--pd14-ms', type=float, default=100.0, metavar='MS', help='PD14\'s timed model time '
                                                                                 '(default 100)')
+    tpu.add_argument('--tpu-from', nargs='+', metavar='FILE.json',
+                     help='measure nothing: make the tables (and --tpu-doc) of earlier runs\' --json files, '
+                          'e.g. one run per size or section')
     # The TPU table's code on another platform (the tests run it on the CPU): a check, not a measurement.
     tpu.add_argument('--platform', help=argparse.SUPPRESS)
     return bench
@@ -120,7 +123,7 @@ def _output_problem(args) -> str | None:
 def run(args) -> int:
     """Run the bench for parsed ``args``; returns the exit code."""
     problem = _bench_problem(args)
-    if args.tpu or args.platform or (problem is None and tpu_bench.default_is_tpu()):
+    if args.tpu or args.tpu_from or args.platform or (problem is None and tpu_bench.default_is_tpu()):
         return tpu_bench.run(args, problem)
     if problem:
         print(f'eventjax bench: error: {problem}', file=sys.stderr)

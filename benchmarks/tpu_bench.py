@@ -68,29 +68,56 @@ def _doc_problem(args) -> str | None:
 
 def run(args, problem) -> int:
     """Run the TPU table for the parsed ``args``; ``problem`` is what the shared checks found (exit 2 if any)."""
-    import jax
-
-    problem = problem or tpu_problem(args.platform) or _doc_problem(args)
+    problem = problem or (None if args.tpu_from else tpu_problem(args.platform)) or _doc_problem(args)
     if problem:
         print(f'eventjax bench: error: {problem}', file=sys.stderr)
         return 2
-    device = jax.devices(args.platform or 'tpu')[0]
     backends = args.backends or ['pallas', 'jax']
-    sizes = args.sizes or list(SIZES)
     rate = args.rate or 0.02
+    if args.tpu_from:
+        try:
+            info, rows, rate = load(args.tpu_from)
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            print(f'eventjax bench: error: --tpu-from: {err}; give the --json files of eventjax bench --tpu runs.',
+                  file=sys.stderr)
+            return 2
+        backends = args.backends or list(dict.fromkeys(r.backend for r in rows if r.backend not in ('brainevent',
+                                                                                                   'dense')))
+    else:
+        info, rows = measure(args, backends, rate)
+    fmt = 'md' if (args.tpu_doc or '').endswith('.md') else 'rst'
+    texts = {section: tpu_report.section_text(info, section, rows, backends, rate, fmt)
+             for section in args.tpu_sections if any(r.section == section for r in rows)}
+    for section, text in texts.items():
+        print(f'\n{section}\n{text}')
+    try:
+        _write(args, texts, rows, info, rate)
+    except OSError as err:  # checked at the start, but the disk may fill or a folder go meanwhile
+        print(f'eventjax bench: error: could not write the results ({err}); the tables above are all there is.',
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+def measure(args, backends, rate):
+    """``(machine, rows)``: every section asked for, on the TPU (or ``--platform``'s first device)."""
+    import jax
+
+    device = jax.devices(args.platform or 'tpu')[0]
     box = args.row_timeout
     progress = None if args.no_progress else sys.stderr
 
     def report(row):
         if progress:
-            what = ' '.join(str(x) for x in (row.op, row.events, row.n and f'n={row.n}', '' if row.transpose is None else
-                                             's@W' if row.transpose else 'W@s', row.backend) if x)
-            print(f'  {what}: {tpu_report._cell(row)}', file=progress, flush=True)
+            what = ' '.join(str(x) for x in (row.op, row.events, row.n and f'n={row.n}', '' if row.transpose is None
+                                             else 's@W' if row.transpose else 'W@s', row.backend) if x)
+            diff = f' {row.diff:.1e}' if row.diff is not None and row.diff > tpu_report.MISMATCH else ''
+            print(f'  {what}: {tpu_report._cell(row)}{diff}', file=progress, flush=True)
 
     print(f'device: {device.device_kind} ({device.platform}), JAX {jax.__version__}; backends {" ".join(backends)}; '
           f'each row boxed to {box:g} s')
     rows = []
-    for n in sizes:
+    for n in args.sizes or SIZES:
         if 'products' in args.tpu_sections:
             rows += product_rows(n, device, backends, rate=rate, compare=not args.no_compare, seconds=box,
                                  seed=args.seed, report=report)
@@ -102,25 +129,27 @@ def run(args, problem) -> int:
         rows += cuba_rows(device, backends, ms=args.cuba_ms, seconds=box, seed=args.seed, report=report)
         rows += pd14_rows(device, backends, scale=args.pd14_scale, ms=args.pd14_ms, seconds=max(box, 300.0),
                           report=report)
-    texts = {}
-    for section in args.tpu_sections:
-        body = tpu_report.format_section(section, rows, backends, 'md' if (args.tpu_doc or '').endswith('.md')
-                                         else 'rst')
-        texts[section] = tpu_report.header(device, section, rate, 'md' if (args.tpu_doc or '').endswith('.md')
-                                           else 'rst') + '\n\n' + body
-        print(f'\n{section}\n{texts[section]}')
-    for line in tpu_report.notes(rows):
-        print(f'note: {line}')
-    try:
-        _write(args, texts, rows, device)
-    except OSError as err:  # checked at the start, but the disk may fill or a folder go meanwhile
-        print(f'eventjax bench: error: could not write the results ({err}); the tables above are all there is.',
-              file=sys.stderr)
-        return 1
-    return 0
+    return tpu_report.describe(device), rows
 
 
-def _write(args, texts, rows, device):
+def load(paths):
+    """``(machine, rows, rate)`` of earlier runs' ``--json`` files, one table of them all (the first's machine)."""
+    from benchmarks.tpu_table import Row
+
+    docs = []
+    for path in paths:
+        with open(path) as fh:
+            doc = json.load(fh)
+        if not isinstance(doc, dict) or not {'machine', 'rate', 'rows'} <= doc.keys():
+            raise ValueError(f'{path!r} is not the --json of an eventjax bench --tpu run')
+        docs.append(doc)
+    kinds = {d['machine']['device'] for d in docs}
+    if len(kinds) > 1:
+        raise ValueError(f'the files come from different devices ({", ".join(sorted(kinds))})')
+    return docs[0]['machine'], [Row(**r) for d in docs for r in d['rows']], docs[0]['rate']
+
+
+def _write(args, texts, rows, info, rate):
     if args.tpu_doc and '{section}' in args.tpu_doc:
         for section, text in texts.items():
             with open(args.tpu_doc.format(section=section), 'w') as fh:
@@ -134,6 +163,5 @@ def _write(args, texts, rows, device):
         import dataclasses
 
         with open(args.json, 'w') as fh:
-            json.dump({'device': device.device_kind, 'platform': device.platform,
-                       'rows': [dataclasses.asdict(r) for r in rows]}, fh, indent=1)
+            json.dump({'machine': info, 'rate': rate, 'rows': [dataclasses.asdict(r) for r in rows]}, fh, indent=1)
         print(f'results written to {args.json}')

@@ -42,7 +42,9 @@ def cuba_rows(device, backends, *, ms=1000.0, seconds=120.0, seed=0, report=None
     steps = int(round(ms / cuba.DT))
     rows, first = [], {}
     for backend in backends:
-        def fn(deadline, backend=backend):
+        row = Row('models', 'CUBA', cuba.N, backend)
+
+        def fn(deadline, backend=backend, row=row):
             exc, inh, v0 = cuba.make_network(seed)
             t0 = time.perf_counter()
             spikes, wall = cuba.simulate(exc, inh, v0, steps, backend)
@@ -53,7 +55,6 @@ def cuba_rows(device, backends, *, ms=1000.0, seconds=120.0, seed=0, report=None
                              same_spikes=bool(np.array_equal(spikes, ref)))
             return wall / steps * 1e6, None, total - wall, None
 
-        row = Row('models', 'CUBA', cuba.N, backend)
         rows.append(_measure(row, seconds, device, fn))
         if report:
             report(row)
@@ -71,7 +72,9 @@ def pd14_rows(device, backends, *, scale=0.1, k_scale=None, ms=100.0, seconds=30
 
     built, rows = {}, []
     for backend in backends:
-        def fn(deadline, backend=backend):
+        row = Row('models', 'PD14', 0, backend)
+
+        def fn(deadline, backend=backend, row=row):
             if 'model' not in built:
                 t0 = time.perf_counter()
                 built['model'] = simulation.build(scale, k_scale, 'dc', seed, np.float32)
@@ -87,7 +90,6 @@ def pd14_rows(device, backends, *, scale=0.1, k_scale=None, ms=100.0, seconds=30
                              k_scale=k_scale if k_scale is not None else scale)
             return wall / steps * 1e6, None, compile_s, None
 
-        row = Row('models', 'PD14', 0, backend)
         rows.append(_measure(row, seconds, device, fn))
         row.n = row.extra.get('neurons', 0)
         if report:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from benchmarks.tpu_table import COLUMNS, K_PRODUCTS, K_UPDATES, MISMATCH, RING
 
-__all__ = ['SECTIONS', 'format_section', 'header', 'notes', 'section_intro']
+__all__ = ['SECTIONS', 'describe', 'format_section', 'notes', 'section_intro', 'section_text']
 
 SECTIONS = ('products', 'updates', 'models')
 
@@ -85,15 +85,25 @@ def _code_name(name, fmt):
     return f'`{name}`' if fmt == 'md' else f'``{name}``'
 
 
-def header(device, section, rate, fmt='rst'):
-    """The line above a section's table: the device, JAX and eventjax versions, and what was measured."""
+def describe(device) -> dict:
+    """What the tables say of the machine: the device, its platform, JAX's and eventjax's versions."""
     import jax
 
     import eventjax
 
-    where = (f'On one {device.device_kind} chip' if device.platform == 'tpu' else
-             f'On {device.device_kind} ({device.platform})') + f', JAX {jax.__version__}, eventjax {eventjax.__version__}'
-    return where + ', ' + section_intro(section, rate, fmt)
+    return {'device': device.device_kind, 'platform': device.platform, 'jax': jax.__version__,
+            'eventjax': eventjax.__version__}
+
+
+def section_text(info, section, rows, backends, rate, fmt='rst'):
+    """A section as the docs include it: the line naming the machine, the table, then what failed or differed."""
+    where = (f'On one {info["device"]} chip' if info['platform'] == 'tpu' else
+             f'On {info["device"]} ({info["platform"]})') + f', JAX {info["jax"]}, eventjax {info["eventjax"]}'
+    text = where + ', ' + section_intro(section, rate, fmt) + '\n\n' + format_section(section, rows, backends, fmt)
+    lines = notes([r for r in rows if r.section == section])
+    if fmt == 'rst':  # an error's text is prose here, not markup
+        lines = [ln.replace('`', "'").replace('*', '\\*').replace('|', '\\|') for ln in lines]
+    return text + ('\n\n' + '\n'.join(f'- {line}' for line in lines) if lines else '')
 
 
 def section_intro(section, rate, fmt='rst'):
@@ -108,18 +118,20 @@ def section_intro(section, rate, fmt='rst'):
     if section == 'updates':
         return (f'microseconds per update, float32, {K_UPDATES} connections per row, {rate:.0%} events, a ring of '
                 f'{RING} slots; each cell: inside one jitted loop with the ring (or the weights) as its carry / '
-                f'per jitted call ({command}). (!): the final state further than '
+                f'per jitted call ({command}). (!): one update\'s result further than '
                 f'{MISMATCH:g} from the first backend\'s.')
     return ('microseconds per simulation step of 0.1 ms inside the model\'s jitted loop, float32; RTF: wall '
             f'seconds per model second ({command}).')
 
 
 def notes(rows):
-    """One line per failed row: what it was and the error."""
+    """One line per row that failed or differs from the reference: what it was, and the error or the difference."""
     out = []
     for r in rows:
+        what = ' '.join(str(x) for x in (r.op, r.events, r.n and f'n={r.n}', '' if r.transpose is None else
+                                         's @ W' if r.transpose else 'W @ s', r.backend) if x)
         if r.error and not r.error.startswith('timed out'):
-            what = ' '.join(str(x) for x in (r.op, r.events, r.n and f'n={r.n}', '' if r.transpose is None else
-                                             's @ W' if r.transpose else 'W @ s', r.backend) if x)
             out.append(f'{what}: {r.error}')
+        elif r.diff is not None and r.diff > MISMATCH:
+            out.append(f'{what}: differs by {r.diff:.1e} (relative to the largest value)')
     return out

@@ -126,7 +126,7 @@ def _product_loop(product, loops):
         def step(i, acc):
             j = i % x.shape[0]
             row = lax.dynamic_index_in_dim(x, j, keepdims=True)
-            xi = lax.dynamic_update_index_in_dim(x, (row == 0).astype(x.dtype), j, 0)
+            xi = lax.dynamic_update_index_in_dim(x, jnp.logical_not(row.astype(bool)).astype(x.dtype), j, 0)
             return acc + jnp.sum(product(operands, xi))
         return lax.fori_loop(0, loops, step, jnp.zeros((), jnp.float32))
     return jax.jit(run)
@@ -247,7 +247,7 @@ def product_rows(n, device, backends, *, ops=None, rate=0.02, compare=True, seco
             for transpose in (True, False):
                 want = reference(idx, w, x_host, transpose, op.startswith('binary'))
 
-                def timed(product, ops_, check=True):
+                def timed(product, ops_, check=True, x=x, want=want):
                     def fn(deadline):
                         loop, call, first, out = time_product(product, ops_, x, deadline)
                         diff = float(np.max(np.abs(out - want), initial=0) / (1 + np.max(np.abs(want), initial=0)))
@@ -296,17 +296,17 @@ def _update_operands(rng, n, rate):
 
 
 def time_update(step, state, spikes, operands, deadline):
-    """``(loop_us, call_us, first_s, result)`` of one update, the state fed back in the loop."""
+    """``(loop_us, call_us, first_s, result of one update)``; the loop feeds the state back."""
     call = jax.jit(lambda s, x, o: step(s, x, 0, o))
     t0 = time.perf_counter()
-    jax.block_until_ready(call(state, spikes, operands))
+    out = jax.block_until_ready(call(state, spikes, operands))
     first = time.perf_counter() - t0
     _check(deadline)
     call_s = _best(call, (state, spikes, operands), deadline)
     _check(deadline)
     loops = _loops(call_s)
     looped = jax.jit(lambda s, x, o: lax.fori_loop(0, loops, lambda i, c: step(c, jnp.roll(x, i), i, o), s))
-    out = jax.block_until_ready(looped(state, spikes, operands))
+    jax.block_until_ready(looped(state, spikes, operands))
     _check(deadline)
     loop_s = _best(looped, (state, spikes, operands), deadline) / loops
     return loop_s * 1e6, call_s * 1e6, first, np.asarray(out, np.float64)
@@ -315,7 +315,7 @@ def time_update(step, state, spikes, operands, deadline):
 def update_rows(n, device, backends, *, ops=None, rate=0.02, seconds=120.0, seed=0, report=None):
     """Delivery and the presynaptic updates of :data:`UPDATES` at ``n`` neurons, each backend on ``device``.
 
-    Each backend's final state after the loop is compared with the first backend's (``diff``).
+    Each backend's state after one update is compared with the first backend's (``diff``).
     """
     with jax.default_device(device):
         operands, spikes = _update_operands(np.random.default_rng(seed), n, rate)
@@ -328,7 +328,7 @@ def update_rows(n, device, backends, *, ops=None, rate=0.02, seconds=120.0, seed
         for backend in backends:
             step = update_steps(n, n, backend)[op]
 
-            def fn(deadline, step=step):
+            def fn(deadline, step=step, state=state, ops_=ops_, first=first):
                 loop, call, first_s, out = time_update(step, state, spikes, ops_, deadline)
                 ref = first.setdefault('out', out)
                 return loop, call, first_s, float(np.max(np.abs(out - ref), initial=0) / (1 + np.max(np.abs(ref))))
