@@ -63,6 +63,8 @@ def parser(prog: str = 'eventjax bench') -> argparse.ArgumentParser:
                      help='PD14\'s N and K scaling (default 0.1; 1 for full scale)')
     tpu.add_argument('--pd14-ms', type=float, default=100.0, metavar='MS', help='PD14\'s timed model time '
                                                                                 '(default 100)')
+    tpu.add_argument('--pd14-warmup', type=float, default=100.0, metavar='MS',
+                     help='PD14\'s model time before the timed part (default 100)')
     tpu.add_argument('--tpu-from', nargs='+', metavar='FILE.json',
                      help='measure nothing: make the tables (and --tpu-doc) of earlier runs\' --json files, '
                           'e.g. one run per size or section')
@@ -87,9 +89,10 @@ def _bench_problem(args) -> str | None:
     if args.sizes and min(args.sizes) < 1:
         return (f'--sizes: every size must be a positive neuron count, got {min(args.sizes)}; '
                 'for example --sizes 1000 4000.')
-    if not args.row_timeout > 0 or not args.cuba_ms >= 0.1 or not args.pd14_ms >= 0.1:
+    if not args.row_timeout > 0 or not args.cuba_ms >= 0.1 or not args.pd14_ms >= 0.1 or not args.pd14_warmup >= 0:
         return ('--row-timeout, --cuba-ms and --pd14-ms must be positive (the model times at least one step of '
-                f'0.1 ms), got {args.row_timeout:g}, {args.cuba_ms:g} and {args.pd14_ms:g}.')
+                f'0.1 ms) and --pd14-warmup 0 or more, got {args.row_timeout:g}, {args.cuba_ms:g}, {args.pd14_ms:g} '
+                f'and {args.pd14_warmup:g}.')
     if not 0 < args.pd14_scale <= 1:
         return f'--pd14-scale must lie in (0, 1] (1 is full scale), got {args.pd14_scale:g}.'
     if args.backends:

@@ -127,8 +127,8 @@ def measure(args, backends, rate):
         from benchmarks.tpu_models import cuba_rows, pd14_rows
 
         rows += cuba_rows(device, backends, ms=args.cuba_ms, seconds=box, seed=args.seed, report=report)
-        rows += pd14_rows(device, backends, scale=args.pd14_scale, ms=args.pd14_ms, seconds=max(box, 300.0),
-                          report=report)
+        rows += pd14_rows(device, backends, scale=args.pd14_scale, ms=args.pd14_ms, warmup_ms=args.pd14_warmup,
+                          seconds=max(box, 300.0), report=report)
     return tpu_report.describe(device), rows
 
 

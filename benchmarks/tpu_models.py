@@ -61,8 +61,9 @@ def cuba_rows(device, backends, *, ms=1000.0, seconds=120.0, seed=0, report=None
     return rows
 
 
-def pd14_rows(device, backends, *, scale=0.1, k_scale=None, ms=100.0, seconds=300.0, seed=55, report=None):
-    """PD14 (dc drive, float32) at ``scale``: ``ms`` of model time after 10 ms of warm-up, per backend.
+def pd14_rows(device, backends, *, scale=0.1, k_scale=None, ms=100.0, warmup_ms=100.0, seconds=300.0, seed=55,
+              report=None):
+    """PD14 (dc drive, float32) at ``scale``: ``ms`` of model time after ``warmup_ms``, per backend.
 
     The network is built once (its time is ``extra['build_s']`` of the first row); each backend's chunk of
     steps is compiled before the timed run.
@@ -82,11 +83,12 @@ def pd14_rows(device, backends, *, scale=0.1, k_scale=None, ms=100.0, seconds=30
             model = built['model']
             runner = simulation.Runner(model, backend, seed)
             compile_s = runner.compile()
-            runner.run(10.0, 'warm-up', None, record=False)
+            runner.run(warmup_ms, 'warm-up', None, record=False)
             _, ids, wall = runner.run(ms, 'simulate', None)
             steps = int(round(ms / P.DT))
             row.extra.update(steps=steps, neurons=model.n, synapses=int(model.nnz), rtf=wall / (ms * 1e-3),
-                             rate_hz=float(len(ids) / model.n / (ms * 1e-3)), scale=scale,
+                             rate_hz=float(len(ids) / model.n / (ms * 1e-3)), scale=scale, ms=ms,
+                             warmup_ms=warmup_ms,
                              k_scale=k_scale if k_scale is not None else scale)
             return wall / steps * 1e6, None, compile_s, None
 

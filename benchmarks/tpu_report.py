@@ -57,7 +57,9 @@ def format_section(section, rows, backends, fmt='rst'):
             rate = f'{x["rate_hz"]:.2f}' if 'rate_hz' in x else '--'
             if x.get('same_spikes') is False:
                 rate += ' (spikes differ)'
-            body.append([r.op, _code_name(r.backend, fmt), f'{r.n:,}' if r.n else '--',
+            label = r.op if 'scale' not in x else (f'{r.op}, scale {x["scale"]:g}, {x["ms"]:g} ms after '
+                                                    f'{x["warmup_ms"]:g} ms')
+            body.append([label, _code_name(r.backend, fmt), f'{r.n:,}' if r.n else '--',
                          f'{x["synapses"]:,}' if 'synapses' in x else '--', _cell(r), rtf, rate])
         return _table(head, body, fmt)
     cols = [b for b in (*backends, 'brainevent', 'dense') if any(r.backend == b for r in rows)]
