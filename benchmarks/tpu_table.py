@@ -37,7 +37,8 @@ PRODUCTS = (('binary_densemv', 'dense', ('bool', 'f32')), ('binary_densemm', 'de
             ('binary_csrmm', 'csr', ('bool',)), ('csrmm', 'csr', ('f32',)),
             ('binary_fcnmv', 'fcn', ('bool', 'f32')), ('fcnmv', 'fcn', ('f32',)),
             ('binary_fcnmm', 'fcn', ('bool',)), ('fcnmm', 'fcn', ('f32',)))
-UPDATES = ('csr_delay_deliver', 'csr_delay_deliver_layout', 'dense_on_pre', 'fcn_on_pre', 'csr_on_pre')
+UPDATES = ('csr_delay_deliver', 'csr_delay_deliver_layout', 'fcn_delay_deliver', 'dense_on_pre', 'fcn_on_pre',
+           'csr_on_pre')
 K_PRODUCTS, K_UPDATES, RING, COLUMNS = 100, 80, 16, 16
 DENSE_LIMIT = 20000  # no dense matrix above this many neurons (1.6 GB of float32 at 20,000)
 MISMATCH = 1e-3  # a result further than this from the NumPy product (relative to its largest value) is flagged
@@ -288,11 +289,20 @@ def _update_operands(rng, n, rate):
     out = {'csr_delay_deliver': (ring, (jnp.asarray(w), flat, indptr, jnp.asarray(delays))),
            'csr_delay_deliver_layout': (ring, (jnp.asarray(w[order]), indptr,
                                                packed_offsets(flat[order], jnp.asarray(delays[order]), n))),
+           'fcn_delay_deliver': (ring, (jnp.asarray(w.reshape(n, k)), jnp.asarray(idx),
+                                        jnp.asarray(delays.reshape(n, k)))),
            'fcn_on_pre': (jnp.asarray(w.reshape(n, k)) * 0.01, (jnp.asarray(idx), trace)),
            'csr_on_pre': (jnp.asarray(w) * 0.01, (flat, indptr, trace))}
     if n <= DENSE_LIMIT:
         out['dense_on_pre'] = (jnp.asarray(rng.normal(size=(n, n)), jnp.float32) * 0.01, (trace,))
     return out, jnp.asarray(rng.random(n) < rate)
+
+
+def _fcn_deliver(n, backend):
+    """The step of ``fcn_delay_deliver``, in the form of :mod:`benchmarks.tpu_delivery`'s steps."""
+    import eventjax as ej
+
+    return lambda ring, s, i, o: ej.fcn_delay_deliver(ring, s, *o, i, shape=(n, n), backend=backend, validate=False)
 
 
 def time_update(step, state, spikes, operands, deadline):
@@ -326,7 +336,7 @@ def update_rows(n, device, backends, *, ops=None, rate=0.02, seconds=120.0, seed
         state, ops_ = operands[op]
         first = {}
         for backend in backends:
-            step = update_steps(n, n, backend)[op]
+            step = _fcn_deliver(n, backend) if op == 'fcn_delay_deliver' else update_steps(n, n, backend)[op]
 
             def fn(deadline, step=step, state=state, ops_=ops_, first=first):
                 loop, call, first_s, out = time_update(step, state, spikes, ops_, deadline)

@@ -58,30 +58,15 @@ class TestRows:
 
     def test_brainevent_is_timed_on_the_same_operands_where_installed(self):
         pytest.importorskip('brainevent', reason='the comparison needs eventjax[compare]')
-        rows = tpu_table.product_rows(40, CPU, ['jax'], ops=['binary_fcnmv'], compare=True)
+        rows = tpu_table.product_rows(40, CPU, [], ops=['binary_fcnmv'], compare=True)
         be = [r for r in rows if r.backend == 'brainevent']
         assert len(be) == 4 and all(r.error is None for r in be)
         assert all(r.diff <= MISMATCH for r in be if r.events == 'bool')
 
     def test_each_update_is_timed_and_matches_the_first_backend(self):
-        rows = tpu_table.update_rows(40, CPU, ['jax', 'jax'], ops=['csr_delay_deliver'])
-        assert [(r.op, r.backend) for r in rows] == [('csr_delay_deliver', 'jax')] * 2
+        rows = tpu_table.update_rows(40, CPU, ['jax', 'jax'], ops=['fcn_delay_deliver'])
+        assert [(r.op, r.backend) for r in rows] == [('fcn_delay_deliver', 'jax')] * 2
         assert all(r.error is None and r.loop_us > 0 and r.diff == 0 for r in rows)
-
-    def test_cuba_gives_the_time_per_step_and_the_same_spikes(self):
-        from benchmarks.tpu_models import cuba_rows
-
-        row, = cuba_rows(CPU, ['jax'], ms=0.5)
-        assert row.error is None and row.loop_us > 0 and row.extra['steps'] == 5
-        assert row.extra['same_spikes'] and row.extra['synapses'] > 0 and row.n == 4000
-
-    def test_pd14_gives_the_time_per_step_at_the_scale_asked_for(self):
-        from benchmarks.tpu_models import pd14_rows
-
-        rows = pd14_rows(CPU, ['jax', 'pallas'], scale=0.01, ms=1.0)
-        assert rows[0].error is None and rows[0].loop_us > 0 and rows[0].extra['steps'] == 10
-        assert rows[0].extra['scale'] == 0.01 and rows[0].n == rows[0].extra['neurons'] > 0
-        assert 'BackendNotFoundError' in rows[1].error  # no pallas delivery on the CPU
 
     def test_a_backend_without_the_kernel_is_a_failed_row_with_the_reason(self):
         row, = tpu_table.update_rows(32, CPU, ['pallas'], ops=['csr_on_pre'])
@@ -111,19 +96,23 @@ class TestTimeBox:
 
 class TestCommand:
     def test_the_tables_go_to_the_docs_and_come_back_from_json(self, capsys, tmp_path):
-        args = ['--platform', 'cpu', '--tpu-sections', 'updates', '--sizes', '40', '--backends', 'jax',
-                '--no-progress', '--tpu-doc', str(tmp_path / 'tpu_{section}.md'), '--json', str(tmp_path / 'u.json')]
+        args = ['--platform', 'cpu', '--tpu-sections', 'models', '--backends', 'jax', '--cuba-ms', '0.5',
+                '--pd14-scale', '0.01', '--pd14-ms', '1', '--pd14-warmup', '0', '--no-progress',
+                '--tpu-doc', str(tmp_path / 'tpu_{section}.md'), '--json', str(tmp_path / 'm.json')]
         assert main(args) == 0
-        md = (tmp_path / 'tpu_updates.md').read_text()
-        assert md.startswith(f'On cpu (cpu), JAX {jax.__version__}, eventjax ') and 'microseconds per update' in md
-        assert '| operator | neurons | `jax` |' in md and '| `csr_on_pre` | 40 | ' in md
-        doc = json.loads((tmp_path / 'u.json').read_text())
-        assert doc['machine']['device'] == 'cpu' and len(doc['rows']) == 5
-        assert main(['--tpu-from', str(tmp_path / 'u.json'), '--tpu-doc', str(tmp_path / 'u.rst')]) == 0
-        rst = (tmp_path / 'u.rst').read_text()
-        assert '``csr_on_pre``' in rst and '========' in rst
-        cells = [line.split('|')[3].strip() for line in md.splitlines() if line.startswith('| `')]
-        assert all(cell in rst for cell in cells)
+        md = (tmp_path / 'tpu_models.md').read_text()
+        assert md.startswith(f'On cpu (cpu), JAX {jax.__version__}, eventjax ') and 'per simulation step' in md
+        assert '| model | backend | neurons | synapses | us per step | RTF | rate (Hz) |' in md
+        assert '| CUBA | `jax` | 4,000 | ' in md and '| PD14, scale 0.01, 1 ms after 0 ms | `jax` | ' in md
+        doc = json.loads((tmp_path / 'm.json').read_text())
+        cuba, pd14 = doc['rows']
+        assert doc['machine']['device'] == 'cpu' and cuba['extra']['steps'] == 5 and pd14['extra']['steps'] == 10
+        assert cuba['loop_us'] > 0 and pd14['loop_us'] > 0 and cuba['extra']['same_spikes']
+        assert main(['--tpu-from', str(tmp_path / 'm.json'), '--tpu-doc', str(tmp_path / 'm.rst')]) == 0
+        rst = (tmp_path / 'm.rst').read_text()
+        assert '``jax``' in rst and '========' in rst
+        cells = [line.split('|')[5].strip() for line in md.splitlines() if line.startswith('| ') and '`jax`' in line]
+        assert len(cells) == 2 and all(cell in rst for cell in cells)
 
     def test_tpu_from_names_a_file_that_is_no_tpu_run(self, capsys, tmp_path):
         (tmp_path / 'x.json').write_text('{"results": []}')
