@@ -56,6 +56,9 @@ def parser(prog: str = 'eventjax bench') -> argparse.ArgumentParser:
                                                         '"{section}" in the name: one file per section')
     tpu.add_argument('--tpu-sections', nargs='+', choices=SECTIONS, default=list(SECTIONS), metavar='SECTION',
                      help=f'parts of the TPU table to run (default: all of {" ".join(SECTIONS)})')
+    tpu.add_argument('--tpu-ops', nargs='+', metavar='NAME',
+                     help='only these products and updates (e.g. binary_csrmv fcn_on_pre; default: all), to split '
+                          'a table too long for one run')
     tpu.add_argument('--row-timeout', type=float, default=120.0, metavar='S',
                      help='seconds a row may take before it reads "timed out" (default 120; PD14 at least 300)')
     tpu.add_argument('--cuba-ms', type=float, default=1000.0, metavar='MS', help='CUBA\'s model time (default 1000)')

@@ -17,7 +17,7 @@ import json
 import sys
 
 from benchmarks import tpu_report
-from benchmarks.tpu_table import product_rows, update_rows
+from benchmarks.tpu_table import PRODUCTS, UPDATES, product_rows, update_rows
 
 __all__ = ['SIZES', 'default_is_tpu', 'run', 'tpu_problem']
 
@@ -51,7 +51,12 @@ def _doc_problem(args) -> str | None:
 
     if args.family:
         return ('--family chooses among the CPU tables; with the TPU table choose parts with --tpu-sections '
-                f'({" ".join(tpu_report.SECTIONS)}).')
+                f'({" ".join(tpu_report.SECTIONS)}) and --tpu-ops. For the CPU tables on a machine with a TPU, '
+                'run with JAX_PLATFORMS=cpu.')
+    known = [op for op, _, _ in PRODUCTS] + list(UPDATES)
+    unknown = [op for op in args.tpu_ops or () if op not in known]
+    if unknown:
+        return f'--tpu-ops: no product or update named {", ".join(map(repr, unknown))}; known: {" ".join(known)}.'
     if args.plot:
         return '--plot draws the CPU tables; the TPU table has no plot (leave out --plot, or write --tpu-doc).'
     if args.tpu_doc:
@@ -119,10 +124,11 @@ def measure(args, backends, rate):
     rows = []
     for n in args.sizes or SIZES:
         if 'products' in args.tpu_sections:
-            rows += product_rows(n, device, backends, rate=rate, compare=not args.no_compare, seconds=box,
-                                 seed=args.seed, report=report)
+            rows += product_rows(n, device, backends, ops=args.tpu_ops, rate=rate, compare=not args.no_compare,
+                                 seconds=box, seed=args.seed, report=report)
         if 'updates' in args.tpu_sections:
-            rows += update_rows(n, device, backends, rate=rate, seconds=box, seed=args.seed, report=report)
+            rows += update_rows(n, device, backends, ops=args.tpu_ops, rate=rate, seconds=box, seed=args.seed,
+                                report=report)
     if 'models' in args.tpu_sections:
         from benchmarks.tpu_models import cuba_rows, pd14_rows
 

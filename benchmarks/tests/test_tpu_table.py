@@ -29,7 +29,12 @@ class TestWithoutATpu:
 
     def test_the_cpu_families_are_refused_with_the_tpu_sections_named(self, capsys):
         assert main(['--platform', 'cpu', '--family', 'csr']) == 2
-        assert '--tpu-sections (products updates models)' in capsys.readouterr().err
+        err = capsys.readouterr().err
+        assert '--tpu-sections (products updates models)' in err and 'JAX_PLATFORMS=cpu' in err
+
+    def test_an_unknown_operator_is_named_before_running(self, capsys):
+        assert main(['--platform', 'cpu', '--tpu-ops', 'binary_csrmv', 'csr_matvec']) == 2
+        assert "--tpu-ops: no product or update named 'csr_matvec'; known: binary_densemv" in capsys.readouterr().err
 
 
 class TestReference:
