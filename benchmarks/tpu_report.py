@@ -136,4 +136,6 @@ def notes(rows):
             out.append(f'{what}: {r.error}')
         elif r.diff is not None and r.diff > MISMATCH:
             out.append(f'{what}: differs by {r.diff:.1e} (relative to the largest value)')
+        if r.extra.get('beside_timed_out_row'):
+            out.append(f'{what}: measured while a row that timed out still ran')
     return out

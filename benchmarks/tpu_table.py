@@ -202,6 +202,8 @@ def _dense_product(transpose, columns):
 
 def _measure(row, seconds, device, fn):
     """Fill ``row`` from ``fn(deadline)``'s ``(loop_us, call_us, first_s, diff)``, or with its error."""
+    if abandoned():  # its figures may include the device time of a row that timed out but still runs
+        row.extra['beside_timed_out_row'] = True
     try:
         row.loop_us, row.call_us, row.first_s, row.diff = boxed(fn, seconds, device)
     except RowTimeout as exc:

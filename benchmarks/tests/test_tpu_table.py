@@ -86,6 +86,9 @@ class TestTimeBox:
         with pytest.raises(tpu_table.RowTimeout, match='timed out after 0.1 s'):
             tpu_table.boxed(lambda deadline: time.sleep(1.5), 0.1, CPU)
         assert time.perf_counter() - start < 1.4
+        row = tpu_table._measure(Row('updates', 'x', 1, 'jax'), 5.0, CPU, lambda deadline: (1.0, 2.0, 0.1, 0.0))
+        assert row.loop_us == 1.0 and 'x n=1 jax: measured while a row that timed out still ran' in \
+            tpu_report.notes([row])
         for thread in tpu_table._abandoned:  # the sleep ends by itself; later tests must not see it running
             thread.join()
         assert not tpu_table.abandoned()
