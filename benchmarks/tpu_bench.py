@@ -46,7 +46,7 @@ def tpu_problem(platform: str | None) -> str | None:
     return None
 
 
-def _doc_problem(args) -> str | None:
+def _args_problem(args) -> str | None:
     from benchmarks import outputs
 
     if args.family:
@@ -63,7 +63,7 @@ def _doc_problem(args) -> str | None:
         if not args.tpu_doc.endswith(('.rst', '.md')):
             return f'--tpu-doc: {args.tpu_doc!r} must end in .rst (reStructuredText) or .md (Markdown).'
         for section in args.tpu_sections:
-            problem = outputs.writable_file_problem('--tpu-doc', args.tpu_doc.format(section=section))
+            problem = outputs.writable_file_problem('--tpu-doc', args.tpu_doc.replace('{section}', section))
             if problem:
                 return problem
     if args.json:
@@ -73,7 +73,7 @@ def _doc_problem(args) -> str | None:
 
 def run(args, problem) -> int:
     """Run the TPU table for the parsed ``args``; ``problem`` is what the shared checks found (exit 2 if any)."""
-    problem = problem or (None if args.tpu_from else tpu_problem(args.platform)) or _doc_problem(args)
+    problem = problem or (None if args.tpu_from else tpu_problem(args.platform)) or _args_problem(args)
     if problem:
         print(f'eventjax bench: error: {problem}', file=sys.stderr)
         return 2
@@ -158,9 +158,10 @@ def load(paths):
 def _write(args, texts, rows, info, rate):
     if args.tpu_doc and '{section}' in args.tpu_doc:
         for section, text in texts.items():
-            with open(args.tpu_doc.format(section=section), 'w') as fh:
+            path = args.tpu_doc.replace('{section}', section)
+            with open(path, 'w') as fh:
                 fh.write(text + '\n')
-            print(f'table written to {args.tpu_doc.format(section=section)}')
+            print(f'table written to {path}')
     elif args.tpu_doc:
         with open(args.tpu_doc, 'w') as fh:
             fh.write('\n\n'.join(texts.values()) + '\n')
