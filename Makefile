@@ -116,6 +116,7 @@ bench: setup
 # PD14 and Brette's CUBA / COBA on NEST and on eventjax, one after the other on the same 2 threads (the models
 # extra brings NEST and the PD14 reference). Reduced scale by default; full scale needs ~15 GB for NEST:
 # make bench-models MODELS_ARGS='--scale 1 --k-scale 1 --t-sim 1000 --threads 4' on a quiet machine.
+# With a TPU there (or MODELS_ARGS=--tpu), the models run again on it with pallas and jax.
 MODELS_ARGS ?=
 .PHONY: bench-models
 bench-models: setup

@@ -13,9 +13,12 @@ from __future__ import annotations
 import argparse
 import difflib
 import importlib.util
+import os
 import sys
 
 import benchmarks
+from benchmarks import tpu_bench
+from benchmarks.tpu_report import SECTIONS
 
 __all__ = ['main', 'parser']
 
@@ -44,6 +47,32 @@ def parser(prog: str = 'eventjax bench') -> argparse.ArgumentParser:
                             '(e.g. brainevent 0.3.0 on Python 3.12) on the same arrays, in the same run')
     bench.add_argument('--seed', type=int, default=0)
     bench.add_argument('--no-progress', action='store_true', help='no progress bar on stderr')
+    tpu = bench.add_argument_group('the TPU table', 'run when JAX\'s default device is a TPU, or with --tpu')
+    tpu.add_argument('--tpu', action='store_true',
+                     help='the TPU table: every operator with a pallas TPU kernel per backend (default pallas jax), '
+                          'timed in a jitted loop and per call, beside the dense jnp product and brainevent; '
+                          'delivery and plasticity; CUBA and PD14 per step (default sizes 4000 16000)')
+    tpu.add_argument('--tpu-doc', metavar='FILE', help='write the tables as an include for the docs (.rst or .md); '
+                                                        '"{section}" in the name: one file per section')
+    tpu.add_argument('--tpu-sections', nargs='+', choices=SECTIONS, default=list(SECTIONS), metavar='SECTION',
+                     help=f'parts of the TPU table to run (default: all of {" ".join(SECTIONS)})')
+    tpu.add_argument('--tpu-ops', nargs='+', metavar='NAME',
+                     help='only these products and updates (e.g. binary_csrmv fcn_on_pre; default: all), to split '
+                          'a table too long for one run')
+    tpu.add_argument('--row-timeout', type=float, default=120.0, metavar='S',
+                     help='seconds a row may take before it reads "timed out" (default 120; PD14 at least 300)')
+    tpu.add_argument('--cuba-ms', type=float, default=1000.0, metavar='MS', help='CUBA\'s model time (default 1000)')
+    tpu.add_argument('--pd14-scale', type=float, default=0.1, metavar='SCALE',
+                     help='PD14\'s N and K scaling (default 0.1; 1 for full scale)')
+    tpu.add_argument('--pd14-ms', type=float, default=100.0, metavar='MS', help='PD14\'s timed model time '
+                                                                                '(default 100)')
+    tpu.add_argument('--pd14-warmup', type=float, default=100.0, metavar='MS',
+                     help='PD14\'s model time before the timed part (default 100)')
+    tpu.add_argument('--tpu-from', nargs='+', metavar='FILE.json',
+                     help='measure nothing: make the tables (and --tpu-doc) of earlier runs\' --json files, '
+                          'e.g. one run per size or section')
+    # The TPU table's code on another platform (the tests run it on the CPU): a check, not a measurement.
+    tpu.add_argument('--platform', help=argparse.SUPPRESS)
     return bench
 
 
@@ -63,6 +92,12 @@ def _bench_problem(args) -> str | None:
     if args.sizes and min(args.sizes) < 1:
         return (f'--sizes: every size must be a positive neuron count, got {min(args.sizes)}; '
                 'for example --sizes 1000 4000.')
+    if not args.row_timeout > 0 or not args.cuba_ms >= 0.1 or not args.pd14_ms >= 0.1 or not args.pd14_warmup >= 0:
+        return ('--row-timeout, --cuba-ms and --pd14-ms must be positive (the model times at least one step of '
+                f'0.1 ms) and --pd14-warmup 0 or more, got {args.row_timeout:g}, {args.cuba_ms:g}, {args.pd14_ms:g} '
+                f'and {args.pd14_warmup:g}.')
+    if not 0 < args.pd14_scale <= 1:
+        return f'--pd14-scale must lie in (0, 1] (1 is full scale), got {args.pd14_scale:g}.'
     if args.backends:
         import eventjax as ej
 
@@ -94,6 +129,8 @@ def _output_problem(args) -> str | None:
 def run(args) -> int:
     """Run the bench for parsed ``args``; returns the exit code."""
     problem = _bench_problem(args)
+    if args.tpu or args.tpu_from or args.platform or (problem is None and tpu_bench.default_is_tpu()):
+        return tpu_bench.run(args, problem)
     if problem:
         print(f'eventjax bench: error: {problem}', file=sys.stderr)
         return 2
@@ -194,4 +231,11 @@ def _delay_summary(args, results) -> None:
 
 def main(argv=None, prog: str = 'eventjax bench') -> int:
     """Entry point of ``eventjax bench`` and ``python -m benchmarks``; returns the exit code."""
-    return run(parser(prog).parse_args(argv))
+    code = run(parser(prog).parse_args(argv))
+    from benchmarks.tpu_table import abandoned
+
+    if abandoned():  # a timed-out row is stuck in a call that cannot be interrupted: do not wait for it
+        print('note: a timed-out row still runs; leaving without waiting for it.', file=sys.stderr, flush=True)
+        sys.stdout.flush()
+        os._exit(code)
+    return code

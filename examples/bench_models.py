@@ -7,7 +7,10 @@ after the other on the same threads: NEST's reference PD14 (the
 ``microcircuit`` package) and eventjax's PD14 on each CPU backend at the
 same scale, drive and model time; then Brette's CUBA and COBA (NEST's
 example network on 1 and on ``--threads`` threads, eventjax on each
-backend, float64). The table goes to stdout and, in Markdown, to ``--out``.
+backend, float64). With a TPU there (or ``--tpu``) each model runs again
+on it with ``pallas`` and ``jax`` (Brette's in float32), and the CPU runs
+are pinned to the CPU; each row names its device. The table goes to stdout
+and, in Markdown, to ``--out``.
 Full scale (``--scale 1``) needs NEST's ~15 GB and 4 threads; run it alone.
 """
 
@@ -22,12 +25,18 @@ import time
 
 PD14_BACKENDS = ('numba', 'jax', 'warp')
 BRETTE_BACKENDS = ('numba', 'cpp', 'jax', 'warp')
+TPU_BACKENDS = ('pallas', 'jax')  # with a TPU there (or --tpu): these rows again on the TPU
 
 
-def run_json(args, threads, timeout):
-    """Run ``python -m <args>`` with ``threads`` threads; its last JSON line, or ``{'error': ...}``."""
+def run_json(args, threads, timeout, platform=None):
+    """Run ``python -m <args>`` with ``threads`` threads; its last JSON line, or ``{'error': ...}``.
+
+    ``platform`` pins JAX to it (``JAX_PLATFORMS``): with a TPU there, the CPU rows must not take it.
+    """
     env = dict(os.environ, NUMBA_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
                XLA_FLAGS=f'--xla_cpu_multi_thread_eigen=true intra_op_parallelism_threads={threads}')
+    if platform:
+        env['JAX_PLATFORMS'] = platform
     try:
         out = subprocess.run([sys.executable, '-m', *args], env=env, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -36,6 +45,23 @@ def run_json(args, threads, timeout):
     if out.returncode or not lines:
         return {'error': (out.stderr or out.stdout).strip().splitlines()[-1:] or ['failed']}
     return json.loads(lines[-1])
+
+
+def find_tpu(timeout=300):
+    """The kind of the TPU JAX sees (``'TPU v5 lite'``), or None; asked in a process of its own, which lets
+    the chip go again (one program holds a TPU at a time)."""
+    code = 'import jax; d = jax.devices()[0]; print(d.platform, d.device_kind, sep="|")'
+    try:
+        out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
+    platform, _, kind = (out.stdout.strip().splitlines() or [''])[-1].partition('|')
+    return kind if out.returncode == 0 and platform == 'tpu' else None
+
+
+def on_tpu(result, kind):
+    """``result`` marked as run on the TPU ``kind`` (the tables name the device of such rows)."""
+    return dict(result, device=kind)
 
 
 def pd14_rows(a):
@@ -47,7 +73,12 @@ def pd14_rows(a):
     rows = []
     for label, cmd in runs:
         print(f'  PD14 {label} ...', file=sys.stderr, flush=True)
-        rows.append((label, run_json(cmd, a.threads, a.timeout)))
+        rows.append((label, run_json(cmd, a.threads, a.timeout, 'cpu' if a.tpu_kind else None)))
+    for b in TPU_BACKENDS if a.tpu_kind else ():
+        print(f'  PD14 {b} on {a.tpu_kind} ...', file=sys.stderr, flush=True)
+        r = run_json(['examples.microcircuit', *common, '--backend', b, '--quiet', '--json'], a.threads, a.timeout,
+                     'tpu')
+        rows.append((f'{b} on {a.tpu_kind}', on_tpu(r, a.tpu_kind)))
     return rows
 
 
@@ -57,13 +88,18 @@ def brette_rows(a):
         for threads in sorted({1, a.threads}):
             print(f'  {m} NEST {threads} thread(s) ...', file=sys.stderr, flush=True)
             r = run_json(['examples.brette2007.nest_run', '--model', m, '--t-sim', str(a.brette_t_sim),
-                          '--threads', str(threads)], threads, a.timeout)
+                          '--threads', str(threads)], threads, a.timeout, 'cpu' if a.tpu_kind else None)
             rows.append((m, f'NEST, {threads} thread{"s" if threads > 1 else ""}', r))
         for b in BRETTE_BACKENDS:
             print(f'  {m} eventjax {b} ...', file=sys.stderr, flush=True)
             r = run_json(['examples.brette2007', '--model', m, '--t-sim', str(a.brette_t_sim), '--backend', b,
-                          '--json'], a.threads, a.timeout)
+                          '--json'], a.threads, a.timeout, 'cpu' if a.tpu_kind else None)
             rows.append((m, f'eventjax {b}', r))
+        for b in TPU_BACKENDS if a.tpu_kind else ():  # a TPU has no float64
+            print(f'  {m} eventjax {b} on {a.tpu_kind} ...', file=sys.stderr, flush=True)
+            r = run_json(['examples.brette2007', '--model', m, '--t-sim', str(a.brette_t_sim), '--backend', b,
+                          '--dtype', 'float32', '--json'], a.threads, a.timeout, 'tpu')
+            rows.append((m, f'eventjax {b} on {a.tpu_kind}, float32', on_tpu(r, a.tpu_kind)))
     return rows
 
 
@@ -83,7 +119,8 @@ def table(a, pd14, brette, load):
 
 def pd14_table(a, pd14, load):
     out = [f'PD14, scale {a.scale:g} (K {a.k_scale if a.k_scale is not None else a.scale:g}), {a.drive} drive, '
-           f'{a.t_presim:g} ms warm-up + {a.t_sim:g} ms, {a.threads} threads; load average before: {load}', '',
+           f'{a.t_presim:g} ms warm-up + {a.t_sim:g} ms, {a.threads} threads, on the CPU unless a row names its '
+           f'device; load average before: {load}', '',
            '| simulator | synapses | construction (s) | RTF | peak RSS (GB) | rates L23E L23I L4E L4I L5E L5I L6E L6I '
            '(Hz) |', '|---|---|---|---|---|---|']
     nest = dict(pd14).get('NEST', {})
@@ -95,7 +132,8 @@ def pd14_table(a, pd14, load):
         if label != 'NEST' and isinstance(nest.get('rtf'), float):
             rel = (f' ({r["construction_s"] / nest["construction_s"]:.2f}x, RTF {r["rtf"] / nest["rtf"]:.3f}x, '
                    f'RSS {r["peak_rss_gb"] / nest["peak_rss_gb"]:.2f}x NEST)')
-        out.append(f'| {r["simulator"]}{rel} | {r["synapses"]:,} | {fmt(r["construction_s"], ".1f")} | '
+        where = f' on {r["device"]}' if 'device' in r else ''
+        out.append(f'| {r["simulator"]}{where}{rel} | {r["synapses"]:,} | {fmt(r["construction_s"], ".1f")} | '
                    f'{fmt(r["rtf"], ".2f")} | {fmt(r["peak_rss_gb"], ".2f")} | '
                    f'{" ".join(f"{x:.2f}" for x in r["rates"])} |')
     return '\n'.join(out)
@@ -129,10 +167,15 @@ def main(argv=None):
     parser.add_argument('--threads', type=int, default=2)
     parser.add_argument('--backends', nargs='+', default=list(PD14_BACKENDS))
     parser.add_argument('--brette-t-sim', type=float, default=1000.0)
-    parser.add_argument('--skip', nargs='*', default=[], choices=('pd14', 'brette'))
+    parser.add_argument('--skip', nargs='*', default=[], choices=('pd14', 'brette', 'tpu'))
+    parser.add_argument('--tpu', action='store_true', help='add the TPU rows (pallas and jax) without looking '
+                                                           'for a TPU first (default: when JAX sees one)')
     parser.add_argument('--timeout', type=float, default=3600.0, help='per run (s)')
     parser.add_argument('--out', default='', help='also write the Markdown table here')
     a = parser.parse_args(argv)
+    a.tpu_kind = None
+    if 'tpu' not in a.skip:
+        a.tpu_kind = find_tpu() or ('TPU' if a.tpu else None)
     load = ' '.join(f'{x:.1f}' for x in os.getloadavg())
     start = time.perf_counter()
     pd14 = pd14_rows(a) if 'pd14' not in a.skip else []

@@ -9,7 +9,8 @@ import time
 import jax
 import numpy as np
 
-BACKENDS = ('jax', 'numba', 'warp', 'cpp')
+BACKENDS = ('jax', 'numba', 'warp', 'cpp')  # "all": the CPU backends
+OTHERS = ('pallas',)  # on a TPU (or a GPU): by name only
 
 
 def main(argv=None):
@@ -17,7 +18,8 @@ def main(argv=None):
                                      description='Brette et al. (2007) CUBA / COBA on eventjax, as NEST defines them.')
     parser.add_argument('--model', choices=('cuba', 'coba'), default='cuba')
     parser.add_argument('--t-sim', type=float, default=1000.0, help='model time in ms (default 1000)')
-    parser.add_argument('--backend', default='numba', help=f'one of {", ".join(BACKENDS)}, or "all"')
+    parser.add_argument('--backend', default='numba', help=f'one of {", ".join(BACKENDS + OTHERS)}, or "all" '
+                                                          f'({", ".join(BACKENDS)})')
     parser.add_argument('--dtype', choices=('float32', 'float64'), default='float64',
                         help='float64 (default) reproduces NEST spike for spike; float32 is faster')
     parser.add_argument('--seed', type=int, default=0)
@@ -25,8 +27,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     backends = BACKENDS if args.backend == 'all' else (args.backend,)
     for backend in backends:
-        if backend not in BACKENDS:
-            parser.error(f'--backend must be one of {", ".join(BACKENDS)} or "all", got {backend!r}')
+        if backend not in BACKENDS + OTHERS:
+            parser.error(f'--backend must be one of {", ".join(BACKENDS + OTHERS)} or "all", got {backend!r}')
     if args.dtype == 'float64':
         jax.config.update('jax_enable_x64', True)
     from examples.brette2007 import model  # after x64 is set: the model's constants follow it

@@ -29,6 +29,7 @@ _EPILOG = """examples:
   eventjax bench --family csr --plot csr.png one family, with a plot (needs eventjax[plot])
   eventjax bench --family plasticity         in-place weight updates at 4,000, 10,000 and 100,000 neurons
   eventjax bench --family dt2t               per-synapse products at 4,000 and 100,000 neurons, with brainevent
+  eventjax bench --tpu                       the TPU table (by itself when the default device is a TPU)
   eventjax cache --clear                     delete the compiled kernels (numba, C++, CUDA)
   eventjax warm --backend numba --families csr,fcn   compile the standard kernels into the disk caches
   eventjax info --kernel binary_csrmv        the kernel each platform runs for it, and each wrapper around it
