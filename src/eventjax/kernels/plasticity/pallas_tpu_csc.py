@@ -29,6 +29,7 @@ from eventjax.kernels.common.pallas.tpu_pieces import SMEM_WORDS, collect_pieces
 from eventjax.kernels.common.pallas.tpu_rows import packed_flags, tpu_interpret
 from eventjax.kernels.plasticity import jax_impl
 from eventjax.kernels.plasticity.pallas_tpu import _bounded
+from eventjax.kernels.plasticity.pallas_tpu_csr import piece_batches
 
 __all__ = ['csr2csc_on_post_tpu_kernel', 'fits_smem']
 
@@ -58,19 +59,7 @@ def _body(*, m, n, nnz, w_min, w_max):
              rows_buf, pos_buf, slot_of, listed, entry_slot, entry_lane, entry_inc, w_buf, sem_in, sem_w):
         del w_hbm  # aliased: read and written through out_hbm
         count = collect_pieces(n, indptr_ref, flags_ref, piece_ref, owner_ref)
-
-        def item(r, g):
-            return jnp.minimum(r * group + g, count - 1)
-
-        def fetches(r, slot):
-            out = []
-            for g in range(group):
-                piece, row = piece_ref[item(r, g)], slot * group + g
-                out.append(pltpu.make_async_copy(rows_hbm.at[pl.ds(piece, 1)], rows_buf.at[pl.ds(row, 1)],
-                                                 sem_in.at[0, slot]))
-                out.append(pltpu.make_async_copy(pos_hbm.at[pl.ds(piece, 1)], pos_buf.at[pl.ds(row, 1)],
-                                                 sem_in.at[1, slot]))
-            return out
+        item, fetches = piece_batches(piece_ref, count, [(rows_hbm, rows_buf), (pos_hbm, pos_buf)], sem_in)
 
         def piece_copy(j, direction):
             hbm, vmem = out_hbm.at[pl.ds(listed[j], 1)], w_buf.at[j]
@@ -89,7 +78,7 @@ def _body(*, m, n, nnz, w_min, w_max):
 
                 def list_entry(lane, counts):
                     k, listed_count = counts
-                    row, at = rows_buf[slot * group + g, lane], pos_buf[slot * group + g, lane]
+                    row, at = rows_buf[slot, g, lane], pos_buf[slot, g, lane]
                     ok = (row >= 0) & (row < m) & (at >= 0) & (at < nnz)
                     wp = lax.shift_right_logical(jnp.clip(at, 0, nnz - 1), 7)
                     known_slot = slot_of[wp]
@@ -156,8 +145,8 @@ def _update(weight, rows, indptr, positions, pre_trace, post_spike, *, m, n, w_m
             in_specs=[pl.BlockSpec(memory_space=pl.ANY)] * 3,
             out_specs=pl.BlockSpec(memory_space=pl.ANY),
             scratch_shapes=[smem((work,), jnp.int32), smem((work,), jnp.int32),
-                            smem((2 * _PIECES_PER_BATCH, _LANES), jnp.int32),
-                            smem((2 * _PIECES_PER_BATCH, _LANES), jnp.int32),
+                            smem((2, _PIECES_PER_BATCH, _LANES), jnp.int32),
+                            smem((2, _PIECES_PER_BATCH, _LANES), jnp.int32),
                             smem((w_pieces,), jnp.int32), smem((_ENTRIES,), jnp.int32),
                             smem((_ENTRIES,), jnp.int32), smem((_ENTRIES,), jnp.int32),
                             smem((_ENTRIES,), jnp.float32),
