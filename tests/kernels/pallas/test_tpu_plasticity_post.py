@@ -164,3 +164,13 @@ def test_postsynaptic_updates_lower_to_mosaic_on_tpu_as_chosen():
         assert lowered(update, 'pallas').count('tpu_custom_call') == 1
         assert lowered(update, None).count('tpu_custom_call') == default_calls
         assert 'tpu_custom_call' not in lowered(update, 'jax')
+
+
+
+def test_float64_weights_take_the_jax_kernel_under_x64():
+    rng = np.random.default_rng(8)
+    trace, spikes = rng.normal(size=7), rng.random(10) < 0.5
+    with jax.enable_x64(True):
+        dense = rng.normal(size=(7, 10))
+        got = ej.dense_on_post(dense, trace, spikes, backend=BACKEND)
+        _close(got, _dense_oracle(dense, trace, spikes, None, None), np.float64)
