@@ -7,8 +7,9 @@ O(n)), and a grid of (row blocks, listed tiles) fetches each block of a
 listed tile, adds the trace on the event lanes (a lane mask; the trace, a
 column, broadcast along lanes) and bounds it. The weights are aliased to
 the result and the grid's second dimension is the number of listed tiles,
-so blocks of tiles without an event are neither read nor written: a few
-events cost a few tiles, and events in every tile cost one pass over the
+so blocks of tiles without an event are neither read nor written (with no
+event at all, tile 0 is read and written back unchanged): a few events
+cost a few tiles, and events in every tile cost one pass over the
 matrix. Two events in one tile update it once. Edge blocks are masked by
 Pallas (no padding copy). Additions are elementwise, so NaN and inf
 traces need no fallback; weights other than float32 take the ``jax``
@@ -76,7 +77,8 @@ def _update(weight, pre_trace, post_spike, *, w_min, w_max, interpret):
         _body(w_min, w_max),
         out_shape=jax.ShapeDtypeStruct(weight.shape, weight.dtype),
         grid_spec=pltpu.PrefetchScalarGridSpec(
-            num_scalar_prefetch=2, grid=(pl.cdiv(m, rows), count),
+            # With no event, tile 0 (tiles' filler) is read and written back unchanged: the grid is never empty.
+            num_scalar_prefetch=2, grid=(pl.cdiv(m, rows), jnp.maximum(count, 1)),
             in_specs=[tile,
                       pl.BlockSpec((1, _LANES), lambda r, s, count_ref, tiles_ref: (0, tiles_ref[s])),
                       pl.BlockSpec((rows, 1), lambda r, s, *_: (r, 0))],
