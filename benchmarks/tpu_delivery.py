@@ -1,14 +1,17 @@
-"""Time delayed delivery and presynaptic plasticity on a TPU: the ``pallas`` TPU kernels against ``jax``.
+"""Time delayed delivery and plasticity on a TPU: the ``pallas`` TPU kernels against ``jax``.
 
     python -m benchmarks.tpu_delivery [--sizes 4000 20000] [--k 80] [--ring 16] [--rate 0.02] [--out FILE]
-                                      [--ops ...] [--backends jax pallas]
+                                      [--ops ...] [--backends jax pallas dense-pass]
 
 Each update runs inside one jitted ``lax.fori_loop`` of ``--loop`` steps with
 the ring (or the weights) as the loop's carry, as a model's step loop runs
 it, and the spikes rolled by one neuron every step (so nothing is hoisted);
 the figure is microseconds per step. Each result is checked against the
 first backend's on the same device (``max_abs_diff``, relative to the
-largest value). Prints one JSON line per measurement; runs anywhere, meant
+largest value). The backend ``dense-pass`` times ``dense_on_post`` as XLA's
+masked pass over the whole matrix (``W + where(post, trace, 0)``, bounded),
+the form the pallas kernel is compared with when events fall in every
+column tile. Prints one JSON line per measurement; runs anywhere, meant
 for a TPU.
 """
 
@@ -34,8 +37,8 @@ def _loop(step, loop):
     return jax.jit(run)
 
 
-def _steps(m, n, backend):
-    """``name -> step(state, spikes, i, operands)`` for each update timed."""
+def _steps(m, n, backend, max_col=None):
+    """``name -> step(state, spikes, i, operands)`` for each update timed (``max_col``: the longest column)."""
     import eventjax as ej
 
     def deliver(ring, s, i, o):
@@ -55,8 +58,18 @@ def _steps(m, n, backend):
         return ej.csr_on_pre(w, o[0], o[1], s, o[2], -1.0, 1.0, shape=(m, n), backend=backend, validate=False,
                              max_row_length=o[0].shape[0] // m)
 
+    def dense_post(w, s, i, o):
+        if backend == 'dense-pass':
+            from eventjax.kernels.plasticity import reference
+            return reference.dense_on_post_kernel(outs=None, w_min=-1.0, w_max=1.0)(w, o[0], s)[0]
+        return ej.dense_on_post(w, o[0], s, -1.0, 1.0, backend=backend)
+
+    def csc_post(w, s, i, o):
+        return ej.csr2csc_on_post(w, *o[:4], s, -1.0, 1.0, shape=(m, n), backend=backend, validate=False,
+                                  max_col_length=max_col)
+
     return {'csr_delay_deliver': deliver, 'csr_delay_deliver_layout': layout, 'dense_on_pre': dense_pre,
-            'fcn_on_pre': fcn_pre, 'csr_on_pre': csr_pre}
+            'fcn_on_pre': fcn_pre, 'csr_on_pre': csr_pre, 'dense_on_post': dense_post, 'csr2csc_on_post': csc_post}
 
 
 def main(argv=None):
@@ -69,9 +82,10 @@ def main(argv=None):
     p.add_argument('--dense-limit', type=int, default=8000)
     p.add_argument('--backends', nargs='+', default=['jax', 'pallas'])
     p.add_argument('--ops', nargs='+', default=['csr_delay_deliver', 'csr_delay_deliver_layout', 'dense_on_pre',
-                                                'fcn_on_pre', 'csr_on_pre'])
+                                                'fcn_on_pre', 'csr_on_pre', 'dense_on_post', 'csr2csc_on_post'])
     p.add_argument('--out', default=None)
     args = p.parse_args(argv)
+    import eventjax as ej
     from eventjax.kernels.delay.reference import packed_offsets
 
     device = jax.devices()[0]
@@ -97,7 +111,14 @@ def main(argv=None):
             'csr_on_pre': (jnp.asarray(weights) * 0.01, (flat, indptr, trace)),
         }
         if size <= args.dense_limit:
-            operands['dense_on_pre'] = (jnp.asarray(rng.normal(size=(m, n)), jnp.float32) * 0.01, (trace,))
+            # Drawn on the device: a 20,000 x 20,000 matrix from NumPy takes long on the host.
+            dense = jax.random.normal(jax.random.key(size), (m, n), jnp.float32) * 0.01
+            operands['dense_on_pre'] = (dense, (trace,))
+            operands['dense_on_post'] = (dense, (trace,))
+        if 'csr2csc_on_post' in args.ops:
+            view = ej.csr_column_view(flat, indptr, shape=(m, n))
+            longest = int(np.max(np.diff(np.asarray(view[1]))))
+            operands['csr2csc_on_post'] = (jnp.asarray(weights) * 0.01, (*view, trace))
         spikes = jnp.asarray(rng.random(m) < args.rate)
         for op in args.ops:
             if op not in operands:
@@ -105,7 +126,9 @@ def main(argv=None):
             state, ops = operands[op]
             ref = None
             for backend in args.backends:
-                step = _steps(m, n, backend)[op]
+                if backend == 'dense-pass' and op != 'dense_on_post':
+                    continue
+                step = _steps(m, n, backend, longest if op == 'csr2csc_on_post' else None)[op]
                 row = {'device': device.device_kind, 'op': op, 'size': size, 'k': k, 'ring': length,
                        'rate': args.rate, 'backend': backend}
                 try:

@@ -210,7 +210,8 @@ def _companions(platform: str) -> tuple[str, ...]:
 def standard(prim, module: Callable[[], ModuleType], name: str) -> None:
     """Register ``module().<name>_kernel`` for the gpu and, where the module has one, ``<name>_tpu_kernel``.
 
-    Never a default, except on tpu for a module that sets ``TPU_DEFAULT = True``.
+    Never a default, except on tpu for a module that sets ``TPU_DEFAULT``: ``True`` (every operator
+    of the module) or a set of operator names.
     The cpu also gets the gpu kernel in interpret mode when
     ``EVENTJAX_PALLAS_INTERPRET`` was on as the process started: a family
     registers when it is first used, and what runs must not depend on whether
@@ -224,8 +225,9 @@ def standard(prim, module: Callable[[], ModuleType], name: str) -> None:
     tpu = getattr(kernels, f'{name}_tpu_kernel', None)
     if tpu is not None:
         # A family whose tpu kernels beat its jax kernels on the chip says so with TPU_DEFAULT.
-        prim.def_bridge_kernel('pallas', tpu, 'tpu', asdefault=getattr(kernels, 'TPU_DEFAULT', False),
-                               companions=())
+        chosen = getattr(kernels, 'TPU_DEFAULT', False)
+        default = name in chosen if isinstance(chosen, (set, frozenset)) else bool(chosen)
+        prim.def_bridge_kernel('pallas', tpu, 'tpu', asdefault=default, companions=())
     prim.def_bridge_kernel('pallas', getattr(kernels, f'{name}_kernel'), 'gpu', companions=('cpu',) if on_cpu else ())
 
 

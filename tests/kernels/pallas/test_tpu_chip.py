@@ -148,6 +148,33 @@ def test_presynaptic_plasticity_on_the_chip_equals_the_oracle():
     _check(got, np.where(spikes[:, None], weight + trace[targets], weight).reshape(-1), np.float32)
 
 
+@pytest.mark.parametrize('m, n, rate', [(1001, 777, 0.1), (2500, 300, 0.004), (300, 530, 1.0)])
+def test_postsynaptic_plasticity_on_the_chip_equals_the_oracle(m, n, rate):
+    """Edge blocks of rows and of the last column tile, a few events, every column; NaN and inf traces."""
+    rng = np.random.default_rng(m)
+    spikes = rng.random(n) < rate
+    spikes[-1] = True
+    trace = rng.normal(size=m).astype(np.float32)
+    trace[[1, 2]] = np.nan, np.inf
+    dense = rng.normal(size=(m, n)).astype(np.float32)
+    got = jax.jit(lambda w: ej.dense_on_post(w, trace, spikes, -1.0, 1.0, backend='pallas'), donate_argnums=0)(
+        jnp.asarray(dense))
+    want = np.where(spikes[None, :], np.clip(dense + trace[:, None], -1.0, 1.0), dense)
+    np.testing.assert_array_equal(np.isnan(np.asarray(got)), np.isnan(want))
+    _check(np.nan_to_num(np.asarray(got)), np.nan_to_num(want), np.float32)
+    k = 37
+    indices = np.stack([np.sort(rng.choice(n, k, replace=False)) for _ in range(m)]).reshape(-1).astype(np.int32)
+    indptr = np.arange(0, m * k + 1, k, dtype=np.int32)
+    rows, col_ptr, positions = ej.csr_column_view(indices, indptr, shape=(m, n))
+    data = rng.normal(size=m * k).astype(np.float32)
+    finite = np.nan_to_num(trace, nan=0.5, posinf=0.25)
+    got = jax.jit(lambda w: ej.csr2csc_on_post(w, rows, col_ptr, positions, finite, spikes, -1.0, 1.0,
+                                               shape=(m, n), backend='pallas'))(data)
+    hit = spikes[indices]
+    want = np.where(hit, np.clip(data + np.repeat(finite, k), -1.0, 1.0), data)
+    _check(got, want, np.float32)
+
+
 @pytest.mark.parametrize('binary, n', [(True, 40_000), (False, 1_300)])
 def test_gathers_over_many_table_rows_on_the_chip(binary, n):
     """W @ s where x spans more than eight 128-wide table rows (the looped selection)."""

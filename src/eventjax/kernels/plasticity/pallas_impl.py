@@ -31,8 +31,10 @@ not built by :func:`eventjax.csr_column_view` that names one position in two
 columns would race on the GPU. Mosaic has no scalar stores at
 data-dependent addresses of this kind: the TPU kernels of ``dense_on_pre``
 and ``fcn_on_pre`` (whole rows by DMA) are in ``pallas_tpu``, that of
-``csr_on_pre`` (128-wide pieces by DMA) in ``pallas_tpu_csr``; the
-postsynaptic updates run the ``jax`` kernel on tpu.
+``csr_on_pre`` (128-wide pieces by DMA) in ``pallas_tpu_csr``, that of
+``dense_on_post`` (the 128-wide column tiles of the events) in
+``pallas_tpu_post`` and that of ``csr2csc_on_post`` (the weight pieces of
+the event columns' entries) in ``pallas_tpu_csc``.
 """
 
 from __future__ import annotations
@@ -45,14 +47,17 @@ from jax.experimental import pallas as pl
 from eventjax.kernels.common.events import event_indicator
 from eventjax.kernels.common.pallas.rows import triton_params
 from eventjax.kernels.plasticity.pallas_tpu import dense_on_pre_tpu_kernel, fcn_on_pre_tpu_kernel
+from eventjax.kernels.plasticity.pallas_tpu_csc import csr2csc_on_post_tpu_kernel
 from eventjax.kernels.plasticity.pallas_tpu_csr import csr_on_pre_tpu_kernel
+from eventjax.kernels.plasticity.pallas_tpu_post import dense_on_post_tpu_kernel
 
-__all__ = ['TPU_DEFAULT', 'csr2csc_on_post_kernel', 'csr_on_pre_kernel', 'csr_on_pre_tpu_kernel',
-           'dense_on_post_kernel', 'dense_on_pre_kernel', 'dense_on_pre_tpu_kernel', 'fcn_on_pre_kernel',
-           'fcn_on_pre_tpu_kernel']
+__all__ = ['TPU_DEFAULT', 'csr2csc_on_post_kernel', 'csr2csc_on_post_tpu_kernel', 'csr_on_pre_kernel',
+           'csr_on_pre_tpu_kernel', 'dense_on_post_kernel', 'dense_on_post_tpu_kernel', 'dense_on_pre_kernel',
+           'dense_on_pre_tpu_kernel', 'fcn_on_pre_kernel', 'fcn_on_pre_tpu_kernel']
 
-# The default on a TPU: the presynaptic updates beat the jax kernels on the chip (docs/tpu.rst).
-TPU_DEFAULT = True
+# The updates whose pallas kernel is the default on a TPU: those that beat the jax kernels on the chip.
+# csr2csc_on_post's moves a 128-wide piece per entry and trails XLA's gather and scatter (docs/tpu.rst).
+TPU_DEFAULT = frozenset({'dense_on_pre', 'fcn_on_pre', 'csr_on_pre', 'dense_on_post'})
 
 _NEURONS_PER_PROGRAM = 8
 

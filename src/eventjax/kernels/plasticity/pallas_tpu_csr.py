@@ -30,10 +30,31 @@ from eventjax.kernels.common.pallas.tpu_rows import packed_flags, tpu_interpret,
 from eventjax.kernels.plasticity import jax_impl
 from eventjax.kernels.plasticity.pallas_tpu import _bounded, _gathered, _trace_columns, fits_the_chip
 
-__all__ = ['csr_on_pre_tpu_kernel']
+__all__ = ['csr_on_pre_tpu_kernel', 'piece_batches']
 
 _LANES = 128
 _PIECES_PER_BATCH = 8
+
+
+def piece_batches(piece_ref, count, pairs, sem):
+    """``(item, fetches)`` for :func:`in_batches` over a work list of ``count`` pieces in ``piece_ref``.
+
+    ``item(r, g)``: the work-list index of batch ``r``'s ``g``-th piece (the
+    last one past the end); ``fetches(r, slot)``: for each piece of batch
+    ``r`` and each ``(hbm, buf)`` of ``pairs``, the DMA of that piece's row
+    of ``hbm`` into ``buf[slot, g]``, on ``sem[pair, slot]``.
+    """
+    group = _PIECES_PER_BATCH
+
+    def item(r, g):
+        return jnp.minimum(r * group + g, count - 1)
+
+    def fetches(r, slot):
+        return [pltpu.make_async_copy(hbm.at[pl.ds(piece_ref[item(r, g)], 1)], buf.at[slot, pl.ds(g, 1)],
+                                      sem.at[p, slot])
+                for g in range(group) for p, (hbm, buf) in enumerate(pairs)]
+
+    return item, fetches
 
 
 def _body(*, m, n, w_min, w_max):
@@ -44,19 +65,7 @@ def _body(*, m, n, w_min, w_max):
              prev_ref, sem_in, sem_out):
         del w_hbm  # aliased: read and written through out_hbm
         count = collect_pieces(m, indptr_ref, flags_ref, piece_ref, owner_ref)
-
-        def item(r, g):
-            return jnp.minimum(r * group + g, count - 1)
-
-        def fetches(r, slot):
-            out = []
-            for g in range(group):
-                piece = piece_ref[item(r, g)]
-                out.append(pltpu.make_async_copy(out_hbm.at[pl.ds(piece, 1)], w_buf.at[slot, pl.ds(g, 1)],
-                                                 sem_in.at[0, slot]))
-                out.append(pltpu.make_async_copy(idx_hbm.at[pl.ds(piece, 1)], idx_buf.at[slot, pl.ds(g, 1)],
-                                                 sem_in.at[1, slot]))
-            return out
+        item, fetches = piece_batches(piece_ref, count, [(out_hbm, w_buf), (idx_hbm, idx_buf)], sem_in)
 
         hi_rows = trace_ref.shape[1]
         hi_iota = lax.broadcasted_iota(jnp.int32, (hi_rows, _LANES), 0)
