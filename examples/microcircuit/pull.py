@@ -9,7 +9,8 @@ of each part, its delay-``d`` synapses, to the input read now. The spikes
 of the last ``L - 1`` steps are held as row lists; at step ``t`` each of two
 threads walks them, oldest step first and rows ascending within a step,
 and adds each row's delay-``d`` run of its part into its half of the
-``n``-float input (its columns, as in :mod:`owner_split`). The input stays
+``n``-float input (its columns, as in :mod:`owner_split`; a part's run
+adds only into its own columns). The input stays
 in the core's cache and there is no ring to clear; the synapses are read
 in runs of ~30, so the caches are asked for the next runs ahead.
 
@@ -23,10 +24,14 @@ zero, so the inputs are bit for bit the ring's slots.
 
 from __future__ import annotations
 
+import jax
+import jax.numpy as jnp
 import numba
 import numpy as np
 
+import eventjax as ej
 from eventjax.backends.numba import prefetch
+from eventjax.kernels.common.numba.scatter import event_rows
 
 # Runs ahead of the one being summed whose synapses the caches are asked for, all of their lines: the runs
 # are short and scattered over the 2.4 GB of synapses, so the hardware prefetcher does not see them coming.
@@ -124,3 +129,48 @@ def gather(hist, counts, ends, data, offsets, indptr, splits, n, t, inp):
         return
     for part in numba.prange(2):
         _gather_part(hist, counts, ends, data, offsets, indptr, splits, n, t, inp, part, runs[part])
+
+
+@numba.njit(parallel=True)
+def _deliver(inp, hist, counts, spikes, ends, data, offsets, indptr, splits, t, inp_out, hist_out, counts_out):
+    slot = np.int64(t[0]) % np.int64(counts_out.shape[0])
+    counts_out[slot] = event_rows(spikes, hist_out[slot])
+    gather(hist_out, counts_out, ends, data, offsets, indptr, splits, inp_out.shape[1], np.int64(t[0]) + 1,
+           inp_out[0])
+
+
+_kernel = ej.XLACustomKernel('pd14_pull_deliver')
+_kernel.def_numba_kernel(lambda outs: _deliver)
+
+
+def init_state(n, length, dtype):
+    """``(inp, hist, counts)`` of a network of ``n`` neurons and delays below ``length``: no spike held."""
+    return jnp.zeros((1, n), dtype), jnp.zeros((length, n), jnp.int32), jnp.zeros(length, jnp.int32)
+
+
+def deliver(inp, hist, counts, spikes, W, splits, ends, t):
+    """Hold the spikes (bool, one per row) of step ``t`` and add into ``inp`` (1, n), zero where read, the
+    synapses arriving at step ``t + 1``; returns ``(inp, hist, counts)``, updated in place (numba only).
+
+    ``hist``, ``counts``: the spikes of the last ``L`` steps (:func:`init_state`); ``W``: a
+    :class:`eventjax.DelayedCSR` whose rows are stored in two parts at ``splits`` (:mod:`owner_split`),
+    each sorted by delay; ``ends``: :func:`delay_ends` of its rows. ``inp`` is what the ring's slot of
+    step ``t + 1`` would hold after :func:`owner_split.owner_split_deliver`, bit for bit.
+
+    Example:
+        >>> # row 0: column 0 (delay 2) | column 1 (delay 1); split at synapse 1
+        >>> offsets = np.array([4, 3], np.int32)
+        >>> W = ej.DelayedCSR(ej.CSRDelayLayout(jnp.array([1., 2.]), None, jnp.array([0, 2]), None,
+        ...                                     jnp.asarray(offsets), shape=(1, 2), ring_length=3))
+        >>> splits, ends = jnp.array([1]), jnp.asarray(delay_ends(offsets, [0, 2], [1], 2, 3))
+        >>> inp, hist, counts = deliver(*init_state(2, 3, jnp.float32), jnp.array([True]), W, splits, ends, 0)
+        >>> inp.tolist()  # at step 1: the delay-1 synapse
+        [[0.0, 2.0]]
+        >>> deliver(inp * 0, hist, counts, jnp.array([False]), W, splits, ends, 1)[0].tolist()
+        [[1.0, 0.0]]
+    """
+    lay = W.layout
+    outs = tuple(jax.ShapeDtypeStruct(x.shape, x.dtype) for x in (inp, hist, counts))
+    t = jnp.asarray(t, jnp.int32).reshape(1)
+    return _kernel(inp, hist, counts, spikes, ends, lay.data, lay.offsets, lay.indptr, splits, t, outs=outs,
+                   input_output_aliases={0: 0, 1: 1, 2: 2}, backend='numba')
