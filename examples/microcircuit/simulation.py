@@ -230,6 +230,7 @@ class Runner:
 
         split = backend == 'numba' and model.splits is not None
         pulled = split and delivery == 'pull'  # the state holds the input and the spikes' rows, not a ring
+        self.delivery = 'pull' if pulled else 'push'
         fused = backend == 'numba'  # the neuron update as one numba pass (neurons.py), else as XLA ops
         no_extra = jnp.zeros(0, dtype)
 
