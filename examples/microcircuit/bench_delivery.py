@@ -140,13 +140,14 @@ def main(argv=None):
         for _ in range(args.rounds):
             for kind in ('push', 'pull'):
                 wall, cpu, _ = rp.run(kind)
-                per.setdefault((threads, kind), []).append(wall)
+                per.setdefault((threads, kind), []).append((wall, cpu))
                 print(f'  {threads:>7} {kind:>5} {wall / n_steps * 1e6:13.1f} {cpu / n_steps * 1e6:12.1f} '
                       f'{wall / rp.events * 1e9:11.2f} {cpu / rp.events * 1e9:10.2f}  {os.getloadavg()[0]:.2f}',
                       flush=True)
     for threads in args.threads:
-        push, pull_ = (np.median(per[threads, k]) for k in ('push', 'pull'))
-        print(f'  {threads} thread(s): pull/push median wall {pull_ / push:.3f} ({1 - pull_ / push:+.1%} time)')
+        (push_wall, push_cpu), (pull_wall, pull_cpu) = (np.median(per[threads, k], axis=0) for k in ('push', 'pull'))
+        print(f'  {threads} thread(s), medians: pull/push wall a step {pull_wall / push_wall:.3f}, '
+              f'CPU a step {pull_cpu / push_cpu:.3f}')
     return 0
 
 

@@ -1,6 +1,8 @@
 """PD14's delivery at read time: each step's input is the ring delivery's slot bit for bit, the dense sum of the
 arriving synapses, and the runs spike as the ring delivery's."""
 
+import doctest
+
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -107,3 +109,7 @@ def test_runner_refuses_an_unknown_delivery():
     model = simulation.build(0.01, None, 'dc', 5, np.float32)
     with pytest.raises(ValueError, match="'pull' or 'push'"):
         simulation.Runner(model, 'numba', delivery='ring')
+
+
+def test_the_module_s_examples_run():
+    assert doctest.testmod(pull).failed == 0
