@@ -134,12 +134,14 @@ def main(argv=None):
     parser.add_argument('--k-scale', type=float, default=None)
     parser.add_argument('--drive', choices=('dc', 'poisson'), default='dc')
     parser.add_argument('--backend', default='numba')
+    parser.add_argument('--delivery', choices=('pull', 'push'), default='pull',
+                        help="numba: at read time ('pull', as the simulation runs) or into the ring ('push')")
     parser.add_argument('--steps', type=int, default=1000)
     parser.add_argument('--t-presim', type=float, default=200.0)
     parser.add_argument('--seed', type=int, default=55)
     args = parser.parse_args(argv)
     model = simulation.build(args.scale, args.k_scale, args.drive, args.seed, np.float32)
-    runner = simulation.Runner(model, args.backend, args.seed)
+    runner = simulation.Runner(model, args.backend, args.seed, args.delivery)
     runner.run(args.t_presim, progress=None, record=False)
     t0 = runner.t
     runner.compile(args.steps)
@@ -152,7 +154,7 @@ def main(argv=None):
     events = int(row_len[ids].sum())
     parts = profile(model, runner, raster, args.backend)
     per_s = 1e4 / args.steps  # steps per model second / steps timed
-    print(f'PD14 profile: {model.n} neurons, {model.nnz} synapses, {args.backend}, {args.drive}; '
+    print(f'PD14 profile: {model.n} neurons, {model.nnz} synapses, {args.backend} ({runner.delivery}), {args.drive}; '
           f'{ids.size} spikes and {events:,} synaptic events in {args.steps} steps '
           f'({events * per_s:.3g} per model second)')
     print(f'  {"part":<20} {"us/step":>10} {"s per model s":>14}')
