@@ -36,7 +36,7 @@ from eventjax.kernels.common.numba.scatter import event_rows
 # Runs ahead of the one being summed whose synapses the caches are asked for, all of their lines: the runs
 # are short and scattered over the 2.4 GB of synapses, so the hardware prefetcher does not see them coming.
 RUNS_AHEAD = 16
-PARALLEL_MIN_RUNS = 64  # below, one thread sums both parts: waking the other costs microseconds
+PARALLEL_MIN_SPIKES = 64  # fewer spikes held: one thread sums both parts (waking the other costs microseconds)
 _U = np.uint64
 
 
@@ -123,7 +123,7 @@ def gather(hist, counts, ends, data, offsets, indptr, splits, n, t, inp):
     for d in range(1, counts.shape[0]):
         spikes += counts[(np.int64(t) - d) % counts.shape[0]]
     runs = np.empty((2, spikes, 3), np.int64)
-    if spikes < PARALLEL_MIN_RUNS:
+    if spikes < PARALLEL_MIN_SPIKES:
         for part in range(2):
             _gather_part(hist, counts, ends, data, offsets, indptr, splits, n, t, inp, part, runs[part])
         return

@@ -10,6 +10,11 @@ one current carries both)::
     spike = v >= theta  ->  v = V_reset, refractory for t_ref / dt updates
     ring  = W.deliver(ring, spike, t);  ring[t % L] = 0
 
+On numba (rows stored in two parts) no ring is kept: :mod:`pull` holds the
+spiking rows of the last ``L - 1`` steps and sums the synapses arriving at
+``t + 1`` into one vector, the ring's slot bit for bit (``delivery='push'``
+keeps the ring, :mod:`owner_split`).
+
 The Poisson drive (``--drive poisson``): each neuron gets a Poisson count
 with mean ``lambda = 8 Hz x K_ext x dt`` (1.2-2.3) every update, times the
 external weight, drawn by inversion: one uniform 32-bit integer ``u`` per
