@@ -5,11 +5,12 @@
 Runs the network (warm-up, then ``--steps`` updates recorded as a raster),
 then times, each as its own jitted ``lax.scan`` over those recorded spikes:
 the neuron update (propagators, refractoriness, threshold; on numba the
-one pass that also reads and clears the ring's slot), the spike
+one pass that also reads and clears the step's input), the spike
 compaction (``compact_events``, which the simulation no longer does: it
-hands the raster to the host), the delivery into the ring
-(``owner_split`` on numba, else ``DelayedCSR.deliver``), the ring's read and clear (XLA), and the Poisson drive;
-and the whole step as the simulation runs it. Prints microseconds per step
+hands the raster to the host), the delivery (on numba at read time,
+:mod:`pull`: the step's spikes held and the next step's input summed; else
+into the ring, ``DelayedCSR.deliver``), the ring's read and clear (XLA),
+and the Poisson drive; and the whole step as the simulation runs it. Prints microseconds per step
 and seconds per model second, beside the synaptic events delivered.
 """
 
@@ -23,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import eventjax as ej
-from examples.microcircuit import neurons, owner_split, simulation
+from examples.microcircuit import neurons, owner_split, pull, simulation
 from examples.microcircuit import params as P
 
 
@@ -70,12 +71,15 @@ def profile(model, runner, raster, backend):
         return scan(body, jnp.int32(0), raster)
 
     split = backend == 'numba' and model.splits is not None
+    pulled = runner.delivery == 'pull'
 
     @jax.jit
     def delivery(ring, W, splits, raster):
         def body(ring, x):
             t, s = x
-            if split:  # as the simulation delivers: two threads, each its part of every row
+            if pulled:  # as the simulation delivers: ring = (input, spiking rows, their counts); splits, ends
+                return pull.deliver(*ring, s, W, *splits, t), None
+            if split:  # two threads, each its part of every row
                 return owner_split.owner_split_deliver(ring, s, W, splits, t), None
             return W.deliver(ring, s, t, backend=backend), None
         return scan(body, ring, (ts, raster))
@@ -95,12 +99,13 @@ def profile(model, runner, raster, backend):
         return scan(lambda s, t: (neurons.update(s, zeros, zeros[:0], t, runner.constants)[0], None), state, ts)
 
     if backend == 'numba':  # as the simulation runs it: one numba pass, the ring's slot read and cleared too
-        state = (zeros, zeros, jnp.zeros(n, jnp.int32), W.init_ring(length))
-        parts = {'neurons + ring slot': timed(fused_update, state)}
+        state = (zeros, zeros, jnp.zeros(n, jnp.int32), jnp.zeros_like(runner.state[3]))  # the ring, or the input
+        parts = {'neurons + input read': timed(fused_update, state)}
     else:
         parts = {'neuron update': timed(neurons_xla, zeros)}
     parts['(spike compaction)'] = timed(compaction, raster)
-    parts['delivery'] = timed(delivery, W.init_ring(length), W, model.splits, raster)
+    ring = pull.init_state(n, length, dtype) if pulled else W.init_ring(length)
+    parts['delivery'] = timed(delivery, ring, W, runner.args[1], raster)
     if backend != 'numba':
         parts['ring read + clear'] = timed(ring_read_clear, W.init_ring(length), zeros)
     if model.lam is not None:
@@ -129,12 +134,14 @@ def main(argv=None):
     parser.add_argument('--k-scale', type=float, default=None)
     parser.add_argument('--drive', choices=('dc', 'poisson'), default='dc')
     parser.add_argument('--backend', default='numba')
+    parser.add_argument('--delivery', choices=('pull', 'push'), default='pull',
+                        help="numba: at read time ('pull', as the simulation runs) or into the ring ('push')")
     parser.add_argument('--steps', type=int, default=1000)
     parser.add_argument('--t-presim', type=float, default=200.0)
     parser.add_argument('--seed', type=int, default=55)
     args = parser.parse_args(argv)
     model = simulation.build(args.scale, args.k_scale, args.drive, args.seed, np.float32)
-    runner = simulation.Runner(model, args.backend, args.seed)
+    runner = simulation.Runner(model, args.backend, args.seed, args.delivery)
     runner.run(args.t_presim, progress=None, record=False)
     t0 = runner.t
     runner.compile(args.steps)
@@ -147,7 +154,7 @@ def main(argv=None):
     events = int(row_len[ids].sum())
     parts = profile(model, runner, raster, args.backend)
     per_s = 1e4 / args.steps  # steps per model second / steps timed
-    print(f'PD14 profile: {model.n} neurons, {model.nnz} synapses, {args.backend}, {args.drive}; '
+    print(f'PD14 profile: {model.n} neurons, {model.nnz} synapses, {args.backend} ({runner.delivery}), {args.drive}; '
           f'{ids.size} spikes and {events:,} synaptic events in {args.steps} steps '
           f'({events * per_s:.3g} per model second)')
     print(f'  {"part":<20} {"us/step":>10} {"s per model s":>14}')

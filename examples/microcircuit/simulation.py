@@ -10,6 +10,11 @@ one current carries both)::
     spike = v >= theta  ->  v = V_reset, refractory for t_ref / dt updates
     ring  = W.deliver(ring, spike, t);  ring[t % L] = 0
 
+On numba (rows stored in two parts) no ring is kept: :mod:`pull` holds the
+spiking rows of the last ``L - 1`` steps and sums the synapses arriving at
+``t + 1`` into one vector, the ring's slot bit for bit (``delivery='push'``
+keeps the ring, :mod:`owner_split`).
+
 The Poisson drive (``--drive poisson``): each neuron gets a Poisson count
 with mean ``lambda = 8 Hz x K_ext x dt`` (1.2-2.3) every update, times the
 external weight, drawn by inversion: one uniform 32-bit integer ``u`` per
@@ -41,7 +46,7 @@ import numpy as np
 
 import eventjax as ej
 from examples.brette2007.model import propagator_32, refractory_steps
-from examples.microcircuit import network, neurons, owner_split
+from examples.microcircuit import network, neurons, owner_split, pull
 from examples.microcircuit import params as P
 
 CHUNK_STEPS = 100  # updates per jitted chunk (10 ms): model times in multiples of it never compile twice
@@ -206,9 +211,15 @@ def _flag_hits(flat):
 
 
 class Runner:
-    """Steps a built :class:`Model`; ``run(ms)`` continues from where the last call stopped."""
+    """Steps a built :class:`Model`; ``run(ms)`` continues from where the last call stopped.
 
-    def __init__(self, model: Model, backend='numba', seed=55):
+    ``delivery`` (numba, rows in two parts): ``'pull'`` sums each step's arriving synapses at read time
+    (:mod:`pull`), ``'push'`` adds each spike's synapses into the ring (:mod:`owner_split`); the same spikes.
+    """
+
+    def __init__(self, model: Model, backend='numba', seed=55, delivery='pull'):
+        if delivery not in ('pull', 'push'):
+            raise ValueError(f"Runner(): delivery must be 'pull' or 'push', got {delivery!r}.")
         self.model, self.backend = model, backend
         dtype = model.dtype
         n = model.n
@@ -223,6 +234,8 @@ class Runner:
         length = model.W.ring_length
 
         split = backend == 'numba' and model.splits is not None
+        pulled = split and delivery == 'pull'  # the state holds the input and the spikes' rows, not a ring
+        self.delivery = 'pull' if pulled else 'push'
         fused = backend == 'numba'  # the neuron update as one numba pass (neurons.py), else as XLA ops
         no_extra = jnp.zeros(0, dtype)
 
@@ -233,7 +246,7 @@ class Runner:
                 u = jax.random.bits(jax.random.fold_in(key, t), (n,), jnp.uint32)
                 extra = poisson_counts(u, *W_table[2:]).astype(dtype) * c(w_ext)
             if fused:
-                (v, i_syn, r, ring), spike = neurons.update(state, drive, extra, t, self.constants)
+                (v, i_syn, r, ring), spike = neurons.update(state[:4], drive, extra, t, self.constants)
             else:
                 v, i_syn, r, ring = state
                 slot = t % length
@@ -250,6 +263,8 @@ class Runner:
                 spike = (v >= c(theta)) & (i_syn == i_syn)
                 v = jnp.where(spike, c(v_reset), v)
                 r = jnp.where(spike, ref, r)
+            if pulled:  # splits: (splits, ends); the input of the next step, read as a ring of one slot
+                return (v, i_syn, r) + pull.deliver(ring, *state[4:], spike, W, *splits, t), spike
             if split:
                 ring = owner_split.owner_split_deliver(ring, spike, W, splits, t)
             else:
@@ -267,7 +282,12 @@ class Runner:
         self._chunk = jax.jit(chunk, static_argnums=3, donate_argnums=0)
         self.state = (jnp.asarray(model.v0 - P.E_L, dtype), jnp.zeros(n, dtype), jnp.zeros(n, jnp.int32),
                       model.W.init_ring(length))
-        self.args = (model.W, model.splits) + (() if table is None else table)
+        splits = model.splits
+        if pulled:
+            self.state = self.state[:3] + pull.init_state(n, length, dtype)
+            splits = (splits, jnp.asarray(pull.delay_ends(*(np.asarray(x) for x in (
+                model.W.layout.offsets, model.W.layout.indptr, splits)), n, length)))
+        self.args = (model.W, splits) + (() if table is None else table)
         self.t = 0
         self.compile_s = 0.0
 

@@ -153,9 +153,12 @@ def test_a_step_updates_the_ring_in_place_without_copying_it(drive, backend):
     model = simulation.build(0.02, 0.1, drive, 3, np.float32)
     runner = simulation.Runner(model, backend, 3)
     text = runner._chunk.lower(runner.state, runner.args, jnp.int32(0), 10).compile().as_text()
-    ring = f'f32[{model.W.ring_length},{model.n}]'
-    assert ring in text
-    assert not [line for line in text.splitlines() if ' copy(' in line and ring in line]
+    # numba delivers at read time: the state holds the input and the last steps' spiking rows, not a ring
+    shapes = [f's32[{model.W.ring_length},{model.n}]', f'f32[1,{model.n}]'] if backend == 'numba' else \
+        [f'f32[{model.W.ring_length},{model.n}]']
+    for shape in shapes:
+        assert shape in text
+        assert not [line for line in text.splitlines() if ' copy(' in line and shape in line]
 
 
 def test_the_split_rows_are_the_delay_sorted_rows_stably_partitioned():
@@ -219,7 +222,7 @@ def test_the_owner_split_network_spikes_as_the_one_part_network():
     for split in (True, False):
         model = simulation.build(0.05, 0.2, 'dc', 3, np.float32, split=split)
         runner = simulation.Runner(model, 'numba', 3)
-        out.append((*runner.run(50.0, progress=None)[:2], np.asarray(runner.state[3])))
+        out.append((*runner.run(50.0, progress=None)[:2], np.asarray(runner.state[0])))
     assert out[0][1].size > 200
     for a, b in zip(*out):
         np.testing.assert_array_equal(a, b)

@@ -1,0 +1,176 @@
+"""PD14's delivery at read time: each step sums the synapses that arrive now into a vector of inputs.
+
+A push delivery adds a spike's synapses into a ring of delay slots when the
+spike happens (:mod:`owner_split`): at full scale each add lands on its own
+cache line of an 18 MB ring. Here nothing is added ahead. The rows are
+stored in two parts by target column, each sorted by delay
+(:mod:`network`), so a row that spiked ``d`` steps ago contributes one run
+of each part, its delay-``d`` synapses, to the input read now. The spikes
+of the last ``L - 1`` steps are held as row lists; at step ``t`` each of two
+threads walks them, oldest step first and rows ascending within a step,
+and adds each row's delay-``d`` run of its part into its half of the
+``n``-float input (its columns, as in :mod:`owner_split`; a part's run
+adds only into its own columns). The input stays
+in the core's cache and there is no ring to clear; the synapses are read
+in runs of ~30, so the caches are asked for the next runs ahead.
+
+Where each run lies comes from :func:`delay_ends`: per row, part and delay
+``d``, how many of the part's synapses have a delay of at most ``d``.
+
+Each input entry receives its adds in the push delivery's order (spike
+steps ascending, rows ascending, a part's synapses in stored order) from
+zero, so the inputs are bit for bit the ring's slots.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numba
+import numpy as np
+
+import eventjax as ej
+from eventjax.backends.numba import prefetch
+from eventjax.kernels.common.numba.scatter import event_rows
+
+# Runs ahead of the one being summed whose synapses the caches are asked for, all of their lines: the runs
+# are short and scattered over the 2.4 GB of synapses, so the hardware prefetcher does not see them coming.
+RUNS_AHEAD = 16
+PARALLEL_MIN_SPIKES = 64  # fewer spikes held: one thread sums both parts (waking the other costs microseconds)
+_U = np.uint64
+
+
+def delay_ends(offsets, indptr, splits, n, length):
+    """``ends[r, part, d]``: how many synapses of row ``r``'s part (0: ``[indptr[r], splits[r])``, 1: the rest)
+    have a delay of at most ``d`` steps; uint16 where every part is shorter than 2**16, else uint32.
+
+    Raises ValueError unless every packed offset ``delay * n + column`` has a delay in ``[1, length)``.
+
+    Example:
+        >>> # one row: column 0 delay 1, column 0 delay 2 | column 1 delay 1; split at synapse 2
+        >>> delay_ends(np.array([2, 4, 3]), np.array([0, 3]), np.array([2]), 2, 3)[0].tolist()
+        [[0, 1, 2], [0, 1, 1]]
+    """
+    offsets = np.asarray(offsets)
+    if offsets.size and (int(offsets.min()) < n or int(offsets.max()) >= length * n):
+        raise ValueError(f'delay_ends(): the delivery at read time needs every delay in [1, {length}) steps '
+                         '(no dropped synapse); build the network with delays of at least one step.')
+    indptr, splits = np.asarray(indptr, np.int64), np.asarray(splits, np.int64)
+    longest = max(int(np.max(splits - indptr[:-1], initial=0)), int(np.max(indptr[1:] - splits, initial=0)))
+    ends = np.empty((splits.shape[0], 2, length), np.uint16 if longest < 2 ** 16 else np.uint32)
+    _fill_ends(offsets, indptr, splits, n, ends)
+    return ends
+
+
+@numba.njit(cache=True, parallel=True)
+def _fill_ends(offsets, indptr, splits, n, ends):
+    for r in numba.prange(ends.shape[0]):
+        for part in range(2):
+            lo = indptr[r] if part == 0 else splits[r]
+            hi = splits[r] if part == 0 else indptr[r + 1]
+            d = 0
+            for k in range(lo, hi):
+                while d < offsets[k] // n:
+                    ends[r, part, d] = k - lo
+                    d += 1
+            for e in range(d, ends.shape[2]):
+                ends[r, part, e] = hi - lo
+
+
+@numba.njit(inline='always')
+def record(hist, counts, rows, count, t):
+    """Hold the spiking rows ``rows[:count]`` of step ``t`` (they deliver from step ``t + 1``)."""
+    slot = np.int64(t) % np.int64(counts.shape[0])
+    counts[slot] = count
+    for a in range(count):
+        hist[slot, a] = rows[a]
+
+
+@numba.njit(inline='always')
+def _runs(hist, counts, ends, indptr, splits, t, part, runs):
+    """The non-empty runs of ``part`` arriving at step ``t``, in the order of the adds: ``(start, stop, d)``."""
+    length = counts.shape[0]
+    m = 0
+    for d in range(length - 1, 0, -1):
+        slot = (np.int64(t) - d) % length
+        for a in range(counts[slot]):
+            r = hist[slot, a]
+            base = np.int64(indptr[r]) if part == 0 else np.int64(splits[r])
+            lo, hi = base + np.int64(ends[r, part, d - 1]), base + np.int64(ends[r, part, d])
+            if lo < hi:
+                runs[m, 0], runs[m, 1], runs[m, 2] = lo, hi, d
+                m += 1
+    return m
+
+
+@numba.njit(inline='always')
+def _gather_part(hist, counts, ends, data, offsets, indptr, splits, n, t, inp, part, runs):
+    m = _runs(hist, counts, ends, indptr, splits, t, part, runs)
+    for i in range(m):
+        if i + RUNS_AHEAD < m:
+            for q in range(runs[i + RUNS_AHEAD, 0], runs[i + RUNS_AHEAD, 1], 16):
+                prefetch(offsets, q)
+                prefetch(data, q)
+        dn = _U(runs[i, 2] * n)
+        for k in range(runs[i, 0], runs[i, 1]):
+            inp[_U(np.int64(offsets[k])) - dn] += data[k]
+
+
+@numba.njit(inline='always')
+def gather(hist, counts, ends, data, offsets, indptr, splits, n, t, inp):
+    """Add the synapses arriving at step ``t`` into ``inp`` (zero where read last), two threads, a part each."""
+    spikes = 0
+    for d in range(1, counts.shape[0]):
+        spikes += counts[(np.int64(t) - d) % counts.shape[0]]
+    runs = np.empty((2, spikes, 3), np.int64)
+    if spikes < PARALLEL_MIN_SPIKES:
+        for part in range(2):
+            _gather_part(hist, counts, ends, data, offsets, indptr, splits, n, t, inp, part, runs[part])
+        return
+    for part in numba.prange(2):
+        _gather_part(hist, counts, ends, data, offsets, indptr, splits, n, t, inp, part, runs[part])
+
+
+@numba.njit(parallel=True)
+def _deliver(inp, hist, counts, spikes, ends, data, offsets, indptr, splits, t, inp_out, hist_out, counts_out):
+    slot = np.int64(t[0]) % np.int64(counts_out.shape[0])
+    counts_out[slot] = event_rows(spikes, hist_out[slot])
+    gather(hist_out, counts_out, ends, data, offsets, indptr, splits, inp_out.shape[1], np.int64(t[0]) + 1,
+           inp_out[0])
+
+
+_kernel = ej.XLACustomKernel('pd14_pull_deliver')
+_kernel.def_numba_kernel(lambda outs: _deliver)
+
+
+def init_state(n, length, dtype):
+    """``(inp, hist, counts)`` of a network of ``n`` neurons and delays below ``length``: no spike held."""
+    return jnp.zeros((1, n), dtype), jnp.zeros((length, n), jnp.int32), jnp.zeros(length, jnp.int32)
+
+
+def deliver(inp, hist, counts, spikes, W, splits, ends, t):
+    """Hold the spikes (bool, one per row) of step ``t`` and add into ``inp`` (1, n), zero where read, the
+    synapses arriving at step ``t + 1``; returns ``(inp, hist, counts)``, updated in place (numba only).
+
+    ``hist``, ``counts``: the spikes of the last ``L`` steps (:func:`init_state`); ``W``: a
+    :class:`eventjax.DelayedCSR` whose rows are stored in two parts at ``splits`` (:mod:`owner_split`),
+    each sorted by delay; ``ends``: :func:`delay_ends` of its rows. ``inp`` is what the ring's slot of
+    step ``t + 1`` would hold after :func:`owner_split.owner_split_deliver`, bit for bit.
+
+    Example:
+        >>> # row 0: column 0 (delay 2) | column 1 (delay 1); split at synapse 1
+        >>> offsets = np.array([4, 3], np.int32)
+        >>> W = ej.DelayedCSR(ej.CSRDelayLayout(jnp.array([1., 2.]), None, jnp.array([0, 2]), None,
+        ...                                     jnp.asarray(offsets), shape=(1, 2), ring_length=3))
+        >>> splits, ends = jnp.array([1]), jnp.asarray(delay_ends(offsets, [0, 2], [1], 2, 3))
+        >>> inp, hist, counts = deliver(*init_state(2, 3, jnp.float32), jnp.array([True]), W, splits, ends, 0)
+        >>> inp.tolist()  # at step 1: the delay-1 synapse
+        [[0.0, 2.0]]
+        >>> deliver(inp * 0, hist, counts, jnp.array([False]), W, splits, ends, 1)[0].tolist()
+        [[1.0, 0.0]]
+    """
+    lay = W.layout
+    outs = tuple(jax.ShapeDtypeStruct(x.shape, x.dtype) for x in (inp, hist, counts))
+    t = jnp.asarray(t, jnp.int32).reshape(1)
+    return _kernel(inp, hist, counts, spikes, ends, lay.data, lay.offsets, lay.indptr, splits, t, outs=outs,
+                   input_output_aliases={0: 0, 1: 1, 2: 2}, backend='numba')
