@@ -26,6 +26,7 @@ from jax import lax
 
 from eventjax.kernels.common.pallas.tpu_gather import fcn_gather
 from eventjax.kernels.common.pallas.tpu_rows import fits_the_chip, row_scatter
+from eventjax.kernels.csr import reference
 from eventjax.kernels.csr.jax_impl import _product
 
 __all__ = ['binary_csrmv_tpu_kernel', 'csrmv_tpu_kernel']
@@ -63,9 +64,14 @@ def _call(*, shape, transpose, out, events):
         homogeneous = data.shape == (1,) and nnz != 1
         lengths = indptr[1:] - indptr[:-1]
 
-        def fallback():
-            return _product(data, indices, indptr, x, shape=shape, transpose=transpose, out_dtype=out.dtype,
-                            binary=events)
+        def fallback(product=_product):
+            return product(data, indices, indptr, x, shape=shape, transpose=transpose, out_dtype=out.dtype,
+                           binary=events)
+
+        def beside():
+            # The branch a lax.cond compiles beside the pallas kernel for structures it cannot take: one
+            # gather and one scatter, which compile in a fraction of the jax kernel's time (its layouts).
+            return fallback(reference._product)
 
         if not fits_the_chip(m=m, n=n, transpose=transpose, csr=True, k=nnz // m):
             return fallback()
@@ -87,7 +93,7 @@ def _call(*, shape, transpose, out, events):
 
             pieces = m + nnz // _LANES + 1
             if not fits_the_chip(m=pieces, n=n, transpose=True, csr=True):
-                return lax.cond(jnp.max(lengths) <= _LONGEST_ROW, per_column(column), fallback)
+                return lax.cond(jnp.max(lengths) <= _LONGEST_ROW, per_column(column), beside)
 
             def split_rows():
                 row, starts = _pieces(indptr, lengths, pieces)
@@ -107,7 +113,7 @@ def _call(*, shape, transpose, out, events):
                                   interpret=interpret)
 
             usable = (k > 0) & (nnz == m * k) & jnp.all(lengths == k)
-        return lax.cond(usable, per_column(column), fallback)
+        return lax.cond(usable, per_column(column), beside)
 
     return call
 

@@ -39,6 +39,8 @@ _LANES = 128
 _ROWS_PER_BATCH = 8
 # Rows of 128 entries that go through the MXU as one product.
 _MXU_PARTS = 4
+# bfloat16 parts of a float32 coefficient (8 significant bits each): their sum is the coefficient.
+_BF16_PARTS = 3
 
 
 # What the kernels keep on the chip: the scatter's per-row scalars in SMEM (1 MiB) and its
@@ -148,6 +150,8 @@ def _compact_events(flags_ref, ids_ref, n_words):
 def _scatter_body(*, m, n_entries, homogeneous, events, hi_rows, precise, fixed_rows):
     """Kernel body; refs: [starts,] flags/x (SMEM), weight (SMEM, homogeneous), idx, [w] (HBM), y, scratch."""
     batches = _ROWS_PER_BATCH
+    # Shared weight, events: each product counts the entries per target; the weight multiplies once at the end.
+    counting = homogeneous and events and precise
 
     def body(*refs):
         refs = list(refs)
@@ -196,37 +200,75 @@ def _scatter_body(*, m, n_entries, homogeneous, events, hi_rows, precise, fixed_
                 if fixed_rows:
                     t = idx_buf[slot, pl.ds(g, 1), :]
                     keep = (t >= 0) & (t < n_entries)
-                    w = wscalar_ref[0] if homogeneous else w_buf[slot, pl.ds(g, 1), :].astype(jnp.float32)
+                    w = None if homogeneous else w_buf[slot, pl.ds(g, 1), :].astype(jnp.float32)
                 else:
                     t = idx_buf[slot, pl.ds(2 * g, 2), :]
                     base = lax.shift_left(lax.shift_right_logical(starts_ref[row], 7), 7)
                     pos = base + lax.broadcasted_iota(jnp.int32, t.shape, 0) * _LANES + \
                         lax.broadcasted_iota(jnp.int32, t.shape, 1)
                     keep = (pos >= starts_ref[row]) & (pos < starts_ref[row + 1]) & (t >= 0) & (t < n_entries)
-                    w = wscalar_ref[0] if homogeneous else w_buf[slot, pl.ds(2 * g, 2), :].astype(jnp.float32)
-                coef = w if events else w * x_ref[row]
-                coef = jnp.where(keep & (e < count), coef, 0.0)
-                targets.append(t)
-                coefs.append(coef)
+                    w = None if homogeneous else w_buf[slot, pl.ds(2 * g, 2), :].astype(jnp.float32)
+                keep = keep & (e < count)
                 hi, lo = _split(t)
+                if counting:
+                    coef = keep.astype(jnp.float32)
+                else:
+                    w = wscalar_ref[0] if homogeneous else w
+                    coef = jnp.where(keep, w if events else w * x_ref[row], 0.0)
+                    targets.append(t)
+                    coefs.append(coef)
                 finite = jnp.where(jnp.isfinite(coef), coef, 0.0)
                 for part in range(t.shape[0]):  # 1 row (FCN) or 2 aligned rows of 128 entries (CSR)
-                    h, l_, c_ = hi[part:part + 1], lo[part:part + 1], finite[part:part + 1]
-                    a_parts.append(jnp.where(hi_iota == h, c_, 0.0))
-                    b_parts.append((lo_iota == l_).astype(jnp.float32))
+                    a_parts.append(hi_iota == hi[part:part + 1])
+                    b_parts.append((lo_iota == lo[part:part + 1], finite[part:part + 1]))
             # Rows of 128 entries side by side in one product: the MXU sums them, not a vector add per row.
             total = None
             for p in range(0, len(a_parts), _MXU_PARTS):
-                a = jnp.concatenate(a_parts[p:p + _MXU_PARTS], axis=1)
-                b = jnp.concatenate(b_parts[p:p + _MXU_PARTS], axis=1)
-                part = dot_t(a, b, precise)
+                part = _onehot_product(a_parts[p:p + _MXU_PARTS], b_parts[p:p + _MXU_PARTS], precise=precise,
+                                       counting=counting)
                 total = part if total is None else total + part
             y_ref[...] += total.astype(y_ref.dtype)
-            _add_non_finite(y_ref, jnp.concatenate(targets, axis=0), jnp.concatenate(coefs, axis=0))
+            if not counting:
+                _add_non_finite(y_ref, jnp.concatenate(targets, axis=0), jnp.concatenate(coefs, axis=0))
 
         in_batches(n_batches, copies, one_batch)
+        if counting:
+            # One rounding per target (the weight times an exact count); the other backends add the weight
+            # once per entry, so results differ by a few float32 ulps where a target gets many entries.
+            w = wscalar_ref[0]
+            y_ref[...] = jnp.where(y_ref[...] > 0, y_ref[...] * w, 0.0).astype(y_ref.dtype)
 
     return body
+
+
+def _onehot_product(a_parts, b_parts, *, precise, counting):
+    """``sum_e [hi_e == h] * coef_e * [lo_e == l]`` over the entries of up to ``_MXU_PARTS`` rows of 128, as a
+    ``(hi_rows, 128)`` float32 block: ``a_parts`` the rows' ``hi_iota == hi`` masks, ``b_parts`` their
+    ``(lo_iota == lo, coef)``; ``coef`` finite.
+
+    The one-hot factors are exact in bfloat16, so only the coefficients need float32. A float32
+    coefficient is three bfloat16 parts whose sum is exact (8 significant bits each, and what the first
+    parts leave is exact in float32), so three single-pass bfloat16 products on the MXU (the parts side
+    by side along the result's lanes) give what one ``Precision.HIGHEST`` product (six passes) gives.
+    Counts (0/1 coefficients) take one pass.
+    """
+    a = jnp.concatenate([m.astype(jnp.float32) for m in a_parts], axis=1)
+    if counting:
+        b = jnp.concatenate([m.astype(jnp.float32) * c for m, c in b_parts], axis=1)
+        return dot_t(a.astype(jnp.bfloat16), b.astype(jnp.bfloat16), False)
+    if not precise:
+        b = jnp.concatenate([jnp.where(m, c, 0.0) for m, c in b_parts], axis=1)
+        return dot_t(a, b, False)
+    pieces = [[] for _ in range(_BF16_PARTS)]
+    for m, c in b_parts:
+        rest = c
+        for j in range(_BF16_PARTS):
+            part = rest.astype(jnp.bfloat16).astype(jnp.float32)
+            pieces[j].append(jnp.where(m, part, 0.0))
+            rest = rest - part
+    b = jnp.concatenate([jnp.concatenate(p, axis=1) for p in pieces], axis=0)
+    out = dot_t(a.astype(jnp.bfloat16), b.astype(jnp.bfloat16), False)
+    return sum(out[:, j * _LANES:(j + 1) * _LANES] for j in range(_BF16_PARTS))
 
 
 def _add_non_finite(y_ref, t, coef):
