@@ -7,14 +7,14 @@ A matrix ``x`` runs column by column.
 
 - ``transpose=True`` visits only the rows of the events (every row of a float
   product): the entries, laid out 128 to a row, are fetched two aligned rows
-  at a time by DMAs driven by the row ids, and added into the result as
-  one-hot products on the MXU (see
-  :mod:`eventjax.kernels.common.pallas.tpu_rows`). A matrix with a row of more
-  than 129 entries runs with its rows cut into pieces of at most 128 entries
-  (each piece an event where its row is).
+  at a time by DMAs driven by the row ids, rotated into one 128-lane window
+  from the row's start, and added into the result as one-hot products on the
+  MXU (see :mod:`eventjax.kernels.common.pallas.tpu_rows`). A matrix with a
+  row of more than 128 entries runs with its rows cut into pieces of at most
+  128 entries (each piece an event where its row is).
 - ``transpose=False`` runs the FCN gather kernel when every row holds the same
-  number of entries (a CSR matrix made from a fixed-connection one), else the
-  ``jax`` kernel.
+  number of entries (a CSR matrix made from a fixed-connection one), else one
+  gather and one scatter in XLA (the NumPy-checked reference product).
 
 A problem too large for the chip's on-core memories takes the ``jax`` kernel.
 """
@@ -32,8 +32,8 @@ from eventjax.kernels.csr.jax_impl import _product
 __all__ = ['binary_csrmv_tpu_kernel', 'csrmv_tpu_kernel']
 
 _LANES = 128
-# A row's entries must fit in the two aligned 128-wide rows its first entry starts.
-_LONGEST_ROW = _LANES + 1
+# A row's entries must fit in one window of 128 lanes.
+_LONGEST_ROW = _LANES
 
 
 def _lanes(a, fill, rows):

@@ -202,12 +202,10 @@ def _scatter_body(*, m, n_entries, homogeneous, events, hi_rows, precise, fixed_
                     keep = (t >= 0) & (t < n_entries)
                     w = None if homogeneous else w_buf[slot, pl.ds(g, 1), :].astype(jnp.float32)
                 else:
-                    t = idx_buf[slot, pl.ds(2 * g, 2), :]
-                    base = lax.shift_left(lax.shift_right_logical(starts_ref[row], 7), 7)
-                    pos = base + lax.broadcasted_iota(jnp.int32, t.shape, 0) * _LANES + \
-                        lax.broadcasted_iota(jnp.int32, t.shape, 1)
-                    keep = (pos >= starts_ref[row]) & (pos < starts_ref[row + 1]) & (t >= 0) & (t < n_entries)
-                    w = None if homogeneous else w_buf[slot, pl.ds(2 * g, 2), :].astype(jnp.float32)
+                    start = starts_ref[row]
+                    t, lane = _row_window(idx_buf[slot, pl.ds(2 * g, 2), :], start)
+                    keep = (lane < starts_ref[row + 1] - start) & (t >= 0) & (t < n_entries)
+                    w = None if homogeneous else _row_window(w_buf[slot, pl.ds(2 * g, 2), :], start)[0]
                 keep = keep & (e < count)
                 hi, lo = _split(t)
                 if counting:
@@ -218,9 +216,8 @@ def _scatter_body(*, m, n_entries, homogeneous, events, hi_rows, precise, fixed_
                     targets.append(t)
                     coefs.append(coef)
                 finite = jnp.where(jnp.isfinite(coef), coef, 0.0)
-                for part in range(t.shape[0]):  # 1 row (FCN) or 2 aligned rows of 128 entries (CSR)
-                    a_parts.append(hi_iota == hi[part:part + 1])
-                    b_parts.append((lo_iota == lo[part:part + 1], finite[part:part + 1]))
+                a_parts.append(hi_iota == hi)
+                b_parts.append((lo_iota == lo, finite))
             # Rows of 128 entries side by side in one product: the MXU sums them, not a vector add per row.
             total = None
             for p in range(0, len(a_parts), _MXU_PARTS):
@@ -239,6 +236,17 @@ def _scatter_body(*, m, n_entries, homogeneous, events, hi_rows, precise, fixed_
             y_ref[...] = jnp.where(y_ref[...] > 0, y_ref[...] * w, 0.0).astype(y_ref.dtype)
 
     return body
+
+
+def _row_window(pair, start):
+    """The 128 entries from flat position ``start`` on, out of ``pair``: the two aligned 128-wide rows the
+    first of them falls in; and the lane index. A row of at most 128 entries then takes one row of the
+    one-hot products, not the two it straddles."""
+    offset = lax.bitwise_and(start, _LANES - 1)
+    # Lane l of the window is lane offset + l of the pair: a rotation left by offset, then row 1 past its end.
+    rolled = pltpu.roll(pair, lax.bitwise_and(_LANES - offset, _LANES - 1), 1)
+    lane = lax.broadcasted_iota(jnp.int32, (1, _LANES), 1)
+    return jnp.where(lane < _LANES - offset, rolled[0:1], rolled[1:2]), lane
 
 
 def _onehot_product(a_parts, b_parts, *, precise, counting):
@@ -314,8 +322,8 @@ def row_scatter(weights, indices, x, *, n, events, out_dtype, interpret, starts=
 
     FCN: ``indices`` and per-entry ``weights`` are ``(m, k)``. CSR: they are
     flat, laid out as ``(rows, 128)``, and ``starts`` (length ``m + 1``) gives
-    each row's entries; a row's entries must fit in two aligned 128-wide rows,
-    so rows longer than 128 entries are passed split (see the CSR family).
+    each row's entries; a row holds at most 128 entries, so longer rows are
+    passed cut into pieces (see the CSR family).
     ``weights`` of shape ``(1, 1)`` is one shared weight. Returns length ``n``.
     """
     m = x.shape[0]
