@@ -260,22 +260,22 @@ def _onehot_product(a_parts, b_parts, *, precise, counting):
     by side along the result's lanes) give what one ``Precision.HIGHEST`` product (six passes) gives.
     Counts (0/1 coefficients) take one pass.
     """
-    a = jnp.concatenate([m.astype(jnp.float32) for m in a_parts], axis=1)
+    a = jnp.concatenate([m.astype(jnp.bfloat16) for m in a_parts], axis=1)
     if counting:
         b = jnp.concatenate([m.astype(jnp.float32) * c for m, c in b_parts], axis=1)
-        return dot_t(a.astype(jnp.bfloat16), b.astype(jnp.bfloat16), False)
+        return dot_t(a, b.astype(jnp.bfloat16), False)
     if not precise:
         b = jnp.concatenate([jnp.where(m, c, 0.0) for m, c in b_parts], axis=1)
-        return dot_t(a, b, False)
+        return dot_t(a.astype(jnp.float32), b, False)
     pieces = [[] for _ in range(_BF16_PARTS)]
     for m, c in b_parts:
-        rest = c
+        rest, ones = c, m.astype(jnp.float32)
         for j in range(_BF16_PARTS):
             part = rest.astype(jnp.bfloat16).astype(jnp.float32)
-            pieces[j].append(jnp.where(m, part, 0.0))
+            pieces[j].append(ones * part)
             rest = rest - part
     b = jnp.concatenate([jnp.concatenate(p, axis=1) for p in pieces], axis=0)
-    out = dot_t(a.astype(jnp.bfloat16), b.astype(jnp.bfloat16), False)
+    out = dot_t(a, b.astype(jnp.bfloat16), False)
     return sum(out[:, j * _LANES:(j + 1) * _LANES] for j in range(_BF16_PARTS))
 
 
