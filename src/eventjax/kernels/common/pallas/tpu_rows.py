@@ -10,11 +10,13 @@ compares per entry instead of ``n``: the rows to visit are compacted in the
 kernel (event rows of a binary product; every row of a float one), each
 visited row's entries are fetched from HBM by a DMA driven by its row id,
 and the entries are added into a VMEM-resident ``(n / 128, 128)`` result as
-``onehot_hi(coef) @ onehot_lo.T`` on the MXU. The gather ``A @ x`` is in
+``onehot_hi @ onehot_lo(coef).T`` on the MXU, in bfloat16 products: the
+coefficients as three bfloat16 parts (see :func:`_onehot_product`), or as
+counts for one shared weight of events. The gather ``A @ x`` is in
 :mod:`eventjax.kernels.common.pallas.tpu_gather`.
 
-One-hot matrices are exact in any dtype, so the products are exact up to the
-dtype's rounding of the sums. The MXU multiplies whole tiles, so a NaN or inf
+One-hot matrices are exact in any dtype, so the products are exact up to
+float32's rounding of the sums. The MXU multiplies whole tiles, so a NaN or inf
 weight (or value of ``x``) would reach every target that shares its tile:
 such entries go through the MXU as 0 and are added to their own targets one
 by one afterwards, so every result equals the other backends'.
