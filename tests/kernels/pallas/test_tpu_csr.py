@@ -104,3 +104,17 @@ def test_no_events_non_finite_values_and_unequal_rows(transpose):
     got, want = _both(data.at[5].set(jnp.nan), indices, indptr, x, shape=(m, n), transpose=transpose, events=False)
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize('events', [True, False])
+def test_rows_beyond_smem_run_in_blocks(monkeypatch, events):
+    """More rows (or pieces of rows) than one program's SMEM holds run in blocks of rows, results added."""
+    from eventjax.kernels.common.pallas import tpu_rows
+
+    monkeypatch.setattr(tpu_rows, '_CSR_BLOCK_ROWS', 64)
+    rng = np.random.default_rng(5)
+    m, n = 150, 77
+    for lengths in (rng.integers(0, 9, m), np.r_[rng.integers(0, 9, m - 2), 300, 5]):
+        args = _case(rng, m, n, lengths, transpose=True, events=events, homogeneous=False)
+        got, want = _both(*args, shape=(m, n), transpose=True, events=events)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

@@ -69,8 +69,8 @@ def _call(*, shape, transpose, out, events):
                            binary=events)
 
         def beside():
-            # The branch a lax.cond compiles beside the pallas kernel for structures it cannot take: one
-            # gather and one scatter, which compile in a fraction of the jax kernel's time (its layouts).
+            # The branch a lax.cond compiles beside the gather for rows of unequal length: one gather and
+            # one scatter, which compile in a fraction of the jax kernel's time (its layouts).
             return fallback(reference._product)
 
         if not fits_the_chip(m=m, n=n, transpose=transpose, csr=True, k=nnz // m):
@@ -92,8 +92,6 @@ def _call(*, shape, transpose, out, events):
                 return scatter(v, indptr.astype(jnp.int32))
 
             pieces = m + nnz // _LANES + 1
-            if not fits_the_chip(m=pieces, n=n, transpose=True, csr=True):
-                return lax.cond(jnp.max(lengths) <= _LONGEST_ROW, per_column(column), beside)
 
             def split_rows():
                 row, starts = _pieces(indptr, lengths, pieces)

@@ -48,6 +48,8 @@ _BF16_PARTS = 3
 # What the kernels keep on the chip: the scatter's per-row scalars in SMEM (1 MiB) and its
 # result in VMEM; the gather's x (as a table) and blocks of rows in VMEM. Larger problems take the jax kernel.
 _SMEM_WORDS = 240_000
+# CSR rows per scatter program: their starts, events (or values) and compacted ids fill most of SMEM.
+_CSR_BLOCK_ROWS = 112 * 1024
 _MAX_SCATTER_TARGETS = 1_000_000
 _MAX_GATHER_TARGETS = 200_000
 # Beyond this many entries per row even 8 rows of a gather crowd VMEM.
@@ -67,7 +69,8 @@ def fits_the_chip(*, m: int, n: int, transpose: bool, csr: bool, k: int = 0) -> 
     """
     if not transpose:
         return n <= _MAX_GATHER_TARGETS and k <= _MAX_GATHER_ENTRIES_PER_ROW
-    return n <= _MAX_SCATTER_TARGETS and m * (2 if csr else 1) + m // 32 + 2 <= _SMEM_WORDS
+    # CSR rows beyond what SMEM holds run in blocks of rows (their starts are absolute positions).
+    return n <= _MAX_SCATTER_TARGETS and (csr or m + m // 32 + 2 <= _SMEM_WORDS)
 
 
 def tpu_interpret(interpret: bool):
@@ -325,11 +328,15 @@ def row_scatter(weights, indices, x, *, n, events, out_dtype, interpret, starts=
     FCN: ``indices`` and per-entry ``weights`` are ``(m, k)``. CSR: they are
     flat, laid out as ``(rows, 128)``, and ``starts`` (length ``m + 1``) gives
     each row's entries; a row holds at most 128 entries, so longer rows are
-    passed cut into pieces (see the CSR family).
+    passed cut into pieces (see the CSR family). Rows beyond what SMEM holds
+    run in blocks, one program after another.
     ``weights`` of shape ``(1, 1)`` is one shared weight. Returns length ``n``.
     """
     m = x.shape[0]
     fixed_rows = starts is None
+    if not fixed_rows and m > _CSR_BLOCK_ROWS:
+        return _in_row_blocks(weights, indices, x, starts, n=n, events=events, out_dtype=out_dtype,
+                              interpret=interpret)
     acc = accumulation_dtype(out_dtype)
     homogeneous = weights.size == 1 and (not fixed_rows or weights.shape == (1, 1))
     hi_rows = max(1, pl.cdiv(n, _LANES))
@@ -351,6 +358,20 @@ def row_scatter(weights, indices, x, *, n, events, out_dtype, interpret, starts=
     y = one_program(body, hi_rows=hi_rows, dtype=acc, scalars=scalars, hbm=hbm, scratch=scratch,
                     interpret=interpret)
     return y.reshape(-1)[:n].astype(out_dtype)
+
+
+def _in_row_blocks(weights, indices, x, starts, *, n, events, out_dtype, interpret):
+    """:func:`row_scatter` over blocks of ``_CSR_BLOCK_ROWS`` rows in turn, the results added; the rows past
+    ``m`` are empty and without events."""
+    m, size = x.shape[0], _CSR_BLOCK_ROWS
+    blocks = pl.cdiv(m, size)
+    xs = jnp.pad(x, (0, blocks * size - m)).reshape(blocks, size)
+    starts = jnp.pad(starts, (0, blocks * size - m), mode='edge')
+    starts = starts[jnp.arange(blocks)[:, None] * size + jnp.arange(size + 1)[None, :]]
+    acc = accumulation_dtype(out_dtype)
+    ys = lax.map(lambda b: row_scatter(weights, indices, b[0], n=n, events=events, out_dtype=acc,
+                                       interpret=interpret, starts=b[1]), (xs, starts))
+    return jnp.sum(ys, axis=0).astype(out_dtype)
 
 
 def one_program(body, *, hi_rows, dtype, scalars, hbm, scratch, interpret):
