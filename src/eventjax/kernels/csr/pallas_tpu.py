@@ -11,7 +11,8 @@ A matrix ``x`` runs column by column.
   from the row's start, and added into the result as one-hot products on the
   MXU (see :mod:`eventjax.kernels.common.pallas.tpu_rows`). A matrix with a
   row of more than 128 entries runs with its rows cut into pieces of at most
-  128 entries (each piece an event where its row is).
+  128 entries (each piece an event where its row is); rows (or pieces)
+  beyond what SMEM holds run in blocks of rows.
 - ``transpose=False`` runs the FCN gather kernel when every row holds the same
   number of entries (a CSR matrix made from a fixed-connection one), else one
   gather and one scatter in XLA (the NumPy-checked reference product).
