@@ -2,6 +2,7 @@
 
     python -m benchmarks.tpu_products [--sizes 4000 16000] [--k 100] [--rate 0.02] [--out FILE]
     python -m benchmarks.tpu_products --sizes 100000 --backends pallas --loop 20   # no dense product past 20,000
+    python -m benchmarks.tpu_products --sizes 4000 16000 --jax-limit 4000   # the jax kernels at 4,000 only
 
 Each product is timed twice: inside one jitted ``lax.fori_loop`` of
 ``--loop`` products (the spikes change every iteration, so nothing is
@@ -10,6 +11,8 @@ dispatch (about 125 us on a TPU); the first call's time (tracing, compiling,
 one run) is reported too. ``--backends brainevent`` times brainevent's own
 function on the same operands (installed apart). Results are checked against
 the first backend on the same device. Prints one JSON line per measurement.
+``--jax-limit N`` times the ``jax`` kernels only up to N neurons (past a
+few thousand, compiling and timing them takes minutes on a TPU).
 """
 
 from __future__ import annotations
@@ -96,6 +99,7 @@ def main(argv=None):
     p.add_argument('--backends', nargs='+', default=['jax', 'pallas'])
     p.add_argument('--ops', nargs='+', default=['binary_fcnmv', 'binary_csrmv', 'binary_densemv'])
     p.add_argument('--dense-limit', type=int, default=20000)
+    p.add_argument('--jax-limit', type=int, default=None, help='time the jax kernels only up to this size')
     p.add_argument('--out', default=None)
     args = p.parse_args(argv)
     device = jax.devices()[0]
@@ -136,6 +140,8 @@ def main(argv=None):
             for transpose in (True, False):
                 ref = None
                 for backend in args.backends:
+                    if backend == 'jax' and args.jax_limit is not None and size > args.jax_limit:
+                        continue
                     f, kind = _product(op, backend, transpose, (m, n))
                     try:
                         call_s, y, first_s = _timed(jax.jit(f), spikes, operands[kind])

@@ -15,3 +15,12 @@ def test_a_tiny_run_times_and_checks_every_product(tmp_path, capsys):
     assert all(r['loop_us'] > 0 and r['call_us'] > 0 for r in rows)
     assert all(r['max_abs_diff_vs_first'] == 0 for r in rows if 'max_abs_diff_vs_first' in r)
     assert len(capsys.readouterr().out.splitlines()) == len(rows)
+
+
+def test_jax_limit_leaves_out_the_jax_kernels_past_it(tmp_path):
+    out = tmp_path / 'rows.json'
+    tpu_products.main(['--sizes', '32', '64', '--k', '4', '--loop', '2', '--backends', 'jax', '--jax-limit', '32',
+                       '--ops', 'binary_fcnmv', '--out', str(out)])
+    rows = json.loads(out.read_text())
+    assert {r['size'] for r in rows if r['op'] == 'binary_fcnmv'} == {32}
+    assert {r['size'] for r in rows if r['op'] == 'dense_f32'} == {32, 64}

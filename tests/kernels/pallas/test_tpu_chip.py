@@ -210,7 +210,7 @@ def test_non_finite_weights_reach_only_their_own_targets_on_the_chip(transpose):
     np.testing.assert_allclose(y[finite], want[finite], rtol=1e-4, atol=1e-3)
 
 
-def test_csr_rows_longer_than_129_entries_scatter_in_pieces_on_the_chip():
+def test_csr_rows_longer_than_128_entries_scatter_in_pieces_on_the_chip():
     m, n = 9, 700
     rng = np.random.default_rng(10)
     lengths = np.array([600, 0, 3, 129, 130, 256, 1, 0, 400])
@@ -224,3 +224,44 @@ def test_csr_rows_longer_than_129_entries_scatter_in_pieces_on_the_chip():
     y = jax.jit(lambda *a: ej.binary_csrmv(*a, shape=(m, n), transpose=True, backend='pallas'))(
         jnp.asarray(data), jnp.asarray(indices), jnp.asarray(indptr), jnp.asarray(spikes))
     _check(y, _oracle(dense, spikes, True), np.float32)
+
+
+@pytest.mark.parametrize('family', ['fcn', 'csr'])
+def test_float32_coefficients_keep_every_bit_on_the_chip(family):
+    """One entry per target: s @ W is each weight exactly (three bfloat16 parts on the MXU); CSR rows of 97
+    to 128 entries start at every lane offset of their layout."""
+    rng = np.random.default_rng(11)
+    m = 41
+    lengths = np.full(m, 100) if family == 'fcn' else rng.integers(97, 129, m)
+    n = int(lengths.sum())
+    indices = rng.permutation(n).astype(np.int32)
+    data = (rng.normal(size=n) * 2.0 ** rng.integers(-20, 20, n)).astype(np.float32)
+    spikes = jnp.ones(m, bool)
+    if family == 'fcn':
+        f = lambda w, i, s: ej.binary_fcnmv(w, i, s, shape=(m, n), transpose=True, backend='pallas')  # noqa: E731
+        args = (data.reshape(m, 100), indices.reshape(m, 100))
+    else:
+        indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+        f = lambda w, i, p, s: ej.binary_csrmv(w, i, p, s, shape=(m, n), transpose=True,  # noqa: E731
+                                               backend='pallas')
+        args = (data, indices, indptr)
+    y = jax.jit(f)(*map(jnp.asarray, args), spikes)
+    want = np.zeros(n, np.float32)
+    want[indices] = data
+    np.testing.assert_array_equal(np.asarray(y), want)
+
+
+@pytest.mark.parametrize('weight', [0.1, np.nan])
+def test_a_shared_weight_times_the_count_of_entries_on_the_chip(weight):
+    m, n, k = 500, 300, 40
+    rng = np.random.default_rng(12)
+    indices = rng.integers(0, n // 10, (m, k)).astype(np.int32)  # many entries into each of 30 targets
+    spikes = rng.random(m) < 0.5
+    y = jax.jit(lambda w, i, s: ej.binary_fcnmv(w, i, s, shape=(m, n), transpose=True, backend='pallas'))(
+        jnp.full((1,), weight, jnp.float32), jnp.asarray(indices), jnp.asarray(spikes))
+    counts = np.bincount(indices[spikes].reshape(-1), minlength=n)
+    want = np.where(counts > 0, counts * np.float64(weight), 0.0)
+    y = np.asarray(y)
+    np.testing.assert_array_equal(np.isnan(y), np.isnan(want))
+    if not np.isnan(weight):
+        _check(y, want, np.float32)

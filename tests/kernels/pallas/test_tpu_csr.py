@@ -69,3 +69,52 @@ def test_long_rows_are_cut_into_pieces(events, homogeneous):
         args = args[:3] + (jnp.ones(m, bool).at[1].set(False).at[7].set(False),)
     got, want = _both(*args, shape=(m, n), transpose=True, events=events)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize('events', [True, False])
+def test_rows_starting_at_every_lane_of_the_layout(events):
+    """Rows of 97 to 128 entries start at every offset in their 128-wide layout rows, each taking one
+    128-lane window; every target gets one entry, so the result is exact."""
+    rng = np.random.default_rng(3)
+    m = 37
+    lengths = np.r_[rng.integers(97, 129, m - 1), 128]
+    n = int(lengths.sum())
+    indptr = jnp.asarray(np.concatenate([[0], np.cumsum(lengths)]), jnp.int32)
+    indices = jnp.asarray(rng.permutation(n), jnp.int32)
+    data = jnp.asarray(rng.normal(size=n) * 2.0 ** rng.integers(-20, 20, n), jnp.float32)
+    x = jnp.ones(m, bool) if events else jnp.asarray(rng.normal(size=m), jnp.float32)
+    assert len(set(np.asarray(indptr) % 128)) > 25
+    got, want = _both(data, indices, indptr, x, shape=(m, n), transpose=True, events=events)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize('transpose', [True, False])
+def test_no_events_non_finite_values_and_unequal_rows(transpose):
+    """No events give zeros; NaN and inf values reach only their own targets; unequal rows (W @ s) take
+    the gather-and-scatter product."""
+    rng = np.random.default_rng(4)
+    m, n = 9, 140
+    lengths = np.array([3, 0, 5, 1, 4, 4, 2, 6, 3])
+    data, indices, indptr, _ = _case(rng, m, n, lengths, transpose=transpose, events=False, homogeneous=False)
+    rows = m if transpose else n
+    got, want = _both(data, indices, indptr, jnp.zeros(rows, bool), shape=(m, n), transpose=transpose,
+                      events=True)
+    np.testing.assert_array_equal(got, np.zeros_like(want))
+    x = jnp.asarray(rng.normal(size=rows), jnp.float32).at[2].set(jnp.inf).at[4].set(jnp.nan)
+    got, want = _both(data.at[5].set(jnp.nan), indices, indptr, x, shape=(m, n), transpose=transpose, events=False)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize('events', [True, False])
+def test_rows_beyond_smem_run_in_blocks(monkeypatch, events):
+    """More rows (or pieces of rows) than one program's SMEM holds run in blocks of rows, results added."""
+    from eventjax.kernels.common.pallas import tpu_rows
+
+    monkeypatch.setattr(tpu_rows, '_CSR_BLOCK_ROWS', 64)
+    rng = np.random.default_rng(5)
+    m, n = 150, 77
+    for lengths in (rng.integers(0, 9, m), np.r_[rng.integers(0, 9, m - 2), 300, 5]):
+        args = _case(rng, m, n, lengths, transpose=True, events=events, homogeneous=False)
+        got, want = _both(*args, shape=(m, n), transpose=True, events=events)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

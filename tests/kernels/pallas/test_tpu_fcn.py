@@ -128,3 +128,38 @@ def test_scatter_finds_every_event_of_a_word(where):
     spikes = jnp.zeros(m, bool).at[jnp.asarray(where, jnp.int32)].set(True)
     got, want = _both(weights, indices, spikes, shape=(m, n), transpose=True, events=True)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize('events', [True, False])
+def test_scatter_keeps_every_bit_of_float32_weights(events):
+    """Each target gets one entry: the result is that entry's float32 coefficient exactly (the bfloat16 parts
+    of a coefficient add up to it; two parts would lose its last 8 bits)."""
+    rng = np.random.default_rng(8)
+    m, n, k = 40, 200, 5
+    indices = jnp.asarray(rng.permutation(n).reshape(m, k), jnp.int32)
+    weights = jnp.asarray(rng.normal(size=(m, k)) * 2.0 ** rng.integers(-20, 20, (m, k)), jnp.float32)
+    x = jnp.ones(m, bool) if events else jnp.asarray(1 + rng.random(m), jnp.float32)
+    got, want = _both(weights, indices, x, shape=(m, n), transpose=True, events=events)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_shared_weight_counts_the_events_reaching_each_target():
+    """Many entries into one target: the shared weight times their count, within float32's rounding."""
+    m, n, k = 300, 20, 3
+    indices = jnp.full((m, k), 7, jnp.int32).at[:, 1].set(jnp.arange(m, dtype=jnp.int32) % n)
+    spikes = jnp.arange(m) % 3 != 0
+    got, want = _both(jnp.full((1, 1), 0.1, jnp.float32), indices, spikes, shape=(m, n), transpose=True,
+                      events=True)
+    np.testing.assert_allclose(got, want, rtol=1e-5)  # the jax kernel adds 0.1 one entry at a time
+    assert got[7] == pytest.approx(0.1 * (2 * 200 + 10), rel=1e-6)
+
+
+@pytest.mark.parametrize('weight', [np.nan, np.inf, -np.inf])
+def test_shared_non_finite_weight_reaches_only_the_targets_of_events(weight):
+    m, n, k = 10, 140, 2
+    indices = jnp.asarray(np.arange(m * k).reshape(m, k) * 7, jnp.int32)
+    spikes = jnp.zeros(m, bool).at[jnp.array([2, 9])].set(True)
+    got, want = _both(jnp.full((1, 1), weight, jnp.float32), indices, spikes, shape=(m, n), transpose=True,
+                      events=True)
+    np.testing.assert_array_equal(got, want)
+    assert np.count_nonzero(got) == 4

@@ -7,14 +7,15 @@ A matrix ``x`` runs column by column.
 
 - ``transpose=True`` visits only the rows of the events (every row of a float
   product): the entries, laid out 128 to a row, are fetched two aligned rows
-  at a time by DMAs driven by the row ids, and added into the result as
-  one-hot products on the MXU (see
-  :mod:`eventjax.kernels.common.pallas.tpu_rows`). A matrix with a row of more
-  than 129 entries runs with its rows cut into pieces of at most 128 entries
-  (each piece an event where its row is).
+  at a time by DMAs driven by the row ids, rotated into one 128-lane window
+  from the row's start, and added into the result as one-hot products on the
+  MXU (see :mod:`eventjax.kernels.common.pallas.tpu_rows`). A matrix with a
+  row of more than 128 entries runs with its rows cut into pieces of at most
+  128 entries (each piece an event where its row is); rows (or pieces)
+  beyond what SMEM holds run in blocks of rows.
 - ``transpose=False`` runs the FCN gather kernel when every row holds the same
-  number of entries (a CSR matrix made from a fixed-connection one), else the
-  ``jax`` kernel.
+  number of entries (a CSR matrix made from a fixed-connection one), else one
+  gather and one scatter in XLA (the NumPy-checked reference product).
 
 A problem too large for the chip's on-core memories takes the ``jax`` kernel.
 """
@@ -26,13 +27,14 @@ from jax import lax
 
 from eventjax.kernels.common.pallas.tpu_gather import fcn_gather
 from eventjax.kernels.common.pallas.tpu_rows import fits_the_chip, row_scatter
+from eventjax.kernels.csr import reference
 from eventjax.kernels.csr.jax_impl import _product
 
 __all__ = ['binary_csrmv_tpu_kernel', 'csrmv_tpu_kernel']
 
 _LANES = 128
-# A row's entries must fit in the two aligned 128-wide rows its first entry starts.
-_LONGEST_ROW = _LANES + 1
+# A row's entries must fit in one window of 128 lanes.
+_LONGEST_ROW = _LANES
 
 
 def _lanes(a, fill, rows):
@@ -63,9 +65,14 @@ def _call(*, shape, transpose, out, events):
         homogeneous = data.shape == (1,) and nnz != 1
         lengths = indptr[1:] - indptr[:-1]
 
-        def fallback():
-            return _product(data, indices, indptr, x, shape=shape, transpose=transpose, out_dtype=out.dtype,
-                            binary=events)
+        def fallback(product=_product):
+            return product(data, indices, indptr, x, shape=shape, transpose=transpose, out_dtype=out.dtype,
+                           binary=events)
+
+        def beside():
+            # The branch a lax.cond compiles beside the gather for rows of unequal length: one gather and
+            # one scatter, which compile in a fraction of the jax kernel's time (its layouts).
+            return fallback(reference._product)
 
         if not fits_the_chip(m=m, n=n, transpose=transpose, csr=True, k=nnz // m):
             return fallback()
@@ -86,8 +93,6 @@ def _call(*, shape, transpose, out, events):
                 return scatter(v, indptr.astype(jnp.int32))
 
             pieces = m + nnz // _LANES + 1
-            if not fits_the_chip(m=pieces, n=n, transpose=True, csr=True):
-                return lax.cond(jnp.max(lengths) <= _LONGEST_ROW, per_column(column), fallback)
 
             def split_rows():
                 row, starts = _pieces(indptr, lengths, pieces)
@@ -107,7 +112,7 @@ def _call(*, shape, transpose, out, events):
                                   interpret=interpret)
 
             usable = (k > 0) & (nnz == m * k) & jnp.all(lengths == k)
-        return lax.cond(usable, per_column(column), fallback)
+        return lax.cond(usable, per_column(column), beside)
 
     return call
 

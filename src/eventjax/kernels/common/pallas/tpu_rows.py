@@ -10,11 +10,13 @@ compares per entry instead of ``n``: the rows to visit are compacted in the
 kernel (event rows of a binary product; every row of a float one), each
 visited row's entries are fetched from HBM by a DMA driven by its row id,
 and the entries are added into a VMEM-resident ``(n / 128, 128)`` result as
-``onehot_hi(coef) @ onehot_lo.T`` on the MXU. The gather ``A @ x`` is in
+``onehot_hi @ onehot_lo(coef).T`` on the MXU, in bfloat16 products: the
+coefficients as three bfloat16 parts (see :func:`_onehot_product`), or as
+counts for one shared weight of events. The gather ``A @ x`` is in
 :mod:`eventjax.kernels.common.pallas.tpu_gather`.
 
-One-hot matrices are exact in any dtype, so the products are exact up to the
-dtype's rounding of the sums. The MXU multiplies whole tiles, so a NaN or inf
+One-hot matrices are exact in any dtype, so the products are exact up to
+float32's rounding of the sums. The MXU multiplies whole tiles, so a NaN or inf
 weight (or value of ``x``) would reach every target that shares its tile:
 such entries go through the MXU as 0 and are added to their own targets one
 by one afterwards, so every result equals the other backends'.
@@ -39,11 +41,15 @@ _LANES = 128
 _ROWS_PER_BATCH = 8
 # Rows of 128 entries that go through the MXU as one product.
 _MXU_PARTS = 4
+# bfloat16 parts of a float32 coefficient (8 significant bits each): their sum is the coefficient.
+_BF16_PARTS = 3
 
 
 # What the kernels keep on the chip: the scatter's per-row scalars in SMEM (1 MiB) and its
 # result in VMEM; the gather's x (as a table) and blocks of rows in VMEM. Larger problems take the jax kernel.
 _SMEM_WORDS = 240_000
+# CSR rows per scatter program: their starts, events (or values) and compacted ids fill most of SMEM.
+_CSR_BLOCK_ROWS = 112 * 1024
 _MAX_SCATTER_TARGETS = 1_000_000
 _MAX_GATHER_TARGETS = 200_000
 # Beyond this many entries per row even 8 rows of a gather crowd VMEM.
@@ -63,7 +69,8 @@ def fits_the_chip(*, m: int, n: int, transpose: bool, csr: bool, k: int = 0) -> 
     """
     if not transpose:
         return n <= _MAX_GATHER_TARGETS and k <= _MAX_GATHER_ENTRIES_PER_ROW
-    return n <= _MAX_SCATTER_TARGETS and m * (2 if csr else 1) + m // 32 + 2 <= _SMEM_WORDS
+    # CSR rows beyond what SMEM holds run in blocks of rows (their starts are absolute positions).
+    return n <= _MAX_SCATTER_TARGETS and (csr or m + m // 32 + 2 <= _SMEM_WORDS)
 
 
 def tpu_interpret(interpret: bool):
@@ -148,6 +155,8 @@ def _compact_events(flags_ref, ids_ref, n_words):
 def _scatter_body(*, m, n_entries, homogeneous, events, hi_rows, precise, fixed_rows):
     """Kernel body; refs: [starts,] flags/x (SMEM), weight (SMEM, homogeneous), idx, [w] (HBM), y, scratch."""
     batches = _ROWS_PER_BATCH
+    # Shared weight, events: each product counts the entries per target; the weight multiplies once at the end.
+    counting = homogeneous and events and precise
 
     def body(*refs):
         refs = list(refs)
@@ -196,37 +205,83 @@ def _scatter_body(*, m, n_entries, homogeneous, events, hi_rows, precise, fixed_
                 if fixed_rows:
                     t = idx_buf[slot, pl.ds(g, 1), :]
                     keep = (t >= 0) & (t < n_entries)
-                    w = wscalar_ref[0] if homogeneous else w_buf[slot, pl.ds(g, 1), :].astype(jnp.float32)
+                    w = None if homogeneous else w_buf[slot, pl.ds(g, 1), :].astype(jnp.float32)
                 else:
-                    t = idx_buf[slot, pl.ds(2 * g, 2), :]
-                    base = lax.shift_left(lax.shift_right_logical(starts_ref[row], 7), 7)
-                    pos = base + lax.broadcasted_iota(jnp.int32, t.shape, 0) * _LANES + \
-                        lax.broadcasted_iota(jnp.int32, t.shape, 1)
-                    keep = (pos >= starts_ref[row]) & (pos < starts_ref[row + 1]) & (t >= 0) & (t < n_entries)
-                    w = wscalar_ref[0] if homogeneous else w_buf[slot, pl.ds(2 * g, 2), :].astype(jnp.float32)
-                coef = w if events else w * x_ref[row]
-                coef = jnp.where(keep & (e < count), coef, 0.0)
-                targets.append(t)
-                coefs.append(coef)
+                    start = starts_ref[row]
+                    t, lane = _row_window(idx_buf[slot, pl.ds(2 * g, 2), :], start)
+                    keep = (lane < starts_ref[row + 1] - start) & (t >= 0) & (t < n_entries)
+                    w = None if homogeneous else _row_window(w_buf[slot, pl.ds(2 * g, 2), :], start)[0]
+                keep = keep & (e < count)
                 hi, lo = _split(t)
+                if counting:
+                    coef = keep.astype(jnp.float32)
+                else:
+                    w = wscalar_ref[0] if homogeneous else w
+                    coef = jnp.where(keep, w if events else w * x_ref[row], 0.0)
+                    targets.append(t)
+                    coefs.append(coef)
                 finite = jnp.where(jnp.isfinite(coef), coef, 0.0)
-                for part in range(t.shape[0]):  # 1 row (FCN) or 2 aligned rows of 128 entries (CSR)
-                    h, l_, c_ = hi[part:part + 1], lo[part:part + 1], finite[part:part + 1]
-                    a_parts.append(jnp.where(hi_iota == h, c_, 0.0))
-                    b_parts.append((lo_iota == l_).astype(jnp.float32))
+                a_parts.append(hi_iota == hi)
+                b_parts.append((lo_iota == lo, finite))
             # Rows of 128 entries side by side in one product: the MXU sums them, not a vector add per row.
             total = None
             for p in range(0, len(a_parts), _MXU_PARTS):
-                a = jnp.concatenate(a_parts[p:p + _MXU_PARTS], axis=1)
-                b = jnp.concatenate(b_parts[p:p + _MXU_PARTS], axis=1)
-                part = dot_t(a, b, precise)
+                part = _onehot_product(a_parts[p:p + _MXU_PARTS], b_parts[p:p + _MXU_PARTS], precise=precise,
+                                       counting=counting)
                 total = part if total is None else total + part
             y_ref[...] += total.astype(y_ref.dtype)
-            _add_non_finite(y_ref, jnp.concatenate(targets, axis=0), jnp.concatenate(coefs, axis=0))
+            if not counting:
+                _add_non_finite(y_ref, jnp.concatenate(targets, axis=0), jnp.concatenate(coefs, axis=0))
 
         in_batches(n_batches, copies, one_batch)
+        if counting:
+            # One rounding per target (the weight times an exact count); the other backends add the weight
+            # once per entry, so results differ by a few float32 ulps where a target gets many entries.
+            w = wscalar_ref[0]
+            y_ref[...] = jnp.where(y_ref[...] > 0, y_ref[...] * w, 0.0).astype(y_ref.dtype)
 
     return body
+
+
+def _row_window(pair, start):
+    """The 128 entries from flat position ``start`` on, out of ``pair``: the two aligned 128-wide rows the
+    first of them falls in; and the lane index. A row of at most 128 entries then takes one row of the
+    one-hot products, not the two it straddles."""
+    offset = lax.bitwise_and(start, _LANES - 1)
+    # Lane l of the window is lane offset + l of the pair: a rotation left by offset, then row 1 past its end.
+    rolled = pltpu.roll(pair, lax.bitwise_and(_LANES - offset, _LANES - 1), 1)
+    lane = lax.broadcasted_iota(jnp.int32, (1, _LANES), 1)
+    return jnp.where(lane < _LANES - offset, rolled[0:1], rolled[1:2]), lane
+
+
+def _onehot_product(a_parts, b_parts, *, precise, counting):
+    """``sum_e [hi_e == h] * coef_e * [lo_e == l]`` over the entries of up to ``_MXU_PARTS`` rows of 128, as a
+    ``(hi_rows, 128)`` float32 block: ``a_parts`` the rows' ``hi_iota == hi`` masks, ``b_parts`` their
+    ``(lo_iota == lo, coef)``; ``coef`` finite.
+
+    The one-hot factors are exact in bfloat16, so only the coefficients need float32. A float32
+    coefficient is three bfloat16 parts whose sum is exact (8 significant bits each, and what the first
+    parts leave is exact in float32), so three single-pass bfloat16 products on the MXU (the parts side
+    by side along the result's lanes) give what one ``Precision.HIGHEST`` product (six passes) gives.
+    Counts (0/1 coefficients) take one pass.
+    """
+    a = jnp.concatenate([m.astype(jnp.bfloat16) for m in a_parts], axis=1)
+    if counting:
+        b = jnp.concatenate([m.astype(jnp.float32) * c for m, c in b_parts], axis=1)
+        return dot_t(a, b.astype(jnp.bfloat16), False)
+    if not precise:
+        b = jnp.concatenate([jnp.where(m, c, 0.0) for m, c in b_parts], axis=1)
+        return dot_t(a.astype(jnp.float32), b, False)
+    pieces = [[] for _ in range(_BF16_PARTS)]
+    for m, c in b_parts:
+        rest, ones = c, m.astype(jnp.float32)
+        for j in range(_BF16_PARTS):
+            part = rest.astype(jnp.bfloat16).astype(jnp.float32)
+            pieces[j].append(ones * part)
+            rest = rest - part
+    b = jnp.concatenate([jnp.concatenate(p, axis=1) for p in pieces], axis=0)
+    out = dot_t(a, b.astype(jnp.bfloat16), False)
+    return sum(out[:, j * _LANES:(j + 1) * _LANES] for j in range(_BF16_PARTS))
 
 
 def _add_non_finite(y_ref, t, coef):
@@ -272,12 +327,16 @@ def row_scatter(weights, indices, x, *, n, events, out_dtype, interpret, starts=
 
     FCN: ``indices`` and per-entry ``weights`` are ``(m, k)``. CSR: they are
     flat, laid out as ``(rows, 128)``, and ``starts`` (length ``m + 1``) gives
-    each row's entries; a row's entries must fit in two aligned 128-wide rows,
-    so rows longer than 128 entries are passed split (see the CSR family).
+    each row's entries; a row holds at most 128 entries, so longer rows are
+    passed cut into pieces (see the CSR family). Rows beyond what SMEM holds
+    run in blocks, one program after another.
     ``weights`` of shape ``(1, 1)`` is one shared weight. Returns length ``n``.
     """
     m = x.shape[0]
     fixed_rows = starts is None
+    if not fixed_rows and m > _CSR_BLOCK_ROWS:
+        return _in_row_blocks(weights, indices, x, starts, n=n, events=events, out_dtype=out_dtype,
+                              interpret=interpret)
     acc = accumulation_dtype(out_dtype)
     homogeneous = weights.size == 1 and (not fixed_rows or weights.shape == (1, 1))
     hi_rows = max(1, pl.cdiv(n, _LANES))
@@ -299,6 +358,20 @@ def row_scatter(weights, indices, x, *, n, events, out_dtype, interpret, starts=
     y = one_program(body, hi_rows=hi_rows, dtype=acc, scalars=scalars, hbm=hbm, scratch=scratch,
                     interpret=interpret)
     return y.reshape(-1)[:n].astype(out_dtype)
+
+
+def _in_row_blocks(weights, indices, x, starts, *, n, events, out_dtype, interpret):
+    """:func:`row_scatter` over blocks of ``_CSR_BLOCK_ROWS`` rows in turn, the results added; the rows past
+    ``m`` are empty and without events."""
+    m, size = x.shape[0], _CSR_BLOCK_ROWS
+    blocks = pl.cdiv(m, size)
+    xs = jnp.pad(x, (0, blocks * size - m)).reshape(blocks, size)
+    starts = jnp.pad(starts, (0, blocks * size - m), mode='edge')
+    starts = starts[jnp.arange(blocks)[:, None] * size + jnp.arange(size + 1)[None, :]]
+    acc = accumulation_dtype(out_dtype)
+    ys = lax.map(lambda b: row_scatter(weights, indices, b[0], n=n, events=events, out_dtype=acc,
+                                       interpret=interpret, starts=b[1]), (xs, starts))
+    return jnp.sum(ys, axis=0).astype(out_dtype)
 
 
 def one_program(body, *, hi_rows, dtype, scalars, hbm, scratch, interpret):
