@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import eventjax as ej
+import eventjax.kernels.indexed  # noqa: F401  its primitives exist before the folder's fixture saves the tables
 from eventjax.kernels.common.operator import register_backend
 from eventjax.kernels.delay.csr_delay_deliver import _csr_delay_deliver
 

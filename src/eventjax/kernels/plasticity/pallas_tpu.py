@@ -26,7 +26,7 @@ from jax import lax
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
-from eventjax.kernels.common.pallas.tpu_pieces import SMEM_WORDS, in_batches, store_and_wait
+from eventjax.kernels.common.pallas.tpu_pieces import SMEM_WORDS, in_32_bits, in_batches, store_and_wait
 from eventjax.kernels.common.pallas.tpu_rows import dot, packed_flags, tpu_interpret, with_finite_fallback
 from eventjax.kernels.plasticity import jax_impl
 
@@ -157,7 +157,7 @@ def _update(weight, pre_spike, post_trace, indices, *, n, w_min, w_max, interpre
         scratch.append(pltpu.VMEM((2, _ROWS_PER_BATCH, k), jnp.int32))
     scratch += [pltpu.SemaphoreType.DMA((2, 2)), pltpu.SemaphoreType.DMA((2,))]
     return pl.pallas_call(
-        _body(m=m, n=n, k=k, gather=gather, w_min=w_min, w_max=w_max),
+        in_32_bits(_body(m=m, n=n, k=k, gather=gather, w_min=w_min, w_max=w_max)),
         out_shape=jax.ShapeDtypeStruct(weight.shape, weight.dtype),
         grid_spec=pltpu.PrefetchScalarGridSpec(
             num_scalar_prefetch=1, grid=(1,),

@@ -25,7 +25,14 @@ from jax import lax
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
-from eventjax.kernels.common.pallas.tpu_pieces import SMEM_WORDS, collect_pieces, in_batches, in_pieces, max_pieces
+from eventjax.kernels.common.pallas.tpu_pieces import (
+    SMEM_WORDS,
+    collect_pieces,
+    in_32_bits,
+    in_batches,
+    in_pieces,
+    max_pieces,
+)
 from eventjax.kernels.common.pallas.tpu_rows import packed_flags, tpu_interpret
 from eventjax.kernels.plasticity import jax_impl
 from eventjax.kernels.plasticity.pallas_tpu import _bounded
@@ -138,7 +145,7 @@ def _update(weight, rows, indptr, positions, pre_trace, post_spike, *, m, n, w_m
     work = max_pieces(n, entries)
     smem = pltpu.SMEM
     out = pl.pallas_call(
-        _body(m=m, n=n, nnz=nnz, w_min=w_min, w_max=w_max),
+        in_32_bits(_body(m=m, n=n, nnz=nnz, w_min=w_min, w_max=w_max)),
         out_shape=jax.ShapeDtypeStruct((w_pieces, _LANES), weight.dtype),
         grid_spec=pltpu.PrefetchScalarGridSpec(
             num_scalar_prefetch=3, grid=(1,),

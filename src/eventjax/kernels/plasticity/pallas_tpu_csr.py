@@ -25,7 +25,14 @@ from jax import lax
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
-from eventjax.kernels.common.pallas.tpu_pieces import collect_pieces, in_batches, in_pieces, max_pieces, store_and_wait
+from eventjax.kernels.common.pallas.tpu_pieces import (
+    collect_pieces,
+    in_32_bits,
+    in_batches,
+    in_pieces,
+    max_pieces,
+    store_and_wait,
+)
 from eventjax.kernels.common.pallas.tpu_rows import packed_flags, tpu_interpret, with_finite_fallback
 from eventjax.kernels.plasticity import jax_impl
 from eventjax.kernels.plasticity.pallas_tpu import _bounded, _gathered, _trace_columns, fits_the_chip
@@ -104,7 +111,7 @@ def _update(weight, indices, indptr, pre_spike, post_trace, *, n, w_min, w_max, 
     trace, trace_spec = _trace_columns(post_trace.astype(jnp.float32), n)
     work = max_pieces(m, nnz)
     out = pl.pallas_call(
-        _body(m=m, n=n, w_min=w_min, w_max=w_max),
+        in_32_bits(_body(m=m, n=n, w_min=w_min, w_max=w_max)),
         out_shape=jax.ShapeDtypeStruct((rows, _LANES), weight.dtype),
         grid_spec=pltpu.PrefetchScalarGridSpec(
             num_scalar_prefetch=2, grid=(1,),

@@ -24,6 +24,7 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
 from eventjax.kernels.common.events import event_indicator
+from eventjax.kernels.common.pallas.tpu_pieces import in_32_bits
 from eventjax.kernels.common.pallas.tpu_rows import tpu_interpret
 from eventjax.kernels.plasticity import jax_impl
 from eventjax.kernels.plasticity.pallas_tpu import _bounded
@@ -74,7 +75,7 @@ def _update(weight, pre_trace, post_spike, *, w_min, w_max, interpret):
     count, tiles = event_tiles(post_spike)
     tile = pl.BlockSpec((rows, _LANES), lambda r, s, count_ref, tiles_ref: (r, tiles_ref[s]))
     return pl.pallas_call(
-        _body(w_min, w_max),
+        in_32_bits(_body(w_min, w_max)),
         out_shape=jax.ShapeDtypeStruct(weight.shape, weight.dtype),
         grid_spec=pltpu.PrefetchScalarGridSpec(
             # With no event, tile 0 (tiles' filler) is read and written back unchanged: the grid is never empty.

@@ -27,6 +27,7 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
 from eventjax.kernels.common.events import accumulation_dtype
+from eventjax.kernels.common.pallas.tpu_pieces import in_32_bits
 from eventjax.kernels.common.pallas.tpu_rows import packed_flags, tpu_interpret
 
 __all__ = ['fcn_gather']
@@ -119,7 +120,7 @@ def fcn_gather(weights, indices, x, *, n, events, out_dtype, interpret):
         # Mosaic has no float16 vector loads, and packed types tile 16 rows deep; float32 is read as stored.
         args, specs = [table, indices.astype(jnp.int32), weights.astype(jnp.float32)], [table_spec, row_spec, row_spec]
     y = pl.pallas_call(
-        body, out_shape=jax.ShapeDtypeStruct((m, 1), acc), grid=(pl.cdiv(m, block),), in_specs=specs,
+        in_32_bits(body), out_shape=jax.ShapeDtypeStruct((m, 1), acc), grid=(pl.cdiv(m, block),), in_specs=specs,
         out_specs=pl.BlockSpec((block, 1), lambda i: (i, 0)),
         compiler_params=pltpu.CompilerParams(dimension_semantics=('parallel',)),
         interpret=tpu_interpret(interpret),

@@ -12,14 +12,36 @@ The kernels then work through the list in batches (:func:`in_batches`).
 
 from __future__ import annotations
 
+import functools
+
+import jax
 import jax.numpy as jnp
 from jax import lax
 from jax.experimental import pallas as pl
 
-__all__ = ['SMEM_WORDS', 'collect_pieces', 'in_batches', 'in_pieces', 'max_pieces', 'store_and_wait']
+__all__ = ['SMEM_WORDS', 'collect_pieces', 'in_32_bits', 'in_batches', 'in_pieces', 'max_pieces', 'store_and_wait']
 
 # The int32 words a kernel may keep in SMEM (1 MiB): its row pointers, event flags and work list.
 SMEM_WORDS = 240_000
+
+
+def in_32_bits(body):
+    """``body``, a TPU kernel body, traced with ``jax_enable_x64`` off.
+
+    The kernels' operands are 32-bit, and Mosaic computes in 32 bits; under
+    x64 a Python number in the body would become an int64 or float64 value,
+    which lax's shifts and bit operations refuse to mix with the int32 ones.
+
+    Example:
+        >>> with jax.enable_x64(True):
+        ...     in_32_bits(lambda: jnp.asarray(1).dtype)()
+        dtype('int32')
+    """
+    @functools.wraps(body)
+    def traced(*refs):
+        with jax.enable_x64(False):
+            return body(*refs)
+    return traced
 
 
 def in_pieces(a, fill, rows: int):

@@ -31,7 +31,7 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
 from eventjax.kernels.common.events import accumulation_dtype, event_indicator
-from eventjax.kernels.common.pallas.tpu_pieces import in_batches
+from eventjax.kernels.common.pallas.tpu_pieces import in_32_bits, in_batches
 
 __all__ = ['dot', 'dot_t', 'fits_the_chip', 'one_program', 'packed_flags', 'row_scatter', 'tpu_interpret',
            'with_finite_fallback']
@@ -378,7 +378,7 @@ def one_program(body, *, hi_rows, dtype, scalars, hbm, scratch, interpret):
     """``body`` as one program: ``scalars`` prefetched to SMEM, ``hbm`` left in HBM for the body's DMAs,
     and the result a VMEM-resident ``(hi_rows, 128)`` block of ``dtype``."""
     return pl.pallas_call(
-        body, out_shape=jax.ShapeDtypeStruct((hi_rows, _LANES), dtype),
+        in_32_bits(body), out_shape=jax.ShapeDtypeStruct((hi_rows, _LANES), dtype),
         grid_spec=pltpu.PrefetchScalarGridSpec(
             num_scalar_prefetch=len(scalars), grid=(1,),
             in_specs=[pl.BlockSpec(memory_space=pl.ANY)] * len(hbm),
