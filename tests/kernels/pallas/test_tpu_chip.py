@@ -197,3 +197,47 @@ def test_csr_rows_longer_than_129_entries_scatter_in_pieces_on_the_chip():
     y = jax.jit(lambda *a: ej.binary_csrmv(*a, shape=(m, n), transpose=True, backend='pallas'))(
         jnp.asarray(data), jnp.asarray(indices), jnp.asarray(indptr), jnp.asarray(spikes))
     _check(y, _oracle(dense, spikes, True), np.float32)
+
+
+@pytest.mark.parametrize('weighted, shared_w, layout', [(False, False, True), (True, False, False),
+                                                        (False, True, False)])
+def test_delivery_into_a_large_ring_on_the_chip_equals_the_oracle(weighted, shared_w, layout):
+    """A ring past the whole-ring one-hot block (120 x 5,003 entries): the slot-by-slot kernel."""
+    m, n, length, t = 1001, 5003, 120, 77
+    rng = np.random.default_rng(m + length + weighted)
+    data, indices, indptr, delays = _csr_problem(rng, m, n, 37, length)
+    delays = np.clip(np.round(rng.normal(15, 6, delays.shape[0])), 1, length - 1).astype(np.int32)  # PD14-like
+    data = data[:1] if shared_w else data
+    ring = rng.normal(size=(length, n)).astype(np.float32)
+    events = np.where(rng.random(m) < 0.1, rng.normal(size=m), 0).astype(np.float32) if weighted else \
+        rng.random(m) < 0.1
+    rows = np.repeat(np.arange(m), np.diff(indptr))
+    value = (events if weighted else events.astype(np.float64))[rows]
+    want = ring.astype(np.float64)
+    np.add.at(want, ((t + delays) % length, indices), np.broadcast_to(data, delays.shape).astype(np.float64) * value)
+    if layout:
+        lay = ej.CSRDelayLayout.build(data, indices, indptr, delays, shape=(m, n))
+        got = jax.jit(lambda r, e: ej.csr_delay_deliver_layout(r, e, lay, t, backend='pallas'))(ring, events)
+    else:
+        got = jax.jit(lambda r, e: ej.csr_delay_deliver(r, e, data, indices, indptr, delays, t, shape=(m, n),
+                                                        weighted=weighted, backend='pallas'))(ring, events)
+    _check(got, want, np.float32)
+    _check(got, np.asarray(ej.csr_delay_deliver(ring, events, data, indices, indptr, delays, t, shape=(m, n),
+                                                weighted=weighted, backend='jax'), np.float64), np.float32)
+
+
+def test_non_finite_weights_in_a_large_ring_reach_only_their_own_targets_on_the_chip():
+    m, n, length, t = 300, 5003, 120, 3
+    rng = np.random.default_rng(11)
+    data, indices, indptr, delays = _csr_problem(rng, m, n, 37, length)
+    data[indptr[1] + 4], data[indptr[1] + 200] = np.nan, np.inf
+    ring = np.zeros((length, n), np.float32)
+    events = np.ones(m, bool)
+    got = np.asarray(jax.jit(lambda r: ej.csr_delay_deliver(r, events, data, indices, indptr, delays, t,
+                                                            shape=(m, n), backend='pallas'))(ring))
+    want = np.asarray(ej.csr_delay_deliver(ring, events, data, indices, indptr, delays, t, shape=(m, n),
+                                           backend='jax'))
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
+    finite = np.isfinite(want)
+    np.testing.assert_allclose(got[finite], want[finite], rtol=1e-4, atol=1e-4)

@@ -33,7 +33,7 @@ from jax.experimental.pallas import tpu as pltpu
 from eventjax.kernels.common.events import accumulation_dtype
 from eventjax.kernels.common.pallas.tpu_pieces import SMEM_WORDS, collect_pieces, in_batches, in_pieces, max_pieces
 from eventjax.kernels.common.pallas.tpu_rows import dot_t, one_program, packed_flags, with_finite_fallback
-from eventjax.kernels.delay import jax_impl
+from eventjax.kernels.delay import jax_impl, pallas_tpu_ring
 
 __all__ = ['MAX_TARGETS', 'csr_delay_deliver_layout_tpu_kernel', 'csr_delay_deliver_tpu_kernel', 'fits_the_chip']
 
@@ -177,8 +177,13 @@ def _call(*, shape, weighted, fallback):
         nnz = columns.shape[0]
         if m == 0 or n == 0 or length == 0 or nnz == 0:
             return ring
-        if ring.dtype == jnp.float64 or not fits_the_chip(m=m, nnz=nnz, length=length, n=n):
+        if ring.dtype == jnp.float64:
             return fallback()
+        if not fits_the_chip(m=m, nnz=nnz, length=length, n=n):
+            if not pallas_tpu_ring.fits_the_chip(m=m, n=n, length=length, weighted=weighted):
+                return fallback()
+            return pallas_tpu_ring.deliver(ring, events, data, columns, delays, indptr, t, shape=shape,
+                                           weighted=weighted, interpret=interpret)
         acc = accumulation_dtype(ring.dtype)
 
         def kernel():
