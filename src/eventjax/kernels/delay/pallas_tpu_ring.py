@@ -42,10 +42,11 @@ from eventjax.kernels.common.events import accumulation_dtype
 from eventjax.kernels.common.pallas.tpu_pieces import SMEM_WORDS, in_batches
 from eventjax.kernels.common.pallas.tpu_rows import _compact_events, dot_t, packed_flags, tpu_interpret
 
-__all__ = ['WORK', 'deliver', 'fits_the_chip']
+__all__ = ['PIECES_PER_BATCH', 'WORK', 'deliver', 'fits_the_chip', 'operands', 'piece_copies', 'unpack']
 
 _LANES = 128
-_PIECES_PER_BATCH = 8
+# Pieces a DMA batch fetches (two batches in flight).
+PIECES_PER_BATCH = 8
 # Pieces listed in SMEM at a time (two words each).
 WORK = 4096
 # The delivered block's VMEM (a v5e core has 128 MiB), and the columns a product's one-hot rows cover.
@@ -103,20 +104,11 @@ def _targets(first, second, now, *, n, length, packed):
 
 def _body(*, m, n, length, rows, weighted, shared_w, shared_d, packed):
     """Kernel body; refs: indptr, flags, now, [values], [weight], [delay] (SMEM); synapses (HBM); out; scratch."""
-    group = _PIECES_PER_BATCH
+    group = PIECES_PER_BATCH
 
     def body(*refs):
-        refs = list(refs)
-        indptr_ref, flags_ref, now_ref = refs[:3]
-        del refs[:3]
-        values_ref = refs.pop(0) if weighted else None
-        w_scalar = refs.pop(0) if shared_w else None
-        d_scalar = refs.pop(0) if shared_d and not packed else None
-        hbm = [refs.pop(0)]  # columns (offsets in the layout form), then delays, then weights
-        if not packed and not shared_d:
-            hbm.append(refs.pop(0))
-        if not shared_w:
-            hbm.append(refs.pop(0))
+        indptr_ref, flags_ref, now_ref, values_ref, w_scalar, d_scalar, hbm, refs = unpack(
+            refs, weighted=weighted, shared_w=shared_w, shared_d=shared_d, packed=packed)
         y_hbm, acc_ref, ids_ref, piece_ref, owner_ref, *bufs = refs
         out_sem = bufs.pop()
         sem = bufs.pop()
@@ -129,8 +121,6 @@ def _body(*, m, n, length, rows, weighted, shared_w, shared_d, packed):
         lax.fori_loop(0, length, clear, 0)
         count = _compact_events(flags_ref, ids_ref, pl.cdiv(m, 32))
 
-        hi_iota = lax.broadcasted_iota(jnp.int32, (rows, 1), 0)
-        lo_iota = lax.broadcasted_iota(jnp.int32, (_LANES, 1), 0)
         lane = lax.broadcasted_iota(jnp.int32, (1, _LANES), 1)
 
         def fill(event, skip):
@@ -160,14 +150,7 @@ def _body(*, m, n, length, rows, weighted, shared_w, shared_d, packed):
         def segment(c):
             filled, event, skip = fill(c[0], c[1])
 
-            def copies(r, slot):
-                out = []
-                for g in range(group):
-                    piece = piece_ref[jnp.minimum(r * group + g, filled - 1)]
-                    for a, (src, buf) in enumerate(zip(hbm, bufs)):
-                        out.append(pltpu.make_async_copy(src.at[pl.ds(piece, 1)], buf.at[slot, pl.ds(g, 1)],
-                                                         sem.at[a, slot]))
-                return out
+            copies = piece_copies(piece_ref, filled, hbm, bufs, sem)
 
             def one_batch(r, slot):
                 for g in range(group):
@@ -184,24 +167,7 @@ def _body(*, m, n, length, rows, weighted, shared_w, shared_d, packed):
                     keep = keep & kept
                     w = w_scalar[0] if shared_w else bufs[-1][slot, pl.ds(g, 1), :]
                     coef = w * values_ref[i] if weighted else w
-                    coef = jnp.where(keep, coef, 0.0)
-                    _add_non_finite(acc_ref, coef, s, c, rows)
-                    coef = jnp.where(jnp.isfinite(coef), coef, 0.0)
-                    parts = _bf16_parts(coef)
-                    hit_hi = (hi_iota == lax.shift_right_logical(c, 7)).astype(jnp.float32).astype(jnp.bfloat16)
-                    hit_lo = lo_iota == lax.bitwise_and(c, _LANES - 1)
-
-                    def one_slot(rest):
-                        # The first remaining slot and its synapses: one product, added into that slot.
-                        s0 = jnp.min(jnp.where(rest > 0, s, length))
-                        take = hit_lo & (rest > 0) & (s == s0)
-                        b = jnp.concatenate([jnp.where(take, p, 0.0).astype(jnp.bfloat16) for p in parts], axis=0)
-                        out = dot_t(hit_hi, b, False)
-                        at = pl.ds(pl.multiple_of(s0 * rows, 8), rows)
-                        acc_ref[at, :] += out[:, :_LANES] + out[:, _LANES:2 * _LANES] + out[:, 2 * _LANES:]
-                        return jnp.where(s == s0, 0, rest)
-
-                    lax.while_loop(lambda rest: jnp.max(rest) > 0, one_slot, keep.astype(jnp.int32))
+                    _add_piece(acc_ref, s, c, jnp.where(keep, coef, 0.0), keep, rows=rows, length=length)
 
             in_batches(lax.div(filled + (group - 1), jnp.int32(group)), copies, one_batch)
             return event, skip
@@ -212,6 +178,42 @@ def _body(*, m, n, length, rows, weighted, shared_w, shared_d, packed):
         out.wait()
 
     return body
+
+
+def piece_copies(piece_ref, count, hbm, bufs, sem):
+    """``copies(r, slot)``: the DMAs of batch ``r``'s pieces (of ``count`` listed in ``piece_ref``) from each HBM
+    array into its buffer's ``slot``, eight pieces a batch (the last piece repeats past ``count``)."""
+    def copies(r, slot):
+        out = []
+        for g in range(PIECES_PER_BATCH):
+            piece = piece_ref[jnp.minimum(r * PIECES_PER_BATCH + g, count - 1)]
+            for a, (src, buf) in enumerate(zip(hbm, bufs)):
+                out.append(pltpu.make_async_copy(src.at[pl.ds(piece, 1)], buf.at[slot, pl.ds(g, 1)],
+                                                 sem.at[a, slot]))
+        return out
+    return copies
+
+
+def _add_piece(acc_ref, s, c, coef, keep, *, rows, length):
+    """``acc[s, c] += coef`` over a piece's kept synapses: one one-hot product per distinct slot among them."""
+    _add_non_finite(acc_ref, coef, s, c, rows)
+    parts = _bf16_parts(jnp.where(jnp.isfinite(coef), coef, 0.0))
+    hi_iota = lax.broadcasted_iota(jnp.int32, (rows, 1), 0)
+    lo_iota = lax.broadcasted_iota(jnp.int32, (_LANES, 1), 0)
+    hit_hi = (hi_iota == lax.shift_right_logical(c, 7)).astype(jnp.float32).astype(jnp.bfloat16)
+    hit_lo = lo_iota == lax.bitwise_and(c, _LANES - 1)
+
+    def one_slot(rest):
+        # The first remaining slot and its synapses: one product, added into that slot.
+        s0 = jnp.min(jnp.where(rest > 0, s, length))
+        take = hit_lo & (rest > 0) & (s == s0)
+        b = jnp.concatenate([jnp.where(take, p, 0.0).astype(jnp.bfloat16) for p in parts], axis=0)
+        out = dot_t(hit_hi, b, False)
+        at = pl.ds(pl.multiple_of(s0 * rows, 8), rows)
+        acc_ref[at, :] += out[:, :_LANES] + out[:, _LANES:2 * _LANES] + out[:, 2 * _LANES:]
+        return jnp.where(s == s0, 0, rest)
+
+    lax.while_loop(lambda rest: jnp.max(rest) > 0, one_slot, keep.astype(jnp.int32))
 
 
 def _add_non_finite(acc_ref, coef, s, c, rows):
@@ -255,20 +257,19 @@ def _in_pieces(a, fill):
     return a.reshape(-1, _LANES)
 
 
-def deliver(ring, events, data, columns, delays, indptr, t, *, shape, weighted, interpret):
-    """The ring after delivering the synapses of ``events``' rows, by this kernel.
+def operands(events, data, columns, delays, indptr, t, *, length, n, weighted):
+    """What both TPU delivery kernels read: ``(scalars for SMEM, synapse arrays in 128-wide pieces for HBM)``.
 
-    ``delays`` None: ``columns`` are a layout's packed offsets. ``ring``
-    must not be float64 and the problem must pass :func:`fits_the_chip`.
+    Scalars: indptr, the event flags packed 32 to a word, ``t mod L``, the
+    event values (weighted), the shared weight, the shared delay. Pieces:
+    the columns (``delays`` None: a layout's packed offsets), the delays,
+    the weights, each unless shared. :func:`unpack` splits a body's refs
+    the same way.
     """
-    m, n = shape
-    length = ring.shape[0]
-    rows = _slot_rows(n)
     shared_w, packed = data.shape[0] == 1, delays is None
     shared_d = not packed and delays.shape[0] == 1
     active = events if events.dtype == jnp.bool_ or not weighted else events != 0
-    period = jnp.asarray(length, t.dtype)
-    now = jnp.mod(t.reshape(1), period).astype(jnp.int32)
+    now = jnp.mod(t.reshape(1), jnp.asarray(length, t.dtype)).astype(jnp.int32)
     scalars = [indptr.astype(jnp.int32), packed_flags(active), now]
     if weighted:
         scalars.append(events.astype(jnp.float32))
@@ -281,10 +282,42 @@ def deliver(ring, events, data, columns, delays, indptr, t, *, shape, weighted, 
         hbm.append(_in_pieces(_int32(delays, length), 0))
     if not shared_w:
         hbm.append(_in_pieces(data.astype(jnp.float32), 0))
+    return scalars, hbm
+
+
+def unpack(refs, *, weighted, shared_w, shared_d, packed):
+    """A body's refs as :func:`operands` passed them: ``(indptr, flags, now, values, weight, delay, pieces, rest)``,
+    None for what the call has not."""
+    refs = list(refs)
+    indptr_ref, flags_ref, now_ref = refs[:3]
+    del refs[:3]
+    values_ref = refs.pop(0) if weighted else None
+    w_scalar = refs.pop(0) if shared_w else None
+    d_scalar = refs.pop(0) if shared_d and not packed else None
+    hbm = [refs.pop(0)]
+    if not packed and not shared_d:
+        hbm.append(refs.pop(0))
+    if not shared_w:
+        hbm.append(refs.pop(0))
+    return indptr_ref, flags_ref, now_ref, values_ref, w_scalar, d_scalar, hbm, refs
+
+
+def deliver(ring, events, data, columns, delays, indptr, t, *, shape, weighted, interpret):
+    """The ring after delivering the synapses of ``events``' rows, by this kernel.
+
+    ``delays`` None: ``columns`` are a layout's packed offsets. ``ring``
+    must not be float64 and the problem must pass :func:`fits_the_chip`.
+    """
+    m, n = shape
+    length = ring.shape[0]
+    rows = _slot_rows(n)
+    shared_w, packed = data.shape[0] == 1, delays is None
+    shared_d = not packed and delays.shape[0] == 1
+    scalars, hbm = operands(events, data, columns, delays, indptr, t, length=length, n=n, weighted=weighted)
     block = length * rows
     scratch = [pltpu.VMEM((block, _LANES), jnp.float32), pltpu.SMEM((max(m, 1),), jnp.int32),
                pltpu.SMEM((WORK,), jnp.int32), pltpu.SMEM((WORK,), jnp.int32)]
-    scratch += [pltpu.VMEM((2, _PIECES_PER_BATCH, _LANES), a.dtype) for a in hbm]
+    scratch += [pltpu.VMEM((2, PIECES_PER_BATCH, _LANES), a.dtype) for a in hbm]
     scratch += [pltpu.SemaphoreType.DMA((len(hbm), 2)), pltpu.SemaphoreType.DMA(())]
     body = _body(m=m, n=n, length=length, rows=rows, weighted=weighted, shared_w=shared_w, shared_d=shared_d,
                  packed=packed)
