@@ -19,8 +19,10 @@ product's does (:mod:`eventjax.kernels.common.pallas.tpu_rows`):
 The kernel returns what was delivered; the ring is added outside, in the
 accumulation dtype, as the ``jax`` kernel adds. NaN or inf weights (or
 weighted event values) would reach the targets sharing their MXU tile, so
-such inputs take the ``jax`` kernel, as do rings over ``MAX_TARGETS``
-entries, float64 rings and structures too large for SMEM.
+such inputs take the ``jax`` kernel, as do float64 rings and structures too
+large for SMEM. Rings over ``MAX_TARGETS`` entries go to
+:mod:`~eventjax.kernels.delay.pallas_tpu_ring` (one product per ring slot),
+and past its limits to the ``jax`` kernel.
 """
 
 from __future__ import annotations
