@@ -12,9 +12,9 @@ products.
 
 - The one-hot factor of ``hi`` is exact in bfloat16; the weighted factor is
   split into three bfloat16 parts (``w1 = bf16(w)``, ``w2 = bf16(w - w1)``,
-  ``w3 = bf16(w - w1 - w2)``, whose sum is ``w`` for normal floats), so
-  three single-pass products give the float32 result (``Precision.HIGHEST``
-  takes six).
+  ``w3 = bf16(w - w1 - w2)``, whose sum is ``w`` for normal floats) side
+  by side, so one single-pass product (its three result blocks summed)
+  gives the float32 result, where ``Precision.HIGHEST`` takes six passes.
 - The delivered block (``L`` slots of ``n`` columns rounded up to 1,024)
   stays in VMEM for the call and goes to HBM by one DMA at the end; the
   ring is added outside, in its accumulation dtype, as the ``jax`` kernel
