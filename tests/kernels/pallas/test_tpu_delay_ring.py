@@ -111,3 +111,13 @@ def test_which_problems_fit_the_ring_kernel():
     assert not pallas_tpu_ring.fits_the_chip(m=1000, n=1_000_000, length=4, weighted=False)  # columns past a product
     assert not pallas_tpu_ring.fits_the_chip(m=1000, n=100_000, length=200, weighted=False)  # block past VMEM
     assert not pallas_tpu.fits_the_chip(m=77_169, nnz=300_000_000, length=64, n=77_169)  # the one-hot kernel's limit
+
+
+def test_structure_in_int64_under_x64_matches_the_oracle():
+    """With ``jax_enable_x64`` on, int64 columns, delays, row pointers and step: the same delivery."""
+    m, n, length = 9, 140, 5
+    ring, events, data, indices, indptr, delays = _problem(12, m, n, length, weighted=False)
+    with jax.enable_x64(True):
+        got = _kernel(ring, events, data, indices.astype(np.int64), indptr.astype(np.int64),
+                      delays.astype(np.int64), np.int64(7), weighted=False)
+    _close(got, oracle.deliver(ring, events, data, indices, indptr, delays, 7, weighted=False))

@@ -32,6 +32,8 @@ products.
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 from jax import lax
@@ -242,6 +244,16 @@ def _add_non_finite(acc_ref, coef, s, c, rows):
         lax.fori_loop(0, _LANES, one, 0)
 
 
+def _in_32_bits(body):
+    """``body`` traced with ``jax_enable_x64`` off: its operands are 32-bit, and under x64 a Python number in it
+    would become a 64-bit value that lax's shifts refuse to mix with them."""
+    @functools.wraps(body)
+    def traced(*refs):
+        with jax.enable_x64(False):
+            return body(*refs)
+    return traced
+
+
 def _int32(a, bound):
     """Columns, delays or offsets as int32; a wider array's values outside ``[0, bound)`` become -1 first."""
     if a.dtype == jnp.int32:
@@ -322,7 +334,7 @@ def deliver(ring, events, data, columns, delays, indptr, t, *, shape, weighted, 
     body = _body(m=m, n=n, length=length, rows=rows, weighted=weighted, shared_w=shared_w, shared_d=shared_d,
                  packed=packed)
     y = pl.pallas_call(
-        body, out_shape=jax.ShapeDtypeStruct((block, _LANES), jnp.float32),
+        _in_32_bits(body), out_shape=jax.ShapeDtypeStruct((block, _LANES), jnp.float32),
         grid_spec=pltpu.PrefetchScalarGridSpec(
             num_scalar_prefetch=len(scalars), grid=(1,),
             in_specs=[pl.BlockSpec(memory_space=pl.ANY)] * len(hbm),
