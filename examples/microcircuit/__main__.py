@@ -12,7 +12,7 @@ import numpy as np
 
 from examples.microcircuit import check_run, peak_rss_gb
 
-BACKENDS = ('jax', 'numba', 'warp')
+BACKENDS = ('jax', 'numba', 'pallas', 'warp')
 
 
 def save_raster(path, model, steps, ids, t0_ms, ms):
@@ -55,11 +55,27 @@ def parse(argv=None) -> argparse.Namespace:
     parser.add_argument('--dtype', choices=('float32', 'float64'), default='float32')
     parser.add_argument('--seed', type=int, default=55)
     parser.add_argument('--raster', default='', help='save a raster plot of the simulated time to this PNG')
+    parser.add_argument('--spikes', default='', help='save the simulated spikes (steps and neuron ids) to this .npz')
     parser.add_argument('--quiet', action='store_true', help='no progress bars')
     parser.add_argument('--json', action='store_true', help='end with the figures as one JSON line')
     args = parser.parse_args(argv)
     check_run(parser, args)
+    if args.backend == 'pallas':
+        check_pallas(parser)
     return args
+
+
+def check_pallas(parser):
+    """``--backend pallas`` needs a TPU or GPU, or the CPU's interpret mode asked for (a usage error otherwise)."""
+    import jax
+
+    from eventjax.backends.pallas import get_cpu_interpret
+
+    platform = jax.default_backend()
+    if platform not in ('tpu', 'gpu') and not get_cpu_interpret():
+        parser.error(f'--backend pallas runs its kernels on a TPU or GPU, and JAX sees only {platform}; use '
+                     '--backend jax or numba here, or set EVENTJAX_PALLAS_INTERPRET=1 to interpret the pallas '
+                     'kernels on the CPU (slow).')
 
 
 def main(argv=None):
@@ -72,7 +88,8 @@ def main(argv=None):
 
     progress = None if args.quiet else sys.stderr
     start = time.perf_counter()
-    model = simulation.build(args.scale, args.k_scale, args.drive, args.seed, np.dtype(args.dtype))
+    model = simulation.build(args.scale, args.k_scale, args.drive, args.seed, np.dtype(args.dtype),
+                             split=args.backend == 'numba', whole_tiles=args.backend == 'pallas')
     runner = simulation.Runner(model, args.backend, args.seed)
     construction = time.perf_counter() - start
     compile_s = runner.compile()
@@ -91,6 +108,10 @@ def main(argv=None):
     if args.raster:
         save_raster(args.raster, model, steps, ids, args.t_presim, args.t_sim)
         print(f'  raster saved to {args.raster}')
+    if args.spikes:
+        np.savez_compressed(args.spikes, steps=steps, ids=ids, t_presim=args.t_presim, t_sim=args.t_sim,
+                            scale=args.scale)
+        print(f'  spikes saved to {args.spikes}')
     if args.json:
         print(json.dumps({'simulator': f'eventjax {args.backend}', 'neurons': model.n, 'synapses': model.nnz,
                           'construction_s': construction, 'compile_s': compile_s, 'presim_s': presim,

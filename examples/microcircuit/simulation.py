@@ -82,12 +82,15 @@ class Model:
         return int(self.v0.shape[0])
 
 
-def build(scale=0.1, k_scale=None, drive='dc', seed=55, dtype=np.float32, split=True, delay_min=1):
+def build(scale=0.1, k_scale=None, drive='dc', seed=55, dtype=np.float32, split=True, delay_min=1,
+          whole_tiles=False):
     """Build PD14 with ``N_scaling = scale`` and ``K_scaling = k_scale`` (default ``scale``); ``delay_min``:
     the shortest delay in steps (:func:`params.derive`).
 
     ``split``: store each row in two parts by target column, for :mod:`owner_split`'s delivery (the same
     network and spikes; without it each row is sorted by delay alone and the library's delivery runs).
+    ``whole_tiles``: pad the stored synapses to a multiple of 1,024 with entries of no row, so the pallas TPU
+    delivery reads them as ``(rows, 128)`` tiles in place (other counts cost it a copy of every synapse).
     """
     k_scale = scale if k_scale is None else k_scale
     derived = P.derive(scale, k_scale, drive, delay_min)
@@ -103,7 +106,13 @@ def build(scale=0.1, k_scale=None, drive='dc', seed=55, dtype=np.float32, split=
     # would check and sort all synapses once more) and keeps only what delivery reads, the weights and the
     # packed offsets. Both are 64-byte aligned, so device_put aliases them instead of copying 2 x 4 bytes a
     # synapse; the JAX arrays keep the NumPy buffers alive.
-    arrays = [jax.device_put(a, may_alias=True) for a in (conn.weights, indptr, conn.offsets)]
+    weights, offsets = conn.weights, conn.offsets
+    if whole_tiles and nnz % 1024:
+        # entries past indptr[-1] belong to no row; offset -1 is a synapse no ring keeps
+        weights = np.concatenate([weights, np.zeros(-nnz % 1024, weights.dtype)])
+        offsets = np.concatenate([offsets, np.full(-nnz % 1024, -1, offsets.dtype)])
+    arrays = [jax.device_put(a, may_alias=True) for a in (weights, indptr, offsets)]
+    del weights, offsets
     del conn
     data, indptr, offsets = arrays
     W = ej.DelayedCSR(ej.CSRDelayLayout(data, None, indptr, None, offsets, shape=(n, n), ring_length=length))

@@ -51,6 +51,25 @@ class TestArguments:
         assert (args.t_sim, args.t_presim, args.seed) == (0.1, 0.0, 0)
 
 
+class TestPallas:
+    def test_pallas_without_a_tpu_or_gpu_is_a_usage_error(self, capsys, monkeypatch):
+        import eventjax.backends.pallas as bridge
+
+        monkeypatch.setattr(bridge, 'get_cpu_interpret', lambda: False)  # the tests turn interpret mode on
+        with pytest.raises(SystemExit) as exit_:
+            command.parse(['--backend', 'pallas'])
+        err = capsys.readouterr().err
+        assert exit_.value.code == 2
+        assert '--backend pallas runs its kernels on a TPU or GPU, and JAX sees only cpu' in err
+        assert 'EVENTJAX_PALLAS_INTERPRET=1' in err
+
+    def test_pallas_in_interpret_mode_is_accepted(self, monkeypatch):
+        import eventjax.backends.pallas as bridge
+
+        monkeypatch.setattr(bridge, 'get_cpu_interpret', lambda: True)
+        assert command.parse(['--backend', 'pallas']).backend == 'pallas'
+
+
 class TestJson:
     def test_the_json_line_is_strict_json_even_with_a_silent_network(self, capsys, monkeypatch):
         derived = P.derive(0.001, 0.001, 'dc')
@@ -68,7 +87,7 @@ class TestJson:
             def run(self, ms, label, progress, record=True):
                 return np.zeros(0, np.int64), np.zeros(0, np.int64), 0.0
 
-        monkeypatch.setattr(simulation, 'build', lambda *args: model)
+        monkeypatch.setattr(simulation, 'build', lambda *args, **kwargs: model)
         monkeypatch.setattr(simulation, 'Runner', Silent)
         assert command.main(['--scale', '0.001', '--t-sim', '1', '--quiet', '--json']) == 0
         line = capsys.readouterr().out.strip().splitlines()[-1]

@@ -106,6 +106,33 @@ def _csr_problem(rng, m, n, k, length):
             rng.integers(1, length, nnz).astype(np.int32))
 
 
+def _delivery_events(rng, m, weighted):
+    """A tenth of ``m`` rows with events: normal values (weighted) or True."""
+    if weighted:
+        return np.where(rng.random(m) < 0.1, rng.normal(size=m), 0).astype(np.float32)
+    return rng.random(m) < 0.1
+
+
+def _delivered(ring, events, data, indices, indptr, delays, t, weighted):
+    """The oracle: ``ring[(t + d) % L, j] += w * value`` over every synapse of every event row, in float64."""
+    length = ring.shape[0]
+    rows = np.repeat(np.arange(events.shape[0]), np.diff(indptr))
+    value = (events if weighted else events.astype(np.float64))[rows]
+    want = ring.astype(np.float64)
+    np.add.at(want, ((t + delays) % length, indices), np.broadcast_to(data, delays.shape).astype(np.float64) * value)
+    return want
+
+
+def _deliver_on_chip(ring, events, data, indices, indptr, delays, t, weighted, layout):
+    """The pallas delivery, jitted: the plain form, or a layout built from the same arrays."""
+    shape = (events.shape[0], ring.shape[1])
+    if layout:
+        lay = ej.CSRDelayLayout.build(data, indices, indptr, delays, shape=shape)
+        return jax.jit(lambda r, e: ej.csr_delay_deliver_layout(r, e, lay, t, backend='pallas'))(ring, events)
+    return jax.jit(lambda r, e: ej.csr_delay_deliver(r, e, data, indices, indptr, delays, t, shape=shape,
+                                                     weighted=weighted, backend='pallas'))(ring, events)
+
+
 @pytest.mark.parametrize('weighted, dtype, layout', [(False, np.float32, False), (True, np.float32, False),
                                                       (False, np.float16, False), (False, np.float32, True)])
 def test_delivery_on_the_chip_equals_the_oracle(weighted, dtype, layout):
@@ -113,18 +140,9 @@ def test_delivery_on_the_chip_equals_the_oracle(weighted, dtype, layout):
     rng = np.random.default_rng(m + length)
     data, indices, indptr, delays = _csr_problem(rng, m, n, 37, length)
     ring = rng.normal(size=(length, n)).astype(dtype)
-    events = np.where(rng.random(m) < 0.1, rng.normal(size=m), 0).astype(np.float32) if weighted else \
-        rng.random(m) < 0.1
-    rows = np.repeat(np.arange(m), np.diff(indptr))
-    value = (events if weighted else events.astype(np.float64))[rows]
-    want = ring.astype(np.float64)
-    np.add.at(want, ((t + delays) % length, indices), data.astype(dtype).astype(np.float64) * value)
-    if layout:
-        lay = ej.CSRDelayLayout.build(data, indices, indptr, delays, shape=(m, n))
-        got = jax.jit(lambda r, e: ej.csr_delay_deliver_layout(r, e, lay, t, backend='pallas'))(ring, events)
-    else:
-        got = jax.jit(lambda r, e: ej.csr_delay_deliver(r, e, data, indices, indptr, delays, t, shape=(m, n),
-                                                        weighted=weighted, backend='pallas'))(ring, events)
+    events = _delivery_events(rng, m, weighted)
+    want = _delivered(ring, events, data.astype(dtype), indices, indptr, delays, t, weighted)
+    got = _deliver_on_chip(ring, events, data, indices, indptr, delays, t, weighted, layout)
     assert got.dtype == dtype
     _check(got, want, dtype)
 
@@ -265,3 +283,38 @@ def test_a_shared_weight_times_the_count_of_entries_on_the_chip(weight):
     np.testing.assert_array_equal(np.isnan(y), np.isnan(want))
     if not np.isnan(weight):
         _check(y, want, np.float32)
+
+
+@pytest.mark.parametrize('weighted, shared_w, layout', [(False, False, True), (True, False, False),
+                                                        (False, True, False)])
+def test_delivery_into_a_large_ring_on_the_chip_equals_the_oracle(weighted, shared_w, layout):
+    """A ring past the whole-ring one-hot block (120 x 5,003 entries): the slot-by-slot kernel."""
+    m, n, length, t = 1001, 5003, 120, 77
+    rng = np.random.default_rng(m + length + weighted)
+    data, indices, indptr, delays = _csr_problem(rng, m, n, 37, length)
+    delays = np.clip(np.round(rng.normal(15, 6, delays.shape[0])), 1, length - 1).astype(np.int32)  # PD14-like
+    data = data[:1] if shared_w else data
+    ring = rng.normal(size=(length, n)).astype(np.float32)
+    events = _delivery_events(rng, m, weighted)
+    want = _delivered(ring, events, data, indices, indptr, delays, t, weighted)
+    got = _deliver_on_chip(ring, events, data, indices, indptr, delays, t, weighted, layout)
+    _check(got, want, np.float32)
+    _check(got, np.asarray(ej.csr_delay_deliver(ring, events, data, indices, indptr, delays, t, shape=(m, n),
+                                                weighted=weighted, backend='jax'), np.float64), np.float32)
+
+
+def test_non_finite_weights_in_a_large_ring_reach_only_their_own_targets_on_the_chip():
+    m, n, length, t = 300, 5003, 120, 3
+    rng = np.random.default_rng(11)
+    data, indices, indptr, delays = _csr_problem(rng, m, n, 37, length)
+    data[indptr[1] + 4], data[indptr[1] + 200] = np.nan, np.inf
+    ring = np.zeros((length, n), np.float32)
+    events = np.ones(m, bool)
+    got = np.asarray(jax.jit(lambda r: ej.csr_delay_deliver(r, events, data, indices, indptr, delays, t,
+                                                            shape=(m, n), backend='pallas'))(ring))
+    want = np.asarray(ej.csr_delay_deliver(ring, events, data, indices, indptr, delays, t, shape=(m, n),
+                                           backend='jax'))
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
+    finite = np.isfinite(want)
+    np.testing.assert_allclose(got[finite], want[finite], rtol=1e-4, atol=1e-4)

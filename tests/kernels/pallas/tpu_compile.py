@@ -14,7 +14,9 @@ operand builder below is compiled with its default backend and, where it has
 one, its pallas tpu kernel, for odd sizes, float32 and float16 weights, bool
 and float events, mv and mm, both directions. An operator with a pallas tpu
 kernel but no builder fails the run. The report lists which operators have a
-pallas TPU kernel. Exit status 1 on any failure.
+pallas TPU kernel. Deliveries into rings too large for the one-hot block of the
+whole ring (PD14's at full scale among them) are compiled from abstract
+shapes as well. Exit status 1 on any failure.
 """
 
 from __future__ import annotations
@@ -102,6 +104,31 @@ def _layout_delivery(ring, events, data, offsets, indptr, t, *, shape, backend):
     return ej.csr_delay_deliver_layout(ring, events, layout, t, backend=backend)
 
 
+# Deliveries into rings past the one-hot block of the whole ring (the slot-by-slot kernel), as (m, n, L, nnz):
+# odd sizes, and PD14 at full scale (its synapses padded to whole 1,024-entry tiles, as the example pads them).
+LARGE_RINGS = ((300, 5003, 120, 1500), (77_169, 77_169, 64, 298_881_024))
+
+
+def _large_ring_cases():
+    """``(what, function, operand (shape, dtype) pairs)`` of each form of delivery into each of LARGE_RINGS."""
+    import jax.numpy as jnp  # noqa: PLC0415
+
+    import eventjax as ej  # noqa: PLC0415
+
+    i32, f32 = jnp.int32, jnp.float32
+    for m, n, length, nnz in LARGE_RINGS:
+        structure = [((nnz,), f32), ((nnz,), i32), ((m + 1,), i32)]
+        ring, spikes = ((length, n), f32), ((m,), jnp.bool_)
+        what = f'{m}x{n}, ring {length}, {nnz} synapses'
+        yield (f'csr_delay_deliver_layout(backend=pallas, {what})',
+               lambda *a, s=(m, n): _layout_delivery(*a, shape=s, backend='pallas'),
+               [ring, spikes, *structure, ((), i32)])
+        if nnz < 2 ** 20:
+            yield (f'csr_delay_deliver(backend=pallas, {what}, weighted)',
+                   lambda *a, s=(m, n): ej.csr_delay_deliver(*a, shape=s, weighted=True, backend='pallas'),
+                   [ring, ((m,), f32), *structure, ((nnz,), i32), ((), i32)])
+
+
 def _cases(name, sweep):
     import jax.numpy as jnp  # noqa: PLC0415
 
@@ -160,6 +187,15 @@ def main(argv: list[str]) -> int:
                     print(f'slow compile ({time.perf_counter() - start:.0f} s): {what}', flush=True)
         report.append(f'{name:28s} tpu backends: {", ".join(tpu):12s} '
                       f'pallas tpu kernel: {"yes" if has_pallas else "no"}')
+    for what, call, shapes in _large_ring_cases():
+        args = [jax.ShapeDtypeStruct(s, d, sharding=sharding) for s, d in shapes]
+        try:
+            jax.jit(call).trace(*args).lower(lowering_platforms=('tpu',)).compile()
+        except Exception as exc:  # noqa: BLE001 - reported with the others
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ''
+            failures.append(f'{what}: {type(exc).__name__}: {first}')
+            continue
+        compiled += 1
     print('\n'.join(report))
     print(f'{compiled} compiled for {TOPOLOGY}, {len(failures)} failed.')
     for failure in failures:

@@ -19,8 +19,10 @@ product's does (:mod:`eventjax.kernels.common.pallas.tpu_rows`):
 The kernel returns what was delivered; the ring is added outside, in the
 accumulation dtype, as the ``jax`` kernel adds. NaN or inf weights (or
 weighted event values) would reach the targets sharing their MXU tile, so
-such inputs take the ``jax`` kernel, as do rings over ``MAX_TARGETS``
-entries, float64 rings and structures too large for SMEM.
+such inputs take the ``jax`` kernel, as do float64 rings and structures too
+large for SMEM. Rings over ``MAX_TARGETS`` entries go to
+:mod:`~eventjax.kernels.delay.pallas_tpu_ring` (one product per ring slot),
+and past its limits to the ``jax`` kernel.
 """
 
 from __future__ import annotations
@@ -31,14 +33,14 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
 from eventjax.kernels.common.events import accumulation_dtype
-from eventjax.kernels.common.pallas.tpu_pieces import SMEM_WORDS, collect_pieces, in_batches, in_pieces, max_pieces
-from eventjax.kernels.common.pallas.tpu_rows import dot_t, one_program, packed_flags, with_finite_fallback
-from eventjax.kernels.delay import jax_impl
+from eventjax.kernels.common.pallas.tpu_pieces import SMEM_WORDS, collect_pieces, in_batches, max_pieces
+from eventjax.kernels.common.pallas.tpu_rows import dot_t, one_program, with_finite_fallback
+from eventjax.kernels.delay import jax_impl, pallas_tpu_ring
 
 __all__ = ['MAX_TARGETS', 'csr_delay_deliver_layout_tpu_kernel', 'csr_delay_deliver_tpu_kernel', 'fits_the_chip']
 
 _LANES = 128
-_PIECES_PER_BATCH = 8
+_PIECES_PER_BATCH = pallas_tpu_ring.PIECES_PER_BATCH  # piece_copies fetches this many a batch
 # The delivered block lives in VMEM (2 MiB at this size), beside a batch's one-hot temporaries of its
 # size: past about 750,000 targets Mosaic runs out of scoped VMEM on a v5e.
 MAX_TARGETS = 524_288
@@ -61,17 +63,8 @@ def _body(*, m, n, length, hi_rows, weighted, shared_w, shared_d, packed):
     group = _PIECES_PER_BATCH
 
     def body(*refs):
-        refs = list(refs)
-        indptr_ref, flags_ref, now_ref = refs[:3]
-        del refs[:3]
-        values_ref = refs.pop(0) if weighted else None
-        w_scalar = refs.pop(0) if shared_w else None
-        d_scalar = refs.pop(0) if shared_d and not packed else None
-        hbm = [refs.pop(0)]  # columns (offsets in the layout form)
-        if not packed and not shared_d:
-            hbm.append(refs.pop(0))
-        if not shared_w:
-            hbm.append(refs.pop(0))
+        indptr_ref, flags_ref, now_ref, values_ref, w_scalar, d_scalar, hbm, refs = pallas_tpu_ring.unpack(
+            refs, weighted=weighted, shared_w=shared_w, shared_d=shared_d, packed=packed)
         y_ref, piece_ref, owner_ref, *bufs = refs
         sem = bufs.pop()
         now = now_ref[0]
@@ -79,14 +72,7 @@ def _body(*, m, n, length, hi_rows, weighted, shared_w, shared_d, packed):
         count = collect_pieces(m, indptr_ref, flags_ref, piece_ref, owner_ref)
         y_ref[...] = jnp.zeros(y_ref.shape, y_ref.dtype)
 
-        def copies(r, slot):
-            out = []
-            for g in range(group):
-                row = piece_ref[jnp.minimum(r * group + g, count - 1)]
-                for a, (src, buf) in enumerate(zip(hbm, bufs)):
-                    out.append(pltpu.make_async_copy(src.at[pl.ds(row, 1)], buf.at[slot, pl.ds(g, 1)],
-                                                     sem.at[a, slot]))
-            return out
+        copies = pallas_tpu_ring.piece_copies(piece_ref, count, hbm, bufs, sem)
 
         hi_iota = lax.broadcasted_iota(jnp.int32, (hi_rows, 1), 0)
         lo_iota = lax.broadcasted_iota(jnp.int32, (_LANES, 1), 0)
@@ -123,41 +109,16 @@ def _body(*, m, n, length, hi_rows, weighted, shared_w, shared_d, packed):
     return body
 
 
-def _columns(a, n):
-    """Columns (or delays) as int32; a wider array's values outside ``[0, n)`` become -1 before narrowing."""
-    if a.dtype == jnp.int32:
-        return a
-    return jnp.where((a >= 0) & (a < n), a, -1).astype(jnp.int32)
-
-
 def _deliver(ring, events, data, columns, delays, indptr, t, *, shape, weighted, interpret):
     """What the delivery adds into ``ring`` (flattened, float32), by the kernel; ``delays`` None: packed offsets."""
     m, n = shape
     length = ring.shape[0]
     nnz = columns.shape[0]
-    rows = -(-nnz // _LANES) + 1
     hi_rows = max(1, pl.cdiv(length * n, _LANES))
     shared_w, packed = data.shape[0] == 1, delays is None
     shared_d = not packed and delays.shape[0] == 1
-    if weighted:
-        active = events if events.dtype == jnp.bool_ else events != 0
-        flags = packed_flags(active)
-    else:
-        flags = packed_flags(events)
-    period = jnp.asarray(length, t.dtype)
-    now = jnp.mod(t.reshape(1), period).astype(jnp.int32)
-    scalars = [indptr.astype(jnp.int32), flags, now]
-    if weighted:
-        scalars.append(events.astype(jnp.float32))
-    if shared_w:
-        scalars.append(data.astype(jnp.float32))
-    hbm = [in_pieces(_columns(columns, length * n if packed else n), -1, rows)]
-    if shared_d:
-        scalars.append(_columns(delays, length))
-    elif not packed:
-        hbm.append(in_pieces(_columns(delays, length), 0, rows))
-    if not shared_w:
-        hbm.append(in_pieces(data.astype(jnp.float32), 0, rows))
+    scalars, hbm = pallas_tpu_ring.operands(events, data, columns, delays, indptr, t, length=length, n=n,
+                                            weighted=weighted)
     work = max_pieces(m, nnz)
     scratch = [pltpu.SMEM((work,), jnp.int32), pltpu.SMEM((work,), jnp.int32)]
     scratch += [pltpu.VMEM((2, _PIECES_PER_BATCH, _LANES), a.dtype) for a in hbm]
@@ -177,8 +138,13 @@ def _call(*, shape, weighted, fallback):
         nnz = columns.shape[0]
         if m == 0 or n == 0 or length == 0 or nnz == 0:
             return ring
-        if ring.dtype == jnp.float64 or not fits_the_chip(m=m, nnz=nnz, length=length, n=n):
+        if ring.dtype == jnp.float64:
             return fallback()
+        if not fits_the_chip(m=m, nnz=nnz, length=length, n=n):
+            if not pallas_tpu_ring.fits_the_chip(m=m, n=n, length=length, weighted=weighted):
+                return fallback()
+            return pallas_tpu_ring.deliver(ring, events, data, columns, delays, indptr, t, shape=shape,
+                                           weighted=weighted, interpret=interpret)
         acc = accumulation_dtype(ring.dtype)
 
         def kernel():

@@ -1,0 +1,123 @@
+"""Delivery into rings past the whole-ring one-hot block (``pallas_tpu_ring``), in Pallas's TPU interpreter."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import eventjax as ej
+from eventjax.kernels.delay import pallas_tpu, pallas_tpu_ring
+from tests.kernels.delay import oracle
+from tests.kernels.pallas.tpu_interpret import BACKEND, tpu_kernels_on_cpu
+
+
+def _problem(seed, m, n, length, *, weighted, shared_w=False, rate=0.5, dtype=np.float32):
+    """Rows of 0 to 11 synapses, one of 300 and one of 140 (pieces past 128 entries, many delays in each)."""
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(0, 12, m)
+    lengths[min(3, m - 1)], lengths[m // 2] = 300, 140
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    nnz = int(indptr[-1])
+    indices = rng.integers(0, n, nnz).astype(np.int32)
+    delays = rng.integers(1, length, nnz).astype(np.int32)
+    data = rng.normal(size=1 if shared_w else nnz).astype(np.float32)
+    if weighted:
+        events = np.where(rng.random(m) < rate, rng.normal(size=m), 0).astype(np.float32)
+    else:
+        events = rng.random(m) < rate
+    ring = rng.normal(size=(length, n)).astype(dtype)
+    return ring, events, data, indices, indptr, delays
+
+
+def _kernel(ring, events, data, indices, indptr, delays, t, *, weighted, layout=False):
+    """The kernel itself, interpreted, on the plain form or (``layout``) a delay-sorted layout's packed offsets."""
+    shape = (events.shape[0], ring.shape[1])
+    if layout:
+        lay = ej.CSRDelayLayout.build(data, indices, indptr, delays, shape=shape)
+        data, columns, delays = lay.data, lay.offsets, None
+    else:
+        columns, delays = jnp.asarray(indices), jnp.asarray(delays)
+    call = jax.jit(lambda r, e, w, c, d: pallas_tpu_ring.deliver(r, e, w, c, d, jnp.asarray(indptr), jnp.asarray(t),
+                                                                 shape=shape, weighted=weighted, interpret=True))
+    return call(ring, events, jnp.asarray(data), columns, delays)
+
+
+def _close(got, want, dtype=np.float32):
+    assert got.dtype == dtype
+    tol = 2e-2 if dtype == np.float16 else 1e-5
+    np.testing.assert_allclose(np.asarray(got, np.float64), want, rtol=tol, atol=tol, equal_nan=True)
+
+
+CASES = [  # (m, n, length, weighted, shared_w, layout, t)
+    (23, 1100, 7, False, False, False, 12),  # odd n past 1,024 columns: two row blocks a slot
+    (17, 37, 5, True, True, True, -3),
+    pytest.param(19, 301, 11, True, False, False, 4, marks=pytest.mark.long),
+    pytest.param(29, 1031, 3, False, True, True, 2, marks=pytest.mark.long),
+]
+
+
+@pytest.mark.parametrize('m, n, length, weighted, shared_w, layout, t', CASES)
+def test_ring_kernel_matches_the_oracle(m, n, length, weighted, shared_w, layout, t):
+    """Odd sizes, rows past 128 synapses with mixed delays, both forms, shared or per-synapse weights, any ``t``."""
+    ring, events, data, indices, indptr, delays = _problem(m + n, m, n, length, weighted=weighted, shared_w=shared_w)
+    got = _kernel(ring, events, data, indices, indptr, delays, t, weighted=weighted, layout=layout)
+    _close(got, oracle.deliver(ring, events, data, indices, indptr, delays, t, weighted=weighted))
+
+
+def test_no_events_leave_the_ring_and_all_events_deliver_every_row():
+    m, n, length = 13, 45, 6
+    ring, _, data, indices, indptr, delays = _problem(4, m, n, length, weighted=False)
+    np.testing.assert_array_equal(_kernel(ring, np.zeros(m, bool), data, indices, indptr, delays, 5,
+                                          weighted=False, layout=True), ring)
+    events = np.ones(m, bool)
+    got = _kernel(ring, events, data, indices, indptr, delays, 5, weighted=False, layout=True)
+    _close(got, oracle.deliver(ring, events, data, indices, indptr, delays, 5, weighted=False))
+
+
+def test_non_finite_terms_reach_only_their_own_targets():
+    """NaN and inf weights (and inf + -inf on one target) give IEEE's result; their tiles' neighbours stay finite."""
+    m, n, length = 11, 200, 5
+    ring, events, data, indices, indptr, delays = _problem(8, m, n, length, weighted=True)
+    events[3] = 1.5
+    first = indptr[3]
+    data[first + 5], data[first + 100], data[first + 200] = np.nan, np.inf, -np.inf
+    indices[first + 200], delays[first + 200] = indices[first + 100], delays[first + 100]
+    data[first + 7] = np.inf
+    got = np.asarray(_kernel(ring, events, data, indices, indptr, delays, 2, weighted=True))
+    want = oracle.deliver(ring, events, data, indices, indptr, delays, 2, weighted=True)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
+    assert np.isnan(want).sum() >= 2 and np.isinf(want).any()
+    finite = np.isfinite(want)
+    np.testing.assert_allclose(got[finite], want[finite], rtol=1e-5, atol=1e-5)
+
+
+def test_delivery_past_the_one_hot_limit_takes_the_ring_kernel(monkeypatch):
+    """The operator picks this kernel past ``MAX_TARGETS``: same result as the oracle, under jit and vmap."""
+    monkeypatch.setattr(pallas_tpu, 'MAX_TARGETS', 0)
+    m, n, length = 9, 131, 4
+    ring, events, data, indices, indptr, delays = _problem(6, m, n, length, weighted=False, dtype=np.float16)
+    lay = ej.CSRDelayLayout.build(data, indices, indptr, delays, shape=(m, n))
+    batch = np.stack([events, ~events])
+    with tpu_kernels_on_cpu():
+        got = jax.jit(jax.vmap(lambda e: ej.csr_delay_deliver_layout(ring, e, lay, 3, backend=BACKEND)))(batch)
+    for k in range(2):
+        _close(got[k], oracle.deliver(ring, batch[k], data, indices, indptr, delays, 3, weighted=False), np.float16)
+
+
+def test_which_problems_fit_the_ring_kernel():
+    assert pallas_tpu_ring.fits_the_chip(m=77_169, n=77_169, length=64, weighted=False)  # PD14 at full scale
+    assert not pallas_tpu_ring.fits_the_chip(m=77_169, n=77_169, length=64, weighted=True)  # values past SMEM
+    assert not pallas_tpu_ring.fits_the_chip(m=1000, n=1_000_000, length=4, weighted=False)  # columns past a product
+    assert not pallas_tpu_ring.fits_the_chip(m=1000, n=100_000, length=200, weighted=False)  # block past VMEM
+    assert not pallas_tpu.fits_the_chip(m=77_169, nnz=300_000_000, length=64, n=77_169)  # the one-hot kernel's limit
+
+
+def test_structure_in_int64_under_x64_matches_the_oracle():
+    """With ``jax_enable_x64`` on, int64 columns, delays, row pointers and step: the same delivery."""
+    m, n, length = 9, 140, 5
+    ring, events, data, indices, indptr, delays = _problem(12, m, n, length, weighted=False)
+    with jax.enable_x64(True):
+        got = _kernel(ring, events, data, indices.astype(np.int64), indptr.astype(np.int64),
+                      delays.astype(np.int64), np.int64(7), weighted=False)
+    _close(got, oracle.deliver(ring, events, data, indices, indptr, delays, 7, weighted=False))
