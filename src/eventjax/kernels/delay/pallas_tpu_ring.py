@@ -32,8 +32,6 @@ products.
 
 from __future__ import annotations
 
-import functools
-
 import jax
 import jax.numpy as jnp
 from jax import lax
@@ -41,8 +39,8 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
 from eventjax.kernels.common.events import accumulation_dtype
-from eventjax.kernels.common.pallas.tpu_pieces import SMEM_WORDS, in_batches
-from eventjax.kernels.common.pallas.tpu_rows import _compact_events, dot_t, packed_flags, tpu_interpret
+from eventjax.kernels.common.pallas.tpu_pieces import SMEM_WORDS, in_32_bits, in_batches
+from eventjax.kernels.common.pallas.tpu_rows import compact_event_ids, dot_t, packed_flags, tpu_interpret
 
 __all__ = ['PIECES_PER_BATCH', 'WORK', 'deliver', 'fits_the_chip', 'operands', 'piece_copies', 'unpack']
 
@@ -121,7 +119,7 @@ def _body(*, m, n, length, rows, weighted, shared_w, shared_d, packed):
             return carry
 
         lax.fori_loop(0, length, clear, 0)
-        count = _compact_events(flags_ref, ids_ref, pl.cdiv(m, 32))
+        count = compact_event_ids(flags_ref, ids_ref, pl.cdiv(m, 32))
 
         lane = lax.broadcasted_iota(jnp.int32, (1, _LANES), 1)
 
@@ -244,16 +242,6 @@ def _add_non_finite(acc_ref, coef, s, c, rows):
         lax.fori_loop(0, _LANES, one, 0)
 
 
-def _in_32_bits(body):
-    """``body`` traced with ``jax_enable_x64`` off: its operands are 32-bit, and under x64 a Python number in it
-    would become a 64-bit value that lax's shifts refuse to mix with them."""
-    @functools.wraps(body)
-    def traced(*refs):
-        with jax.enable_x64(False):
-            return body(*refs)
-    return traced
-
-
 def _int32(a, bound):
     """Columns, delays or offsets as int32; a wider array's values outside ``[0, bound)`` become -1 first."""
     if a.dtype == jnp.int32:
@@ -334,7 +322,7 @@ def deliver(ring, events, data, columns, delays, indptr, t, *, shape, weighted, 
     body = _body(m=m, n=n, length=length, rows=rows, weighted=weighted, shared_w=shared_w, shared_d=shared_d,
                  packed=packed)
     y = pl.pallas_call(
-        _in_32_bits(body), out_shape=jax.ShapeDtypeStruct((block, _LANES), jnp.float32),
+        in_32_bits(body), out_shape=jax.ShapeDtypeStruct((block, _LANES), jnp.float32),
         grid_spec=pltpu.PrefetchScalarGridSpec(
             num_scalar_prefetch=len(scalars), grid=(1,),
             in_specs=[pl.BlockSpec(memory_space=pl.ANY)] * len(hbm),

@@ -33,8 +33,8 @@ from jax.experimental.pallas import tpu as pltpu
 from eventjax.kernels.common.events import accumulation_dtype, event_indicator
 from eventjax.kernels.common.pallas.tpu_pieces import in_32_bits, in_batches
 
-__all__ = ['dot', 'dot_t', 'fits_the_chip', 'one_program', 'packed_flags', 'row_scatter', 'tpu_interpret',
-           'with_finite_fallback']
+__all__ = ['compact_event_ids', 'dot', 'dot_t', 'fits_the_chip', 'one_program', 'packed_flags', 'row_scatter',
+           'tpu_interpret', 'with_finite_fallback']
 
 _LANES = 128
 # Rows fetched per DMA batch in the scatter; two batches are in flight.
@@ -124,7 +124,7 @@ _BIT_DIGITS = tuple((_as_int32(mask), digit) for mask, digit in
                     ((0xFFFF0000, 16), (0xFF00FF00, 8), (0xF0F0F0F0, 4), (0xCCCCCCCC, 2), (0xAAAAAAAA, 1)))
 
 
-def _compact_events(flags_ref, ids_ref, n_words):
+def compact_event_ids(flags_ref, ids_ref, n_words):
     """Write the ids of the set bits of ``flags_ref[:n_words]`` (32 events to a word) to ``ids_ref``; their count.
 
     Scalar code: a step per word, and a few steps per event rather than one per row, so sparse events
@@ -171,7 +171,7 @@ def _scatter_body(*, m, n_entries, homogeneous, events, hi_rows, precise, fixed_
 
         y_ref[...] = jnp.zeros(y_ref.shape, y_ref.dtype)
         if events:
-            count = _compact_events(x_ref, ids_ref, pl.cdiv(m, 32))
+            count = compact_event_ids(x_ref, ids_ref, pl.cdiv(m, 32))
         else:
             count = jnp.int32(m)
 
