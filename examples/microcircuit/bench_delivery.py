@@ -1,6 +1,6 @@
 """PD14's delivery, push (into the ring, :mod:`owner_split`) against pull (at read time, :mod:`pull`), alone.
 
-``python -m examples.microcircuit.bench_delivery --scale 1 --t-presim 100 --ms 100 --threads 1 2 --rounds 3``
+``python -m examples.microcircuit.bench_delivery --scale 1 --t-presim 100 --ms 100 --threads 1 2 --pairs 3``
 
 Builds the network once, runs it (``--t-presim`` warm-up, then ``--ms``
 recorded) and replays the recorded spikes through each delivery, in turns
@@ -115,7 +115,7 @@ def main(argv=None):
     parser.add_argument('--t-presim', type=float, default=100.0)
     parser.add_argument('--ms', type=float, default=100.0, help='model time recorded and replayed')
     parser.add_argument('--threads', type=int, nargs='+', default=[1, 2])
-    parser.add_argument('--rounds', type=int, default=3, help='push/pull pairs per thread count')
+    parser.add_argument('--pairs', type=int, default=3, help='push/pull pairs per thread count')
     parser.add_argument('--check-steps', type=int, default=200)
     parser.add_argument('--seed', type=int, default=55)
     args = parser.parse_args(argv)
@@ -137,7 +137,7 @@ def main(argv=None):
     per = {}
     for threads in args.threads:
         numba.set_num_threads(threads)
-        for _ in range(args.rounds):
+        for _ in range(args.pairs):
             for kind in ('push', 'pull'):
                 wall, cpu, _ = rp.run(kind)
                 per.setdefault((threads, kind), []).append((wall, cpu))
