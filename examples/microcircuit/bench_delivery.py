@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 
 import numba
@@ -119,6 +120,9 @@ def main(argv=None):
     parser.add_argument('--check-steps', type=int, default=200)
     parser.add_argument('--seed', type=int, default=55)
     args = parser.parse_args(argv)
+    if args.pairs < 1 or args.ms <= 0 or any(t < 1 or t > numba.config.NUMBA_NUM_THREADS for t in args.threads):
+        parser.error(f'--pairs and --ms must be positive and each of --threads in [1, '
+                     f'{numba.config.NUMBA_NUM_THREADS}] (numba\'s threads).')
     threading_layer()
     start = time.perf_counter()
     model, steps, ids, n_steps = record(args.scale, args.k_scale, args.t_presim, args.ms, args.seed)
@@ -127,6 +131,10 @@ def main(argv=None):
     print(f'PD14 scale {args.scale:g}: {rp.n} neurons, {rp.indptr[-1]:,} synapses, ring {rp.length} slots; '
           f'{rp.step_rows.size} spikes, {rp.events:,} synaptic events in {n_steps} steps '
           f'({rp.events / n_steps:,.0f} a step); recorded in {time.perf_counter() - start:.1f} s', flush=True)
+    if rp.events == 0:
+        print(f'bench_delivery: no synaptic event in the {n_steps} recorded steps, nothing to time; raise --scale '
+              'or --ms.', file=sys.stderr)
+        return 2
     check = min(args.check_steps, n_steps)
     same = np.array_equal(rp.run('push', check)[2], rp.run('pull', check)[2])
     print(f'  inputs of the first {check} steps bit for bit the same: {same}', flush=True)

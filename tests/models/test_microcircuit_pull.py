@@ -113,3 +113,15 @@ def test_runner_refuses_an_unknown_delivery():
 
 def test_the_module_s_examples_run():
     assert doctest.testmod(pull).failed == 0
+
+
+def test_bench_delivery_refuses_bad_arguments_and_a_silent_recording(capsys):
+    from examples.microcircuit import bench_delivery
+
+    with pytest.raises(SystemExit) as stop:
+        bench_delivery.main(['--pairs', '0'])
+    assert stop.value.code == 2
+    assert '--pairs and --ms must be positive' in capsys.readouterr().err
+    # 20 ms at scale 0.02 after a 20 ms warm-up: no neuron fires yet, so there is no event to time
+    assert bench_delivery.main(['--scale', '0.02', '--ms', '20', '--t-presim', '20', '--threads', '1']) == 2
+    assert 'no synaptic event' in capsys.readouterr().err
