@@ -39,7 +39,7 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
 from eventjax.kernels.common.events import accumulation_dtype
-from eventjax.kernels.common.pallas.tpu_pieces import SMEM_WORDS, in_32_bits, in_batches
+from eventjax.kernels.common.pallas.tpu_pieces import SMEM_WORDS, in_32_bits, in_batches, in_pieces
 from eventjax.kernels.common.pallas.tpu_rows import compact_event_ids, dot_t, packed_flags, tpu_interpret
 
 __all__ = ['PIECES_PER_BATCH', 'WORK', 'deliver', 'fits_the_chip', 'operands', 'piece_copies', 'unpack']
@@ -249,14 +249,6 @@ def _int32(a, bound):
     return jnp.where((a >= 0) & (a < bound), a, -1).astype(jnp.int32)
 
 
-def _in_pieces(a, fill):
-    """``a`` laid out 128 to a row; a length that is a multiple of 128 is only reshaped (no copy of the synapses)."""
-    pad = -a.shape[0] % _LANES
-    if pad:
-        a = jnp.pad(a, (0, pad), constant_values=fill)
-    return a.reshape(-1, _LANES)
-
-
 def operands(events, data, columns, delays, indptr, t, *, length, n, weighted):
     """What both TPU delivery kernels read: ``(scalars for SMEM, synapse arrays in 128-wide pieces for HBM)``.
 
@@ -271,17 +263,18 @@ def operands(events, data, columns, delays, indptr, t, *, length, n, weighted):
     active = events if events.dtype == jnp.bool_ or not weighted else events != 0
     now = jnp.mod(t.reshape(1), jnp.asarray(length, t.dtype)).astype(jnp.int32)
     scalars = [indptr.astype(jnp.int32), packed_flags(active), now]
+    rows = pl.cdiv(columns.shape[0], _LANES)
     if weighted:
         scalars.append(events.astype(jnp.float32))
     if shared_w:
         scalars.append(data.astype(jnp.float32))
-    hbm = [_in_pieces(_int32(columns, length * n if packed else n), -1)]
+    hbm = [in_pieces(_int32(columns, length * n if packed else n), -1, rows)]
     if shared_d:
         scalars.append(_int32(delays, length))
     elif not packed:
-        hbm.append(_in_pieces(_int32(delays, length), 0))
+        hbm.append(in_pieces(_int32(delays, length), 0, rows))
     if not shared_w:
-        hbm.append(_in_pieces(data.astype(jnp.float32), 0))
+        hbm.append(in_pieces(data.astype(jnp.float32), 0, rows))
     return scalars, hbm
 
 

@@ -45,13 +45,17 @@ def in_32_bits(body):
 
 
 def in_pieces(a, fill, rows: int):
-    """A flat array laid out 128 to a row, ``(rows, 128)``, padded with ``fill``.
+    """A flat array laid out 128 to a row, ``(rows, 128)``, padded with ``fill``; an array that needs no
+    padding is only reshaped (no copy of, say, a network's synapses).
 
     Example:
         >>> in_pieces(jnp.arange(3), -1, 1)[0, :4]
         Array([ 0,  1,  2, -1], dtype=int32)
     """
-    return jnp.pad(a, (0, rows * 128 - a.shape[0]), constant_values=fill).reshape(rows, 128)
+    pad = rows * 128 - a.shape[0]
+    if pad:
+        a = jnp.pad(a, (0, pad), constant_values=fill)
+    return a.reshape(rows, 128)
 
 
 def max_pieces(m: int, nnz: int) -> int:
