@@ -49,10 +49,9 @@ def _push_run(ring, step_ptr, step_rows, data, offsets, indptr, splits, cur, kee
 
 
 @numba.njit(parallel=True)
-def _pull_run(inp, hist, counts, ends, step_ptr, step_rows, data, offsets, indptr, splits, cur, keep):
-    n = inp.shape[0]
+def _pull_run(inp, hist, counts, lay, step_ptr, step_rows, cur, keep):
     for i in range(step_ptr.shape[0] - 1):
-        pull.gather(hist, counts, ends, data, offsets, indptr, splits, n, i, inp)
+        pull.gather(hist, counts, lay, i, inp)
         if i < keep.shape[0]:
             keep[i] = inp
         cur[:] = inp
@@ -69,7 +68,7 @@ class Replay:
         self.data, self.offsets = np.asarray(lay.data), np.asarray(lay.offsets)
         self.indptr, self.splits = np.asarray(lay.indptr).astype(np.int64), np.asarray(model.splits).astype(np.int64)
         self.n, self.length = model.n, model.W.ring_length
-        self.ends = pull.delay_ends(self.offsets, self.indptr, self.splits, self.n, self.length)
+        self.lay = tuple(np.asarray(x) for x in pull.layout(model.W, model.splits, model.split_column))
         order = np.lexsort((ids, steps))
         self.step_rows = ids[order].astype(np.int64)
         self.step_ptr = np.searchsorted(steps[order], np.arange(n_steps + 1)).astype(np.int64)
@@ -87,8 +86,7 @@ class Replay:
         else:
             hist = np.zeros((self.length, self.cap), np.int64)
             counts = np.zeros(self.length, np.int64)
-            args = (np.zeros(self.n, self.data.dtype), hist, counts, self.ends, self.step_ptr, self.step_rows,
-                    self.data, self.offsets, self.indptr, self.splits)
+            args = (np.zeros(self.n, self.data.dtype), hist, counts, self.lay, self.step_ptr, self.step_rows)
             fn = _pull_run
         wall, cpu = time.perf_counter(), time.process_time()
         fn(*args, self.cur, keep)

@@ -24,6 +24,21 @@ import numpy as np
 import eventjax as ej
 
 
+@numba.njit(inline='always')
+def advance(vj, ij, rj, inp, drive, c22, c21, c11, th, reset, ref):
+    """One neuron's update from its potential, current, refractory count and this step's input:
+    ``(v, i_syn, r, spike)``, each operation rounded in the neuron's dtype in the order written."""
+    if rj == 0:
+        vj = vj * c22 + ij * c21 + drive
+    else:
+        rj -= 1
+    ij = ij * c11 + inp
+    spike = vj >= th and ij == ij  # a NaN current never fires, as in the XLA update
+    if spike:
+        vj, rj = reset, ref
+    return vj, ij, rj, spike
+
+
 def _numba_kernel(outs, p22, p21, p11, theta, v_reset, ref):
     packed = len(outs) == 6  # the spikes also as bitpack's words, for the exchange between processes
 
@@ -38,16 +53,9 @@ def _numba_kernel(outs, p22, p21, p11, theta, v_reset, ref):
         for j in range(v_out.shape[0]):
             inp = row[j] + extra[j] if poisson else row[j]
             row[j] = 0
-            vj, ij, rj = v_out[j], i_out[j], r_out[j]
-            if rj == 0:
-                vj = vj * c22 + ij * c21 + drive[j]
-            else:
-                rj -= 1
-            ij = ij * c11 + inp
-            spike = vj >= th and ij == ij  # a NaN current never fires, as in the XLA update
-            if spike:
-                vj, rj = reset, ref
-            v_out[j], i_out[j], r_out[j], spikes[j] = vj, ij, rj, spike
+            v_out[j], i_out[j], r_out[j], spike = advance(v_out[j], i_out[j], r_out[j], inp, drive[j], c22, c21,
+                                                          c11, th, reset, ref)
+            spikes[j] = spike
             if packed:
                 # packed in the same pass: bit j % 32 of word j // 32, as bitpack's layout
                 word |= np.int64(spike) << (j & 31)

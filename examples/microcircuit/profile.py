@@ -77,8 +77,8 @@ def profile(model, runner, raster, backend):
     def delivery(ring, W, splits, raster):
         def body(ring, x):
             t, s = x
-            if pulled:  # as the simulation delivers: ring = (input, spiking rows, their counts); splits, ends
-                return pull.deliver(*ring, s, W, *splits, t), None
+            if pulled:  # as the simulation delivers: ring = (input, spiking rows, their counts); splits: the layout
+                return pull.deliver(*ring, s, splits, t), None
             if split:  # two threads, each its part of every row
                 return owner_split.owner_split_deliver(ring, s, W, splits, t), None
             return W.deliver(ring, s, t, backend=backend), None
@@ -105,7 +105,7 @@ def profile(model, runner, raster, backend):
         parts = {'neuron update': timed(neurons_xla, zeros)}
     parts['(spike compaction)'] = timed(compaction, raster)
     ring = pull.init_state(n, length, dtype) if pulled else W.init_ring(length)
-    parts['delivery'] = timed(delivery, ring, W, runner.args[1], raster)
+    parts['delivery'] = timed(delivery, ring, W, runner.args[0] if pulled else runner.args[1], raster)
     if backend != 'numba':
         parts['ring read + clear'] = timed(ring_read_clear, W.init_ring(length), zeros)
     if model.lam is not None:

@@ -24,6 +24,8 @@ zero, so the inputs are bit for bit the ring's slots.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import jax
 import jax.numpy as jnp
 import numba
@@ -104,43 +106,111 @@ def _runs(hist, counts, ends, indptr, splits, t, part, runs):
 
 
 @numba.njit(inline='always')
-def _gather_part(hist, counts, ends, data, offsets, indptr, splits, n, t, inp, part, runs):
+def _gather_part(hist, counts, ends, data, cols, indptr, splits, t, out, part, runs):
     m = _runs(hist, counts, ends, indptr, splits, t, part, runs)
+    per_line = 64 // cols.itemsize
     for i in range(m):
         if i + RUNS_AHEAD < m:
+            for q in range(runs[i + RUNS_AHEAD, 0], runs[i + RUNS_AHEAD, 1], per_line):
+                prefetch(cols, q)
             for q in range(runs[i + RUNS_AHEAD, 0], runs[i + RUNS_AHEAD, 1], 16):
-                prefetch(offsets, q)
                 prefetch(data, q)
-        dn = _U(runs[i, 2] * n)
-        for k in range(runs[i, 0], runs[i, 1]):
-            inp[_U(np.int64(offsets[k])) - dn] += data[k]
+        for k in range(_U(runs[i, 0]), _U(runs[i, 1])):  # unsigned: no test for a negative index
+            out[cols[k]] += data[k]
 
 
 @numba.njit(inline='always')
-def gather(hist, counts, ends, data, offsets, indptr, splits, n, t, inp):
-    """Add the synapses arriving at step ``t`` into ``inp`` (zero where read last), two threads, a part each."""
+def gather(hist, counts, lay, t, inp):
+    """Add the synapses arriving at step ``t`` into ``inp`` (zero where read last), two threads, a part each;
+    ``lay``: the tuple of a :class:`Layout`'s arrays, ``split`` a (1,) array."""
+    data, cols, indptr, splits, ends, split = lay
     spikes = 0
     for d in range(1, counts.shape[0]):
         spikes += counts[(np.int64(t) - d) % counts.shape[0]]
     runs = np.empty((2, spikes, 3), np.int64)
+    c = np.int64(split[0])
     if spikes < PARALLEL_MIN_SPIKES:
-        for part in range(2):
-            _gather_part(hist, counts, ends, data, offsets, indptr, splits, n, t, inp, part, runs[part])
+        _gather_part(hist, counts, ends, data, cols, indptr, splits, t, inp[:c], 0, runs[0])
+        _gather_part(hist, counts, ends, data, cols, indptr, splits, t, inp[c:], 1, runs[1])
         return
     for part in numba.prange(2):
-        _gather_part(hist, counts, ends, data, offsets, indptr, splits, n, t, inp, part, runs[part])
+        out = inp[:c] if part == 0 else inp[c:]
+        _gather_part(hist, counts, ends, data, cols, indptr, splits, t, out, part, runs[part])
 
 
 @numba.njit(parallel=True)
-def _deliver(inp, hist, counts, spikes, ends, data, offsets, indptr, splits, t, inp_out, hist_out, counts_out):
+def _deliver(inp, hist, counts, spikes, data, cols, indptr, splits, ends, split, t, inp_out, hist_out, counts_out):
     slot = np.int64(t[0]) % np.int64(counts_out.shape[0])
     counts_out[slot] = event_rows(spikes, hist_out[slot])
-    gather(hist_out, counts_out, ends, data, offsets, indptr, splits, inp_out.shape[1], np.int64(t[0]) + 1,
-           inp_out[0])
+    gather(hist_out, counts_out, (data, cols, indptr, splits, ends, split), np.int64(t[0]) + 1, inp_out[0])
 
 
 _kernel = ej.XLACustomKernel('pd14_pull_deliver')
 _kernel.def_numba_kernel(lambda outs: _deliver)
+
+
+class Layout(NamedTuple):
+    """The synapses as the delivery at read time reads them (a pytree of arrays; :func:`layout` builds it).
+
+    ``data``, ``indptr``: the weights and row pointers; ``splits[r]``: where row ``r``'s second part begins;
+    ``cols``: each synapse's column counted from its part's first column (``0`` or ``split[0]``), uint16
+    where both parts are at most 2**16 columns wide (2 bytes a synapse read, not the packed offset's 4),
+    else uint32; ``ends``: :func:`delay_ends`; ``split``: (1,) int32, the first column of the second parts.
+    """
+
+    data: jax.Array
+    cols: jax.Array
+    indptr: jax.Array
+    splits: jax.Array
+    ends: jax.Array
+    split: jax.Array
+
+
+def layout(W, splits, split_column):
+    """The :class:`Layout` of a :class:`eventjax.DelayedCSR` whose rows are stored in two parts at ``splits``
+    (:mod:`owner_split`): each row's synapses onto columns below ``split_column``, then the others, each part
+    sorted by delay; every delay in ``[1, W.ring_length)``.
+
+    Raises ValueError where a synapse lies in the other part's columns or a delay is outside the ring.
+
+    Example:
+        >>> # row 0: column 0 (delay 2) | column 1 (delay 1); split at synapse 1 and at column 1
+        >>> W = ej.DelayedCSR(ej.CSRDelayLayout(jnp.array([1., 2.]), None, jnp.array([0, 2]), None,
+        ...                                     jnp.array([4, 3], jnp.int32), shape=(1, 2), ring_length=3))
+        >>> lay = layout(W, jnp.array([1]), 1)
+        >>> lay.cols.tolist(), lay.cols.dtype, lay.ends.tolist()
+        ([0, 0], dtype('uint16'), [[[0, 0, 1], [0, 1, 1]]])
+    """
+    n, length = W.shape[1], W.ring_length
+    offsets, indptr = np.asarray(W.layout.offsets), np.asarray(W.layout.indptr)
+    splits = np.asarray(splits)
+    split_column = int(split_column)
+    if not 0 <= split_column <= n:
+        raise ValueError(f'layout(): split_column must be in [0, {n}], got {split_column}.')
+    ends = delay_ends(offsets, indptr, splits, n, length)
+    wide = max(split_column, n - split_column) > 2 ** 16
+    cols = np.zeros(offsets.shape[0], np.uint32 if wide else np.uint16)
+    misplaced = _part_columns(offsets, indptr.astype(np.int64), splits.astype(np.int64), n, split_column, cols)
+    if misplaced:
+        raise ValueError(f'layout(): {misplaced} synapses lie on the other side of split_column {split_column} '
+                         "than their row's part; store each row's synapses onto columns below it first "
+                         '(network.build_connectivity with split=True).')
+    return Layout(W.layout.data, jnp.asarray(cols), W.layout.indptr, jnp.asarray(splits), jnp.asarray(ends),
+                  jnp.array([split_column], jnp.int32))
+
+
+@numba.njit(cache=True, parallel=True)
+def _part_columns(offsets, indptr, splits, n, split, cols):
+    misplaced = 0
+    for r in numba.prange(indptr.shape[0] - 1):
+        for k in range(indptr[r], indptr[r + 1]):
+            c = np.int64(offsets[k]) % n
+            below = k < splits[r]
+            if below != (c < split):
+                misplaced += 1
+                c = split if below else 0  # a column that stays inside the part's half
+            cols[k] = c if below else c - split
+    return misplaced
 
 
 def init_state(n, length, dtype):
@@ -148,29 +218,26 @@ def init_state(n, length, dtype):
     return jnp.zeros((1, n), dtype), jnp.zeros((length, n), jnp.int32), jnp.zeros(length, jnp.int32)
 
 
-def deliver(inp, hist, counts, spikes, W, splits, ends, t):
+def deliver(inp, hist, counts, spikes, lay, t):
     """Hold the spikes (bool, one per row) of step ``t`` and add into ``inp`` (1, n), zero where read, the
     synapses arriving at step ``t + 1``; returns ``(inp, hist, counts)``, updated in place (numba only).
 
-    ``hist``, ``counts``: the spikes of the last ``L`` steps (:func:`init_state`); ``W``: a
-    :class:`eventjax.DelayedCSR` whose rows are stored in two parts at ``splits`` (:mod:`owner_split`),
-    each sorted by delay; ``ends``: :func:`delay_ends` of its rows. ``inp`` is what the ring's slot of
-    step ``t + 1`` would hold after :func:`owner_split.owner_split_deliver`, bit for bit.
+    ``hist``, ``counts``: the spikes of the last ``L`` steps (:func:`init_state`); ``lay``: the
+    :class:`Layout` of the synapses. ``inp`` is what the ring's slot of step ``t + 1`` would hold after
+    :func:`owner_split.owner_split_deliver`, bit for bit.
 
     Example:
         >>> # row 0: column 0 (delay 2) | column 1 (delay 1); split at synapse 1
-        >>> offsets = np.array([4, 3], np.int32)
         >>> W = ej.DelayedCSR(ej.CSRDelayLayout(jnp.array([1., 2.]), None, jnp.array([0, 2]), None,
-        ...                                     jnp.asarray(offsets), shape=(1, 2), ring_length=3))
-        >>> splits, ends = jnp.array([1]), jnp.asarray(delay_ends(offsets, [0, 2], [1], 2, 3))
-        >>> inp, hist, counts = deliver(*init_state(2, 3, jnp.float32), jnp.array([True]), W, splits, ends, 0)
+        ...                                     jnp.array([4, 3], jnp.int32), shape=(1, 2), ring_length=3))
+        >>> lay = layout(W, jnp.array([1]), 1)
+        >>> inp, hist, counts = deliver(*init_state(2, 3, jnp.float32), jnp.array([True]), lay, 0)
         >>> inp.tolist()  # at step 1: the delay-1 synapse
         [[0.0, 2.0]]
-        >>> deliver(inp * 0, hist, counts, jnp.array([False]), W, splits, ends, 1)[0].tolist()
+        >>> deliver(inp * 0, hist, counts, jnp.array([False]), lay, 1)[0].tolist()
         [[1.0, 0.0]]
     """
-    lay = W.layout
     outs = tuple(jax.ShapeDtypeStruct(x.shape, x.dtype) for x in (inp, hist, counts))
     t = jnp.asarray(t, jnp.int32).reshape(1)
-    return _kernel(inp, hist, counts, spikes, ends, lay.data, lay.offsets, lay.indptr, splits, t, outs=outs,
-                   input_output_aliases={0: 0, 1: 1, 2: 2}, backend='numba')
+    return _kernel(inp, hist, counts, spikes, *lay, t, outs=outs, input_output_aliases={0: 0, 1: 1, 2: 2},
+                   backend='numba')

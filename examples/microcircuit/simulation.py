@@ -46,7 +46,7 @@ import numpy as np
 
 import eventjax as ej
 from examples.brette2007.model import propagator_32, refractory_steps
-from examples.microcircuit import network, neurons, owner_split, pull
+from examples.microcircuit import chunk, network, neurons, owner_split, pull
 from examples.microcircuit import params as P
 
 CHUNK_STEPS = 100  # updates per jitted chunk (10 ms): model times in multiples of it never compile twice
@@ -76,6 +76,7 @@ class Model:
     nnz: int
     dtype: np.dtype
     splits: jax.Array | None = None  # where each row's second part begins (owner_split), or None: one part
+    split_column: int | None = None  # the first column of the rows' second parts
 
     @property
     def n(self):
@@ -98,8 +99,9 @@ def build(scale=0.1, k_scale=None, drive='dc', seed=55, dtype=np.float32, split=
     n, nnz, length = conn.n, conn.nnz, conn.max_delay + 1
     index_dtype = np.int32 if nnz < 2 ** 31 else np.int64
     indptr = conn.indptr.astype(index_dtype)
-    splits = None
+    splits = split_column = None
     if split:
+        split_column = conn.split_column
         owner_split.check_splits(conn.indptr, conn.offsets, conn.splits, conn.split_column, n)
         splits = jnp.asarray(conn.splits.astype(index_dtype))
     # The rows are sorted by delay and packed by construction: the layout is made by hand (CSRDelayLayout.build
@@ -118,7 +120,7 @@ def build(scale=0.1, k_scale=None, drive='dc', seed=55, dtype=np.float32, split=
     W = ej.DelayedCSR(ej.CSRDelayLayout(data, None, indptr, None, offsets, shape=(n, n), ring_length=length))
     pop_of, i_e, lam = neuron_parameters(derived, drive)
     return Model(derived, W, network.initial_potentials(derived, seed), pop_of, i_e, lam, nnz, np.dtype(dtype),
-                 splits)
+                 splits, split_column)
 
 
 def neuron_parameters(derived, drive):
@@ -272,8 +274,6 @@ class Runner:
                 spike = (v >= c(theta)) & (i_syn == i_syn)
                 v = jnp.where(spike, c(v_reset), v)
                 r = jnp.where(spike, ref, r)
-            if pulled:  # splits: (splits, ends); the input of the next step, read as a ring of one slot
-                return (v, i_syn, r) + pull.deliver(ring, *state[4:], spike, W, *splits, t), spike
             if split:
                 ring = owner_split.owner_split_deliver(ring, spike, W, splits, t)
             else:
@@ -285,18 +285,27 @@ class Runner:
             return (v, i_syn, r, ring), spike
 
         # the projection is an argument, not a closure: its arrays stay buffers, never constants of the program
-        def chunk(state, W_table, t0, steps):
+        def scan_chunk(state, W_table, t0, steps):
             return jax.lax.scan(lambda s, t: step(W_table, s, t), state, t0 + jnp.arange(steps, dtype=jnp.int32))
 
-        self._chunk = jax.jit(chunk, static_argnums=3, donate_argnums=0)
+        def pulled_chunk(state, lay_table, t0, steps):
+            # the whole chunk in one numba call (chunk.py); the Poisson counts drawn as the scan draws them
+            extra = jnp.zeros((0, n), dtype)
+            if table is not None:
+                ts = t0 + jnp.arange(steps, dtype=jnp.int32)
+                # lax.map, not vmap: rbg's draws under vmap are not the unbatched ones
+                u = jax.lax.map(lambda t: jax.random.bits(jax.random.fold_in(key, t), (n,), jnp.uint32), ts)
+                extra = poisson_counts(u, *lay_table[1:]).astype(dtype) * c(w_ext)
+            return chunk.run(state, drive, extra, lay_table[0], t0, steps, self.constants)
+
+        self._chunk = jax.jit(pulled_chunk if pulled else scan_chunk, static_argnums=3, donate_argnums=0)
         self.state = (jnp.asarray(model.v0 - P.E_L, dtype), jnp.zeros(n, dtype), jnp.zeros(n, jnp.int32),
                       model.W.init_ring(length))
-        splits = model.splits
+        self.args = (model.W, model.splits)
         if pulled:
             self.state = self.state[:3] + pull.init_state(n, length, dtype)
-            splits = (splits, jnp.asarray(pull.delay_ends(*(np.asarray(x) for x in (
-                model.W.layout.offsets, model.W.layout.indptr, splits)), n, length)))
-        self.args = (model.W, splits) + (() if table is None else table)
+            self.args = (pull.layout(model.W, model.splits, model.split_column),)
+        self.args += () if table is None else table
         self.t = 0
         self.compile_s = 0.0
 
@@ -306,7 +315,8 @@ class Runner:
         # lowered from shapes alone: handing it the concrete arrays took a transient copy of the synapses
         abstract = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype), (self.state, self.args))
         self._chunk.lower(*abstract, jnp.int32(0), steps).compile()
-        raster_nonzero(np.zeros((1, 9), bool))  # the host's reader too (numba: compiled, or loaded from its cache)
+        raster_nonzero(np.zeros((1, 9), bool))  # the host's readers too (numba: compiled, or loaded from its cache)
+        chunk.word_hits(np.zeros((1, 1), np.uint32), 1)
         self.compile_s += time.perf_counter() - start
         return time.perf_counter() - start
 
@@ -319,7 +329,9 @@ class Runner:
         pending = None  # the last chunk's raster and first step: read on the host while the next chunk runs
 
         def read(raster, t0):
-            rows, ids = raster_nonzero(np.asarray(raster))
+            spikes = np.asarray(raster)
+            rows, ids = (chunk.word_hits(spikes, self.model.n) if spikes.dtype == np.uint32
+                         else raster_nonzero(spikes))
             steps_out.append(rows.astype(np.int64) + t0)
             ids_out.append(ids.astype(np.int32))
 

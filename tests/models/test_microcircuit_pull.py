@@ -6,7 +6,7 @@ import doctest
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from examples.microcircuit import owner_split, pull, simulation
+from examples.microcircuit import chunk, owner_split, pull, simulation
 
 import eventjax as ej
 from tests.models.test_microcircuit import split_layout
@@ -24,10 +24,10 @@ def dense_inputs(W, spikes, steps):
     return out[:steps]
 
 
-def both_inputs(W, splits, spikes):
+def both_inputs(W, splits, spikes, split_column=None):
     """The input each step reads: from the ring (``owner_split``, slot cleared on reading) and from ``pull``."""
     length, n = W.ring_length, W.shape[1]
-    ends = jnp.asarray(pull.delay_ends(W.layout.offsets, W.layout.indptr, splits, n, length))
+    lay = pull.layout(W, splits, n // 2 if split_column is None else split_column)
     splits = jnp.asarray(splits, jnp.int32)
     ring, (inp, hist, counts) = W.init_ring(), pull.init_state(n, length, jnp.float32)
     pushed, pulled = [], []
@@ -35,7 +35,7 @@ def both_inputs(W, splits, spikes):
         pushed.append(np.asarray(ring[t % length]))
         ring = owner_split.owner_split_deliver(ring.at[t % length].set(0), jnp.asarray(s), W, splits, t)
         pulled.append(np.asarray(inp[0]))
-        inp, hist, counts = pull.deliver(inp * 0, hist, counts, jnp.asarray(s), W, splits, ends, t)
+        inp, hist, counts = pull.deliver(inp * 0, hist, counts, jnp.asarray(s), lay, t)
     return np.array(pushed), np.array(pulled)
 
 
@@ -61,7 +61,7 @@ def test_rows_without_synapses_or_with_one_part_empty_deliver_nothing_of_theirs(
     splits = np.array([0, 2, 2])
     spikes = np.zeros((6, 3), bool)
     spikes[0] = True
-    pushed, pulled = both_inputs(W, splits, spikes)
+    pushed, pulled = both_inputs(W, splits, spikes, split_column=4)
     np.testing.assert_array_equal(pulled, pushed)
     np.testing.assert_array_equal(pulled, dense_inputs(W, spikes, 6))
 
@@ -93,6 +93,36 @@ def test_delay_ends_refuse_delays_outside_1_to_the_ring(bad):
         pull.delay_ends(offsets, np.array([0, 2]), np.array([2]), 4, 3)
 
 
+def test_layout_counts_columns_from_each_part_s_first_and_widens_past_2_16():
+    rng = np.random.default_rng(5)
+    n, length = 50, 7
+    W, _, splits = split_layout(rng, 30, n, 40, length)
+    lay = pull.layout(W, splits, n // 2)
+    offsets = np.asarray(W.layout.offsets)
+    second = np.arange(offsets.size) >= np.repeat(splits, 40)
+    assert lay.cols.dtype == np.uint16 and int(lay.split[0]) == n // 2
+    np.testing.assert_array_equal(np.asarray(lay.cols) + second * (n // 2), offsets % n)
+    np.testing.assert_array_equal(lay.ends, pull.delay_ends(offsets, np.asarray(W.layout.indptr), splits, n, length))
+    wide = ej.DelayedCSR(ej.CSRDelayLayout(jnp.ones(1), None, jnp.array([0, 1]), None,
+                                           jnp.array([70_000 + 69_999], jnp.int32), shape=(1, 70_000), ring_length=2))
+    lay = pull.layout(wide, np.array([1]), 70_000)  # one part 70,000 columns wide
+    assert lay.cols.dtype == np.uint32 and lay.cols.tolist() == [69_999]
+
+
+@pytest.mark.parametrize('split_column', [4, 6])
+def test_layout_refuses_synapses_on_the_other_side_of_the_split(split_column):
+    n = 8  # row 0: columns 3 | 5, stored split at synapse 1: only split_column 4 or 5 fits
+    W = ej.DelayedCSR(ej.CSRDelayLayout(jnp.ones(2), None, jnp.array([0, 2]), None,
+                                        jnp.array([n + 3, n + 5], jnp.int32), shape=(1, n), ring_length=2))
+    if split_column == 4:
+        assert pull.layout(W, np.array([1]), 4).cols.tolist() == [3, 1]
+    else:
+        with pytest.raises(ValueError, match='1 synapses lie on the other side of split_column 6'):
+            pull.layout(W, np.array([1]), split_column)
+    with pytest.raises(ValueError, match='split_column must be in'):
+        pull.layout(W, np.array([1]), 9)
+
+
 @pytest.mark.parametrize('scale, k_scale, drive, ms', [(0.05, 0.5, 'dc', 300.0), (0.02, None, 'poisson', 100.0)])
 def test_the_runs_spike_as_the_ring_delivery_s(scale, k_scale, drive, ms):
     model = simulation.build(scale, k_scale, drive, 5, np.float32)
@@ -111,8 +141,41 @@ def test_runner_refuses_an_unknown_delivery():
         simulation.Runner(model, 'numba', delivery='ring')
 
 
-def test_the_module_s_examples_run():
+def test_the_modules_examples_run():
     assert doctest.testmod(pull).failed == 0
+    assert doctest.testmod(chunk).failed == 0
+
+
+@pytest.mark.parametrize('n', [1, 32, 77])
+def test_word_hits_are_the_set_bits_in_order_and_never_past_n(n):
+    rng = np.random.default_rng(n)
+    flags = rng.random((5, n)) < 0.2
+    flags[2] = False
+    padded = np.zeros((5, -(-n // 32) * 32), bool)
+    padded[:, :n] = flags
+    words = np.packbits(padded, axis=1, bitorder='little').view('<u4')  # bit j % 32 of word j // 32
+    words[:, -1] |= np.uint32(2 ** 31) if n % 32 else np.uint32(0)  # a bit past n: not a neuron
+    steps, ids = chunk.word_hits(words, n)
+    np.testing.assert_array_equal(np.stack([steps, ids]), np.nonzero(flags))
+
+
+@pytest.mark.parametrize('threads', [1, 2])
+def test_a_chunk_gives_the_scan_s_spikes_and_state_with_one_or_two_threads(threads):
+    import numba
+
+    model = simulation.build(0.05, 0.5, 'dc', 5, np.float32)
+    before = numba.get_num_threads()
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    try:
+        out = []
+        for delivery in ('push', 'pull'):
+            runner = simulation.Runner(model, 'numba', 5, delivery=delivery)
+            out.append((*runner.run(120.0, progress=None)[:2], *map(np.asarray, runner.state[:3])))
+    finally:
+        numba.set_num_threads(before)
+    assert out[0][1].size > 50
+    for a, b in zip(*out):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_bench_delivery_refuses_bad_arguments_and_a_silent_recording(capsys):

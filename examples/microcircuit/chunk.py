@@ -1,0 +1,139 @@
+"""PD14 on numba, a chunk of updates in one kernel call: the neuron update, the spikes held and the next
+step's input summed at read time (:mod:`pull`), step after step, with the spikes returned as bits.
+
+Run as a ``lax.scan`` of two numba calls a step (the neuron update, then
+the delivery), a full-scale step spent ~50 us of its ~290 between them: the
+scan's own work, two calls through XLA, the spike flags written out and
+read back. Here one call runs the chunk, and each step takes two parallel
+passes: the neuron update, thread ``p`` on the columns of part ``p`` (the
+input entries its delivery wrote last step, still in its core's cache),
+then the delivery. The spikes leave as bitpack's words, 32 neurons a word,
+an eighth of the flags the host reads back.
+
+The arithmetic is the scan's, operation for operation (:func:`neurons.advance`,
+:func:`pull.gather`): the same spikes, bit for bit.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numba
+import numpy as np
+
+import eventjax as ej
+from eventjax.kernels.common.numba.scatter import event_rows
+from examples.microcircuit import neurons, pull
+
+# fewer neurons: one thread updates them all (waking the other costs more than half the update)
+PARALLEL_MIN_NEURONS = 16_384
+
+
+@numba.njit(inline='always')
+def _advance_all(v, i_syn, r, row, drive, extra, spiked, c22, c21, c11, th, reset, ref):
+    # over slices from 0: an index numba knows is not negative needs no wraparound test, and the loop
+    # (a flag per neuron, no branch out of it) vectorises; over range(lo, hi) of the whole arrays it ran 2.5x slower
+    poisson = extra.shape[0] != 0
+    for j in range(v.shape[0]):
+        x = row[j] + extra[j] if poisson else row[j]
+        row[j] = 0
+        v[j], i_syn[j], r[j], spiked[j] = neurons.advance(v[j], i_syn[j], r[j], x, drive[j], c22, c21, c11, th,
+                                                          reset, ref)
+
+
+def _numba_kernel(outs, p22, p21, p11, theta, v_reset, ref):
+    @numba.njit(parallel=True)
+    def kernel(v, i_syn, r, inp, hist, counts, drive, extra, t0, data, cols, indptr, splits, ends, split,
+               v_out, i_out, r_out, inp_out, hist_out, counts_out, words):
+        dt = v_out.dtype.type
+        c22, c21, c11, th, reset = dt(p22), dt(p21), dt(p11), dt(theta), dt(v_reset)
+        n, length = v_out.shape[0], counts_out.shape[0]
+        c = np.int64(split[0])
+        lay = (data, cols, indptr, splits, ends, split)
+        row = inp_out[0]
+        poisson = extra.shape[0] != 0
+        spiked = np.zeros(n, np.bool_)
+        for s in range(words.shape[0]):
+            t = np.int64(t0[0]) + s
+            if n < PARALLEL_MIN_NEURONS:
+                _advance_all(v_out, i_out, r_out, row, drive, extra[s] if poisson else extra[0:0, 0], spiked,
+                             c22, c21, c11, th, reset, ref)
+            else:
+                for part in numba.prange(2):
+                    lo = 0 if part == 0 else c
+                    hi = c if part == 0 else n
+                    _advance_all(v_out[lo:hi], i_out[lo:hi], r_out[lo:hi], row[lo:hi], drive[lo:hi],
+                                 extra[s, lo:hi] if poisson else extra[0:0, 0], spiked[lo:hi],
+                                 c22, c21, c11, th, reset, ref)
+            held = hist_out[np.int64(t) % length]
+            k = event_rows(spiked, held)
+            bits = words[s]
+            bits[:] = 0
+            for a in range(k):
+                j = held[a]
+                bits[j >> 5] |= np.uint32(1) << np.uint32(j & 31)
+            counts_out[np.int64(t) % length] = k
+            pull.gather(hist_out, counts_out, lay, t + 1, row)
+
+    return kernel
+
+
+_kernel = ej.XLACustomKernel('pd14_chunk')
+_kernel.def_numba_kernel(_numba_kernel)
+
+
+def run(state, drive, extra, lay, t0, steps, constants):
+    """``steps`` updates of ``state = (v, i_syn, r, inp, hist, counts)`` (``inp, hist, counts``:
+    :func:`pull.init_state`) from step ``t0``, in place; returns ``(state, words)``, ``words`` (steps,
+    ceil(n / 32)) uint32 with bit ``j % 32`` of word ``j // 32`` set where neuron ``j`` spiked (bitpack's).
+
+    ``drive``: ``I_e * P20`` per neuron; ``extra``: (steps, n) more input per neuron and step (the Poisson
+    drive), or (0, n); ``lay``: :func:`pull.layout`; ``constants``: as :func:`neurons.update`'s.
+
+    Example:
+        >>> W = ej.DelayedCSR(ej.CSRDelayLayout(jnp.array([20., 20.]), None, jnp.array([0, 1, 2]), None,
+        ...                                     jnp.array([3, 4], jnp.int32), shape=(2, 2), ring_length=3))
+        >>> lay = pull.layout(W, jnp.array([0, 2]), 1)  # row 0 -> neuron 1 (1 step), row 1 -> neuron 0 (2)
+        >>> k = dict(p22=1.0, p21=1.0, p11=0.0, theta=1.0, v_reset=0.0, ref=0)
+        >>> state = (jnp.array([0.0, 0.0]), jnp.zeros(2), jnp.zeros(2, jnp.int32), *pull.init_state(2, 3, jnp.float32))
+        >>> state, words = run(state, jnp.array([1.0, 0.0]), jnp.zeros((0, 2)), lay, 0, 5, k)
+        >>> words[:, 0].tolist()  # 0 fires each step; its synapse reaches 1 at step 1, whose current fires it at 2
+        [1, 1, 3, 3, 3]
+    """
+    n = state[0].shape[0]
+    outs = tuple(jax.ShapeDtypeStruct(x.shape, x.dtype) for x in state)
+    outs += (jax.ShapeDtypeStruct((steps, -(-n // 32)), jnp.uint32),)
+    t0 = jnp.asarray(t0, jnp.int32).reshape(1)
+    *new, words = _kernel(*state, drive, extra, t0, *lay, outs=outs, input_output_aliases={i: i for i in range(6)},
+                          backend='numba', **constants)
+    return tuple(new), words
+
+
+@numba.njit(cache=True, nogil=True)
+def word_hits(words, n):
+    """``(steps, ids)`` of the set bits of ``words`` (steps, ceil(n / 32)) uint32, in order; a zero word costs
+    one test.
+
+    Example:
+        >>> word_hits(np.array([[5], [0], [2 ** 31]], np.uint32), 32)
+        (array([0, 0, 2]), array([ 0,  2, 31]))
+    """
+    total = 0
+    for s in range(words.shape[0]):
+        for w in range(words.shape[1]):
+            x = np.uint64(words[s, w])
+            while x:
+                total += 1
+                x &= x - np.uint64(1)
+    steps, ids = np.empty(total, np.int64), np.empty(total, np.int64)
+    k = 0
+    for s in range(words.shape[0]):
+        for w in range(words.shape[1]):
+            x = words[s, w]
+            if x == 0:
+                continue
+            for b in range(32):
+                if (x >> np.uint32(b)) & np.uint32(1) and 32 * w + b < n:
+                    steps[k], ids[k] = s, 32 * w + b
+                    k += 1
+    return steps[:k], ids[:k]
