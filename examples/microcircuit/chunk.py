@@ -30,9 +30,10 @@ PARALLEL_MIN_NEURONS = 16_384
 
 
 @numba.njit(inline='always')
-def _advance_all(v, i_syn, r, row, drive, extra, spiked, c22, c21, c11, th, reset, ref):
+def _advance_all(v, i_syn, r, row, drive, extra, spiked, k):
     # over slices from 0: an index numba knows is not negative needs no wraparound test, and the loop
     # (a flag per neuron, no branch out of it) vectorises; over range(lo, hi) of the whole arrays it ran 2.5x slower
+    c22, c21, c11, th, reset, ref = k
     poisson = extra.shape[0] != 0
     for j in range(v.shape[0]):
         x = row[j] + extra[j] if poisson else row[j]
@@ -41,39 +42,64 @@ def _advance_all(v, i_syn, r, row, drive, extra, spiked, c22, c21, c11, th, rese
                                                           reset, ref)
 
 
+@numba.njit(inline='always')
+def _advance(v, i_syn, r, row, drive, extra, spiked, k, lo, hi):
+    """Update neurons ``[lo, hi)`` by the input in ``row`` (then zero), their spikes into ``spiked``."""
+    _advance_all(v[lo:hi], i_syn[lo:hi], r[lo:hi], row[lo:hi], drive[lo:hi],
+                 extra[lo:hi] if extra.shape[0] else extra, spiked[lo:hi], k)
+
+
+@numba.njit(inline='always')
+def _hold(spiked, hist, counts, t, bits):
+    """Hold step ``t``'s spiking rows (they deliver from ``t + 1``) and set their bits."""
+    held = hist[np.int64(t) % counts.shape[0]]
+    k = event_rows(spiked, held)
+    counts[np.int64(t) % counts.shape[0]] = k
+    bits[:] = 0
+    for a in range(k):
+        j = held[a]
+        bits[j >> 5] |= np.uint32(1) << np.uint32(j & 31)
+
+
 def _numba_kernel(outs, p22, p21, p11, theta, v_reset, ref):
     @numba.njit(parallel=True)
     def kernel(v, i_syn, r, inp, hist, counts, drive, extra, t0, data, cols, indptr, splits, ends, split,
                v_out, i_out, r_out, inp_out, hist_out, counts_out, words):
         dt = v_out.dtype.type
-        c22, c21, c11, th, reset = dt(p22), dt(p21), dt(p11), dt(theta), dt(v_reset)
-        n, length = v_out.shape[0], counts_out.shape[0]
+        k = (dt(p22), dt(p21), dt(p11), dt(theta), dt(v_reset), ref)
+        n, steps = v_out.shape[0], words.shape[0]
         c = np.int64(split[0])
         lay = (data, cols, indptr, splits, ends, split)
         row = inp_out[0]
-        poisson = extra.shape[0] != 0
+        no_extra = extra[0:0, 0]
+        parallel = n >= PARALLEL_MIN_NEURONS
         spiked = np.zeros(n, np.bool_)
-        for s in range(words.shape[0]):
+        # step t0's input is summed (by the last chunk): update and hold t0, then per step two parallel passes:
+        # thread p sums part p's synapses arriving at t + 1 into its columns, then updates the neurons of
+        # part p's columns (one pass doing both ran 1.3x slower: numba's outlined loop of the update no
+        # longer vectorised); the spikes of all are held after them
+        if steps:
+            _advance(v_out, i_out, r_out, row, drive, extra[0] if extra.shape[0] else no_extra, spiked, k, 0, n)
+            _hold(spiked, hist_out, counts_out, t0[0], words[0])
+        for s in range(steps):
             t = np.int64(t0[0]) + s
-            if n < PARALLEL_MIN_NEURONS:
-                _advance_all(v_out, i_out, r_out, row, drive, extra[s] if poisson else extra[0:0, 0], spiked,
-                             c22, c21, c11, th, reset, ref)
-            else:
+            more = s + 1 < steps
+            x = extra[s + 1] if more and extra.shape[0] else no_extra
+            runs = np.empty((2, pull.held(counts_out, t + 1), 3), np.int64)
+            if parallel:
                 for part in numba.prange(2):
-                    lo = 0 if part == 0 else c
-                    hi = c if part == 0 else n
-                    _advance_all(v_out[lo:hi], i_out[lo:hi], r_out[lo:hi], row[lo:hi], drive[lo:hi],
-                                 extra[s, lo:hi] if poisson else extra[0:0, 0], spiked[lo:hi],
-                                 c22, c21, c11, th, reset, ref)
-            held = hist_out[np.int64(t) % length]
-            k = event_rows(spiked, held)
-            bits = words[s]
-            bits[:] = 0
-            for a in range(k):
-                j = held[a]
-                bits[j >> 5] |= np.uint32(1) << np.uint32(j & 31)
-            counts_out[np.int64(t) % length] = k
-            pull.gather(hist_out, counts_out, lay, t + 1, row)
+                    pull.gather_part(hist_out, counts_out, lay, t + 1, row, part, runs[part])
+                if more:
+                    for part in numba.prange(2):
+                        _advance(v_out, i_out, r_out, row, drive, x, spiked, k, 0 if part == 0 else c,
+                                 c if part == 0 else n)
+            else:
+                for part in range(2):
+                    pull.gather_part(hist_out, counts_out, lay, t + 1, row, part, runs[part])
+                if more:
+                    _advance(v_out, i_out, r_out, row, drive, x, spiked, k, 0, n)
+            if more:
+                _hold(spiked, hist_out, counts_out, t + 1, words[s + 1])
 
     return kernel
 

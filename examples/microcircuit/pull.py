@@ -120,22 +120,34 @@ def _gather_part(hist, counts, ends, data, cols, indptr, splits, t, out, part, r
 
 
 @numba.njit(inline='always')
-def gather(hist, counts, lay, t, inp):
-    """Add the synapses arriving at step ``t`` into ``inp`` (zero where read last), two threads, a part each;
-    ``lay``: the tuple of a :class:`Layout`'s arrays, ``split`` a (1,) array."""
-    data, cols, indptr, splits, ends, split = lay
+def held(counts, t):
+    """How many of the held spikes deliver at step ``t``: those of steps ``t - L + 1`` to ``t - 1``."""
     spikes = 0
     for d in range(1, counts.shape[0]):
         spikes += counts[(np.int64(t) - d) % counts.shape[0]]
-    runs = np.empty((2, spikes, 3), np.int64)
+    return spikes
+
+
+@numba.njit(inline='always')
+def gather_part(hist, counts, lay, t, inp, part, runs):
+    """Add part ``part``'s synapses arriving at step ``t`` into its columns of ``inp`` (``lay``: the tuple of a
+    :class:`Layout`'s arrays; ``runs``: scratch of ``(held(counts, t), 3)`` int64)."""
+    data, cols, indptr, splits, ends, split = lay
     c = np.int64(split[0])
-    if spikes < PARALLEL_MIN_SPIKES:
-        _gather_part(hist, counts, ends, data, cols, indptr, splits, t, inp[:c], 0, runs[0])
-        _gather_part(hist, counts, ends, data, cols, indptr, splits, t, inp[c:], 1, runs[1])
+    out = inp[:c] if part == 0 else inp[c:]
+    _gather_part(hist, counts, ends, data, cols, indptr, splits, t, out, part, runs)
+
+
+@numba.njit(inline='always')
+def gather(hist, counts, lay, t, inp):
+    """Add the synapses arriving at step ``t`` into ``inp`` (zero where read last), two threads, a part each."""
+    runs = np.empty((2, held(counts, t), 3), np.int64)
+    if runs.shape[1] < PARALLEL_MIN_SPIKES:
+        for part in range(2):
+            gather_part(hist, counts, lay, t, inp, part, runs[part])
         return
     for part in numba.prange(2):
-        out = inp[:c] if part == 0 else inp[c:]
-        _gather_part(hist, counts, ends, data, cols, indptr, splits, t, out, part, runs[part])
+        gather_part(hist, counts, lay, t, inp, part, runs[part])
 
 
 @numba.njit(parallel=True)
