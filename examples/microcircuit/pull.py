@@ -34,6 +34,7 @@ import numpy as np
 import eventjax as ej
 from eventjax.backends.numba import prefetch
 from eventjax.kernels.common.numba.scatter import event_rows
+from examples.microcircuit import network
 
 # Runs ahead of the one being summed whose synapses the caches are asked for, all of their lines: the runs
 # are short and scattered over the 2.4 GB of synapses, so the hardware prefetcher does not see them coming.
@@ -201,14 +202,15 @@ def layout(W, splits, split_column):
         raise ValueError(f'layout(): split_column must be in [0, {n}], got {split_column}.')
     ends = delay_ends(offsets, indptr, splits, n, length)
     wide = max(split_column, n - split_column) > 2 ** 16
-    cols = np.zeros(offsets.shape[0], np.uint32 if wide else np.uint16)
+    cols = network.aligned_empty(offsets.shape[0], np.uint32 if wide else np.uint16)  # JAX takes it, no copy
+    cols[indptr[-1]:] = 0  # entries past the last row (padding) are never read
     misplaced = _part_columns(offsets, indptr.astype(np.int64), splits.astype(np.int64), n, split_column, cols)
     if misplaced:
         raise ValueError(f'layout(): {misplaced} synapses lie on the other side of split_column {split_column} '
                          "than their row's part; store each row's synapses onto columns below it first "
                          '(network.build_connectivity with split=True).')
-    return Layout(W.layout.data, jnp.asarray(cols), W.layout.indptr, jnp.asarray(splits), jnp.asarray(ends),
-                  jnp.array([split_column], jnp.int32))
+    return Layout(W.layout.data, jax.device_put(cols, may_alias=True), W.layout.indptr, jnp.asarray(splits),
+                  jnp.asarray(ends), jnp.array([split_column], jnp.int32))
 
 
 @numba.njit(cache=True, parallel=True)
