@@ -299,8 +299,11 @@ class Runner:
             return chunk.run(state, drive, extra, lay_table[0], t0, steps, self.constants)
 
         self._chunk = jax.jit(pulled_chunk if pulled else scan_chunk, static_argnums=3, donate_argnums=0)
-        self.state = (jnp.asarray(model.v0 - P.E_L, dtype), jnp.zeros(n, dtype), jnp.zeros(n, jnp.int32),
-                      model.W.init_ring(length))
+        # at read time the refractory counts are bytes where they fit: the neuron pass reads and writes 3 bytes
+        # a neuron fewer, a few percent of a full-scale step
+        small = pulled and self.constants['ref'] < 2 ** 7
+        self.state = (jnp.asarray(model.v0 - P.E_L, dtype), jnp.zeros(n, dtype),
+                      jnp.zeros(n, jnp.int8 if small else jnp.int32), model.W.init_ring(length))
         self.args = (model.W, model.splits)
         if pulled:
             self.state = self.state[:3] + pull.init_state(n, length, dtype)
