@@ -38,15 +38,20 @@ def _advance_all(v, i_syn, r, row, drive, extra, spiked, k):
     for j in range(v.shape[0]):
         x = row[j] + extra[j] if poisson else row[j]
         row[j] = 0
-        v[j], i_syn[j], r[j], spiked[j] = neurons.advance(v[j], i_syn[j], r[j], x, drive[j], c22, c21, c11, th,
+        v[j], i_syn[j], r[j], spiked[j] = neurons.advance(v[j], i_syn[j], r[j], x, drive, c22, c21, c11, th,
                                                           reset, ref)
 
 
 @numba.njit(inline='always')
 def _advance(v, i_syn, r, row, drive, extra, spiked, k, lo, hi):
-    """Update neurons ``[lo, hi)`` by the input in ``row`` (then zero), their spikes into ``spiked``."""
-    _advance_all(v[lo:hi], i_syn[lo:hi], r[lo:hi], row[lo:hi], drive[lo:hi],
-                 extra[lo:hi] if extra.shape[0] else extra, spiked[lo:hi], k)
+    """Update neurons ``[lo, hi)`` by the input in ``row`` (then zero), their spikes into ``spiked``;
+    ``drive = (bounds, values)``: neurons ``[bounds[g], bounds[g + 1])`` have the drive ``values[g]``."""
+    bounds, values = drive
+    for g in range(values.shape[0]):
+        a, b = max(lo, bounds[g]), min(hi, bounds[g + 1])
+        if a < b:
+            _advance_all(v[a:b], i_syn[a:b], r[a:b], row[a:b], values[g], extra[a:b] if extra.shape[0] else extra,
+                         spiked[a:b], k)
 
 
 @numba.njit(inline='always')
@@ -63,13 +68,14 @@ def _hold(spiked, hist, counts, t, bits):
 
 def _numba_kernel(outs, p22, p21, p11, theta, v_reset, ref):
     @numba.njit(parallel=True)
-    def kernel(v, i_syn, r, inp, hist, counts, drive, extra, t0, data, cols, indptr, splits, ends, split,
+    def kernel(v, i_syn, r, inp, hist, counts, bounds, values, extra, t0, data, cols, indptr, splits, ends, split,
                v_out, i_out, r_out, inp_out, hist_out, counts_out, words):
         dt = v_out.dtype.type
         k = (dt(p22), dt(p21), dt(p11), dt(theta), dt(v_reset), ref)
         n, steps = v_out.shape[0], words.shape[0]
         c = np.int64(split[0])
         lay = (data, cols, indptr, splits, ends, split)
+        drive = (bounds, values)
         row = inp_out[0]
         no_extra = extra[0:0, 0]
         parallel = n >= PARALLEL_MIN_NEURONS
@@ -111,10 +117,11 @@ _kernel.def_numba_kernel(_numba_kernel)
 def run(state, drive, extra, lay, t0, steps, constants):
     """``steps`` updates of ``state = (v, i_syn, r, inp, hist, counts)`` (``inp, hist, counts``:
     :func:`pull.init_state`) from step ``t0``, in place; returns ``(state, words)``, ``words`` (steps,
-    ceil(n / 32)) uint32 with bit ``j % 32`` of word ``j // 32`` set where neuron ``j`` spiked (bitpack's).
+    ceil(n / 32)) uint32 with bit ``j % 32`` of word ``j // 32`` set where neuron ``j`` spiked.
 
-    ``drive``: ``I_e * P20`` per neuron; ``extra``: (steps, n) more input per neuron and step (the Poisson
-    drive), or (0, n); ``lay``: :func:`pull.layout`; ``constants``: as :func:`neurons.update`'s.
+    ``drive``: :func:`drive_runs` of ``I_e * P20`` per neuron (PD14's: one run per population); ``extra``:
+    (steps, n) more input per neuron and step (the Poisson drive), or (0, n); ``lay``: :func:`pull.layout`;
+    ``constants``: as :func:`neurons.update`'s.
 
     Example:
         >>> W = ej.DelayedCSR(ej.CSRDelayLayout(jnp.array([20., 20.]), None, jnp.array([0, 1, 2]), None,
@@ -122,7 +129,7 @@ def run(state, drive, extra, lay, t0, steps, constants):
         >>> lay = pull.layout(W, jnp.array([0, 2]), 1)  # row 0 -> neuron 1 (1 step), row 1 -> neuron 0 (2)
         >>> k = dict(p22=1.0, p21=1.0, p11=0.0, theta=1.0, v_reset=0.0, ref=0)
         >>> state = (jnp.array([0.0, 0.0]), jnp.zeros(2), jnp.zeros(2, jnp.int32), *pull.init_state(2, 3, jnp.float32))
-        >>> state, words = run(state, jnp.array([1.0, 0.0]), jnp.zeros((0, 2)), lay, 0, 5, k)
+        >>> state, words = run(state, drive_runs(jnp.array([1.0, 0.0])), jnp.zeros((0, 2)), lay, 0, 5, k)
         >>> words[:, 0].tolist()  # 0 fires each step; its synapse reaches 1 at step 1, whose current fires it at 2
         [1, 1, 3, 3, 3]
     """
@@ -130,9 +137,21 @@ def run(state, drive, extra, lay, t0, steps, constants):
     outs = tuple(jax.ShapeDtypeStruct(x.shape, x.dtype) for x in state)
     outs += (jax.ShapeDtypeStruct((steps, -(-n // 32)), jnp.uint32),)
     t0 = jnp.asarray(t0, jnp.int32).reshape(1)
-    *new, words = _kernel(*state, drive, extra, t0, *lay, outs=outs, input_output_aliases={i: i for i in range(6)},
-                          backend='numba', **constants)
+    *new, words = _kernel(*state, *drive, extra, t0, *lay, outs=outs,
+                          input_output_aliases={i: i for i in range(6)}, backend='numba', **constants)
     return tuple(new), words
+
+
+def drive_runs(drive):
+    """``(bounds (S + 1,) int64, values (S,))``: the runs of equal values of ``drive`` (n,), in order.
+
+    Example:
+        >>> [x.tolist() for x in drive_runs(jnp.array([2.0, 2.0, 5.0]))]
+        [[0, 2, 3], [2.0, 5.0]]
+    """
+    drive = np.asarray(drive)
+    starts = np.flatnonzero(np.r_[True, drive[1:] != drive[:-1]]) if drive.size else np.zeros(0, np.int64)
+    return jnp.asarray(np.r_[starts, drive.size].astype(np.int64)), jnp.asarray(drive[starts])
 
 
 @numba.njit(cache=True, nogil=True)

@@ -288,6 +288,8 @@ class Runner:
         def scan_chunk(state, W_table, t0, steps):
             return jax.lax.scan(lambda s, t: step(W_table, s, t), state, t0 + jnp.arange(steps, dtype=jnp.int32))
 
+        runs_of_drive = chunk.drive_runs(drive) if pulled else None
+
         def pulled_chunk(state, lay_table, t0, steps):
             # the whole chunk in one numba call (chunk.py); the Poisson counts drawn as the scan draws them
             extra = jnp.zeros((0, n), dtype)
@@ -296,7 +298,7 @@ class Runner:
                 # lax.map, not vmap: rbg's draws under vmap are not the unbatched ones
                 u = jax.lax.map(lambda t: jax.random.bits(jax.random.fold_in(key, t), (n,), jnp.uint32), ts)
                 extra = poisson_counts(u, *lay_table[1:]).astype(dtype) * c(w_ext)
-            return chunk.run(state, drive, extra, lay_table[0], t0, steps, self.constants)
+            return chunk.run(state, runs_of_drive, extra, lay_table[0], t0, steps, self.constants)
 
         self._chunk = jax.jit(pulled_chunk if pulled else scan_chunk, static_argnums=3, donate_argnums=0)
         # at read time the refractory counts are bytes where they fit: the neuron pass reads and writes 3 bytes
