@@ -70,6 +70,10 @@ def _gather_body(*, k, n, chunk, n_chunks, table_rows, homogeneous, events):
 
 def _terms(table_ref, t, w, *, n, table_rows, events):
     """Each entry's term: its weight where its target has an event (events), else weight times value."""
+    if t.shape[0] == 1:  # Mosaic lowers no lane gather of a single sublane: gather two, keep one
+        w = w if jnp.ndim(w) == 0 else jnp.broadcast_to(w, (2, w.shape[1]))
+        return _terms(table_ref, jnp.broadcast_to(t, (2, t.shape[1])), w, n=n, table_rows=table_rows,
+                      events=events)[:1]
     keep = (t >= 0) & (t < n)
     slot = lax.shift_right_logical(t, 5) if events else t
     lo = lax.bitwise_and(slot, _LANES - 1)
