@@ -49,23 +49,31 @@ _SIDEWAYS_ENTRIES = 512
 _GROUP = 32
 
 
-def _gather_body(*, k, n, chunk, n_chunks, table_rows, homogeneous, events):
+def _each_block(step, *, count, homogeneous):
+    """A kernel body running ``step(b, table_ref, idx_ref, w_ref, y_ref)`` for blocks ``b < count``."""
     def body(*refs):
         if homogeneous:
             w_ref, table_ref, idx_ref, y_ref = refs
         else:
             table_ref, idx_ref, w_ref, y_ref = refs
 
-        def one_chunk(c, carry):
-            rows = pl.ds(pl.multiple_of(c * chunk, chunk), chunk) if n_chunks > 1 else slice(None)
-            t = idx_ref[rows, :]
-            w = w_ref[0] if homogeneous else w_ref[rows, :]
-            term = _terms(table_ref, t, w, n=n, table_rows=table_rows, events=events)
-            y_ref[rows, :] = jnp.sum(term, axis=1, keepdims=True).astype(y_ref.dtype)
+        def one(b, carry):
+            step(b, table_ref, idx_ref, w_ref, y_ref)
             return carry
 
-        lax.fori_loop(0, n_chunks, one_chunk, 0)
+        lax.fori_loop(0, count, one, 0)
     return body
+
+
+def _gather_body(*, k, n, chunk, n_chunks, table_rows, homogeneous, events):
+    """Rows as stored: entries along lanes, each row's sum a lane reduction."""
+    def one_chunk(c, table_ref, idx_ref, w_ref, y_ref):
+        rows = pl.ds(pl.multiple_of(c * chunk, chunk), chunk) if n_chunks > 1 else slice(None)
+        w = w_ref[0] if homogeneous else w_ref[rows, :]
+        term = _terms(table_ref, idx_ref[rows, :], w, n=n, table_rows=table_rows, events=events)
+        y_ref[rows, :] = jnp.sum(term, axis=1, keepdims=True).astype(y_ref.dtype)
+
+    return _each_block(one_chunk, count=n_chunks, homogeneous=homogeneous)
 
 
 def _terms(table_ref, t, w, *, n, table_rows, events):
@@ -99,27 +107,19 @@ def _terms(table_ref, t, w, *, n, table_rows, events):
 
 def _sideways_body(*, k, n, n_blocks, table_rows, homogeneous, events):
     """Blocks of 128 rows turned on their side: entries along sublanes, rows along lanes (see the module)."""
-    def body(*refs):
-        if homogeneous:
-            w_ref, table_ref, idx_ref, y_ref = refs
-        else:
-            table_ref, idx_ref, w_ref, y_ref = refs
+    def one_block(b, table_ref, idx_ref, w_ref, y_ref):
+        rows = pl.ds(pl.multiple_of(b * _LANES, _LANES), _LANES) if n_blocks > 1 else slice(None)
+        t_side = idx_ref[rows, :].T
+        w_side = None if homogeneous else w_ref[rows, :].T
+        total = jnp.zeros((1, _LANES), jnp.float32)
+        for g in range(0, k, _GROUP):
+            part = slice(g, min(k, g + _GROUP))
+            w = w_ref[0] if homogeneous else w_side[part]
+            term = _terms(table_ref, t_side[part], w, n=n, table_rows=table_rows, events=events)
+            total = total + jnp.sum(term, axis=0, keepdims=True)
+        y_ref[pl.ds(b, 1), :] = total.astype(y_ref.dtype)
 
-        def one_block(b, carry):
-            rows = pl.ds(pl.multiple_of(b * _LANES, _LANES), _LANES) if n_blocks > 1 else slice(None)
-            t_side = idx_ref[rows, :].T
-            w_side = None if homogeneous else w_ref[rows, :].T
-            total = jnp.zeros((1, _LANES), jnp.float32)
-            for g in range(0, k, _GROUP):
-                part = slice(g, min(k, g + _GROUP))
-                w = w_ref[0] if homogeneous else w_side[part]
-                term = _terms(table_ref, t_side[part], w, n=n, table_rows=table_rows, events=events)
-                total = total + jnp.sum(term, axis=0, keepdims=True)
-            y_ref[pl.ds(b, 1), :] = total.astype(y_ref.dtype)
-            return carry
-
-        lax.fori_loop(0, n_blocks, one_block, 0)
-    return body
+    return _each_block(one_block, count=n_blocks, homogeneous=homogeneous)
 
 
 def _blocks(m, k):
