@@ -100,3 +100,14 @@ class TestBoundedPrograms:
     def test_a_bound_under_one_is_refused(self):
         with pytest.raises(ValueError, match='max_programs must be at least 1, got 0'):
             eager.one_program_when_eager(max_programs=0)
+
+
+@pytest.mark.parametrize('size', [1, 127, 128, 129, 16_385, 20_001])
+def test_running_maximum_and_sum_match_numpy_across_row_edges(size):
+    """The row pointers' running maximum (the repair) and running sum, taken in 128-wide rows and then
+    across them, equal NumPy's one pass at sizes on and past a row's edge and past a second level of rows."""
+    p = np.random.default_rng(size).integers(-50, 1000, size).astype(np.int32)
+    np.testing.assert_array_equal(checks._running_max(jnp.asarray(p)), np.maximum.accumulate(p))
+    np.testing.assert_array_equal(checks.running_sum(jnp.asarray(p)), np.cumsum(p))
+    repaired = checks.repair_indptr(jnp.asarray(p), 700)
+    np.testing.assert_array_equal(repaired, np.maximum.accumulate(np.clip(p, 0, 700)))

@@ -193,10 +193,11 @@ def test_postsynaptic_plasticity_on_the_chip_equals_the_oracle(m, n, rate):
     _check(got, want, np.float32)
 
 
-@pytest.mark.parametrize('binary, n', [(True, 40_000), (False, 1_300)])
-def test_gathers_over_many_table_rows_on_the_chip(binary, n):
-    """W @ s where x spans more than eight 128-wide table rows (the looped selection)."""
-    m, k = 203, 33
+@pytest.mark.parametrize('binary, n, m, k', [(True, 100_000, 203, 33), (False, 9_000, 203, 33),
+                                             (True, 40_000, 5_000, 100), (True, 3_000, 70, 600)])
+def test_gathers_over_many_table_rows_on_the_chip(binary, n, m, k):
+    """W @ s where x spans many 128-wide table rows (25 unrolled; 71, past 64, looped), over two programs of
+    sideways blocks, and with rows of 600 entries (read as stored)."""
     rng = np.random.default_rng(n)
     indices = rng.integers(0, n, (m, k)).astype(np.int32)
     weights = rng.normal(size=(m, k)).astype(np.float32)

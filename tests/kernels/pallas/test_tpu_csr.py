@@ -57,6 +57,18 @@ def test_equal_rows_and_long_rows(transpose):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize('events, homogeneous', [(True, False), (False, True)])
+def test_unequal_rows_with_as_many_entries_as_equal_ones_take_the_scatter(events, homogeneous):
+    """60 entries over 12 rows of unequal length (5 a row on average): W @ s runs the gather on the (12, 5)
+    layout, finds the lengths unequal and answers with the scatter, which reads the same layout."""
+    rng = np.random.default_rng(3)
+    m, n = 12, 40
+    lengths = np.r_[0, 10, 5, 5, 1, 9, 5, 5, 5, 5, 7, 3]
+    args = _case(rng, m, n, lengths, transpose=False, events=events, homogeneous=homogeneous)
+    got, want = _both(*args, shape=(m, n), transpose=False, events=events)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize('events', [True, False])
 @pytest.mark.parametrize('homogeneous', [True, False])
 def test_long_rows_are_cut_into_pieces(events, homogeneous):

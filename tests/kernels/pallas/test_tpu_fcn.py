@@ -99,18 +99,21 @@ def test_no_events_and_empty_shapes_give_zeros(transpose):
     np.testing.assert_array_equal(got, want)
 
 
-@pytest.mark.parametrize('events, n', [(True, 5000), (True, 40000), (False, 1000), (False, 1300)])
-def test_gather_over_tables_of_several_rows_and_several_blocks(events, n):
-    """x spans several 128-wide table rows (unrolled, then looped), and the rows span several programs."""
+@pytest.mark.parametrize('events, n, m', [(True, 5000, 300), (True, 40000, 300), (False, 1000, 300),
+                                          (False, 9000, 300), (True, 700, 4200)])
+def test_gather_over_tables_of_several_rows_and_several_blocks(events, n, m):
+    """x spans several 128-wide table rows (unrolled, then looped past 64), and 4,200 rows span two programs
+    of sideways blocks, the second cut short."""
     rng = np.random.default_rng(5)
-    m, k = 300, 7
+    k = 7
     args = _case(rng, m, n, k, transpose=False, events=events, homogeneous=False, matrix=False)
     got, want = _both(*args, shape=(m, n), transpose=False, events=events)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize('k', [1, 200])
+@pytest.mark.parametrize('k', [1, 200, 600])
 def test_gather_rows_narrower_and_wider_than_a_vector(k):
+    """Up to 512 entries a row run sideways (entries along sublanes); 600 run as stored."""
     rng = np.random.default_rng(6)
     m, n = 70, 333
     args = _case(rng, m, n, k, transpose=False, events=True, homogeneous=True, matrix=False)

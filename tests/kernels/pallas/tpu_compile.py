@@ -15,8 +15,8 @@ one, its pallas tpu kernel, for odd sizes, float32 and float16 weights, bool
 and float events, mv and mm, both directions. An operator with a pallas tpu
 kernel but no builder fails the run. The report lists which operators have a
 pallas TPU kernel. Deliveries into rings too large for the one-hot block of the
-whole ring (PD14's at full scale among them) are compiled from abstract
-shapes as well. Exit status 1 on any failure.
+whole ring (PD14's at full scale among them) and W @ s gathers of awkward
+shapes are compiled from abstract shapes as well. Exit status 1 on any failure.
 """
 
 from __future__ import annotations
@@ -129,6 +129,26 @@ def _large_ring_cases():
                    [ring, ((m,), f32), *structure, ((nnz,), i32), ((), i32)])
 
 
+# W @ s gathers as (m, n, k, shared weight, events): a last group of one entry (Mosaic gathers no single
+# sublane), 25 and (float) 71 table rows, one row of 600 entries, one entry per row.
+GATHERS = ((203, 100_000, 33, False, True), (203, 9_000, 33, False, False), (1, 333, 600, False, True),
+           (70, 333, 1, True, True))
+
+
+def _gather_cases():
+    """``(what, function, operand (shape, dtype) pairs)`` of the FCN gather at each of GATHERS."""
+    import jax.numpy as jnp  # noqa: PLC0415
+
+    import eventjax as ej  # noqa: PLC0415
+
+    for m, n, k, shared, events in GATHERS:
+        op = ej.binary_fcnmv if events else ej.fcnmv
+        yield (f'{op.__name__}(backend=pallas, W @ s, {m}x{n}, k={k}{", shared weight" if shared else ""})',
+               lambda *a, s=(m, n), op=op: op(*a, shape=s, transpose=False, backend='pallas'),
+               [((1,) if shared else (m, k), jnp.float32), ((m, k), jnp.int32), ((n,), jnp.bool_ if events
+                                                                                  else jnp.float32)])
+
+
 def _cases(name, sweep):
     import jax.numpy as jnp  # noqa: PLC0415
 
@@ -187,7 +207,7 @@ def main(argv: list[str]) -> int:
                     print(f'slow compile ({time.perf_counter() - start:.0f} s): {what}', flush=True)
         report.append(f'{name:28s} tpu backends: {", ".join(tpu):12s} '
                       f'pallas tpu kernel: {"yes" if has_pallas else "no"}')
-    for what, call, shapes in _large_ring_cases():
+    for what, call, shapes in itertools.chain(_large_ring_cases(), _gather_cases()):
         args = [jax.ShapeDtypeStruct(s, d, sharding=sharding) for s, d in shapes]
         try:
             jax.jit(call).trace(*args).lower(lowering_platforms=('tpu',)).compile()

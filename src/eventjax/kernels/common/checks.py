@@ -36,6 +36,7 @@ __all__ = [
     'float_result_dtype',
     'is_concrete',
     'repair_indptr',
+    'running_sum',
     'validate_csr_structure',
     'validate_fcn_indices',
     'validate_indptr',
@@ -289,8 +290,44 @@ def _repaired(indptr, nnz):
     # prefix scan: the scan runs faster but compiles 3-5x slower, on every jitted CSR call.)
     # Under vmap a batched predicate turns the cond into a select, which is still correct.
     valid = (indptr[0] >= 0) & (indptr[-1] <= nnz) & jnp.all(indptr[1:] >= indptr[:-1])
-    repair = lambda p: jax.lax.cummax(jnp.clip(p, 0, nnz), axis=0)
+    repair = lambda p: _running_max(jnp.clip(p, 0, nnz))
     return jax.lax.cond(valid, lambda p: p, repair, indptr)
+
+
+# Running maxima and sums are taken in 128-wide rows, each by seven shifted passes, then across the rows'
+# totals: XLA compiles that for a TPU in a fraction of a second, where its cummax over 100,000 row pointers
+# took seconds (and far longer on a TPU host).
+_RUN = 128
+
+
+def _running(p, join, identity):
+    n = p.shape[0]
+    rows = -(-n // _RUN)
+    within = jnp.pad(p, (0, rows * _RUN - n), constant_values=identity).reshape(rows, _RUN)
+    shift = 1
+    while shift < _RUN:
+        within = join(within, jnp.pad(within[:, :-shift], ((0, 0), (shift, 0)), constant_values=identity))
+        shift *= 2
+    if rows > 1:
+        before = _running(within[:, -1], join, identity)  # up to the end of each row
+        # Row r's elements also take in every row before it.
+        within = jnp.concatenate([within[:1], join(within[1:], before[:-1, None])])
+    return within.reshape(-1)[:n]
+
+
+def _running_max(p):
+    return _running(p, jnp.maximum, jnp.iinfo(p.dtype).min)
+
+
+def running_sum(p):
+    """``cumsum(p)`` of a 1-D integer array, taken in 128-wide rows and then across them, which XLA
+    compiles for a TPU in a fraction of the time of one long scan.
+
+    Example:
+        >>> running_sum(jnp.arange(1, 5))
+        Array([ 1,  3,  6, 10], dtype=int32)
+    """
+    return _running(p, jnp.add, 0)
 
 
 def check_csr_operands(who: str, data, indices, indptr, shape):

@@ -25,6 +25,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 from jax import lax
 
+from eventjax.kernels.common.checks import running_sum
 from eventjax.kernels.common.pallas.tpu_gather import fcn_gather
 from eventjax.kernels.common.pallas.tpu_rows import fits_the_chip, row_scatter
 from eventjax.kernels.csr import reference
@@ -46,7 +47,7 @@ def _pieces(indptr, lengths, count):
     ``count + 1`` starts of the pieces, which tile the entries in order as rows do."""
     m, nnz = lengths.shape[0], indptr[-1]
     per_row = jnp.maximum(1, (lengths + _LANES - 1) // _LANES)
-    ends = jnp.cumsum(per_row)
+    ends = running_sum(per_row)
     piece = jnp.arange(count, dtype=ends.dtype)
     row = jnp.searchsorted(ends, piece, side='right').astype(jnp.int32)
     clipped = jnp.minimum(row, m - 1)
@@ -103,16 +104,25 @@ def _call(*, shape, transpose, out, events):
                 return per_column(piece_column)()
 
             return lax.cond(jnp.max(lengths) <= _LONGEST_ROW, per_column(column), split_rows)
-        else:
-            k = nnz // m
+        k = nnz // m
+        if nnz != m * k:  # rows of unequal length, known from the shapes
+            return beside()
+        # The gather runs whatever the lengths (on rows of unequal length its result is replaced), and
+        # the scatter reads the entries through their (m, k) copy: with the gather in one branch, or the
+        # flat arrays and their copy read side by side, XLA took 10 s more to compile the pair for a TPU
+        # at 100,000 rows.
+        w, idx = lax.optimization_barrier((data.reshape(1, 1) if homogeneous else data.reshape(m, k),
+                                           indices.reshape(m, k)))
 
-            def column(v):
-                w = data.reshape(1, 1) if homogeneous else data[:m * k].reshape(m, k)
-                return fcn_gather(w, indices[:m * k].reshape(m, k), v, n=n, events=events, out_dtype=out.dtype,
-                                  interpret=interpret)
+        def column(v):
+            return fcn_gather(w, idx, v, n=n, events=events, out_dtype=out.dtype, interpret=interpret)
 
-            usable = (k > 0) & (nnz == m * k) & jnp.all(lengths == k)
-        return lax.cond(usable, per_column(column), beside)
+        def unequal_rows():
+            return reference._product(w.reshape(-1), idx.reshape(-1), indptr, x, shape=shape, transpose=False,
+                                      out_dtype=out.dtype, binary=events)
+
+        gathered = per_column(column)()
+        return lax.cond(jnp.all(lengths == k), lambda: gathered, unequal_rows)
 
     return call
 

@@ -14,8 +14,12 @@ every row and keeping the row its high bits name (a select, never a
 product), so a NaN or inf weight or value reaches only its own entry's row,
 as on every backend, and no input needs the ``jax`` kernel.
 
-The indices and weights are read as stored, ``(m, k)``, rows of the matrix
-along sublanes and entries along lanes; each row's sum is a lane reduction.
+Up to 512 entries per row, a block of 128 rows is turned on its side in the
+kernel: entries along sublanes and the 128 rows along lanes, so no lane is
+padding for ``k = 100``, each row's sum is a sum over sublanes (vector
+adds), and the sums leave the kernel 128 to a row of the result. Longer rows
+are read as stored, ``(m, k)``, entries along lanes; each row's sum is a lane
+reduction.
 """
 
 from __future__ import annotations
@@ -37,47 +41,85 @@ _LANES = 128
 _CHUNK_ENTRIES = 8 * 1024
 # Entries per program: big enough that a program's DMA dwarfs its fixed cost, small in VMEM.
 _PROGRAM_ENTRIES = 64 * 1024
-# Table rows selected one by one in straight-line code; more go through a loop.
-_UNROLLED_ROWS = 8
+# Table rows selected one by one in straight-line code (events: up to 262,144 targets); more go through a loop.
+_UNROLLED_ROWS = 64
+# Rows of up to this many entries are turned on their side (see above); 8 blocks of 128 such rows fill VMEM.
+_SIDEWAYS_ENTRIES = 512
+# Entries (sublanes) of a sideways block worked on at once: four vregs per value.
+_GROUP = 32
 
 
-def _gather_body(*, k, n, chunk, n_chunks, table_rows, homogeneous, events):
+def _each_block(step, *, count, homogeneous):
+    """A kernel body running ``step(b, table_ref, idx_ref, w_ref, y_ref)`` for blocks ``b < count``."""
     def body(*refs):
         if homogeneous:
             w_ref, table_ref, idx_ref, y_ref = refs
         else:
             table_ref, idx_ref, w_ref, y_ref = refs
 
-        def one_chunk(c, carry):
-            rows = pl.ds(pl.multiple_of(c * chunk, chunk), chunk) if n_chunks > 1 else slice(None)
-            t = idx_ref[rows, :]
-            keep = (t >= 0) & (t < n)
-            slot = lax.shift_right_logical(t, 5) if events else t
-            lo = lax.bitwise_and(slot, _LANES - 1)
-            hi = lax.shift_right_logical(slot, 7)
-
-            def pick(h, got):
-                row = jnp.broadcast_to(table_ref[pl.ds(h, 1), :], (t.shape[0], _LANES))
-                v = jnp.take_along_axis(row, lo, axis=1, mode='promise_in_bounds')
-                return v if table_rows == 1 else jnp.where(hi == h, v, got)
-
-            got = jnp.zeros(t.shape, table_ref.dtype)
-            if table_rows <= _UNROLLED_ROWS:
-                for h in range(table_rows):
-                    got = pick(h, got)
-            else:
-                got = lax.fori_loop(0, table_rows, pick, got)
-            w = w_ref[0] if homogeneous else w_ref[rows, :].astype(jnp.float32)
-            if events:
-                bit = lax.bitwise_and(lax.shift_right_logical(got, lax.bitwise_and(t, 31)), 1)
-                term = jnp.where(keep & (bit != 0), w, 0.0)
-            else:
-                term = jnp.where(keep, w * got, 0.0)
-            y_ref[rows, :] = jnp.sum(term, axis=1, keepdims=True).astype(y_ref.dtype)
+        def one(b, carry):
+            step(b, table_ref, idx_ref, w_ref, y_ref)
             return carry
 
-        lax.fori_loop(0, n_chunks, one_chunk, 0)
+        lax.fori_loop(0, count, one, 0)
     return body
+
+
+def _gather_body(*, k, n, chunk, n_chunks, table_rows, homogeneous, events):
+    """Rows as stored: entries along lanes, each row's sum a lane reduction."""
+    def one_chunk(c, table_ref, idx_ref, w_ref, y_ref):
+        rows = pl.ds(pl.multiple_of(c * chunk, chunk), chunk) if n_chunks > 1 else slice(None)
+        w = w_ref[0] if homogeneous else w_ref[rows, :]
+        term = _terms(table_ref, idx_ref[rows, :], w, n=n, table_rows=table_rows, events=events)
+        y_ref[rows, :] = jnp.sum(term, axis=1, keepdims=True).astype(y_ref.dtype)
+
+    return _each_block(one_chunk, count=n_chunks, homogeneous=homogeneous)
+
+
+def _terms(table_ref, t, w, *, n, table_rows, events):
+    """Each entry's term: its weight where its target has an event (events), else weight times value."""
+    if t.shape[0] == 1:  # Mosaic lowers no lane gather of a single sublane: gather two, keep one
+        w = w if jnp.ndim(w) == 0 else jnp.broadcast_to(w, (2, w.shape[1]))
+        return _terms(table_ref, jnp.broadcast_to(t, (2, t.shape[1])), w, n=n, table_rows=table_rows,
+                      events=events)[:1]
+    keep = (t >= 0) & (t < n)
+    slot = lax.shift_right_logical(t, 5) if events else t
+    lo = lax.bitwise_and(slot, _LANES - 1)
+    hi = lax.shift_right_logical(slot, 7)
+
+    def pick(h, got):
+        row = jnp.broadcast_to(table_ref[pl.ds(h, 1), :], (t.shape[0], _LANES))
+        v = jnp.take_along_axis(row, lo, axis=1, mode='promise_in_bounds')
+        return v if table_rows == 1 else jnp.where(hi == h, v, got)
+
+    got = jnp.zeros(t.shape, table_ref.dtype)
+    if table_rows <= _UNROLLED_ROWS:  # straight-line code lets the gathers and selects of rows overlap
+        for h in range(table_rows):
+            got = pick(h, got)
+    else:
+        got = lax.fori_loop(0, table_rows, pick, got, unroll=8)
+    w = w if jnp.ndim(w) == 0 else w.astype(jnp.float32)
+    if events:
+        bit = lax.bitwise_and(lax.shift_right_logical(got, lax.bitwise_and(t, 31)), 1)
+        return jnp.where(keep & (bit != 0), w, 0.0)
+    return jnp.where(keep, w * got, 0.0)
+
+
+def _sideways_body(*, k, n, n_blocks, table_rows, homogeneous, events):
+    """Blocks of 128 rows turned on their side: entries along sublanes, rows along lanes (see the module)."""
+    def one_block(b, table_ref, idx_ref, w_ref, y_ref):
+        rows = pl.ds(pl.multiple_of(b * _LANES, _LANES), _LANES) if n_blocks > 1 else slice(None)
+        t_side = idx_ref[rows, :].T
+        w_side = None if homogeneous else w_ref[rows, :].T
+        total = jnp.zeros((1, _LANES), jnp.float32)
+        for g in range(0, k, _GROUP):
+            part = slice(g, min(k, g + _GROUP))
+            w = w_ref[0] if homogeneous else w_side[part]
+            term = _terms(table_ref, t_side[part], w, n=n, table_rows=table_rows, events=events)
+            total = total + jnp.sum(term, axis=0, keepdims=True)
+        y_ref[pl.ds(b, 1), :] = total.astype(y_ref.dtype)
+
+    return _each_block(one_block, count=n_blocks, homogeneous=homogeneous)
 
 
 def _blocks(m, k):
@@ -107,22 +149,38 @@ def fcn_gather(weights, indices, x, *, n, events, out_dtype, interpret):
     table = packed_flags(x) if events else x.astype(jnp.float32)
     table_rows = max(1, pl.cdiv(table.shape[0], _LANES))
     table = jnp.pad(table, (0, table_rows * _LANES - table.shape[0])).reshape(table_rows, _LANES)
-    chunk, n_chunks = _blocks(m, k)
-    block = chunk * n_chunks
-    body = _gather_body(k=k, n=n, chunk=chunk, n_chunks=n_chunks, table_rows=table_rows,
-                        homogeneous=homogeneous, events=events)
+    indices = indices.astype(jnp.int32)
+    # Mosaic has no float16 vector loads, and packed types tile 16 rows deep; float32 is read as stored.
+    weights = weights.reshape(1) if homogeneous else weights.astype(jnp.float32)
+    if k <= _SIDEWAYS_ENTRIES:
+        if m < _LANES:  # one block of 128 rows; the rows past m gather nothing
+            indices = jnp.pad(indices, ((0, _LANES - m), (0, 0)), constant_values=-1)
+            weights = weights if homogeneous else jnp.pad(weights, ((0, _LANES - m), (0, 0)))
+        out_rows = pl.cdiv(max(m, _LANES), _LANES)
+        n_blocks = 8 * (_SIDEWAYS_ENTRIES // (pl.cdiv(k, _LANES) * _LANES))
+        n_blocks = out_rows if out_rows <= n_blocks else n_blocks
+        body = _sideways_body(k=k, n=n, n_blocks=n_blocks, table_rows=table_rows, homogeneous=homogeneous,
+                              events=events)
+        block, out_shape, grid = n_blocks * _LANES, (out_rows, _LANES), pl.cdiv(out_rows, n_blocks)
+        out_spec = pl.BlockSpec((n_blocks, _LANES), lambda i: (i, 0))
+    else:
+        chunk, n_chunks = _blocks(m, k)
+        block, out_shape = chunk * n_chunks, (m, 1)
+        grid = pl.cdiv(m, block)
+        body = _gather_body(k=k, n=n, chunk=chunk, n_chunks=n_chunks, table_rows=table_rows,
+                            homogeneous=homogeneous, events=events)
+        out_spec = pl.BlockSpec((block, 1), lambda i: (i, 0))
     table_spec = pl.BlockSpec((table_rows, _LANES), lambda i: (0, 0))
     row_spec = pl.BlockSpec((block, k), lambda i: (i, 0))
     if homogeneous:
-        args = [weights.reshape(1).astype(jnp.float32), table, indices.astype(jnp.int32)]
+        args = [weights.astype(jnp.float32), table, indices]
         specs = [pl.BlockSpec(memory_space=pltpu.SMEM), table_spec, row_spec]
     else:
-        # Mosaic has no float16 vector loads, and packed types tile 16 rows deep; float32 is read as stored.
-        args, specs = [table, indices.astype(jnp.int32), weights.astype(jnp.float32)], [table_spec, row_spec, row_spec]
+        args, specs = [table, indices, weights], [table_spec, row_spec, row_spec]
     y = pl.pallas_call(
-        in_32_bits(body), out_shape=jax.ShapeDtypeStruct((m, 1), acc), grid=(pl.cdiv(m, block),), in_specs=specs,
-        out_specs=pl.BlockSpec((block, 1), lambda i: (i, 0)),
-        compiler_params=pltpu.CompilerParams(dimension_semantics=('parallel',)),
+        in_32_bits(body), out_shape=jax.ShapeDtypeStruct(out_shape, acc),
+        grid=(grid,), in_specs=specs,
+        out_specs=out_spec, compiler_params=pltpu.CompilerParams(dimension_semantics=('parallel',)),
         interpret=tpu_interpret(interpret),
     )(*args)
-    return y[:, 0].astype(out_dtype)
+    return y.reshape(-1)[:m].astype(out_dtype)
