@@ -5,10 +5,12 @@ Run as a ``lax.scan`` of two numba calls a step (the neuron update, then
 the delivery), a full-scale step spent ~50 us of its ~290 between them: the
 scan's own work, two calls through XLA, the spike flags written out and
 read back. Here one call runs the chunk, and each step takes two parallel
-passes: the neuron update, thread ``p`` on the columns of part ``p`` (the
-input entries its delivery wrote last step, still in its core's cache),
-then the delivery. The spikes leave as bitpack's words, 32 neurons a word,
-an eighth of the flags the host reads back.
+passes over the two parts of the columns (:mod:`owner_split`): the
+delivery, each part's arriving synapses summed into its columns, then the
+neuron update, each part's neurons over slices (a loop numba vectorises;
+refractory counts may be bytes, the drive is read per run of equal
+values). The spikes leave as bitpack's words, 32 neurons a word, an eighth
+of the flags the host reads back.
 
 The arithmetic is the scan's, operation for operation (:func:`neurons.advance`,
 :func:`pull.gather`): the same spikes, bit for bit.
@@ -80,10 +82,10 @@ def _numba_kernel(outs, p22, p21, p11, theta, v_reset, ref):
         no_extra = extra[0:0, 0]
         parallel = n >= PARALLEL_MIN_NEURONS
         spiked = np.zeros(n, np.bool_)
-        # step t0's input is summed (by the last chunk): update and hold t0, then per step two parallel passes:
-        # thread p sums part p's synapses arriving at t + 1 into its columns, then updates the neurons of
-        # part p's columns (one pass doing both ran 1.3x slower: numba's outlined loop of the update no
-        # longer vectorised); the spikes of all are held after them
+        # step t0's input is summed (by the last chunk): update and hold t0, then per step two parallel passes
+        # over the parts: each part's synapses arriving at t + 1 summed into its columns, then each part's
+        # neurons updated (one pass doing both ran 1.3x slower: numba's outlined loop of the update no longer
+        # vectorised); the spikes of all are held after them
         if steps:
             _advance(v_out, i_out, r_out, row, drive, extra[0] if extra.shape[0] else no_extra, spiked, k, 0, n)
             _hold(spiked, hist_out, counts_out, t0[0], words[0])
