@@ -250,12 +250,13 @@ class Runner:
         fused = backend == 'numba'  # the neuron update as one numba pass (neurons.py), else as XLA ops
         no_extra = jnp.zeros(0, dtype)
 
+        def poisson_input(t, table_args):
+            u = jax.random.bits(jax.random.fold_in(key, t), (n,), jnp.uint32)
+            return poisson_counts(u, *table_args).astype(dtype) * c(w_ext)
+
         def step(W_table, state, t):
             W, splits = W_table[:2]
-            extra = no_extra
-            if table is not None:
-                u = jax.random.bits(jax.random.fold_in(key, t), (n,), jnp.uint32)
-                extra = poisson_counts(u, *W_table[2:]).astype(dtype) * c(w_ext)
+            extra = no_extra if table is None else poisson_input(t, W_table[2:])
             if fused:
                 (v, i_syn, r, ring), spike = neurons.update(state[:4], drive, extra, t, self.constants)
             else:
@@ -294,10 +295,9 @@ class Runner:
             # the whole chunk in one numba call (chunk.py); the Poisson counts drawn as the scan draws them
             extra = jnp.zeros((0, n), dtype)
             if table is not None:
-                ts = t0 + jnp.arange(steps, dtype=jnp.int32)
                 # lax.map, not vmap: rbg's draws under vmap are not the unbatched ones
-                u = jax.lax.map(lambda t: jax.random.bits(jax.random.fold_in(key, t), (n,), jnp.uint32), ts)
-                extra = poisson_counts(u, *lay_table[1:]).astype(dtype) * c(w_ext)
+                extra = jax.lax.map(lambda t: poisson_input(t, lay_table[1:]),
+                                    t0 + jnp.arange(steps, dtype=jnp.int32))
             return chunk.run(state, runs_of_drive, extra, lay_table[0], t0, steps, self.constants)
 
         self._chunk = jax.jit(pulled_chunk if pulled else scan_chunk, static_argnums=3, donate_argnums=0)
