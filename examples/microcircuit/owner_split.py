@@ -169,12 +169,19 @@ def owner_split_deliver_words(ring, words, data, offsets, indptr, splits, t, bac
                          backend=backend)[0]
 
 
+def check_split_bounds(who, indptr, splits):
+    """``(indptr, splits)`` as int64 arrays; raise ValueError unless each ``splits[r]`` lies within row ``r``
+    (a split outside its row would have a part read past the row)."""
+    indptr, splits = np.asarray(indptr, np.int64), np.asarray(splits, np.int64)
+    if splits.shape != (indptr.shape[0] - 1,) or np.any(splits < indptr[:-1]) or np.any(splits > indptr[1:]):
+        raise ValueError(f'{who}: each split must lie within its row, [indptr[r], indptr[r + 1]].')
+    return indptr, splits
+
+
 def check_splits(indptr, offsets, splits, split_column, n):
     """Raise ValueError unless every row ``r`` holds its columns below ``split_column`` in ``[indptr[r], splits[r])``
     and the others in ``[splits[r], indptr[r + 1])`` (two threads would otherwise add into one entry)."""
-    indptr, splits = np.asarray(indptr, np.int64), np.asarray(splits, np.int64)
-    if splits.shape != (indptr.shape[0] - 1,) or np.any(splits < indptr[:-1]) or np.any(splits > indptr[1:]):
-        raise ValueError('check_splits(): each split must lie within its row, [indptr[r], indptr[r + 1]].')
+    indptr, splits = check_split_bounds('check_splits()', indptr, splits)
     # The process' first parallel kernel fixes numba's threading layer, so the library's choice (TBB where
     # installed) comes first. Left to numba it was OpenMP, whose threads spin-wait: with a core taken by
     # another process, each step's delivery then waited a scheduler slice (milliseconds) for its second

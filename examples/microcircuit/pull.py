@@ -34,7 +34,7 @@ import numpy as np
 import eventjax as ej
 from eventjax.backends.numba import prefetch
 from eventjax.kernels.common.numba.scatter import event_rows
-from examples.microcircuit import network
+from examples.microcircuit import network, owner_split
 
 # Runs ahead of the one being summed whose synapses the caches are asked for, all of their lines: the runs
 # are short and scattered over the 2.4 GB of synapses, so the hardware prefetcher does not see them coming.
@@ -184,7 +184,8 @@ def layout(W, splits, split_column):
     (:mod:`owner_split`): each row's synapses onto columns below ``split_column``, then the others, each part
     sorted by delay; every delay in ``[1, W.ring_length)``.
 
-    Raises ValueError where a synapse lies in the other part's columns or a delay is outside the ring.
+    Raises ValueError where a split lies outside its row, a synapse in the other part's columns or a delay
+    outside the ring.
 
     Example:
         >>> # row 0: column 0 (delay 2) | column 1 (delay 1); split at synapse 1 and at column 1
@@ -195,16 +196,16 @@ def layout(W, splits, split_column):
         ([0, 0], dtype('uint16'), [[[0, 0, 1], [0, 1, 1]]])
     """
     n, length = W.shape[1], W.ring_length
-    offsets, indptr = np.asarray(W.layout.offsets), np.asarray(W.layout.indptr)
-    splits = np.asarray(splits)
+    offsets = np.asarray(W.layout.offsets)
+    indptr, starts = owner_split.check_split_bounds('layout()', W.layout.indptr, splits)
     split_column = int(split_column)
     if not 0 <= split_column <= n:
         raise ValueError(f'layout(): split_column must be in [0, {n}], got {split_column}.')
-    ends = delay_ends(offsets, indptr, splits, n, length)
+    ends = delay_ends(offsets, indptr, starts, n, length)
     wide = max(split_column, n - split_column) > 2 ** 16
     cols = network.aligned_empty(offsets.shape[0], np.uint32 if wide else np.uint16)  # JAX takes it, no copy
     cols[indptr[-1]:] = 0  # entries past the last row (padding) are never read
-    misplaced = _part_columns(offsets, indptr.astype(np.int64), splits.astype(np.int64), n, split_column, cols)
+    misplaced = _part_columns(offsets, indptr, starts, n, split_column, cols)
     if misplaced:
         raise ValueError(f'layout(): {misplaced} synapses lie on the other side of split_column {split_column} '
                          "than their row's part; store each row's synapses onto columns below it first "

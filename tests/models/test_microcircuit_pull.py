@@ -121,6 +121,9 @@ def test_layout_refuses_synapses_on_the_other_side_of_the_split(split_column):
             pull.layout(W, np.array([1]), split_column)
     with pytest.raises(ValueError, match='split_column must be in'):
         pull.layout(W, np.array([1]), 9)
+    for split in (-1, 3):  # outside row 0's [0, 2]: a part would be read past the row
+        with pytest.raises(ValueError, match=r'layout\(\): each split must lie within its row'):
+            pull.layout(W, np.array([split]), 4)
 
 
 @pytest.mark.parametrize('scale, k_scale, drive, ms', [(0.05, 0.5, 'dc', 300.0), (0.02, None, 'poisson', 100.0)])
