@@ -15,7 +15,10 @@ in the core's cache and there is no ring to clear; the synapses are read
 in runs of ~30, so the caches are asked for the next runs ahead.
 
 Where each run lies comes from :func:`delay_ends`: per row, part and delay
-``d``, how many of the part's synapses have a delay of at most ``d``.
+``d``, how many of the part's synapses have a delay of at most ``d``. The
+runs read each synapse's weight and its column counted from its part's
+first column (:func:`layout`: 2 bytes where a part is at most 2**16
+columns wide, not the packed offset's 4).
 
 Each input entry receives its adds in the push delivery's order (spike
 steps ascending, rows ascending, a part's synapses in stored order) from

@@ -12,8 +12,9 @@ one current carries both)::
 
 On numba (rows stored in two parts) no ring is kept: :mod:`pull` holds the
 spiking rows of the last ``L - 1`` steps and sums the synapses arriving at
-``t + 1`` into one vector, the ring's slot bit for bit (``delivery='push'``
-keeps the ring, :mod:`owner_split`).
+``t + 1`` into one vector, the ring's slot bit for bit, a chunk of updates
+per numba call (:mod:`chunk`; ``delivery='push'`` keeps the ring,
+:mod:`owner_split`, and the scan below).
 
 The Poisson drive (``--drive poisson``): each neuron gets a Poisson count
 with mean ``lambda = 8 Hz x K_ext x dt`` (1.2-2.3) every update, times the
