@@ -4,13 +4,17 @@ step's input summed at read time (:mod:`pull`), step after step, with the spikes
 Run as a ``lax.scan`` of two numba calls a step (the neuron update, then
 the delivery), a full-scale step spent ~50 us of its ~290 between them: the
 scan's own work, two calls through XLA, the spike flags written out and
-read back. Here one call runs the chunk, and each step takes two parallel
-passes over the two parts of the columns (:mod:`owner_split`): the
-delivery, each part's arriving synapses summed into its columns, then the
-neuron update, each part's neurons over slices (a loop numba vectorises;
-refractory counts may be bytes, the drive is read per run of equal
-values). The spikes leave as bitpack's words, 32 neurons a word, an eighth
-of the flags the host reads back.
+read back. Here one call runs the chunk, on two threads in one parallel
+run (starting a run costs ~5 us; two a step were 10 us of ~160). Each
+step is five pieces of work, claimed in order by whichever thread is free:
+the delivery of each of the two parts of the columns (:mod:`owner_split`:
+the part's arriving synapses summed into its columns), the neuron update
+of each part (over slices: a loop numba vectorises; refractory counts may
+be bytes, the drive is read per run of equal values), and the hold of the
+step's spikes. A piece waits only for what it reads: a part's update for
+that part's delivery, the hold for both updates, a delivery for the hold
+before it. The spikes leave as bitpack's words, 32 neurons a word, an
+eighth of the flags the host reads back.
 
 The arithmetic is the scan's, operation for operation (:func:`neurons.advance`,
 :func:`pull.gather`): the same spikes, bit for bit.
@@ -24,6 +28,7 @@ import numba
 import numpy as np
 
 import eventjax as ej
+from eventjax.backends.numba import atomic_add, wait_at_least
 from eventjax.kernels.common.numba.scatter import event_rows
 from examples.microcircuit import neurons, pull
 
@@ -68,7 +73,45 @@ def _hold(spiked, hist, counts, t, bits):
         bits[j >> 5] |= np.uint32(1) << np.uint32(j & 31)
 
 
-def _numba_kernel(outs, p22, p21, p11, theta, v_reset, ref):
+# A step's pieces of work, in the order they are claimed: the deliveries of parts 0 and 1, the neuron updates of
+# parts 0 and 1, the hold; and where each piece's count of finished pieces lies in `done` (a cache line each)
+_PIECES = 5
+_LINE = 8
+
+
+@numba.njit(inline='always')
+def _steps_shared(v, i_syn, r, row, drive, extra, no_extra, spiked, k, hist, counts, lay, t0, words, c, n):
+    """The chunk's steps on two threads that claim its pieces of work in order (one parallel run, not two
+    a step: a run's start costs ~5 us, a step ~150). A piece waits only for those it reads: a part's
+    update for its own part's delivery (a part's inputs are written by its delivery alone), the hold for
+    both updates, a delivery for the last hold. Claimed in order, a piece only ever waits for earlier
+    ones, already claimed: if the runtime ran both loops on one thread, the first would do every piece."""
+    steps = words.shape[0]
+    done = np.zeros((_PIECES + 1) * _LINE, np.int64)  # [0]: pieces claimed; [(j + 1) * _LINE]: piece j's done
+    for _ in numba.prange(2):
+        while True:
+            piece = atomic_add(done, 0, 1)
+            if piece >= steps * _PIECES:
+                break
+            s, j = piece // _PIECES, piece % _PIECES
+            t = np.int64(t0) + s
+            more = s + 1 < steps
+            if j < 2:  # part j's synapses arriving at t + 1, once step t's spikes are held
+                wait_at_least(done, 5 * _LINE, s)
+                runs = np.empty((pull.held(counts, t + 1), 3), np.int64)
+                pull.gather_part(hist, counts, lay, t + 1, row, j, runs)
+            elif j < 4 and more:  # part j - 2's neurons at t + 1
+                wait_at_least(done, (j - 1) * _LINE, s + 1)
+                x = extra[s + 1] if extra.shape[0] else no_extra
+                _advance(v, i_syn, r, row, drive, x, spiked, k, 0 if j == 2 else c, c if j == 2 else n)
+            elif j == 4 and more:
+                wait_at_least(done, 3 * _LINE, s + 1)
+                wait_at_least(done, 4 * _LINE, s + 1)
+                _hold(spiked, hist, counts, t + 1, words[s + 1])
+            atomic_add(done, (j + 1) * _LINE, 1)
+
+
+def _numba_kernel(outs, p22, p21, p11, theta, v_reset, ref, parallel_min):
     @numba.njit(parallel=True)
     def kernel(v, i_syn, r, inp, hist, counts, bounds, values, extra, t0, data, cols, indptr, splits, ends, split,
                v_out, i_out, r_out, inp_out, hist_out, counts_out, words):
@@ -80,33 +123,26 @@ def _numba_kernel(outs, p22, p21, p11, theta, v_reset, ref):
         drive = (bounds, values)
         row = inp_out[0]
         no_extra = extra[0:0, 0]
-        parallel = n >= PARALLEL_MIN_NEURONS
+        parallel = n >= parallel_min
         spiked = np.zeros(n, np.bool_)
-        # step t0's input is summed (by the last chunk): update and hold t0, then per step two parallel passes
-        # over the parts: each part's synapses arriving at t + 1 summed into its columns, then each part's
-        # neurons updated (one pass doing both ran 1.3x slower: numba's outlined loop of the update no longer
-        # vectorised); the spikes of all are held after them
+        # step t0's input is summed (by the last chunk): update and hold t0, then per step each part's synapses
+        # arriving at t + 1 summed into its columns, each part's neurons updated, the spikes of all held
         if steps:
             _advance(v_out, i_out, r_out, row, drive, extra[0] if extra.shape[0] else no_extra, spiked, k, 0, n)
             _hold(spiked, hist_out, counts_out, t0[0], words[0])
+        if parallel:
+            _steps_shared(v_out, i_out, r_out, row, drive, extra, no_extra, spiked, k, hist_out, counts_out, lay,
+                          t0[0], words, c, n)
+            return
         for s in range(steps):
             t = np.int64(t0[0]) + s
             more = s + 1 < steps
             x = extra[s + 1] if more and extra.shape[0] else no_extra
-            runs = np.empty((2, pull.held(counts_out, t + 1), 3), np.int64)
-            if parallel:
-                for part in numba.prange(2):
-                    pull.gather_part(hist_out, counts_out, lay, t + 1, row, part, runs[part])
-                if more:
-                    for part in numba.prange(2):
-                        _advance(v_out, i_out, r_out, row, drive, x, spiked, k, 0 if part == 0 else c,
-                                 c if part == 0 else n)
-            else:
-                for part in range(2):
-                    pull.gather_part(hist_out, counts_out, lay, t + 1, row, part, runs[part])
-                if more:
-                    _advance(v_out, i_out, r_out, row, drive, x, spiked, k, 0, n)
+            runs = np.empty((pull.held(counts_out, t + 1), 3), np.int64)
+            for part in range(2):
+                pull.gather_part(hist_out, counts_out, lay, t + 1, row, part, runs)
             if more:
+                _advance(v_out, i_out, r_out, row, drive, x, spiked, k, 0, n)
                 _hold(spiked, hist_out, counts_out, t + 1, words[s + 1])
 
     return kernel
@@ -140,7 +176,8 @@ def run(state, drive, extra, lay, t0, steps, constants):
     outs += (jax.ShapeDtypeStruct((steps, -(-n // 32)), jnp.uint32),)
     t0 = jnp.asarray(t0, jnp.int32).reshape(1)
     *new, words = _kernel(*state, *drive, extra, t0, *lay, outs=outs,
-                          input_output_aliases={i: i for i in range(6)}, backend='numba', **constants)
+                          input_output_aliases={i: i for i in range(6)}, backend='numba',
+                          parallel_min=PARALLEL_MIN_NEURONS, **constants)
     return tuple(new), words
 
 

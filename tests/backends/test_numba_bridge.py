@@ -413,6 +413,64 @@ class TestPrefetch:
             hint(np.zeros(3), index)
 
 
+class TestHandOffs:
+    """``atomic_add``, ``load_acquire`` and ``wait_at_least``: threads of one parallel run handing work over."""
+
+    def test_two_threads_claim_every_piece_once_and_see_each_other_s_writes(self):
+        from eventjax.backends.numba.intrinsics import atomic_add, load_acquire, wait_at_least
+
+        @numba.njit(parallel=True)
+        def relay(pieces, out):
+            # piece p writes out[p] from out[p - 1]: each waits for the one before, whoever claimed it
+            done = np.zeros(16, np.int64)
+            for _ in numba.prange(2):
+                while True:
+                    p = atomic_add(done, 0, 1)
+                    if p >= pieces:
+                        break
+                    wait_at_least(done, 8, p)
+                    out[p] = (out[p - 1] if p else 0) + 1
+                    atomic_add(done, 8, 1)
+            # read atomically: to the code around the parallel loop a plain read of an array made here and
+            # written only by atomics inside it may look like the zeros it was made with
+            return load_acquire(done, 8)
+
+        out = np.zeros(20_000, np.int64)
+        assert relay(out.size, out) == out.size
+        np.testing.assert_array_equal(out, np.arange(1, out.size + 1))
+
+    def test_a_long_wait_yields_and_still_ends(self):
+        from eventjax.backends.numba.intrinsics import SPINS_BEFORE_YIELD, atomic_add, load_acquire, wait_at_least
+
+        @numba.njit(parallel=True)
+        def late(spins):
+            # piece 0 is slow (past the spins before yielding), piece 1 waits for it; claimed in order, so one
+            # thread doing both never waits for itself
+            sync = np.zeros(16, np.int64)
+            for _ in numba.prange(2):
+                piece = atomic_add(sync, 0, 1)
+                if piece == 0:
+                    for _k in range(spins):
+                        load_acquire(sync, 8)
+                    atomic_add(sync, 8, 1)
+                elif piece == 1:
+                    wait_at_least(sync, 8, 1)
+                    atomic_add(sync, 8, 1)
+            return load_acquire(sync, 8)
+
+        assert late(1000 * SPINS_BEFORE_YIELD) == 2
+
+    def test_an_array_other_than_int64_is_a_typing_error(self):
+        from eventjax.backends.numba.intrinsics import atomic_add
+
+        @numba.njit
+        def bump(x):
+            return atomic_add(x, 0, 1)
+
+        with pytest.raises(numba.core.errors.TypingError):
+            bump(np.zeros(2, np.int32))
+
+
 class TestStackBytes:
     """``stack_bytes``: zeroed scratch in the caller's frame, for the handler's error buffers."""
 

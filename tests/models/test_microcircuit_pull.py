@@ -162,11 +162,10 @@ def test_word_hits_are_the_set_bits_in_order_and_never_past_n(n):
     np.testing.assert_array_equal(np.stack([steps, ids]), np.nonzero(flags))
 
 
-@pytest.mark.parametrize('threads', [1, 2])
-def test_a_chunk_gives_the_scan_s_spikes_and_state_with_one_or_two_threads(threads):
+def chunk_against_scan(threads, drive):
     import numba
 
-    model = simulation.build(0.05, 0.5, 'dc', 5, np.float32)
+    model = simulation.build(0.05, 0.5, drive, 5, np.float32)
     before = numba.get_num_threads()
     numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
     try:
@@ -179,6 +178,19 @@ def test_a_chunk_gives_the_scan_s_spikes_and_state_with_one_or_two_threads(threa
     assert out[0][1].size > 50
     for a, b in zip(*out):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize('threads', [1, 2])
+def test_a_chunk_gives_the_scan_s_spikes_and_state_with_one_or_two_threads(threads):
+    chunk_against_scan(threads, 'dc')
+
+
+@pytest.mark.parametrize('threads', [1, 2])
+def test_a_chunk_s_steps_shared_by_two_threads_give_the_scan_s_spikes(threads, monkeypatch):
+    """The path of a full-scale network (threads claiming each step's pieces of work), forced at this size;
+    on one thread the one loop does every piece."""
+    monkeypatch.setattr(chunk, 'PARALLEL_MIN_NEURONS', 0)
+    chunk_against_scan(threads, 'poisson')
 
 
 def test_bench_delivery_refuses_bad_arguments_and_a_silent_recording(capsys):

@@ -8,6 +8,8 @@ The public surface of the backend is this module:
   :func:`by_inputs` (a generator that picks its kernel from the call's inputs);
 - :func:`prefetch`, :func:`launch_begin` / :func:`launch_end`,
   :func:`empty_vector` (intrinsics the standard kernels use);
+  :func:`atomic_add`, :func:`load_acquire`, :func:`wait_at_least` (threads
+  of one parallel run handing work to each other);
 - the backend's settings: :func:`set_num_threads` (how many threads a
   ``parallel=True`` kernel launch may use), :func:`set_parallel` and their
   getters, and :func:`describe_kernel`.
@@ -46,17 +48,28 @@ from eventjax.config import moved_setting
 
 if TYPE_CHECKING:  # loaded at first use (below), named here for readers and tools
     from eventjax.backends.numba.bridge import bounds_checked, by_inputs, numba_kernel_generator
-    from eventjax.backends.numba.intrinsics import empty_vector, launch_begin, launch_end, prefetch, report_error
+    from eventjax.backends.numba.intrinsics import (
+        atomic_add,
+        empty_vector,
+        launch_begin,
+        launch_end,
+        load_acquire,
+        prefetch,
+        report_error,
+        wait_at_least,
+    )
 
 # The names whose modules import numba, and the module each comes from: imported at first use.
 _NEEDS_NUMBA = {
     'bounds_checked': 'bridge', 'numba_kernel_generator': 'bridge', 'by_inputs': 'bridge',
     'report_error': 'intrinsics', 'prefetch': 'intrinsics', 'launch_begin': 'intrinsics', 'launch_end': 'intrinsics',
-    'empty_vector': 'intrinsics',
+    'empty_vector': 'intrinsics', 'atomic_add': 'intrinsics', 'load_acquire': 'intrinsics',
+    'wait_at_least': 'intrinsics',
 }
 
-__all__ = ['BRIDGE', 'bounds_checked', 'by_inputs', 'describe_kernel', 'empty_vector', 'get_num_threads',
-           'get_parallel', 'launch_begin', 'launch_end', 'numba_kernel_generator', 'prefetch', 'report_error',
+__all__ = ['BRIDGE', 'atomic_add', 'bounds_checked', 'by_inputs', 'describe_kernel', 'empty_vector', 'get_num_threads',
+           'get_parallel', 'launch_begin', 'launch_end', 'load_acquire', 'numba_kernel_generator', 'prefetch',
+           'report_error', 'wait_at_least',
            'requested_num_threads', 'set_num_threads', 'set_parallel', 'standard', 'status', 'threading_layer', 'wrap']
 
 # The spellings eventjax.config had for these settings: they warn where used, and go in 0.3.0.

@@ -257,6 +257,103 @@ def prefetch(typingctx, ary, index):
     return types.void(ary, index), codegen
 
 
+def _item_pointer(context, builder, sig, args):
+    array = context.make_array(sig.args[0])(context, builder, args[0])
+    index = context.cast(builder, args[1], sig.args[1], types.intp)
+    return cgutils.get_item_pointer(context, builder, sig.args[0], array, [index], wraparound=False)
+
+
+_INT64_VECTOR = types.Array(types.int64, 1, 'C')
+
+
+@intrinsic
+def atomic_add(typingctx, ary, index, value):
+    """Add ``value`` to ``ary[index]`` (a C-contiguous 1-d int64 array) atomically; return what it held.
+
+    Sequentially consistent: a thread that reads the sum (:func:`load_acquire`) also sees every write the
+    adding thread made before it. ``index`` is not checked. Read such a counter with :func:`load_acquire`,
+    also after the parallel loop: to the code around it, a plain read of an array made there and written
+    only by atomics inside the loop may look like the values it was made with.
+
+    Example:
+        >>> @numba.njit
+        ... def bump(c):
+        ...     return atomic_add(c, 1, 5), c[1]
+        >>> bump(np.zeros(2, np.int64))
+        (0, 5)
+    """
+    if ary != _INT64_VECTOR or not isinstance(index, types.Integer) or not isinstance(value, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        ptr = _item_pointer(context, builder, sig, args)
+        return builder.atomic_rmw('add', ptr, context.cast(builder, args[2], value, types.int64), 'seq_cst')
+
+    return types.int64(ary, index, value), codegen
+
+
+@intrinsic
+def load_acquire(typingctx, ary, index):
+    """``ary[index]`` (a C-contiguous 1-d int64 array) read atomically, with acquire order: after it, every
+    write that the thread which stored the value read (:func:`atomic_add`) made before is seen. Read again in
+    a loop, it is read each time (a plain read may be read once). ``index`` is not checked.
+
+    Example:
+        >>> @numba.njit
+        ... def read(c):
+        ...     return load_acquire(c, 0)
+        >>> read(np.array([7], np.int64))
+        7
+    """
+    if ary != _INT64_VECTOR or not isinstance(index, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        ptr = _item_pointer(context, builder, sig, args)
+        return builder.load_atomic(ptr, 'acquire', 8)
+
+    return types.int64(ary, index), codegen
+
+
+@intrinsic
+def yield_thread(typingctx):
+    """Give the core to another thread that is ready to run (``sched_yield``), if any."""
+
+    def codegen(context, builder, sig, args):
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(32), []), 'sched_yield')
+        builder.call(fn, [])
+        return context.get_dummy_value()
+
+    return types.void(), codegen
+
+
+SPINS_BEFORE_YIELD = 2000
+"""Spins (each an x86 ``pause``, ~10 ns: ~20 us in all) before :func:`wait_at_least` starts yielding its core."""
+
+
+@register_jitable
+def wait_at_least(ary, index, target):
+    """Wait until ``ary[index]`` (1-d int64, raised by another thread's :func:`atomic_add`) is at least
+    ``target``: spin a while (the other thread is usually microseconds away), then yield the core at each look
+    (where there are more threads than cores, the one waited for may need it).
+
+    Example:
+        >>> @numba.njit
+        ... def ready(c):
+        ...     wait_at_least(c, 0, 1)
+        ...     return True
+        >>> ready(np.ones(1, np.int64))
+        True
+    """
+    spins = 0
+    while load_acquire(ary, index) < target:
+        if spins < SPINS_BEFORE_YIELD:
+            spin_pause()
+            spins += 1
+        else:
+            yield_thread()
+
+
 def _call_symbol(builder, symbol: str, args: Sequence) -> Any:
     fnty = ir.FunctionType(ir.IntType(64), [ir.IntType(64)] * len(args))
     fn = cgutils.get_or_insert_function(builder.module, fnty, symbol)
