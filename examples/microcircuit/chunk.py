@@ -28,7 +28,7 @@ import numba
 import numpy as np
 
 import eventjax as ej
-from eventjax.backends.numba import atomic_add, wait_at_least
+from eventjax.backends.numba import atomic_add, compare_swap, load_acquire, wait_at_least
 from eventjax.kernels.common.numba.scatter import event_rows
 from examples.microcircuit import neurons, pull
 
@@ -73,42 +73,82 @@ def _hold(spiked, hist, counts, t, bits):
         bits[j >> 5] |= np.uint32(1) << np.uint32(j & 31)
 
 
-# A step's pieces of work, in the order they are claimed: the deliveries of parts 0 and 1, the neuron updates of
-# parts 0 and 1, the hold; and where each piece's count of finished pieces lies in `done` (a cache line each)
-_PIECES = 5
-_LINE = 8
+@numba.njit(inline='always')
+def _hold_found(lists, found, c, hist, counts, t, bits):
+    """:func:`_hold` of the spikes each part's update found: ``lists[p, :found[p * _LINE]]``, part 1's counted
+    from column ``c``."""
+    held = hist[np.int64(t) % counts.shape[0]]
+    k0, k1 = found[0], found[_LINE]
+    held[:k0] = lists[0, :k0]
+    for a in range(k1):
+        held[k0 + a] = lists[1, a] + c
+    counts[np.int64(t) % counts.shape[0]] = k0 + k1
+    bits[:] = 0
+    for a in range(k0 + k1):
+        j = held[a]
+        bits[j >> 5] |= np.uint32(1) << np.uint32(j & 31)
+
+
+_LINE = 8  # int64s a cache line: each shared counter on its own
+
+
+@numba.njit(inline='always')
+def _part_step(v, i_syn, r, row, drive, extra, no_extra, spiked, k, hist, counts, lay, t0, words, c, n, lists,
+               found, sync, p, s):
+    """Part ``p``'s piece of step ``s``: its synapses arriving at ``t + 1`` summed, its neurons updated and
+    its spikes listed; the second part to finish a step also holds the step's spikes."""
+    steps = words.shape[0]
+    t = np.int64(t0) + s
+    more = s + 1 < steps
+    runs = np.empty((pull.held(counts, t + 1), 3), np.int64)
+    pull.gather_part(hist, counts, lay, t + 1, row, p, runs)
+    if more:
+        x = extra[s + 1] if extra.shape[0] else no_extra
+        lo, hi = (0, c) if p == 0 else (c, n)
+        _advance(v, i_syn, r, row, drive, x, spiked, k, lo, hi)
+        found[p * _LINE] = event_rows(spiked[lo:hi], lists[p])
+    if atomic_add(sync, 3 * _LINE, 1) == 2 * s + 1 and more:  # parts finished: both of step s now
+        _hold_found(lists, found, c, hist, counts, t + 1, words[s + 1])
+        atomic_add(sync, 4 * _LINE, 1)
 
 
 @numba.njit(inline='always')
 def _steps_shared(v, i_syn, r, row, drive, extra, no_extra, spiked, k, hist, counts, lay, t0, words, c, n):
-    """The chunk's steps on two threads that claim its pieces of work in order (one parallel run, not two
-    a step: a run's start costs ~5 us, a step ~150). A piece waits only for those it reads: a part's
-    update for its own part's delivery (a part's inputs are written by its delivery alone), the hold for
-    both updates, a delivery for the last hold. Claimed in order, a piece only ever waits for earlier
-    ones, already claimed: if the runtime ran both loops on one thread, the first would do every piece."""
+    """The chunk's steps on two threads in one parallel run (not two runs a step: a run's start costs ~5 us,
+    a step ~150). Thread ``p`` sums and updates part ``p`` step after step (its inputs and neurons stay in its
+    core's cache; a part's inputs are written by its own delivery alone), and waits only for the last step's
+    hold, which the second part to finish a step does. A thread about to wait for a hold whose other part is
+    not yet claimed takes that part itself: if the runtime ran both loops on one thread, or started the
+    second late, the first does every piece in order and never waits for itself."""
     steps = words.shape[0]
-    done = np.zeros((_PIECES + 1) * _LINE, np.int64)  # [0]: pieces claimed; [(j + 1) * _LINE]: piece j's done
-    for _ in numba.prange(2):
+    # [0], [_LINE]: the next step of part 0 and of part 1 to claim; [3 _LINE]: parts finished; [4 _LINE]: holds
+    sync = np.zeros(5 * _LINE, np.int64)
+    lists = np.empty((2, max(c, n - c)), np.int64)
+    found = np.zeros(2 * _LINE, np.int64)
+    for p in numba.prange(2):
         while True:
-            piece = atomic_add(done, 0, 1)
-            if piece >= steps * _PIECES:
+            s = atomic_add(sync, p * _LINE, 1)
+            if s >= steps:
                 break
-            s, j = piece // _PIECES, piece % _PIECES
-            t = np.int64(t0) + s
-            more = s + 1 < steps
-            if j < 2:  # part j's synapses arriving at t + 1, once step t's spikes are held
-                wait_at_least(done, 5 * _LINE, s)
-                runs = np.empty((pull.held(counts, t + 1), 3), np.int64)
-                pull.gather_part(hist, counts, lay, t + 1, row, j, runs)
-            elif j < 4 and more:  # part j - 2's neurons at t + 1
-                wait_at_least(done, (j - 1) * _LINE, s + 1)
-                x = extra[s + 1] if extra.shape[0] else no_extra
-                _advance(v, i_syn, r, row, drive, x, spiked, k, 0 if j == 2 else c, c if j == 2 else n)
-            elif j == 4 and more:
-                wait_at_least(done, 3 * _LINE, s + 1)
-                wait_at_least(done, 4 * _LINE, s + 1)
-                _hold(spiked, hist, counts, t + 1, words[s + 1])
-            atomic_add(done, (j + 1) * _LINE, 1)
+            q = 1 - p
+            # the hold of step s - 1 needs the other part's piece of it: take it if nobody has
+            while s > 0 and compare_swap(sync, q * _LINE, s - 1, s) == s - 1:
+                _part_step(v, i_syn, r, row, drive, extra, no_extra, spiked, k, hist, counts, lay, t0, words, c, n,
+                           lists, found, sync, q, s - 1)
+            wait_at_least(sync, 4 * _LINE, s)
+            _part_step(v, i_syn, r, row, drive, extra, no_extra, spiked, k, hist, counts, lay, t0, words, c, n,
+                       lists, found, sync, p, s)
+        # this part is done: the other's last pieces, if its thread has not come (one at a time, in order)
+        q = 1 - p
+        while True:
+            s = load_acquire(sync, q * _LINE)
+            if s >= steps or compare_swap(sync, q * _LINE, s, s + 1) != s:
+                if s >= steps:
+                    break
+                continue
+            wait_at_least(sync, 4 * _LINE, s)
+            _part_step(v, i_syn, r, row, drive, extra, no_extra, spiked, k, hist, counts, lay, t0, words, c, n,
+                       lists, found, sync, q, s)
 
 
 def _numba_kernel(outs, p22, p21, p11, theta, v_reset, ref, parallel_min):

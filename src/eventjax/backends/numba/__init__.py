@@ -8,7 +8,8 @@ The public surface of the backend is this module:
   :func:`by_inputs` (a generator that picks its kernel from the call's inputs);
 - :func:`prefetch`, :func:`launch_begin` / :func:`launch_end`,
   :func:`empty_vector` (intrinsics the standard kernels use);
-  :func:`atomic_add`, :func:`load_acquire`, :func:`wait_at_least` (threads
+  :func:`atomic_add`, :func:`compare_swap`, :func:`load_acquire`,
+  :func:`wait_at_least` (threads
   of one parallel run handing work to each other);
 - the backend's settings: :func:`set_num_threads` (how many threads a
   ``parallel=True`` kernel launch may use), :func:`set_parallel` and their
@@ -63,14 +64,14 @@ if TYPE_CHECKING:  # loaded at first use (below), named here for readers and too
 _NEEDS_NUMBA = {
     'bounds_checked': 'bridge', 'numba_kernel_generator': 'bridge', 'by_inputs': 'bridge',
     'report_error': 'intrinsics', 'prefetch': 'intrinsics', 'launch_begin': 'intrinsics', 'launch_end': 'intrinsics',
-    'empty_vector': 'intrinsics', 'atomic_add': 'intrinsics', 'load_acquire': 'intrinsics',
-    'wait_at_least': 'intrinsics',
+    'empty_vector': 'intrinsics', 'atomic_add': 'intrinsics', 'compare_swap': 'intrinsics',
+    'load_acquire': 'intrinsics', 'wait_at_least': 'intrinsics',
 }
 
-__all__ = ['BRIDGE', 'atomic_add', 'bounds_checked', 'by_inputs', 'describe_kernel', 'empty_vector', 'get_num_threads',
-           'get_parallel', 'launch_begin', 'launch_end', 'load_acquire', 'numba_kernel_generator', 'prefetch',
-           'report_error', 'wait_at_least',
-           'requested_num_threads', 'set_num_threads', 'set_parallel', 'standard', 'status', 'threading_layer', 'wrap']
+__all__ = ['BRIDGE', 'atomic_add', 'bounds_checked', 'by_inputs', 'compare_swap', 'describe_kernel', 'empty_vector',
+           'get_num_threads', 'get_parallel', 'launch_begin', 'launch_end', 'load_acquire', 'numba_kernel_generator',
+           'prefetch', 'report_error', 'requested_num_threads', 'set_num_threads', 'set_parallel', 'standard', 'status',
+           'threading_layer', 'wait_at_least', 'wrap']
 
 # The spellings eventjax.config had for these settings: they warn where used, and go in 0.3.0.
 moved_setting('set_numba_num_threads', f'{__name__}.set_num_threads', set_num_threads)

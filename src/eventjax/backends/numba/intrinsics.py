@@ -293,6 +293,29 @@ def atomic_add(typingctx, ary, index, value):
 
 
 @intrinsic
+def compare_swap(typingctx, ary, index, expected, new):
+    """Write ``new`` into ``ary[index]`` (a C-contiguous 1-d int64 array) if it holds ``expected``, atomically;
+    return what it held (``expected``: the write happened). Sequentially consistent, as :func:`atomic_add`.
+
+    Example:
+        >>> @numba.njit
+        ... def take(c):
+        ...     return compare_swap(c, 0, 3, 4), compare_swap(c, 0, 3, 5), c[0]
+        >>> take(np.array([3], np.int64))  # the first takes it; the second finds 4 and writes nothing
+        (3, 4, 4)
+    """
+    if ary != _INT64_VECTOR or not all(isinstance(x, types.Integer) for x in (index, expected, new)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        ptr = _item_pointer(context, builder, sig, args)
+        old, new_ = (context.cast(builder, args[i], sig.args[i], types.int64) for i in (2, 3))
+        return builder.extract_value(builder.cmpxchg(ptr, old, new_, 'seq_cst', 'seq_cst'), 0)
+
+    return types.int64(ary, index, expected, new), codegen
+
+
+@intrinsic
 def load_acquire(typingctx, ary, index):
     """``ary[index]`` (a C-contiguous 1-d int64 array) read atomically, with acquire order: after it, every
     write that the thread which stored the value read (:func:`atomic_add`) made before is seen. Read again in
