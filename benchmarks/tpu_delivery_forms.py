@@ -1,6 +1,6 @@
 """Time forms of PD14's delivery on a TPU: XLA's scatter and the sorted-target pallas kernel, at PD14's shapes.
 
-    python -m benchmarks.tpu_delivery_forms [--rows 4096] [--n 77169] [--k 3872] [--ring 64] [--spikes 25]
+    python -m benchmarks.tpu_delivery_forms [--rows 4096] [--n 77169 ...] [--k 3872] [--ring 64] [--spikes 25]
                                             [--loop 100] [--forms ...] [--out FILE]
 
 Synthetic synapses with PD14's statistics: ``--k`` a row to targets drawn
@@ -10,7 +10,8 @@ each row sorted by packed offset; ``--spikes`` event rows an update (the
 same count every update, rolled by one row each). Each form runs ``--loop``
 updates in one jitted ``lax.fori_loop`` with the ring as the carry; the
 figure is microseconds per update, and each result is checked against the
-first form's. Forms: ``jax`` and ``pallas`` (the library's backends), and the
+first form's (per ``--n``: PD14's 77,169 targets, or 77,184, a ring of whole
+128-column rows). Forms: ``jax`` and ``pallas`` (the library's backends), and the
 ``jax`` kernel's passes with their terms sent to a sink
 (:class:`~eventjax.kernels.delay.pallas_tpu_sorted.SortedSink`): ``unsorted``
 (XLA's scatter), ``nothing`` (terms made, not added), ``sort`` (sorted, not
@@ -32,8 +33,7 @@ from jax import lax
 from benchmarks.tpu_products import _timed
 
 FORMS = ['jax', 'pallas', 'unsorted', 'nothing', 'sort', 'xla', 'segment', 'kernel-parts-128-64-32',
-         'kernel-parts-256-128-32', 'kernel-parts-512-256-32', 'kernel-highest-128-64-32', 'kernel-parts-256-128-64',
-         'kernel-parts-256-128-16']
+         'kernel-parts-256-128-32', 'kernel-parts-512-256-32', 'kernel-highest-512-256-32']
 
 
 def synapses(rows, n, k, length, seed=0):
@@ -74,7 +74,7 @@ def step_of(form, m, n, length):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument('--rows', type=int, default=4096)
-    p.add_argument('--n', type=int, default=77169)
+    p.add_argument('--n', type=int, nargs='+', default=[77169])
     p.add_argument('--k', type=int, default=3872)
     p.add_argument('--ring', type=int, default=64)
     p.add_argument('--spikes', type=int, default=25)
@@ -83,31 +83,33 @@ def main(argv=None):
     p.add_argument('--forms', nargs='+', default=FORMS)
     p.add_argument('--out', default=None)
     args = p.parse_args(argv)
-    m, n, length = args.rows, args.n, args.ring
-    operands = synapses(m, n, args.k, length)
-    spikes = jnp.zeros(m, bool).at[np.random.default_rng(0).choice(m, args.spikes, replace=False)].set(True)
-    ring = jnp.zeros((length, n), jnp.float32)
+    m, length = args.rows, args.ring
     device = jax.devices()[0].device_kind
-    ref, results = None, []
-    for form in args.forms:
-        step = step_of(form, m, n, length)
+    results = []
+    for n in args.n:
+        operands = synapses(m, n, args.k, length)
+        spikes = jnp.zeros(m, bool).at[np.random.default_rng(0).choice(m, args.spikes, replace=False)].set(True)
+        ring = jnp.zeros((length, n), jnp.float32)
+        ref = None
+        for form in args.forms:
+            step = step_of(form, m, n, length)
 
-        def run(ring, spikes, operands, step=step):
-            return lax.fori_loop(0, args.loop, lambda i, r: step(r, jnp.roll(spikes, i), i, operands), ring)
+            def run(ring, spikes, operands, step=step):
+                return lax.fori_loop(0, args.loop, lambda i, r: step(r, jnp.roll(spikes, i), i, operands), ring)
 
-        row = {'device': device, 'form': form, 'rows': m, 'n': n, 'k': args.k, 'ring': length,
-               'spikes': args.spikes}
-        try:
-            best, out, first = _timed(jax.jit(run), ring, spikes, operands, repeats=args.repeats)
-        except Exception as e:  # noqa: BLE001 - report and go on with the next form
-            row['error'] = f'{type(e).__name__}: {str(e).splitlines()[0][:300]}'
-        else:
-            out = np.asarray(out, np.float64)
-            ref = out if ref is None else ref
-            row.update(update_us=round(best / args.loop * 1e6, 1), first_s=round(first, 2),
-                       max_rel_diff=float(np.max(np.abs(out - ref)) / (1 + np.max(np.abs(ref)))))
-        results.append(row)
-        print(json.dumps(row), flush=True)
+            row = {'device': device, 'form': form, 'rows': m, 'n': n, 'k': args.k, 'ring': length,
+                   'spikes': args.spikes}
+            try:
+                best, out, first = _timed(jax.jit(run), ring, spikes, operands, repeats=args.repeats)
+            except Exception as e:  # noqa: BLE001 - report and go on with the next form
+                row['error'] = f'{type(e).__name__}: {str(e).splitlines()[0][:300]}'
+            else:
+                out = np.asarray(out, np.float64)
+                ref = out if ref is None else ref
+                row.update(update_us=round(best / args.loop * 1e6, 1), first_s=round(first, 2),
+                           max_rel_diff=float(np.max(np.abs(out - ref)) / (1 + np.max(np.abs(ref)))))
+            results.append(row)
+            print(json.dumps(row), flush=True)
     if args.out:
         with open(args.out, 'w') as fh:
             json.dump(results, fh, indent=1)
