@@ -48,6 +48,29 @@ def synapses(rows, n, k, length, seed=0):
     return weights, jnp.arange(0, rows * k + 1, k, dtype=jnp.int32), offsets
 
 
+def sink_of(form, length, n):
+    """The sink of a form besides ``jax``, ``pallas`` and ``kernel-...``: the same pairs, added otherwise."""
+    from eventjax.kernels.delay.pallas_tpu_sorted import SortedSink
+
+    class Form(SortedSink):
+        def add_terms(self, block, keys, terms):
+            flat = block.reshape(-1)
+            if form == 'unsorted':
+                return flat.at[keys].add(terms, mode='drop').reshape(block.shape)
+            if form == 'nothing':
+                return block.at[0, 0].add(terms[0] + keys[0])
+            k, c = lax.sort((keys, terms), num_keys=1, is_stable=False)
+            if form == 'sort':
+                return block.at[0, 0].add(c[0] + k[0])
+            if form == 'xla':
+                return flat.at[k].add(c, mode='drop', indices_are_sorted=True).reshape(block.shape)
+            if form == 'segment':
+                return block + jax.ops.segment_sum(c, k, block.size, indices_are_sorted=True).reshape(block.shape)
+            raise ValueError(f'unknown form {form!r}; the forms: {", ".join(FORMS)}.')
+
+    return Form(length, n)
+
+
 def step_of(form, m, n, length):
     """``step(ring, spikes, t, (weights, indptr, offsets))`` -> ring, for a form."""
     import eventjax as ej
@@ -63,7 +86,7 @@ def step_of(form, m, n, length):
         _, precise, piece, window, rows = form.split('-')
         sink = SortedSink(length, n, pass_rows=int(rows), piece=int(piece), window=int(window), precise=precise)
     else:
-        sink = SortedSink(length, n, precise=form)
+        sink = sink_of(form, length, n)
 
     def step(ring, s, t, o):
         return jax_impl._deliver_layout(ring, s, o[0], o[2], o[1], jnp.asarray(t, jnp.int32), shape=(m, n),

@@ -52,7 +52,12 @@ _VMEM_HEADROOM = 24 * 2 ** 20
 
 
 def padded_columns(n: int) -> int:
-    """The ring's columns as the kernel holds them: ``n`` rounded up to a multiple of 128."""
+    """The ring's columns as the kernel holds them: ``n`` rounded up to a multiple of 128.
+
+    Example:
+        >>> padded_columns(77_169), padded_columns(128)
+        (77184, 128)
+    """
     return -(-max(n, 1) // _LANES) * _LANES
 
 
@@ -116,6 +121,13 @@ def add_sorted(block, keys, coefs, *, piece=PIECE, window=WINDOW, precise='parts
     ``block``: float32 ``(rows, 128)``, ``rows`` a multiple of 8 (a window
     of more rows takes ``rows``); updated in place when donated. ``keys`` int32 and
     ``coefs`` float32, of one length, finite coefficients.
+
+    Example:
+        >>> block = jnp.zeros((8, 128), jnp.float32)
+        >>> out = add_sorted(block, jnp.array([3, 3, 130, 5000], jnp.int32), jnp.array([1., 2., 4., 8.]),
+        ...                  interpret=True)
+        >>> out[0, 3], out[1, 2], float(out.sum())
+        (Array(3., dtype=float32), Array(4., dtype=float32), 7.0)
     """
     rows = block.shape[0]
     window = min(window, rows)
@@ -155,7 +167,7 @@ class SortedSink:
     target and added by :func:`add_sorted` into the ring held with ``n`` padded to 128 columns.
 
     ``precise``: ``'parts'`` (three bfloat16 parts) or ``'highest'``
-    (float32 products); the other values are forms the benchmark times.
+    (float32 products); ``pass_rows``: event rows a pass lists.
     """
 
     def __init__(self, length, n, *, pass_rows=PASS_ROWS, piece=PIECE, window=WINDOW, precise='parts',
@@ -183,24 +195,18 @@ class SortedSink:
         keys = jnp.where(flat < length * n, keys, block.size).astype(jnp.int32)
 
         def kernel():
-            if self.precise == 'unsorted':  # measuring forms only: XLA's scatter of the same terms
-                return block.reshape(-1).at[keys].add(terms, mode='drop').reshape(block.shape)
-            if self.precise == 'nothing':
-                return block.at[0, 0].add(terms[0] + keys[0])
-            k, c = lax.sort((keys, terms), num_keys=1, is_stable=False)
-            if self.precise == 'sort':
-                return block.at[0, 0].add(c[0] + k[0])
-            if self.precise == 'xla':
-                return block.reshape(-1).at[k].add(c, mode='drop', indices_are_sorted=True).reshape(block.shape)
-            if self.precise == 'segment':
-                return block + jax.ops.segment_sum(c, k, block.size, indices_are_sorted=True).reshape(block.shape)
-            return add_sorted(block, k, c, piece=self.piece, window=self.window, precise=self.precise,
-                              interpret=self.interpret)
+            return self.add_terms(block, keys, terms)
 
         def scatter():  # NaN or inf among the terms: each reaches its own target only
             return block.reshape(-1).at[keys].add(terms, mode='drop').reshape(block.shape)
 
         return lax.cond(jnp.all(jnp.isfinite(terms)), kernel, scatter)
+
+    def add_terms(self, block, keys, terms):
+        """The finite terms of a pass added at ``keys`` (``block.size``: none): sorted, then :func:`add_sorted`."""
+        keys, terms = lax.sort((keys, terms), num_keys=1, is_stable=False)
+        return add_sorted(block, keys, terms, piece=self.piece, window=self.window, precise=self.precise,
+                          interpret=self.interpret)
 
     def finish(self, block):
         ring = block.reshape(-1)[:self.length * self.columns].reshape(self.length, self.columns)
@@ -208,7 +214,12 @@ class SortedSink:
 
 
 def block_rows(n: int, length: int) -> int:
-    """Rows of 128 the kernel holds the ring in: ``length`` slots of ``n`` padded to 128, then to 8 rows."""
+    """Rows of 128 the kernel holds the ring in: ``length`` slots of ``n`` padded to 128, then to 8 rows.
+
+    Example:
+        >>> block_rows(77_169, 64), block_rows(5, 3)
+        (38592, 8)
+    """
     return -(-length * padded_columns(n) // (8 * _LANES)) * 8
 
 
