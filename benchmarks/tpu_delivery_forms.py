@@ -9,7 +9,7 @@ uniformly from ``--n``, delays (steps) drawn as PD14's (excitatory rows
 each row sorted by packed offset; ``--spikes`` event rows an update (the
 same count every update, rolled by one row each). Each form runs ``--loop``
 updates in one jitted ``lax.fori_loop`` with the ring as the carry; the
-figure is microseconds per update, and each result is checked against the
+figure is microseconds per update (``loop_us``), and each result is checked against the
 first form's (per ``--n``: PD14's 77,169 targets, or 77,184, a ring of whole
 128-column rows). Forms: ``jax`` and ``pallas`` (the library's backends), and the
 ``jax`` kernel's passes with their terms sent to a sink
@@ -23,14 +23,13 @@ added), ``xla`` (sorted, XLA's scatter told so), ``segment``
 from __future__ import annotations
 
 import argparse
-import json
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from benchmarks.tpu_products import _timed
+from benchmarks.tpu_delivery import measure, write
 
 FORMS = ['jax', 'pallas', 'unsorted', 'nothing', 'sort', 'xla', 'segment', 'kernel-parts-128-64-32',
          'kernel-parts-256-128-32', 'kernel-parts-512-256-32', 'kernel-highest-512-256-32']
@@ -40,7 +39,7 @@ def synapses(rows, n, k, length, seed=0):
     """``(weights, indptr, offsets)`` of ``rows`` rows of ``k`` synapses, each row sorted by packed offset."""
     kc, kd, kw = jax.random.split(jax.random.key(seed), 3)
     cols = jax.random.randint(kc, (rows, k), 0, n, jnp.int32)
-    excitatory = (jnp.arange(rows) < 0.8 * rows)[:, None]
+    excitatory = (jnp.arange(rows) < int(0.8 * rows))[:, None]
     mean, sd = jnp.where(excitatory, 15.0, 7.5), jnp.where(excitatory, 7.5, 3.75)
     d = jnp.clip(jnp.round(mean + sd * jax.random.normal(kd, (rows, k))), 1, length - 1).astype(jnp.int32)
     offsets = jnp.sort(d * n + cols, axis=1).reshape(-1)
@@ -52,21 +51,22 @@ def sink_of(form, length, n):
     """The sink of a form besides ``jax``, ``pallas`` and ``kernel-...``: the same pairs, added otherwise."""
     from eventjax.kernels.delay.pallas_tpu_sorted import SortedSink
 
+    if form not in ('unsorted', 'nothing', 'sort', 'xla', 'segment'):
+        raise ValueError(f'unknown form {form!r}; the forms: {", ".join(FORMS)}.')
+
     class Form(SortedSink):
         def add_terms(self, block, keys, terms):
             flat = block.reshape(-1)
             if form == 'unsorted':
                 return flat.at[keys].add(terms, mode='drop').reshape(block.shape)
             if form == 'nothing':
-                return block.at[0, 0].add(terms[0] + keys[0])
+                return block.at[0, 0].add(terms[0] + keys[0].astype(terms.dtype))
             k, c = lax.sort((keys, terms), num_keys=1, is_stable=False)
             if form == 'sort':
-                return block.at[0, 0].add(c[0] + k[0])
+                return block.at[0, 0].add(c[0] + k[0].astype(c.dtype))
             if form == 'xla':
                 return flat.at[k].add(c, mode='drop', indices_are_sorted=True).reshape(block.shape)
-            if form == 'segment':
-                return block + jax.ops.segment_sum(c, k, block.size, indices_are_sorted=True).reshape(block.shape)
-            raise ValueError(f'unknown form {form!r}; the forms: {", ".join(FORMS)}.')
+            return block + jax.ops.segment_sum(c, k, block.size, indices_are_sorted=True).reshape(block.shape)
 
     return Form(length, n)
 
@@ -122,21 +122,9 @@ def main(argv=None):
 
             row = {'device': device, 'form': form, 'rows': m, 'n': n, 'k': args.k, 'ring': length,
                    'spikes': args.spikes}
-            try:
-                best, out, first = _timed(jax.jit(run), ring, spikes, operands, repeats=args.repeats)
-            except Exception as e:  # noqa: BLE001 - report and go on with the next form
-                row['error'] = f'{type(e).__name__}: {str(e).splitlines()[0][:300]}'
-            else:
-                out = np.asarray(out, np.float64)
-                ref = out if ref is None else ref
-                row.update(update_us=round(best / args.loop * 1e6, 1), first_s=round(first, 2),
-                           max_rel_diff=float(np.max(np.abs(out - ref)) / (1 + np.max(np.abs(ref)))))
+            ref = measure(row, jax.jit(run), (ring, spikes, operands), args.loop, ref, repeats=args.repeats)
             results.append(row)
-            print(json.dumps(row), flush=True)
-    if args.out:
-        with open(args.out, 'w') as fh:
-            json.dump(results, fh, indent=1)
-
+    write(args.out, results)
 
 if __name__ == '__main__':
     main()
