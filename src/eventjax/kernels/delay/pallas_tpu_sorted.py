@@ -116,11 +116,12 @@ def _body(*, rows, window, precise):
 
 
 def add_sorted(block, keys, coefs, *, piece=PIECE, window=WINDOW, precise='parts', interpret=False):
-    """``block.flat[keys] += coefs`` for ``keys`` sorted ascending (``block.size`` and past: no synapse).
+    """``block.flat[keys] += coefs`` for ``keys`` sorted ascending from 0 (``block.size`` and past: no synapse).
 
     ``block``: float32 ``(rows, 128)``, ``rows`` a multiple of 8 (a window
-    of more rows takes ``rows``); updated in place when donated. ``keys`` int32 and
-    ``coefs`` float32, of one length, finite coefficients.
+    of more rows takes ``rows``); updated in place when donated. ``keys``
+    int32 and ``coefs`` float32, of one length, finite coefficients;
+    ``precise``: ``'parts'`` or ``'highest'``.
 
     Example:
         >>> block = jnp.zeros((8, 128), jnp.float32)
@@ -129,6 +130,8 @@ def add_sorted(block, keys, coefs, *, piece=PIECE, window=WINDOW, precise='parts
         >>> out[0, 3], out[1, 2], float(out.sum())
         (Array(3., dtype=float32), Array(4., dtype=float32), 7.0)
     """
+    if precise not in ('parts', 'highest'):
+        raise ValueError(f"add_sorted(): precise must be 'parts' or 'highest', got {precise!r}.")
     rows = block.shape[0]
     window = min(window, rows)
     total = keys.shape[0]
