@@ -105,8 +105,9 @@ def _layout_delivery(ring, events, data, offsets, indptr, t, *, shape, backend):
 
 
 # Deliveries into rings past the one-hot block of the whole ring (the sorted-target kernel), as (m, n, L, nnz):
-# odd sizes, and PD14 at full scale (its synapses padded to whole 1,024-entry tiles, as the example pads them).
-LARGE_RINGS = ((300, 5003, 120, 1500), (77_169, 77_169, 64, 298_881_024))
+# odd sizes, and PD14 at full scale (its synapses padded to whole 1,024-entry tiles, as the example pads them),
+# into a ring of n columns and of whole 128-column rows (the example's pallas ring).
+LARGE_RINGS = ((300, 5003, 120, 1500), (77_169, 77_169, 64, 298_881_024), (77_169, 77_184, 64, 298_881_024))
 
 
 def _large_ring_cases():
