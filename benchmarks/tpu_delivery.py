@@ -131,19 +131,32 @@ def main(argv=None):
                 step = _steps(m, n, backend, longest if op == 'csr2csc_on_post' else None)[op]
                 row = {'device': device.device_kind, 'op': op, 'size': size, 'k': k, 'ring': length,
                        'rate': args.rate, 'backend': backend}
-                try:
-                    loop_s, out, _ = _timed(_loop(step, args.loop), state, spikes, ops)
-                except Exception as e:  # noqa: BLE001 - report and go on with the next backend
-                    row['error'] = f'{type(e).__name__}: {str(e).splitlines()[0][:300]}'
-                else:
-                    out = np.asarray(out, np.float64)
-                    ref = out if ref is None else ref
-                    scale = 1 + float(np.max(np.abs(ref)))
-                    row.update(loop_us=loop_s / args.loop * 1e6, max_abs_diff=float(np.max(np.abs(out - ref))) / scale)
+                ref = measure(row, _loop(step, args.loop), (state, spikes, ops), args.loop, ref)
                 rows.append(row)
-                print(json.dumps(row), flush=True)
-    if args.out:
-        with open(args.out, 'w') as fh:
+    write(args.out, rows)
+
+
+def measure(row, fn, args, loop, ref, repeats=5):
+    """Time ``fn(*args)`` (``loop`` steps a call) into ``row`` (``loop_us``, ``max_abs_diff`` against ``ref``,
+    relative to its largest value, or ``error``), print it as a JSON line; returns ``ref``, or the output
+    when there was none."""
+    try:
+        loop_s, out, first = _timed(fn, *args, repeats=repeats)
+    except Exception as e:  # noqa: BLE001 - report and go on with the next one
+        row['error'] = f'{type(e).__name__}: {str(e).splitlines()[0][:300]}'
+    else:
+        out = np.asarray(out, np.float64)
+        ref = out if ref is None else ref
+        scale = 1 + float(np.max(np.abs(ref)))
+        row.update(loop_us=loop_s / loop * 1e6, first_s=first, max_abs_diff=float(np.max(np.abs(out - ref))) / scale)
+    print(json.dumps(row), flush=True)
+    return ref
+
+
+def write(path, rows):
+    """The rows as one JSON file at ``path`` (None: nowhere)."""
+    if path:
+        with open(path, 'w') as fh:
             json.dump(rows, fh, indent=1)
 
 

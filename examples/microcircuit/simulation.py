@@ -85,7 +85,7 @@ class Model:
 
 
 def build(scale=0.1, k_scale=None, drive='dc', seed=55, dtype=np.float32, split=True, delay_min=1,
-          whole_tiles=False):
+          whole_tiles=False, column_multiple=1):
     """Build PD14 with ``N_scaling = scale`` and ``K_scaling = k_scale`` (default ``scale``); ``delay_min``:
     the shortest delay in steps (:func:`params.derive`).
 
@@ -93,6 +93,9 @@ def build(scale=0.1, k_scale=None, drive='dc', seed=55, dtype=np.float32, split=
     network and spikes; without it each row is sorted by delay alone and the library's delivery runs).
     ``whole_tiles``: pad the stored synapses to a multiple of 1,024 with entries of no row, so the pallas TPU
     delivery reads them as ``(rows, 128)`` tiles in place (other counts cost it a copy of every synapse).
+    ``column_multiple``: the ring's columns are ``n`` rounded up to a multiple of it (the targets past ``n``
+    receive nothing): a pallas TPU delivery into a large ring holds it with whole 128-column rows, and a ring
+    already that wide spares it a padded copy of the ring in and out every step.
     """
     k_scale = scale if k_scale is None else k_scale
     derived = P.derive(scale, k_scale, drive, delay_min)
@@ -110,6 +113,12 @@ def build(scale=0.1, k_scale=None, drive='dc', seed=55, dtype=np.float32, split=
     # packed offsets. Both are 64-byte aligned, so device_put aliases them instead of copying 2 x 4 bytes a
     # synapse; the JAX arrays keep the NumPy buffers alive.
     weights, offsets = conn.weights, conn.offsets
+    columns = -(-n // max(column_multiple, 1)) * column_multiple
+    if column_multiple < 1 or length * columns >= 2 ** 31:
+        raise ValueError(f'build(): column_multiple must be at least 1 and leave a ring of {length} x columns '
+                         f'below 2**31 entries, got {column_multiple}.')
+    if columns != n:
+        widen_offsets(offsets, n, columns)
     if whole_tiles and nnz % 1024:
         # entries past indptr[-1] belong to no row; offset -1 is a synapse no ring keeps
         weights = np.concatenate([weights, np.zeros(-nnz % 1024, weights.dtype)])
@@ -118,10 +127,25 @@ def build(scale=0.1, k_scale=None, drive='dc', seed=55, dtype=np.float32, split=
     del weights, offsets
     del conn
     data, indptr, offsets = arrays
-    W = ej.DelayedCSR(ej.CSRDelayLayout(data, None, indptr, None, offsets, shape=(n, n), ring_length=length))
+    W = ej.DelayedCSR(ej.CSRDelayLayout(data, None, indptr, None, offsets, shape=(n, columns), ring_length=length))
     pop_of, i_e, lam = neuron_parameters(derived, drive)
     return Model(derived, W, network.initial_potentials(derived, seed), pop_of, i_e, lam, nnz, np.dtype(dtype),
                  splits, split_column)
+
+
+@numba.njit(parallel=True, cache=True)
+def widen_offsets(offsets, n, columns):
+    """Repack the offsets ``delay * n + column`` as ``delay * columns + column``, in place (-1 stays -1).
+
+    Example:
+        >>> o = np.array([7, -1, 12], np.int32)
+        >>> widen_offsets(o, 5, 8); o
+        array([10, -1, 18], dtype=int32)
+    """
+    for e in numba.prange(offsets.size):
+        o = offsets[e]
+        if o >= 0:
+            offsets[e] = (o // n) * columns + o % n
 
 
 def neuron_parameters(derived, drive):
@@ -263,7 +287,7 @@ class Runner:
             else:
                 v, i_syn, r, ring = state
                 slot = t % length
-                inp = ring[slot] if table is None else ring[slot] + extra
+                inp = ring[slot, :n] if table is None else ring[slot, :n] + extra  # the ring may be wider
                 free = r == 0
                 v = jnp.where(free, v * c(p22) + i_syn * c(p21) + drive, v)
                 r = jnp.where(free, r, r - 1)

@@ -114,8 +114,8 @@ def test_building_the_connectivity_allocates_far_less_than_an_n_by_n_array():
     assert peak < n * n // 2  # an N x N boolean array alone would be n * n bytes
 
 
-def run(scale, drive, backend, t_presim, t_sim, seed=5):
-    model = simulation.build(scale, None, drive, seed, np.float32)
+def run(scale, drive, backend, t_presim, t_sim, seed=5, column_multiple=1):
+    model = simulation.build(scale, None, drive, seed, np.float32, column_multiple=column_multiple)
     runner = simulation.Runner(model, backend, seed)
     runner.run(t_presim, progress=None, record=False)
     steps, ids, _ = runner.run(t_sim, progress=None)
@@ -135,6 +135,15 @@ def test_backends_give_numba_s_spikes(backend):
     _, steps, ids = run(0.02, 'poisson', 'numba', 0.0, 100.0)
     _, steps_b, ids_b = run(0.02, 'poisson', backend, 0.0, 100.0)
     assert ids.size > 100
+    np.testing.assert_array_equal(steps, steps_b)
+    np.testing.assert_array_equal(ids, ids_b)
+
+
+def test_a_ring_of_whole_128_column_rows_gives_the_same_spikes():
+    """The pallas TPU path's ring, ``n`` rounded up to 128 columns: the extra targets receive nothing."""
+    _, steps, ids = run(0.02, 'poisson', 'jax', 0.0, 100.0)
+    model, steps_b, ids_b = run(0.02, 'poisson', 'jax', 0.0, 100.0, column_multiple=128)
+    assert model.W.shape[1] % 128 == 0 and model.W.shape[1] > model.n and ids.size > 50
     np.testing.assert_array_equal(steps, steps_b)
     np.testing.assert_array_equal(ids, ids_b)
 

@@ -286,11 +286,12 @@ def test_a_shared_weight_times_the_count_of_entries_on_the_chip(weight):
         _check(y, want, np.float32)
 
 
-@pytest.mark.parametrize('weighted, shared_w, layout', [(False, False, True), (True, False, False),
-                                                        (False, True, False)])
-def test_delivery_into_a_large_ring_on_the_chip_equals_the_oracle(weighted, shared_w, layout):
-    """A ring past the whole-ring one-hot block (120 x 5,003 entries): the slot-by-slot kernel."""
-    m, n, length, t = 1001, 5003, 120, 77
+@pytest.mark.parametrize('weighted, shared_w, layout, n', [(False, False, True, 5003), (True, False, False, 5003),
+                                                           (False, True, False, 5120)])
+def test_delivery_into_a_large_ring_on_the_chip_equals_the_oracle(weighted, shared_w, layout, n):
+    """A ring past the whole-ring one-hot block (120 x 5,003 or 5,120 entries, whole 128-column rows needing no
+    padding): the sorted-target kernel, its pieces over many windows, its event rows in several passes."""
+    m, length, t = 1001, 120, 77
     rng = np.random.default_rng(m + length + weighted)
     data, indices, indptr, delays = _csr_problem(rng, m, n, 37, length)
     delays = np.clip(np.round(rng.normal(15, 6, delays.shape[0])), 1, length - 1).astype(np.int32)  # PD14-like

@@ -104,9 +104,10 @@ def _layout_delivery(ring, events, data, offsets, indptr, t, *, shape, backend):
     return ej.csr_delay_deliver_layout(ring, events, layout, t, backend=backend)
 
 
-# Deliveries into rings past the one-hot block of the whole ring (the slot-by-slot kernel), as (m, n, L, nnz):
-# odd sizes, and PD14 at full scale (its synapses padded to whole 1,024-entry tiles, as the example pads them).
-LARGE_RINGS = ((300, 5003, 120, 1500), (77_169, 77_169, 64, 298_881_024))
+# Deliveries into rings past the one-hot block of the whole ring (the sorted-target kernel), as (m, n, L, nnz):
+# odd sizes, and PD14 at full scale (its synapses padded to whole 1,024-entry tiles, as the example pads them),
+# into a ring of n columns and of whole 128-column rows (the example's pallas ring).
+LARGE_RINGS = ((300, 5003, 120, 1500), (77_169, 77_169, 64, 298_881_024), (77_169, 77_184, 64, 298_881_024))
 
 
 def _large_ring_cases():
@@ -123,10 +124,9 @@ def _large_ring_cases():
         yield (f'csr_delay_deliver_layout(backend=pallas, {what})',
                lambda *a, s=(m, n): _layout_delivery(*a, shape=s, backend='pallas'),
                [ring, spikes, *structure, ((), i32)])
-        if nnz < 2 ** 20:
-            yield (f'csr_delay_deliver(backend=pallas, {what}, weighted)',
-                   lambda *a, s=(m, n): ej.csr_delay_deliver(*a, shape=s, weighted=True, backend='pallas'),
-                   [ring, ((m,), f32), *structure, ((nnz,), i32), ((), i32)])
+        yield (f'csr_delay_deliver(backend=pallas, {what}, weighted)',
+               lambda *a, s=(m, n): ej.csr_delay_deliver(*a, shape=s, weighted=True, backend='pallas'),
+               [ring, ((m,), f32), *structure, ((nnz,), i32), ((), i32)])
 
 
 # W @ s gathers as (m, n, k, shared weight, events): a last group of one entry (Mosaic gathers no single

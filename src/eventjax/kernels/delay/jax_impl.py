@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 
 from eventjax.kernels.common import accumulation_dtype
-from eventjax.kernels.common.compaction import by_event_chunks
+from eventjax.kernels.common.compaction import by_event_chunks, event_count_prefix
 from eventjax.kernels.delay import reference
 
 __all__ = ['csr_delay_deliver_kernel', 'csr_delay_deliver_layout_kernel']
@@ -35,9 +35,49 @@ def _per_entry(a, window, shape):
     return jnp.broadcast_to(a[0], shape) if a.shape[0] == 1 else window(a)
 
 
-def _by_event_rows(ring, events, data, indptr, t, nnz, target, *, shape, weighted):
+class Scatter:
+    """Where a pass's terms go: XLA's scatter into the flattened ring (the ``jax`` kernel's sink).
+
+    A sink turns the flattened ring (accumulation dtype) into its carry
+    (``start``), adds a pass's ``(rows, width)`` flat targets (``L * n``:
+    none) and terms into it (``add``), and gives the flattened ring back
+    (``finish``); ``rows(width)`` is how many event rows a pass of ``width``
+    entries a row takes (None: as many as ``CHUNK_SLOTS`` entries hold, with
+    a narrow first pass).
+    """
+
+    def rows(self, width):
+        return None
+
+    def start(self, flat_ring):
+        return flat_ring
+
+    def add(self, out, flat, terms):
+        return out.at[flat.reshape(-1)].add(terms.reshape(-1), mode='drop')
+
+    def finish(self, out):
+        return out
+
+
+def _in_passes(mask, rows, body, carry):
+    """``carry = body(neurons, valid, carry)`` over the event rows of ``mask``, ``rows`` a pass, all passes alike
+    (a sink whose pass has a fixed cost gains nothing from by_event_chunks' narrow first pass)."""
+    m = mask.shape[0]
+    prefix = event_count_prefix(mask)
+
+    def one_pass(c, carry):
+        rank = c * rows + jnp.arange(1, rows + 1, dtype=jnp.int32)
+        neurons = jnp.searchsorted(prefix, rank, side='left', method='scan_unrolled').astype(jnp.int32)
+        return body(jnp.minimum(neurons, m - 1), rank <= prefix[-1], carry)
+
+    return jax.lax.fori_loop(0, (prefix[-1] + rows - 1) // rows, one_pass, carry)
+
+
+def _by_event_rows(ring, events, data, indptr, t, nnz, target, *, shape, weighted, sink=None):
     """The chunked loops over the event rows; ``target(window, ok, now)``: each entry's flat position, kept flag,
-    with ``window(a)`` the ``(rows, width)`` entries of a per-synapse array ``a`` that the pass reads."""
+    with ``window(a)`` the ``(rows, width)`` entries of a per-synapse array ``a`` that the pass reads; ``sink``:
+    where the terms go (:class:`Scatter` by default)."""
+    sink = Scatter() if sink is None else sink
     m, n = shape
     length = ring.shape[0]
     acc = accumulation_dtype(ring.dtype)
@@ -65,25 +105,29 @@ def _by_event_rows(ring, events, data, indptr, t, nnz, target, *, shape, weighte
                 return jax.vmap(lambda f: jax.lax.dynamic_slice(a, (f,), (width,)))(first)
 
             flat, ok = target(window, ok, now)
-            flat = jnp.where(ok, flat, length * n).reshape(-1)
+            flat = jnp.where(ok, flat, length * n)
             terms = jnp.where(ok, _per_entry(data, window, ok.shape).astype(acc) * value[rows][:, None],
                               jnp.zeros((), acc))
-            return out.at[flat].add(terms.reshape(-1), mode='drop')
+            return sink.add(out, flat, terms)
 
-        return by_event_chunks(active & (lengths > offset), width, one_pass, flat_ring)
+        rows = sink.rows(width)
+        if rows is None:
+            return by_event_chunks(active & (lengths > offset), width, one_pass, flat_ring)
+        return _in_passes(active & (lengths > offset), rows, one_pass, flat_ring)
 
-    out = jax.lax.fori_loop(0, pieces, piece, ring.astype(acc).reshape(-1))
-    return out.reshape(length, n).astype(ring.dtype)
+    out = jax.lax.fori_loop(0, pieces, piece, sink.start(ring.astype(acc).reshape(-1)))
+    return sink.finish(out).reshape(length, n).astype(ring.dtype)
 
 
-def _small(ring, nnz, m):
-    return nnz < SMALL or m == 0 or 0 in ring.shape
+def _small(ring, nnz, m, sink):
+    """Whether the reference is the delivery: nothing to deliver, or (XLA's scatter) too few synapses to chunk."""
+    return (nnz < SMALL and sink is None) or nnz == 0 or m == 0 or 0 in ring.shape
 
 
-def _deliver(ring, events, data, indices, indptr, delays, t, *, shape, weighted):
+def _deliver(ring, events, data, indices, indptr, delays, t, *, shape, weighted, sink=None):
     m, n = shape
     length = ring.shape[0]
-    if _small(ring, indices.shape[0], m):
+    if _small(ring, indices.shape[0], m, sink):
         return reference._deliver(ring, events, data, indices, indptr, delays, t, shape=shape, weighted=weighted)
 
     def target(window, ok, now):
@@ -93,14 +137,15 @@ def _deliver(ring, events, data, indices, indptr, delays, t, *, shape, weighted)
         s = jnp.where(s >= length, s - length, s)
         return s * n + cols.astype(jnp.int32), ok
 
-    return _by_event_rows(ring, events, data, indptr, t, indices.shape[0], target, shape=shape, weighted=weighted)
+    return _by_event_rows(ring, events, data, indptr, t, indices.shape[0], target, shape=shape, weighted=weighted,
+                          sink=sink)
 
 
-def _deliver_layout(ring, events, data, offsets, indptr, t, *, shape, weighted):
+def _deliver_layout(ring, events, data, offsets, indptr, t, *, shape, weighted, sink=None):
     """The layout form: one packed offset per synapse (``reference.packed_offsets``), no slot arithmetic."""
     m, n = shape
     length = ring.shape[0]
-    if _small(ring, offsets.shape[0], m):
+    if _small(ring, offsets.shape[0], m, sink):
         return reference._deliver_layout(ring, events, data, offsets, indptr, t, shape=shape, weighted=weighted)
 
     def target(window, ok, now):
@@ -109,7 +154,8 @@ def _deliver_layout(ring, events, data, offsets, indptr, t, *, shape, weighted):
         flat = off - (length - now) * n  # now * n + off - L * n, without passing 2**31
         return jnp.where(flat < 0, flat + length * n, flat), ok
 
-    return _by_event_rows(ring, events, data, indptr, t, offsets.shape[0], target, shape=shape, weighted=weighted)
+    return _by_event_rows(ring, events, data, indptr, t, offsets.shape[0], target, shape=shape, weighted=weighted,
+                          sink=sink)
 
 
 def csr_delay_deliver_kernel(*, shape, weighted, outs):

@@ -21,8 +21,9 @@ accumulation dtype, as the ``jax`` kernel adds. NaN or inf weights (or
 weighted event values) would reach the targets sharing their MXU tile, so
 such inputs take the ``jax`` kernel, as do float64 rings and structures too
 large for SMEM. Rings over ``MAX_TARGETS`` entries go to
-:mod:`~eventjax.kernels.delay.pallas_tpu_ring` (one product per ring slot),
-and past its limits to the ``jax`` kernel.
+:mod:`~eventjax.kernels.delay.pallas_tpu_sorted` (the update's synapses
+sorted by target, a small product per 512 of them), and past its limits to
+the ``jax`` kernel.
 """
 
 from __future__ import annotations
@@ -35,12 +36,12 @@ from jax.experimental.pallas import tpu as pltpu
 from eventjax.kernels.common.events import accumulation_dtype
 from eventjax.kernels.common.pallas.tpu_pieces import SMEM_WORDS, collect_pieces, in_batches, max_pieces
 from eventjax.kernels.common.pallas.tpu_rows import dot_t, one_program, with_finite_fallback
-from eventjax.kernels.delay import jax_impl, pallas_tpu_ring
+from eventjax.kernels.delay import jax_impl, pallas_tpu_operands, pallas_tpu_sorted
 
 __all__ = ['MAX_TARGETS', 'csr_delay_deliver_layout_tpu_kernel', 'csr_delay_deliver_tpu_kernel', 'fits_the_chip']
 
 _LANES = 128
-_PIECES_PER_BATCH = pallas_tpu_ring.PIECES_PER_BATCH  # piece_copies fetches this many a batch
+_PIECES_PER_BATCH = pallas_tpu_operands.PIECES_PER_BATCH  # piece_copies fetches this many a batch
 # The delivered block lives in VMEM (2 MiB at this size), beside a batch's one-hot temporaries of its
 # size: past about 750,000 targets Mosaic runs out of scoped VMEM on a v5e.
 MAX_TARGETS = 524_288
@@ -63,7 +64,7 @@ def _body(*, m, n, length, hi_rows, weighted, shared_w, shared_d, packed):
     group = _PIECES_PER_BATCH
 
     def body(*refs):
-        indptr_ref, flags_ref, now_ref, values_ref, w_scalar, d_scalar, hbm, refs = pallas_tpu_ring.unpack(
+        indptr_ref, flags_ref, now_ref, values_ref, w_scalar, d_scalar, hbm, refs = pallas_tpu_operands.unpack(
             refs, weighted=weighted, shared_w=shared_w, shared_d=shared_d, packed=packed)
         y_ref, piece_ref, owner_ref, *bufs = refs
         sem = bufs.pop()
@@ -72,7 +73,7 @@ def _body(*, m, n, length, hi_rows, weighted, shared_w, shared_d, packed):
         count = collect_pieces(m, indptr_ref, flags_ref, piece_ref, owner_ref)
         y_ref[...] = jnp.zeros(y_ref.shape, y_ref.dtype)
 
-        copies = pallas_tpu_ring.piece_copies(piece_ref, count, hbm, bufs, sem)
+        copies = pallas_tpu_operands.piece_copies(piece_ref, count, hbm, bufs, sem)
 
         hi_iota = lax.broadcasted_iota(jnp.int32, (hi_rows, 1), 0)
         lo_iota = lax.broadcasted_iota(jnp.int32, (_LANES, 1), 0)
@@ -117,7 +118,7 @@ def _deliver(ring, events, data, columns, delays, indptr, t, *, shape, weighted,
     hi_rows = max(1, pl.cdiv(length * n, _LANES))
     shared_w, packed = data.shape[0] == 1, delays is None
     shared_d = not packed and delays.shape[0] == 1
-    scalars, hbm = pallas_tpu_ring.operands(events, data, columns, delays, indptr, t, length=length, n=n,
+    scalars, hbm = pallas_tpu_operands.operands(events, data, columns, delays, indptr, t, length=length, n=n,
                                             weighted=weighted)
     work = max_pieces(m, nnz)
     scratch = [pltpu.SMEM((work,), jnp.int32), pltpu.SMEM((work,), jnp.int32)]
@@ -141,10 +142,10 @@ def _call(*, shape, weighted, fallback):
         if ring.dtype == jnp.float64:
             return fallback()
         if not fits_the_chip(m=m, nnz=nnz, length=length, n=n):
-            if not pallas_tpu_ring.fits_the_chip(m=m, n=n, length=length, weighted=weighted):
+            if not pallas_tpu_sorted.fits_the_chip(n=n, length=length):
                 return fallback()
-            return pallas_tpu_ring.deliver(ring, events, data, columns, delays, indptr, t, shape=shape,
-                                           weighted=weighted, interpret=interpret)
+            return pallas_tpu_sorted.deliver(ring, events, data, columns, delays, indptr, t, shape=shape,
+                                             weighted=weighted, interpret=interpret)
         acc = accumulation_dtype(ring.dtype)
 
         def kernel():

@@ -1,4 +1,4 @@
-"""Delivery into rings past the whole-ring one-hot block (``pallas_tpu_ring``), in Pallas's TPU interpreter."""
+"""Delivery into rings past the whole-ring one-hot block (``pallas_tpu_sorted``), in Pallas's TPU interpreter."""
 
 import jax
 import jax.numpy as jnp
@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 
 import eventjax as ej
-from eventjax.kernels.delay import pallas_tpu, pallas_tpu_ring
+from eventjax.kernels.delay import pallas_tpu, pallas_tpu_sorted
 from tests.kernels.delay import oracle
 from tests.kernels.pallas.tpu_interpret import BACKEND, tpu_kernels_on_cpu
 
 
 def _problem(seed, m, n, length, *, weighted, shared_w=False, rate=0.5, dtype=np.float32):
-    """Rows of 0 to 11 synapses, one of 300 and one of 140 (pieces past 128 entries, many delays in each)."""
+    """Rows of 0 to 11 synapses, one of 300 and one of 140 (past 128 entries, many delays in each)."""
     rng = np.random.default_rng(seed)
     lengths = rng.integers(0, 12, m)
     lengths[min(3, m - 1)], lengths[m // 2] = 300, 140
@@ -29,7 +29,7 @@ def _problem(seed, m, n, length, *, weighted, shared_w=False, rate=0.5, dtype=np
     return ring, events, data, indices, indptr, delays
 
 
-def _kernel(ring, events, data, indices, indptr, delays, t, *, weighted, layout=False):
+def _kernel(ring, events, data, indices, indptr, delays, t, *, weighted, layout=False, **options):
     """The kernel itself, interpreted, on the plain form or (``layout``) a delay-sorted layout's packed offsets."""
     shape = (events.shape[0], ring.shape[1])
     if layout:
@@ -37,8 +37,9 @@ def _kernel(ring, events, data, indices, indptr, delays, t, *, weighted, layout=
         data, columns, delays = lay.data, lay.offsets, None
     else:
         columns, delays = jnp.asarray(indices), jnp.asarray(delays)
-    call = jax.jit(lambda r, e, w, c, d: pallas_tpu_ring.deliver(r, e, w, c, d, jnp.asarray(indptr), jnp.asarray(t),
-                                                                 shape=shape, weighted=weighted, interpret=True))
+    call = jax.jit(lambda r, e, w, c, d: pallas_tpu_sorted.deliver(
+        r, e, w, c, d, jnp.asarray(indptr), jnp.asarray(t), shape=shape, weighted=weighted, interpret=True,
+        **options))
     return call(ring, events, jnp.asarray(data), columns, delays)
 
 
@@ -48,19 +49,21 @@ def _close(got, want, dtype=np.float32):
     np.testing.assert_allclose(np.asarray(got, np.float64), want, rtol=tol, atol=tol, equal_nan=True)
 
 
-CASES = [  # (m, n, length, weighted, shared_w, layout, t)
-    (23, 1100, 7, False, False, False, 12),  # odd n past 1,024 columns: two row blocks a slot
-    (17, 37, 5, True, True, True, -3),
-    pytest.param(19, 301, 11, True, False, False, 4, marks=pytest.mark.long),
-    pytest.param(29, 1031, 3, False, True, True, 2, marks=pytest.mark.long),
+CASES = [  # (m, n, length, weighted, shared_w, layout, t, options)
+    (23, 1100, 7, False, False, False, 12, {}),  # odd n past 1,024 columns
+    (17, 37, 5, True, True, True, -3, {}),
+    # small pieces and windows: a piece spans several windows, passes of 4 rows
+    (21, 300, 9, True, False, True, 4, dict(piece=128, window=8, pass_rows=4)),
+    pytest.param(19, 301, 11, True, False, False, 4, dict(precise='highest'), marks=pytest.mark.long),
+    pytest.param(29, 1031, 3, False, True, True, 2, dict(piece=256, window=16), marks=pytest.mark.long),
 ]
 
 
-@pytest.mark.parametrize('m, n, length, weighted, shared_w, layout, t', CASES)
-def test_ring_kernel_matches_the_oracle(m, n, length, weighted, shared_w, layout, t):
+@pytest.mark.parametrize('m, n, length, weighted, shared_w, layout, t, options', CASES)
+def test_sorted_kernel_matches_the_oracle(m, n, length, weighted, shared_w, layout, t, options):
     """Odd sizes, rows past 128 synapses with mixed delays, both forms, shared or per-synapse weights, any ``t``."""
     ring, events, data, indices, indptr, delays = _problem(m + n, m, n, length, weighted=weighted, shared_w=shared_w)
-    got = _kernel(ring, events, data, indices, indptr, delays, t, weighted=weighted, layout=layout)
+    got = _kernel(ring, events, data, indices, indptr, delays, t, weighted=weighted, layout=layout, **options)
     _close(got, oracle.deliver(ring, events, data, indices, indptr, delays, t, weighted=weighted))
 
 
@@ -70,12 +73,28 @@ def test_no_events_leave_the_ring_and_all_events_deliver_every_row():
     np.testing.assert_array_equal(_kernel(ring, np.zeros(m, bool), data, indices, indptr, delays, 5,
                                           weighted=False, layout=True), ring)
     events = np.ones(m, bool)
-    got = _kernel(ring, events, data, indices, indptr, delays, 5, weighted=False, layout=True)
+    got = _kernel(ring, events, data, indices, indptr, delays, 5, weighted=False, layout=True, pass_rows=5)
     _close(got, oracle.deliver(ring, events, data, indices, indptr, delays, 5, weighted=False))
 
 
+@pytest.mark.parametrize('piece, window', [(128, 8), (256, 64)])
+def test_add_sorted_adds_each_sorted_key_once(piece, window):
+    """Keys spread past one window per piece, repeated keys, and keys past the block (dropped)."""
+    rng = np.random.default_rng(piece)
+    rows = 72
+    block = rng.normal(size=(rows, 128)).astype(np.float32)
+    keys = np.sort(np.concatenate([rng.integers(0, rows * 128 + 300, 700), np.full(5, 77)])).astype(np.int32)
+    coefs = rng.normal(size=keys.shape[0]).astype(np.float32)
+    got = pallas_tpu_sorted.add_sorted(jnp.asarray(block), jnp.asarray(keys), jnp.asarray(coefs), piece=piece,
+                                       window=window, interpret=True)
+    want = block.astype(np.float64).reshape(-1)
+    kept = keys < rows * 128
+    np.add.at(want, keys[kept], coefs[kept].astype(np.float64))
+    np.testing.assert_allclose(np.asarray(got, np.float64).reshape(-1), want, rtol=1e-6, atol=1e-6)
+
+
 def test_non_finite_terms_reach_only_their_own_targets():
-    """NaN and inf weights (and inf + -inf on one target) give IEEE's result; their tiles' neighbours stay finite."""
+    """NaN and inf weights (and inf + -inf on one target) give IEEE's result; their neighbours stay finite."""
     m, n, length = 11, 200, 5
     ring, events, data, indices, indptr, delays = _problem(8, m, n, length, weighted=True)
     events[3] = 1.5
@@ -92,24 +111,27 @@ def test_non_finite_terms_reach_only_their_own_targets():
     np.testing.assert_allclose(got[finite], want[finite], rtol=1e-5, atol=1e-5)
 
 
-def test_delivery_past_the_one_hot_limit_takes_the_ring_kernel(monkeypatch):
+def test_delivery_past_the_one_hot_limit_takes_the_sorted_kernel(monkeypatch):
     """The operator picks this kernel past ``MAX_TARGETS``: same result as the oracle, under jit and vmap."""
     monkeypatch.setattr(pallas_tpu, 'MAX_TARGETS', 0)
+    calls = []
+    monkeypatch.setattr(pallas_tpu_sorted, 'add_sorted', lambda *a, f=pallas_tpu_sorted.add_sorted, **k:
+                        calls.append(1) or f(*a, **k))
     m, n, length = 9, 131, 4
     ring, events, data, indices, indptr, delays = _problem(6, m, n, length, weighted=False, dtype=np.float16)
     lay = ej.CSRDelayLayout.build(data, indices, indptr, delays, shape=(m, n))
     batch = np.stack([events, ~events])
     with tpu_kernels_on_cpu():
         got = jax.jit(jax.vmap(lambda e: ej.csr_delay_deliver_layout(ring, e, lay, 3, backend=BACKEND)))(batch)
+    assert calls
     for k in range(2):
         _close(got[k], oracle.deliver(ring, batch[k], data, indices, indptr, delays, 3, weighted=False), np.float16)
 
 
-def test_which_problems_fit_the_ring_kernel():
-    assert pallas_tpu_ring.fits_the_chip(m=77_169, n=77_169, length=64, weighted=False)  # PD14 at full scale
-    assert not pallas_tpu_ring.fits_the_chip(m=77_169, n=77_169, length=64, weighted=True)  # values past SMEM
-    assert not pallas_tpu_ring.fits_the_chip(m=1000, n=1_000_000, length=4, weighted=False)  # columns past a product
-    assert not pallas_tpu_ring.fits_the_chip(m=1000, n=100_000, length=200, weighted=False)  # block past VMEM
+def test_which_problems_fit_the_sorted_kernel():
+    assert pallas_tpu_sorted.fits_the_chip(n=77_169, length=64)  # PD14 at full scale
+    assert not pallas_tpu_sorted.fits_the_chip(n=1_000_000, length=64)  # the padded ring past VMEM
+    assert not pallas_tpu_sorted.fits_the_chip(n=100_000, length=200)
     assert not pallas_tpu.fits_the_chip(m=77_169, nnz=300_000_000, length=64, n=77_169)  # the one-hot kernel's limit
 
 

@@ -1,0 +1,26 @@
+"""The forms benchmark runs anywhere: a tiny run on the CPU times XLA's forms and checks each against ``jax``."""
+
+import json
+
+import pytest
+
+from benchmarks import tpu_delivery_forms
+
+
+def test_a_tiny_run_times_the_xla_forms_and_checks_them(tmp_path):
+    out = tmp_path / 'rows.json'
+    tpu_delivery_forms.main(['--rows', '32', '--n', '300', '384', '--k', '40', '--ring', '6', '--spikes', '5',
+                             '--loop', '2', '--repeats', '1', '--forms', 'jax', 'xla', 'sort',
+                             '--out', str(out)])
+    rows = json.loads(out.read_text())
+    assert [(r['n'], r['form']) for r in rows] == [(n, f) for n in (300, 384)
+                                                   for f in ('jax', 'xla', 'sort')]
+    assert all(r['loop_us'] > 0 for r in rows)
+    # the forms that add the pairs give the jax kernel's ring; 'sort' only sorts them
+    assert all(r['max_abs_diff'] < 1e-6 for r in rows if r['form'] != 'sort')
+    assert all(r['max_abs_diff'] > 1e-3 for r in rows if r['form'] == 'sort')
+
+
+def test_an_unknown_form_is_reported_by_name():
+    with pytest.raises(ValueError, match="unknown form 'scatterr'"):
+        tpu_delivery_forms.step_of('scatterr', 4, 10, 3)
