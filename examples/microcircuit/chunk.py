@@ -92,7 +92,7 @@ def _hold_found(lists, found, c, hist, counts, t, bits):
 _LINE = 8  # int64s a cache line: each shared counter on its own
 
 
-@numba.njit(inline='always')
+@numba.njit  # called from three places: inlined, the chunk's kernel took 28 s to compile (9 s now)
 def _part_step(v, i_syn, r, row, drive, extra, no_extra, spiked, k, hist, counts, lay, t0, words, c, n, lists,
                found, sync, p, s):
     """Part ``p``'s piece of step ``s``: its synapses arriving at ``t + 1`` summed, its neurons updated and
@@ -115,40 +115,33 @@ def _part_step(v, i_syn, r, row, drive, extra, no_extra, spiked, k, hist, counts
 @numba.njit(inline='always')
 def _steps_shared(v, i_syn, r, row, drive, extra, no_extra, spiked, k, hist, counts, lay, t0, words, c, n):
     """The chunk's steps on two threads in one parallel run (not two runs a step: a run's start costs ~5 us,
-    a step ~150). Thread ``p`` sums and updates part ``p`` step after step (its inputs and neurons stay in its
-    core's cache; a part's inputs are written by its own delivery alone), and waits only for the last step's
-    hold, which the second part to finish a step does. A thread about to wait for a hold whose other part is
-    not yet claimed takes that part itself: if the runtime ran both loops on one thread, or started the
-    second late, the first does every piece in order and never waits for itself."""
+    a step ~130). Thread ``p`` sums and updates part ``p`` step after step (its inputs and neurons stay in its
+    core's cache; a part's inputs are written by its own delivery alone); a step waits for the last step's
+    hold, which the second part to finish a step does. A piece is claimed only once it can run, and a
+    thread takes the other part's piece that the hold it waits for needs if nobody has claimed it: where
+    the other thread is late, descheduled or never started (a runtime may run both loops on one thread),
+    this one does every piece in order and never waits for itself."""
     steps = words.shape[0]
     # [0], [_LINE]: the next step of part 0 and of part 1 to claim; [3 _LINE]: parts finished; [4 _LINE]: holds
     sync = np.zeros(5 * _LINE, np.int64)
     lists = np.empty((2, max(c, n - c)), np.int64)
     found = np.zeros(2 * _LINE, np.int64)
-    for p in numba.prange(2):
+    for w in numba.prange(2):
+        p = np.int64(w)  # the loop's index may be unsigned: 1 - p would be a float
         while True:
-            s = atomic_add(sync, p * _LINE, 1)
+            x = p if load_acquire(sync, p * _LINE) < steps else 1 - p  # this thread's part, then the other's
+            s = load_acquire(sync, x * _LINE)
             if s >= steps:
                 break
-            q = 1 - p
-            # the hold of step s - 1 needs the other part's piece of it: take it if nobody has
-            while s > 0 and compare_swap(sync, q * _LINE, s - 1, s) == s - 1:
+            if s > 0:
+                y = 1 - x
+                if compare_swap(sync, y * _LINE, s - 1, s) == s - 1:  # the hold of s - 1 needs it
+                    _part_step(v, i_syn, r, row, drive, extra, no_extra, spiked, k, hist, counts, lay, t0, words,
+                               c, n, lists, found, sync, y, s - 1)
+                wait_at_least(sync, 4 * _LINE, s)
+            if compare_swap(sync, x * _LINE, s, s + 1) == s:
                 _part_step(v, i_syn, r, row, drive, extra, no_extra, spiked, k, hist, counts, lay, t0, words, c, n,
-                           lists, found, sync, q, s - 1)
-            wait_at_least(sync, 4 * _LINE, s)
-            _part_step(v, i_syn, r, row, drive, extra, no_extra, spiked, k, hist, counts, lay, t0, words, c, n,
-                       lists, found, sync, p, s)
-        # this part is done: the other's last pieces, if its thread has not come (one at a time, in order)
-        q = 1 - p
-        while True:
-            s = load_acquire(sync, q * _LINE)
-            if s >= steps or compare_swap(sync, q * _LINE, s, s + 1) != s:
-                if s >= steps:
-                    break
-                continue
-            wait_at_least(sync, 4 * _LINE, s)
-            _part_step(v, i_syn, r, row, drive, extra, no_extra, spiked, k, hist, counts, lay, t0, words, c, n,
-                       lists, found, sync, q, s)
+                           lists, found, sync, x, s)
 
 
 def _numba_kernel(outs, p22, p21, p11, theta, v_reset, ref, parallel_min):

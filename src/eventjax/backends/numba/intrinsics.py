@@ -354,7 +354,7 @@ SPINS_BEFORE_YIELD = 2000
 """Spins (each an x86 ``pause``, ~10 ns: ~20 us in all) before :func:`wait_at_least` starts yielding its core."""
 
 
-@register_jitable
+@numba.njit(inline='always')  # an njit function, not register_jitable: the kernel fingerprint walks it
 def wait_at_least(ary, index, target):
     """Wait until ``ary[index]`` (1-d int64, raised by another thread's :func:`atomic_add`) is at least
     ``target``: spin a while (the other thread is usually microseconds away), then yield the core at each look
