@@ -27,6 +27,7 @@ from jax import lax
 
 from eventjax.kernels.common.checks import running_sum
 from eventjax.kernels.common.pallas.tpu_gather import fcn_gather
+from eventjax.kernels.common.pallas.tpu_pieces import in_pieces
 from eventjax.kernels.common.pallas.tpu_rows import fits_the_chip, row_scatter
 from eventjax.kernels.csr import reference
 from eventjax.kernels.csr.jax_impl import _product
@@ -36,10 +37,6 @@ __all__ = ['binary_csrmv_tpu_kernel', 'csrmv_tpu_kernel']
 _LANES = 128
 # A row's entries must fit in one window of 128 lanes.
 _LONGEST_ROW = _LANES
-
-
-def _lanes(a, fill, rows):
-    return jnp.pad(a, (0, rows * _LANES - a.shape[0]), constant_values=fill).reshape(rows, _LANES)
 
 
 def _pieces(indptr, lengths, count):
@@ -82,9 +79,10 @@ def _call(*, shape, transpose, out, events):
             return (lambda: column(x)) if x.ndim == 1 else (lambda: lax.map(column, x.T).T)
 
         if transpose:
-            rows = -(-nnz // _LANES) + 2  # room for the two-row window of the last entries
-            flat_idx = _lanes(indices.astype(jnp.int32), -1, rows)
-            weights = data.reshape(1, 1) if homogeneous else _lanes(data, 0, rows)
+            # Entries filling whole 128-wide rows are read in place (a reshape); others are padded, a copy.
+            rows = max(2, -(-nnz // _LANES))
+            flat_idx = in_pieces(indices.astype(jnp.int32), -1, rows)
+            weights = data.reshape(1, 1) if homogeneous else in_pieces(data, 0, rows)
 
             def scatter(v, starts):
                 return row_scatter(weights, flat_idx, v, n=n, events=events, out_dtype=out.dtype,

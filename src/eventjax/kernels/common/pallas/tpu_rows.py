@@ -152,8 +152,12 @@ def compact_event_ids(flags_ref, ids_ref, n_words):
 # Scatter: y[indices[e]] += coef[e] over the entries of the visited rows.
 
 
-def _scatter_body(*, m, n_entries, homogeneous, events, hi_rows, precise, fixed_rows):
-    """Kernel body; refs: [starts,] flags/x (SMEM), weight (SMEM, homogeneous), idx, [w] (HBM), y, scratch."""
+def _scatter_body(*, m, n_entries, homogeneous, events, hi_rows, precise, fixed_rows, layout_rows):
+    """Kernel body; refs: [starts,] flags/x (SMEM), weight (SMEM, homogeneous), idx, [w] (HBM), y, scratch.
+
+    CSR: ``layout_rows`` (at least 2) is the rows of the 128-wide layout; a row's two-row window starts
+    at most at the last but one, so the layout needs no padding row (and no copy) past its entries.
+    """
     batches = _ROWS_PER_BATCH
     # Shared weight, events: each product counts the entries per target; the weight multiplies once at the end.
     counting = homogeneous and events and precise
@@ -183,7 +187,8 @@ def _scatter_body(*, m, n_entries, homogeneous, events, hi_rows, precise, fixed_
             out = []
             for g in range(batches):
                 row = row_of(r * batches + g)
-                src = row if fixed_rows else lax.shift_right_logical(starts_ref[row], 7)
+                src = row if fixed_rows else jnp.minimum(lax.shift_right_logical(starts_ref[row], 7),
+                                                         layout_rows - 2)
                 size = 1 if fixed_rows else 2
                 out.append(pltpu.make_async_copy(idx_hbm.at[pl.ds(src, size)],
                                                  idx_buf.at[slot, pl.ds(g * size, size)], sem.at[0, slot]))
@@ -208,9 +213,11 @@ def _scatter_body(*, m, n_entries, homogeneous, events, hi_rows, precise, fixed_
                     w = None if homogeneous else w_buf[slot, pl.ds(g, 1), :].astype(jnp.float32)
                 else:
                     start = starts_ref[row]
-                    t, lane = _row_window(idx_buf[slot, pl.ds(2 * g, 2), :], start)
+                    # A window in the layout's last row was fetched with the row before it.
+                    last = lax.shift_right_logical(start, 7) > layout_rows - 2
+                    t, lane = _row_window(idx_buf[slot, pl.ds(2 * g, 2), :], start, last)
                     keep = (lane < starts_ref[row + 1] - start) & (t >= 0) & (t < n_entries)
-                    w = None if homogeneous else _row_window(w_buf[slot, pl.ds(2 * g, 2), :], start)[0]
+                    w = None if homogeneous else _row_window(w_buf[slot, pl.ds(2 * g, 2), :], start, last)[0]
                 keep = keep & (e < count)
                 hi, lo = _split(t)
                 if counting:
@@ -243,10 +250,12 @@ def _scatter_body(*, m, n_entries, homogeneous, events, hi_rows, precise, fixed_
     return body
 
 
-def _row_window(pair, start):
+def _row_window(pair, start, last):
     """The 128 entries from flat position ``start`` on, out of ``pair``: the two aligned 128-wide rows the
-    first of them falls in; and the lane index. A row of at most 128 entries then takes one row of the
-    one-hot products, not the two it straddles."""
+    first of them falls in (``last``: the row before and the layout's last row, whose window ends with the
+    entries); and the lane index. A row of at most 128 entries then takes one row of the one-hot products,
+    not the two it straddles."""
+    pair = jnp.where(last, jnp.broadcast_to(pair[1:2], pair.shape), pair)
     offset = lax.bitwise_and(start, _LANES - 1)
     # Lane l of the window is lane offset + l of the pair: a rotation left by offset, then row 1 past its end.
     rolled = pltpu.roll(pair, lax.bitwise_and(_LANES - offset, _LANES - 1), 1)
@@ -326,7 +335,7 @@ def row_scatter(weights, indices, x, *, n, events, out_dtype, interpret, starts=
     """``y[t] = sum coef`` over the entries of the rows of ``x``'s events (every row if not ``events``).
 
     FCN: ``indices`` and per-entry ``weights`` are ``(m, k)``. CSR: they are
-    flat, laid out as ``(rows, 128)``, and ``starts`` (length ``m + 1``) gives
+    flat, laid out as ``(rows, 128)`` with ``rows >= 2``, and ``starts`` (length ``m + 1``) gives
     each row's entries; a row holds at most 128 entries, so longer rows are
     passed cut into pieces (see the CSR family). Rows beyond what SMEM holds
     run in blocks, one program after another.
@@ -342,8 +351,8 @@ def row_scatter(weights, indices, x, *, n, events, out_dtype, interpret, starts=
     hi_rows = max(1, pl.cdiv(n, _LANES))
     precise = acc == jnp.float32
     xs = packed_flags(x) if events else x.astype(jnp.float32)
-    body = _scatter_body(m=m, n_entries=n, homogeneous=homogeneous, events=events,
-                         hi_rows=hi_rows, precise=precise, fixed_rows=fixed_rows)
+    body = _scatter_body(m=m, n_entries=n, homogeneous=homogeneous, events=events, hi_rows=hi_rows,
+                         precise=precise, fixed_rows=fixed_rows, layout_rows=indices.shape[0])
     width = indices.shape[-1]
     per_row = 1 if fixed_rows else 2
     scalars = ([] if fixed_rows else [starts.astype(jnp.int32)]) + [xs]
