@@ -48,8 +48,12 @@ _BF16_PARTS = 3
 # What the kernels keep on the chip: the scatter's per-row scalars in SMEM (1 MiB) and its
 # result in VMEM; the gather's x (as a table) and blocks of rows in VMEM. Larger problems take the jax kernel.
 _SMEM_WORDS = 240_000
-# CSR rows per scatter program: their starts, events (or values) and compacted ids fill most of SMEM.
-_CSR_BLOCK_ROWS = 112 * 1024
+# CSR rows per scatter program: their starts and compacted ids take two words a row. libtpu keeps the
+# scalars it spills in what SMEM has left; with less than about a third of it left (more than 80,000 rows
+# a program, in its compile for a v5e) it spills them to HBM instead, each spill and fill a DMA waited for
+# in the loop of rows, which made a CSR s @ W at 100,000 rows 6x slower than the FCN one. (FCN's ids take
+# one word a row: up to 150,000 rows compile without such spills, 200,000 with a few.)
+_CSR_BLOCK_ROWS = 64 * 1024
 _MAX_SCATTER_TARGETS = 1_000_000
 _MAX_GATHER_TARGETS = 200_000
 # Beyond this many entries per row even 8 rows of a gather crowd VMEM.
@@ -374,13 +378,16 @@ def _in_row_blocks(weights, indices, x, starts, *, n, events, out_dtype, interpr
     ``m`` are empty and without events."""
     m, size = x.shape[0], _CSR_BLOCK_ROWS
     blocks = pl.cdiv(m, size)
-    xs = jnp.pad(x, (0, blocks * size - m)).reshape(blocks, size)
+    xs = jnp.pad(x, (0, blocks * size - m))
     starts = jnp.pad(starts, (0, blocks * size - m), mode='edge')
-    starts = starts[jnp.arange(blocks)[:, None] * size + jnp.arange(size + 1)[None, :]]
     acc = accumulation_dtype(out_dtype)
-    ys = lax.map(lambda b: row_scatter(weights, indices, b[0], n=n, events=events, out_dtype=acc,
-                                       interpret=interpret, starts=b[1]), (xs, starts))
-    return jnp.sum(ys, axis=0).astype(out_dtype)
+
+    def block(b):  # slices, not a gather of every block's starts (an XLA gather costs a TPU far more)
+        first = b * size
+        return row_scatter(weights, indices, lax.dynamic_slice(xs, (first,), (size,)), n=n, events=events,
+                           out_dtype=acc, interpret=interpret, starts=lax.dynamic_slice(starts, (first,), (size + 1,)))
+
+    return jnp.sum(lax.map(block, jnp.arange(blocks, dtype=jnp.int32)), axis=0).astype(out_dtype)
 
 
 def one_program(body, *, hi_rows, dtype, scalars, hbm, scratch, interpret):
