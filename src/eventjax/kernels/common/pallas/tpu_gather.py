@@ -87,49 +87,22 @@ def _terms(table_ref, t, w, *, n, table_rows, events):
     lo = lax.bitwise_and(slot, _LANES - 1)
     hi = lax.shift_right_logical(slot, 7)
 
-    def gathered(h):
+    def pick(h, got):
         row = jnp.broadcast_to(table_ref[pl.ds(h, 1), :], (t.shape[0], _LANES))
-        return jnp.take_along_axis(row, lo, axis=1, mode='promise_in_bounds')
+        v = jnp.take_along_axis(row, lo, axis=1, mode='promise_in_bounds')
+        return v if table_rows == 1 else jnp.where(hi == h, v, got)
 
+    got = jnp.zeros(t.shape, table_ref.dtype)
     if table_rows <= _UNROLLED_ROWS:  # straight-line code lets the gathers and selects of rows overlap
-        got = _select_by_bits([gathered(h) for h in range(table_rows)], hi)
+        for h in range(table_rows):
+            got = pick(h, got)
     else:
-        got = lax.fori_loop(0, table_rows, lambda h, got: jnp.where(hi == h, gathered(h), got),
-                            jnp.zeros(t.shape, table_ref.dtype), unroll=8)
+        got = lax.fori_loop(0, table_rows, pick, got, unroll=8)
     w = w if jnp.ndim(w) == 0 else w.astype(jnp.float32)
     if events:
         bit = lax.bitwise_and(lax.shift_right_logical(got, lax.bitwise_and(t, 31)), 1)
         return jnp.where(keep & (bit != 0), w, 0.0)
     return jnp.where(keep, w * got, 0.0)
-
-
-def _select_by_bits(values, hi):
-    """``values[hi]`` elementwise (``hi`` in range), chosen as a tree on ``hi``'s bits, lowest first.
-
-    A tree of ``len(values) - 1`` selects tests each bit of ``hi`` once, where a select per value against
-    ``hi == h`` compares once per value; nodes are joined as soon as both halves exist (a binary counter),
-    so few values are live at once.
-    """
-    bits = {}
-
-    def bit(level):
-        if level not in bits:
-            bits[level] = lax.bitwise_and(hi, 1 << level) != 0
-        return bits[level]
-
-    stack = []  # (level, node): node covers the 2**level values from a multiple of 2**(level + 1)
-    for v in values:
-        level, node = 0, v
-        while stack and stack[-1][0] == level:
-            node = jnp.where(bit(level), node, stack.pop()[1])
-            level += 1
-        stack.append((level, node))
-    level, node = stack.pop()
-    while stack:
-        # The nodes left cover consecutive blocks of decreasing size; one bit tells each from the rest.
-        left_level, left = stack.pop()
-        node = jnp.where(bit(left_level), node, left)
-    return node
 
 
 def _sideways_body(*, k, n, n_blocks, table_rows, homogeneous, events):
