@@ -11,8 +11,10 @@ A matrix ``x`` runs column by column.
   from the row's start, and added into the result as one-hot products on the
   MXU (see :mod:`eventjax.kernels.common.pallas.tpu_rows`). A matrix with a
   row of more than 128 entries runs with its rows cut into pieces of at most
-  128 entries (each piece an event where its row is); rows (or pieces)
-  beyond what SMEM holds run in blocks of rows.
+  128 entries (each piece an event where its row is); more than 65,536 rows
+  (or pieces) run in blocks of rows, one program each, so that SMEM keeps
+  libtpu's own scalars. Entries that fill whole 128-wide rows are read in
+  place; other counts are padded to whole rows, a copy.
 - ``transpose=False`` runs the FCN gather kernel when every row holds the same
   number of entries (a CSR matrix made from a fixed-connection one), else one
   gather and one scatter in XLA (the NumPy-checked reference product).

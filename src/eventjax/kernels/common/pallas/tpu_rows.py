@@ -49,10 +49,10 @@ _BF16_PARTS = 3
 # result in VMEM; the gather's x (as a table) and blocks of rows in VMEM. Larger problems take the jax kernel.
 _SMEM_WORDS = 240_000
 # CSR rows per scatter program: their starts and compacted ids take two words a row. libtpu keeps the
-# scalars it spills in what SMEM has left; with less than about a third of it left (more than 80,000 rows
-# a program, in its compile for a v5e) it spills them to HBM instead, each spill and fill a DMA waited for
-# in the loop of rows, which made a CSR s @ W at 100,000 rows 6x slower than the FCN one. (FCN's ids take
-# one word a row: up to 150,000 rows compile without such spills, 200,000 with a few.)
+# scalars it spills in what SMEM the arrays leave; with too little left it spills them to HBM instead, each
+# spill and fill a DMA waited for in the loop of rows, which made a CSR s @ W at 100,000 rows 6x slower than
+# the FCN one. In its compile for a v5e, 65,536 CSR rows (532 KB of arrays) and 150,000 FCN rows (620 KB,
+# one word a row) kept their scalars in SMEM; 81,920 CSR rows (664 KB) and 200,000 FCN rows did not.
 _CSR_BLOCK_ROWS = 64 * 1024
 _MAX_SCATTER_TARGETS = 1_000_000
 _MAX_GATHER_TARGETS = 200_000
