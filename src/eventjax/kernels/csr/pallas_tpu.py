@@ -74,7 +74,7 @@ def _call(*, shape, transpose, out, events):
             # one scatter, which compile in a fraction of the jax kernel's time (its layouts).
             return fallback(reference._product)
 
-        if not fits_the_chip(m=m, n=n, transpose=transpose, csr=True, k=nnz // m):
+        if not fits_the_chip(n=n, transpose=transpose, k=nnz // m):
             return fallback()
 
         def per_column(column):
