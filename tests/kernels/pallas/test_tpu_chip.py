@@ -245,6 +245,28 @@ def test_csr_rows_longer_than_128_entries_scatter_in_pieces_on_the_chip():
     _check(y, _oracle(dense, spikes, True), np.float32)
 
 
+@pytest.mark.parametrize('homogeneous', [False, True])
+def test_csr_entries_in_whole_layout_rows_are_read_in_place_on_the_chip(homogeneous):
+    """Entries filling whole 128-wide rows take no padding: the rows ending in the layout's last row (one
+    straddling into it, one inside it, empty ones at its end) are fetched with the row before."""
+    m, n = 203, 999
+    rng = np.random.default_rng(13)
+    lengths = np.r_[rng.integers(0, 100, m - 4), 120, 5, 0, 0]
+    lengths[0] += -lengths.sum() % 128
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    assert indptr[-1] % 128 == 0
+    indices = rng.integers(0, n, indptr[-1]).astype(np.int32)
+    data = rng.normal(size=1 if homogeneous else indptr[-1]).astype(np.float32)
+    spikes = rng.random(m) < 0.5
+    spikes[-4:] = True
+    dense = np.zeros((m, n))
+    np.add.at(dense, (np.repeat(np.arange(m), lengths), indices),
+              np.broadcast_to(data, indices.shape).astype(np.float64))
+    y = jax.jit(lambda *a: ej.binary_csrmv(*a, shape=(m, n), transpose=True, backend='pallas'))(
+        jnp.asarray(data), jnp.asarray(indices), jnp.asarray(indptr), jnp.asarray(spikes))
+    _check(y, _oracle(dense, spikes, True), np.float32)
+
+
 @pytest.mark.parametrize('family', ['fcn', 'csr'])
 def test_float32_coefficients_keep_every_bit_on_the_chip(family):
     """One entry per target: s @ W is each weight exactly (three bfloat16 parts on the MXU); CSR rows of 97

@@ -130,3 +130,19 @@ def test_rows_beyond_smem_run_in_blocks(monkeypatch, events):
         args = _case(rng, m, n, lengths, transpose=True, events=events, homogeneous=False)
         got, want = _both(*args, shape=(m, n), transpose=True, events=events)
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize('events, homogeneous', [(True, False), (True, True), (False, False)])
+@pytest.mark.parametrize('nnz', [128, 256, 384, 385])
+def test_entries_in_whole_layout_rows_are_read_in_place(nnz, events, homogeneous):
+    """Entries filling whole 128-wide rows are laid out without padding, so the windows of the rows in
+    the layout's last row (one of 5 entries ending there, one of 120 straddling into it, empty rows at
+    the end) are fetched with the row before; 128 entries are padded to the two rows a window needs."""
+    rng = np.random.default_rng(6)
+    lengths = np.r_[rng.multinomial(nnz - 125, np.full(6, 1 / 6)), 120, 5, 0, 0]
+    m, n = lengths.size, 150
+    args = _case(rng, m, n, lengths, transpose=True, events=events, homogeneous=homogeneous)
+    if events:
+        args = args[:3] + (jnp.ones(m, bool).at[2].set(False),)
+    got, want = _both(*args, shape=(m, n), transpose=True, events=events)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

@@ -166,3 +166,19 @@ def test_shared_non_finite_weight_reaches_only_the_targets_of_events(weight):
                       events=True)
     np.testing.assert_array_equal(got, want)
     assert np.count_nonzero(got) == 4
+
+
+@pytest.mark.parametrize('events, homogeneous', [(True, False), (True, True), (False, False)])
+def test_rows_beyond_smem_run_in_blocks(monkeypatch, events, homogeneous):
+    """More rows than one program's SMEM holds run in blocks of rows (each fetching its rows from its first
+    on), results added; the last block runs past the matrix, its rows without events and values 0."""
+    from eventjax.kernels.common.pallas import tpu_rows
+
+    monkeypatch.setattr(tpu_rows, '_FCN_BLOCK_ROWS', 64)
+    rng = np.random.default_rng(7)
+    m, n, k = 150, 77, 5
+    args = _case(rng, m, n, k, transpose=True, events=events, homogeneous=homogeneous, matrix=False)
+    if events:
+        args = args[:2] + (args[2].at[m - 1].set(True).at[0].set(True),)
+    got, want = _both(*args, shape=(m, n), transpose=True, events=events)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

@@ -11,8 +11,10 @@ A matrix ``x`` runs column by column.
   from the row's start, and added into the result as one-hot products on the
   MXU (see :mod:`eventjax.kernels.common.pallas.tpu_rows`). A matrix with a
   row of more than 128 entries runs with its rows cut into pieces of at most
-  128 entries (each piece an event where its row is); rows (or pieces)
-  beyond what SMEM holds run in blocks of rows.
+  128 entries (each piece an event where its row is); more than 65,536 rows
+  (or pieces) run in blocks of rows, one program each, so that SMEM keeps
+  libtpu's own scalars. Entries that fill whole 128-wide rows are read in
+  place; other counts are padded to whole rows, a copy.
 - ``transpose=False`` runs the FCN gather kernel when every row holds the same
   number of entries (a CSR matrix made from a fixed-connection one), else one
   gather and one scatter in XLA (the NumPy-checked reference product).
@@ -27,6 +29,7 @@ from jax import lax
 
 from eventjax.kernels.common.checks import running_sum
 from eventjax.kernels.common.pallas.tpu_gather import fcn_gather
+from eventjax.kernels.common.pallas.tpu_pieces import in_pieces
 from eventjax.kernels.common.pallas.tpu_rows import fits_the_chip, row_scatter
 from eventjax.kernels.csr import reference
 from eventjax.kernels.csr.jax_impl import _product
@@ -36,10 +39,6 @@ __all__ = ['binary_csrmv_tpu_kernel', 'csrmv_tpu_kernel']
 _LANES = 128
 # A row's entries must fit in one window of 128 lanes.
 _LONGEST_ROW = _LANES
-
-
-def _lanes(a, fill, rows):
-    return jnp.pad(a, (0, rows * _LANES - a.shape[0]), constant_values=fill).reshape(rows, _LANES)
 
 
 def _pieces(indptr, lengths, count):
@@ -75,16 +74,17 @@ def _call(*, shape, transpose, out, events):
             # one scatter, which compile in a fraction of the jax kernel's time (its layouts).
             return fallback(reference._product)
 
-        if not fits_the_chip(m=m, n=n, transpose=transpose, csr=True, k=nnz // m):
+        if not fits_the_chip(n=n, transpose=transpose, k=nnz // m):
             return fallback()
 
         def per_column(column):
             return (lambda: column(x)) if x.ndim == 1 else (lambda: lax.map(column, x.T).T)
 
         if transpose:
-            rows = -(-nnz // _LANES) + 2  # room for the two-row window of the last entries
-            flat_idx = _lanes(indices.astype(jnp.int32), -1, rows)
-            weights = data.reshape(1, 1) if homogeneous else _lanes(data, 0, rows)
+            # Entries filling whole 128-wide rows are read in place (a reshape); others are padded, a copy.
+            rows = max(2, -(-nnz // _LANES))
+            flat_idx = in_pieces(indices.astype(jnp.int32), -1, rows)
+            weights = data.reshape(1, 1) if homogeneous else in_pieces(data, 0, rows)
 
             def scatter(v, starts):
                 return row_scatter(weights, flat_idx, v, n=n, events=events, out_dtype=out.dtype,

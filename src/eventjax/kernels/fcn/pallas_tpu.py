@@ -9,8 +9,9 @@ its id, and adds its entries into the result as a one-hot product on the
 MXU (:mod:`eventjax.kernels.common.pallas.tpu_rows`); ``transpose=False``
 keeps ``x`` in VMEM, its events packed to bits, and picks each entry's value
 by a lane gather (:mod:`eventjax.kernels.common.pallas.tpu_gather`). A
-matrix ``x`` runs column by column; a problem too large for the chip's
-on-core memories takes the ``jax`` kernel.
+matrix ``x`` runs column by column; ``s @ W`` over more than 131,072 rows
+runs in blocks of rows, one program each; a problem too large for the
+chip's on-core memories otherwise takes the ``jax`` kernel.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def _call(*, shape, transpose, out, events):
             return _product(weights, indices, x, shape=shape, transpose=transpose, out_dtype=out.dtype,
                             binary=events)
 
-        if not fits_the_chip(m=m, n=n, transpose=transpose, csr=False, k=indices.shape[1]):
+        if not fits_the_chip(n=n, transpose=transpose, k=indices.shape[1]):
             return fallback()
         return kernel()
 

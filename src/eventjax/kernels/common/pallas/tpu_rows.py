@@ -47,30 +47,35 @@ _BF16_PARTS = 3
 
 # What the kernels keep on the chip: the scatter's per-row scalars in SMEM (1 MiB) and its
 # result in VMEM; the gather's x (as a table) and blocks of rows in VMEM. Larger problems take the jax kernel.
-_SMEM_WORDS = 240_000
-# CSR rows per scatter program: their starts, events (or values) and compacted ids fill most of SMEM.
-_CSR_BLOCK_ROWS = 112 * 1024
+# Rows per scatter program, more run in blocks: a CSR row's start and compacted id take two words of SMEM, an
+# FCN row's id one. libtpu keeps the scalars it spills in what SMEM the arrays leave; with too little left it
+# spills them to HBM instead, each spill and fill a DMA waited for in the loop of rows, which made a CSR
+# s @ W at 100,000 rows in one program 6x slower than the FCN one. In its compile for a v5e, 65,536 CSR rows
+# (532 KB of arrays) and 150,000 FCN rows (620 KB) kept their scalars in SMEM; 81,920 CSR rows (664 KB) and
+# 200,000 FCN rows (824 KB) did not.
+_CSR_BLOCK_ROWS = 64 * 1024
+_FCN_BLOCK_ROWS = 128 * 1024
 _MAX_SCATTER_TARGETS = 1_000_000
 _MAX_GATHER_TARGETS = 200_000
 # Beyond this many entries per row even 8 rows of a gather crowd VMEM.
 _MAX_GATHER_ENTRIES_PER_ROW = 16_384
 
 
-def fits_the_chip(*, m: int, n: int, transpose: bool, csr: bool, k: int = 0) -> bool:
-    """Whether an ``(m, n)`` product's kernel fits the chip's on-core memories (else: the jax kernel).
+def fits_the_chip(*, n: int, transpose: bool, k: int = 0) -> bool:
+    """Whether a product with ``n`` columns has a kernel that fits the chip's on-core memories (else: the jax
+    kernel); rows beyond what SMEM holds run in blocks of rows.
 
     ``k``: the entries per row of a gather (``transpose=False``).
 
     Example:
-        >>> fits_the_chip(m=100_000, n=100_000, transpose=True, csr=True)
+        >>> fits_the_chip(n=100_000, transpose=True)
         True
-        >>> fits_the_chip(m=100_000, n=1_000_000, transpose=False, csr=False, k=100)
+        >>> fits_the_chip(n=1_000_000, transpose=False, k=100)
         False
     """
     if not transpose:
         return n <= _MAX_GATHER_TARGETS and k <= _MAX_GATHER_ENTRIES_PER_ROW
-    # CSR rows beyond what SMEM holds run in blocks of rows (their starts are absolute positions).
-    return n <= _MAX_SCATTER_TARGETS and (csr or m + m // 32 + 2 <= _SMEM_WORDS)
+    return n <= _MAX_SCATTER_TARGETS
 
 
 def tpu_interpret(interpret: bool):
@@ -152,15 +157,22 @@ def compact_event_ids(flags_ref, ids_ref, n_words):
 # Scatter: y[indices[e]] += coef[e] over the entries of the visited rows.
 
 
-def _scatter_body(*, m, n_entries, homogeneous, events, hi_rows, precise, fixed_rows):
-    """Kernel body; refs: [starts,] flags/x (SMEM), weight (SMEM, homogeneous), idx, [w] (HBM), y, scratch."""
+def _scatter_body(*, m, n_entries, homogeneous, events, hi_rows, precise, fixed_rows, layout_rows):
+    """Kernel body; refs: starts (CSR) or first row (FCN), flags/x, weight (homogeneous) in SMEM; idx, [w]
+    (HBM); y; scratch.
+
+    ``layout_rows``: the rows of ``idx``. CSR: of its 128-wide layout (at least 2); a row's two-row window
+    starts at most at the last but one, so the layout needs no padding row (and no copy) past its entries.
+    FCN: row ``i`` of the program is row ``first + i`` of ``idx``, which is clamped to it (a block's rows
+    past the matrix carry no events and values 0).
+    """
     batches = _ROWS_PER_BATCH
     # Shared weight, events: each product counts the entries per target; the weight multiplies once at the end.
     counting = homogeneous and events and precise
 
     def body(*refs):
         refs = list(refs)
-        starts_ref = None if fixed_rows else refs.pop(0)
+        starts_ref = refs.pop(0)  # or the FCN block's first row
         x_ref = refs.pop(0)
         wscalar_ref = refs.pop(0) if homogeneous else None
         idx_hbm = refs.pop(0)
@@ -183,7 +195,10 @@ def _scatter_body(*, m, n_entries, homogeneous, events, hi_rows, precise, fixed_
             out = []
             for g in range(batches):
                 row = row_of(r * batches + g)
-                src = row if fixed_rows else lax.shift_right_logical(starts_ref[row], 7)
+                if fixed_rows:
+                    src = jnp.minimum(starts_ref[0] + row, layout_rows - 1)
+                else:
+                    src = jnp.minimum(lax.shift_right_logical(starts_ref[row], 7), layout_rows - 2)
                 size = 1 if fixed_rows else 2
                 out.append(pltpu.make_async_copy(idx_hbm.at[pl.ds(src, size)],
                                                  idx_buf.at[slot, pl.ds(g * size, size)], sem.at[0, slot]))
@@ -208,9 +223,11 @@ def _scatter_body(*, m, n_entries, homogeneous, events, hi_rows, precise, fixed_
                     w = None if homogeneous else w_buf[slot, pl.ds(g, 1), :].astype(jnp.float32)
                 else:
                     start = starts_ref[row]
-                    t, lane = _row_window(idx_buf[slot, pl.ds(2 * g, 2), :], start)
+                    # A window in the layout's last row was fetched with the row before it.
+                    last = lax.shift_right_logical(start, 7) > layout_rows - 2
+                    t, lane = _row_window(idx_buf[slot, pl.ds(2 * g, 2), :], start, last)
                     keep = (lane < starts_ref[row + 1] - start) & (t >= 0) & (t < n_entries)
-                    w = None if homogeneous else _row_window(w_buf[slot, pl.ds(2 * g, 2), :], start)[0]
+                    w = None if homogeneous else _row_window(w_buf[slot, pl.ds(2 * g, 2), :], start, last)[0]
                 keep = keep & (e < count)
                 hi, lo = _split(t)
                 if counting:
@@ -243,10 +260,12 @@ def _scatter_body(*, m, n_entries, homogeneous, events, hi_rows, precise, fixed_
     return body
 
 
-def _row_window(pair, start):
+def _row_window(pair, start, last):
     """The 128 entries from flat position ``start`` on, out of ``pair``: the two aligned 128-wide rows the
-    first of them falls in; and the lane index. A row of at most 128 entries then takes one row of the
-    one-hot products, not the two it straddles."""
+    first of them falls in (``last``: the row before and the layout's last row, whose window ends with the
+    entries); and the lane index. A row of at most 128 entries then takes one row of the one-hot products,
+    not the two it straddles."""
+    pair = jnp.where(last, jnp.broadcast_to(pair[1:2], pair.shape), pair)
     offset = lax.bitwise_and(start, _LANES - 1)
     # Lane l of the window is lane offset + l of the pair: a rotation left by offset, then row 1 past its end.
     rolled = pltpu.roll(pair, lax.bitwise_and(_LANES - offset, _LANES - 1), 1)
@@ -322,19 +341,20 @@ def packed_flags(x):
     return lax.bitcast_convert_type(words, jnp.int32)
 
 
-def row_scatter(weights, indices, x, *, n, events, out_dtype, interpret, starts=None):
+def row_scatter(weights, indices, x, *, n, events, out_dtype, interpret, starts=None, first_row=0):
     """``y[t] = sum coef`` over the entries of the rows of ``x``'s events (every row if not ``events``).
 
     FCN: ``indices`` and per-entry ``weights`` are ``(m, k)``. CSR: they are
-    flat, laid out as ``(rows, 128)``, and ``starts`` (length ``m + 1``) gives
+    flat, laid out as ``(rows, 128)`` with ``rows >= 2``, and ``starts`` (length ``m + 1``) gives
     each row's entries; a row holds at most 128 entries, so longer rows are
     passed cut into pieces (see the CSR family). Rows beyond what SMEM holds
-    run in blocks, one program after another.
+    run in blocks, one program after another (FCN: ``x`` is rows
+    ``first_row, ...`` of ``indices``).
     ``weights`` of shape ``(1, 1)`` is one shared weight. Returns length ``n``.
     """
     m = x.shape[0]
     fixed_rows = starts is None
-    if not fixed_rows and m > _CSR_BLOCK_ROWS:
+    if m > (_FCN_BLOCK_ROWS if fixed_rows else _CSR_BLOCK_ROWS):
         return _in_row_blocks(weights, indices, x, starts, n=n, events=events, out_dtype=out_dtype,
                               interpret=interpret)
     acc = accumulation_dtype(out_dtype)
@@ -342,11 +362,12 @@ def row_scatter(weights, indices, x, *, n, events, out_dtype, interpret, starts=
     hi_rows = max(1, pl.cdiv(n, _LANES))
     precise = acc == jnp.float32
     xs = packed_flags(x) if events else x.astype(jnp.float32)
-    body = _scatter_body(m=m, n_entries=n, homogeneous=homogeneous, events=events,
-                         hi_rows=hi_rows, precise=precise, fixed_rows=fixed_rows)
+    body = _scatter_body(m=m, n_entries=n, homogeneous=homogeneous, events=events, hi_rows=hi_rows,
+                         precise=precise, fixed_rows=fixed_rows, layout_rows=indices.shape[0])
     width = indices.shape[-1]
     per_row = 1 if fixed_rows else 2
-    scalars = ([] if fixed_rows else [starts.astype(jnp.int32)]) + [xs]
+    lead = jnp.reshape(first_row, (1,)) if fixed_rows else starts
+    scalars = [jnp.asarray(lead, jnp.int32), xs]
     if homogeneous:
         scalars.append(weights.reshape(1).astype(jnp.float32))
     hbm = [indices.astype(jnp.int32)] + ([] if homogeneous else [weights.astype(jnp.float32)])
@@ -361,17 +382,24 @@ def row_scatter(weights, indices, x, *, n, events, out_dtype, interpret, starts=
 
 
 def _in_row_blocks(weights, indices, x, starts, *, n, events, out_dtype, interpret):
-    """:func:`row_scatter` over blocks of ``_CSR_BLOCK_ROWS`` rows in turn, the results added; the rows past
-    ``m`` are empty and without events."""
-    m, size = x.shape[0], _CSR_BLOCK_ROWS
+    """:func:`row_scatter` over blocks of ``_CSR_BLOCK_ROWS`` (FCN: ``_FCN_BLOCK_ROWS``) rows in turn, the
+    results added; the rows past ``m`` are empty and without events."""
+    m, size = x.shape[0], _FCN_BLOCK_ROWS if starts is None else _CSR_BLOCK_ROWS
     blocks = pl.cdiv(m, size)
-    xs = jnp.pad(x, (0, blocks * size - m)).reshape(blocks, size)
-    starts = jnp.pad(starts, (0, blocks * size - m), mode='edge')
-    starts = starts[jnp.arange(blocks)[:, None] * size + jnp.arange(size + 1)[None, :]]
+    xs = jnp.pad(x, (0, blocks * size - m))
+    starts = None if starts is None else jnp.pad(starts, (0, blocks * size - m), mode='edge')
     acc = accumulation_dtype(out_dtype)
-    ys = lax.map(lambda b: row_scatter(weights, indices, b[0], n=n, events=events, out_dtype=acc,
-                                       interpret=interpret, starts=b[1]), (xs, starts))
-    return jnp.sum(ys, axis=0).astype(out_dtype)
+
+    def block(b):  # slices, not a gather of every block's starts (an XLA gather costs a TPU far more)
+        first = b * size
+        part = lax.dynamic_slice(xs, (first,), (size,))
+        if starts is None:
+            return row_scatter(weights, indices, part, n=n, events=events, out_dtype=acc, interpret=interpret,
+                               first_row=first)
+        return row_scatter(weights, indices, part, n=n, events=events, out_dtype=acc, interpret=interpret,
+                           starts=lax.dynamic_slice(starts, (first,), (size + 1,)))
+
+    return jnp.sum(lax.map(block, jnp.arange(blocks, dtype=jnp.int32)), axis=0).astype(out_dtype)
 
 
 def one_program(body, *, hi_rows, dtype, scalars, hbm, scratch, interpret):
