@@ -417,7 +417,7 @@ class TestHandOffs:
     """``atomic_add``, ``load_acquire`` and ``wait_at_least``: threads of one parallel run handing work over."""
 
     def test_two_threads_claim_every_piece_once_and_see_each_other_s_writes(self):
-        from eventjax.backends.numba.intrinsics import atomic_add, load_acquire, wait_at_least
+        from eventjax.backends.numba.handoffs import atomic_add, load_acquire, wait_at_least
 
         @numba.njit(parallel=True)
         def relay(pieces, out):
@@ -440,7 +440,7 @@ class TestHandOffs:
         np.testing.assert_array_equal(out, np.arange(1, out.size + 1))
 
     def test_a_long_wait_yields_and_still_ends(self):
-        from eventjax.backends.numba.intrinsics import SPINS_BEFORE_YIELD, atomic_add, load_acquire, wait_at_least
+        from eventjax.backends.numba.handoffs import SPINS_BEFORE_YIELD, atomic_add, load_acquire, wait_at_least
 
         @numba.njit(parallel=True)
         def late(spins):
@@ -461,7 +461,7 @@ class TestHandOffs:
         assert late(1000 * SPINS_BEFORE_YIELD) == 2
 
     def test_an_array_other_than_int64_is_a_typing_error(self):
-        from eventjax.backends.numba.intrinsics import atomic_add
+        from eventjax.backends.numba.handoffs import atomic_add
 
         @numba.njit
         def bump(x):

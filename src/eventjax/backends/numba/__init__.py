@@ -15,8 +15,8 @@ The public surface of the backend is this module:
   ``parallel=True`` kernel launch may use), :func:`set_parallel` and their
   getters, and :func:`describe_kernel`.
 
-Its other modules (``bridge``, ``codegen``, ``intrinsics``, ``keying``,
-``threads``, ``ffi_abi``) are the machinery and private. ``bridge`` and
+Its other modules (``bridge``, ``codegen``, ``handoffs``, ``intrinsics``, ``keying``,
+``threads``, ``ffi_abi``) are the machinery and private. ``bridge``, ``handoffs`` and
 ``intrinsics`` import numba at import time and importing eventjax must not,
 so their names are loaded at first use (the ``TYPE_CHECKING`` block names
 them for readers and tools).
@@ -49,23 +49,15 @@ from eventjax.config import moved_setting
 
 if TYPE_CHECKING:  # loaded at first use (below), named here for readers and tools
     from eventjax.backends.numba.bridge import bounds_checked, by_inputs, numba_kernel_generator
-    from eventjax.backends.numba.intrinsics import (
-        atomic_add,
-        empty_vector,
-        launch_begin,
-        launch_end,
-        load_acquire,
-        prefetch,
-        report_error,
-        wait_at_least,
-    )
+    from eventjax.backends.numba.handoffs import atomic_add, compare_swap, load_acquire, wait_at_least
+    from eventjax.backends.numba.intrinsics import empty_vector, launch_begin, launch_end, prefetch, report_error
 
 # The names whose modules import numba, and the module each comes from: imported at first use.
 _NEEDS_NUMBA = {
     'bounds_checked': 'bridge', 'numba_kernel_generator': 'bridge', 'by_inputs': 'bridge',
     'report_error': 'intrinsics', 'prefetch': 'intrinsics', 'launch_begin': 'intrinsics', 'launch_end': 'intrinsics',
-    'empty_vector': 'intrinsics', 'atomic_add': 'intrinsics', 'compare_swap': 'intrinsics',
-    'load_acquire': 'intrinsics', 'wait_at_least': 'intrinsics',
+    'empty_vector': 'intrinsics', 'atomic_add': 'handoffs', 'compare_swap': 'handoffs',
+    'load_acquire': 'handoffs', 'wait_at_least': 'handoffs',
 }
 
 __all__ = ['BRIDGE', 'atomic_add', 'bounds_checked', 'by_inputs', 'compare_swap', 'describe_kernel', 'empty_vector',
