@@ -5,16 +5,15 @@ Run as a ``lax.scan`` of two numba calls a step (the neuron update, then
 the delivery), a full-scale step spent ~50 us of its ~290 between them: the
 scan's own work, two calls through XLA, the spike flags written out and
 read back. Here one call runs the chunk, on two threads in one parallel
-run (starting a run costs ~5 us; two a step were 10 us of ~160). Each
-step is five pieces of work, claimed in order by whichever thread is free:
-the delivery of each of the two parts of the columns (:mod:`owner_split`:
-the part's arriving synapses summed into its columns), the neuron update
-of each part (over slices: a loop numba vectorises; refractory counts may
-be bytes, the drive is read per run of equal values), and the hold of the
-step's spikes. A piece waits only for what it reads: a part's update for
-that part's delivery, the hold for both updates, a delivery for the hold
-before it. The spikes leave as bitpack's words, 32 neurons a word, an
-eighth of the flags the host reads back.
+run (starting a run costs ~5 us; two a step were 10 us of ~160). Thread
+``p`` owns part ``p`` of the columns (:mod:`owner_split`) step after step:
+it sums the part's arriving synapses into its columns, updates the part's
+neurons (over slices: a loop numba vectorises; refractory counts may be
+bytes, the drive is read per run of equal values) and lists their spikes;
+the second part to finish a step holds the step's spikes, and the next
+step's deliveries wait for that hold alone (:func:`_steps_shared`). The
+spikes leave as bitpack's words, 32 neurons a word, an eighth of the flags
+the host reads back.
 
 The arithmetic is the scan's, operation for operation (:func:`neurons.advance`,
 :func:`pull.gather`): the same spikes, bit for bit.
@@ -61,16 +60,24 @@ def _advance(v, i_syn, r, row, drive, extra, spiked, k, lo, hi):
                          spiked[a:b], k)
 
 
+_LINE = 8  # int64s a cache line: each shared counter on its own
+
+
+@numba.njit(inline='always')
+def _set_bits(held, k, bits):
+    bits[:] = 0
+    for a in range(k):
+        j = held[a]
+        bits[j >> 5] |= np.uint32(1) << np.uint32(j & 31)
+
+
 @numba.njit(inline='always')
 def _hold(spiked, hist, counts, t, bits):
     """Hold step ``t``'s spiking rows (they deliver from ``t + 1``) and set their bits."""
     held = hist[np.int64(t) % counts.shape[0]]
     k = event_rows(spiked, held)
     counts[np.int64(t) % counts.shape[0]] = k
-    bits[:] = 0
-    for a in range(k):
-        j = held[a]
-        bits[j >> 5] |= np.uint32(1) << np.uint32(j & 31)
+    _set_bits(held, k, bits)
 
 
 @numba.njit(inline='always')
@@ -83,16 +90,10 @@ def _hold_found(lists, found, c, hist, counts, t, bits):
     for a in range(k1):
         held[k0 + a] = lists[1, a] + c
     counts[np.int64(t) % counts.shape[0]] = k0 + k1
-    bits[:] = 0
-    for a in range(k0 + k1):
-        j = held[a]
-        bits[j >> 5] |= np.uint32(1) << np.uint32(j & 31)
+    _set_bits(held, k0 + k1, bits)
 
 
-_LINE = 8  # int64s a cache line: each shared counter on its own
-
-
-@numba.njit  # called from three places: inlined, the chunk's kernel took 28 s to compile (9 s now)
+@numba.njit  # its own function: inlined where it is called, the chunk's kernel took 28 s to compile
 def _part_step(v, i_syn, r, row, drive, extra, no_extra, spiked, k, hist, counts, lay, t0, words, c, n, lists,
                found, sync, p, s):
     """Part ``p``'s piece of step ``s``: its synapses arriving at ``t + 1`` summed, its neurons updated and
