@@ -191,7 +191,7 @@ def by_event_pieces(mask, lengths, width: int, longest: int, body: Callable, car
     return jax.lax.fori_loop(0, jnp.maximum(extra, 0), piece, carry)
 
 
-def by_event_chunks(mask, slots_per_event: int, body: Callable, carry):
+def by_event_chunks(mask, slots_per_event: int, body: Callable, carry, chunk: int | None = None):
     """``carry = body(neurons, valid, carry)`` over the events of ``mask``, a chunk of neurons at a time.
 
     For in-place updates: ``carry`` (the weights) is a ``lax.fori_loop``
@@ -205,7 +205,9 @@ def by_event_chunks(mask, slots_per_event: int, body: Callable, carry):
     neurons, so a handful of events costs a narrow pass (at 4,000 neurons
     and 0.1% events an update in a scan measured half the time). Each pass
     finds its neurons by a binary search of the running event count, so no
-    pass reads all of ``mask``.
+    pass reads all of ``mask``. A given ``chunk``: that many neurons every
+    pass, the first too (for a body whose pass costs the same however many
+    events it holds).
 
     Example:
         >>> body = lambda neurons, valid, total: total + jnp.sum(jnp.where(valid, neurons, 0))
@@ -217,8 +219,11 @@ def by_event_chunks(mask, slots_per_event: int, body: Callable, carry):
         return carry
     prefix = event_count_prefix(mask)
     total = prefix[-1]
-    chunk = max(1, min(CHUNK_SLOTS // max(slots_per_event, 1), m // 4))
-    head = max(1, chunk // HEAD_FRACTION)
+    if chunk is None:
+        chunk = max(1, min(CHUNK_SLOTS // max(slots_per_event, 1), m // 4))
+        head = max(1, chunk // HEAD_FRACTION)
+    else:
+        head = chunk
 
     def passes(width, first, count, carry):
         def one_pass(c, carry):

@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 
 from eventjax.kernels.common import accumulation_dtype
-from eventjax.kernels.common.compaction import by_event_chunks, event_count_prefix
+from eventjax.kernels.common.compaction import by_event_chunks
 from eventjax.kernels.delay import reference
 
 __all__ = ['csr_delay_deliver_kernel', 'csr_delay_deliver_layout_kernel']
@@ -57,20 +57,6 @@ class Scatter:
 
     def finish(self, out):
         return out
-
-
-def _in_passes(mask, rows, body, carry):
-    """``carry = body(neurons, valid, carry)`` over the event rows of ``mask``, ``rows`` a pass, all passes alike
-    (a sink whose pass has a fixed cost gains nothing from by_event_chunks' narrow first pass)."""
-    m = mask.shape[0]
-    prefix = event_count_prefix(mask)
-
-    def one_pass(c, carry):
-        rank = c * rows + jnp.arange(1, rows + 1, dtype=jnp.int32)
-        neurons = jnp.searchsorted(prefix, rank, side='left', method='scan_unrolled').astype(jnp.int32)
-        return body(jnp.minimum(neurons, m - 1), rank <= prefix[-1], carry)
-
-    return jax.lax.fori_loop(0, (prefix[-1] + rows - 1) // rows, one_pass, carry)
 
 
 def _by_event_rows(ring, events, data, indptr, t, nnz, target, *, shape, weighted, sink=None):
@@ -110,10 +96,7 @@ def _by_event_rows(ring, events, data, indptr, t, nnz, target, *, shape, weighte
                               jnp.zeros((), acc))
             return sink.add(out, flat, terms)
 
-        rows = sink.rows(width)
-        if rows is None:
-            return by_event_chunks(active & (lengths > offset), width, one_pass, flat_ring)
-        return _in_passes(active & (lengths > offset), rows, one_pass, flat_ring)
+        return by_event_chunks(active & (lengths > offset), width, one_pass, flat_ring, chunk=sink.rows(width))
 
     out = jax.lax.fori_loop(0, pieces, piece, sink.start(ring.astype(acc).reshape(-1)))
     return sink.finish(out).reshape(length, n).astype(ring.dtype)
