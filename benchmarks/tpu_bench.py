@@ -112,7 +112,12 @@ def measure(args, backends, rate):
     box = args.row_timeout
     progress = None if args.no_progress else sys.stderr
 
+    rows = []
+
     def report(row):
+        rows.append(row)
+        if args.json:  # after every row: a run stopped from outside (a time limit) keeps what it measured
+            _dump(args.json, tpu_report.describe(device), rate, rows)
         if progress:
             what = ' '.join(str(x) for x in (row.op, row.events, row.n and f'n={row.n}', '' if row.transpose is None
                                              else 's@W' if row.transpose else 'W@s', row.backend) if x)
@@ -121,20 +126,18 @@ def measure(args, backends, rate):
 
     print(f'device: {device.device_kind} ({device.platform}), JAX {jax.__version__}; backends {" ".join(backends)}; '
           f'each row boxed to {box:g} s')
-    rows = []
     for n in args.sizes or SIZES:
         if 'products' in args.tpu_sections:
-            rows += product_rows(n, device, backends, ops=args.tpu_ops, rate=rate, compare=not args.no_compare,
-                                 seconds=box, seed=args.seed, report=report)
+            product_rows(n, device, backends, ops=args.tpu_ops, rate=rate, compare=not args.no_compare,
+                         seconds=box, seed=args.seed, report=report)
         if 'updates' in args.tpu_sections:
-            rows += update_rows(n, device, backends, ops=args.tpu_ops, rate=rate, seconds=box, seed=args.seed,
-                                report=report)
+            update_rows(n, device, backends, ops=args.tpu_ops, rate=rate, seconds=box, seed=args.seed, report=report)
     if 'models' in args.tpu_sections:
         from benchmarks.tpu_models import cuba_rows, pd14_rows
 
-        rows += cuba_rows(device, backends, ms=args.cuba_ms, seconds=box, seed=args.seed, report=report)
-        rows += pd14_rows(device, backends, scale=args.pd14_scale, ms=args.pd14_ms, warmup_ms=args.pd14_warmup,
-                          seconds=max(box, 300.0), report=report)
+        cuba_rows(device, backends, ms=args.cuba_ms, seconds=box, seed=args.seed, report=report)
+        pd14_rows(device, backends, scale=args.pd14_scale, ms=args.pd14_ms, warmup_ms=args.pd14_warmup,
+                  seconds=max(box, 300.0), report=report)
     return tpu_report.describe(device), rows
 
 
@@ -167,8 +170,14 @@ def _write(args, texts, rows, info, rate):
             fh.write('\n\n'.join(texts.values()) + '\n')
         print(f'tables written to {args.tpu_doc}')
     if args.json:
-        import dataclasses
-
-        with open(args.json, 'w') as fh:
-            json.dump({'machine': info, 'rate': rate, 'rows': [dataclasses.asdict(r) for r in rows]}, fh, indent=1)
+        _dump(args.json, info, rate, rows)
         print(f'results written to {args.json}')
+
+
+def _dump(path, info, rate, rows):
+    import dataclasses
+    import os
+
+    with open(path + '.part', 'w') as fh:
+        json.dump({'machine': info, 'rate': rate, 'rows': [dataclasses.asdict(r) for r in rows]}, fh, indent=1)
+    os.replace(path + '.part', path)

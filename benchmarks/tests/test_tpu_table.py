@@ -122,6 +122,21 @@ class TestCommand:
         cells = [line.split('|')[5].strip() for line in md.splitlines() if line.startswith('| ') and '`jax`' in line]
         assert len(cells) == 2 and all(cell in rst for cell in cells)
 
+    def test_a_run_stopped_midway_keeps_the_rows_it_measured_in_its_json(self, capsys, tmp_path, monkeypatch):
+        from benchmarks import tpu_models
+
+        def stopped(*args, **kwargs):  # as a time limit's signal would stop the run
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(tpu_models, 'pd14_rows', stopped)
+        path = tmp_path / 'part.json'
+        with pytest.raises(KeyboardInterrupt):
+            main(['--platform', 'cpu', '--tpu-sections', 'models', '--backends', 'jax', '--cuba-ms', '0.5',
+                  '--no-progress', '--json', str(path)])
+        doc = json.loads(path.read_text())
+        assert [(r['op'], r['backend']) for r in doc['rows']] == [('CUBA', 'jax')] and doc['rows'][0]['loop_us'] > 0
+        assert not (tmp_path / 'part.json.part').exists()
+
     def test_tpu_from_names_a_file_that_is_no_tpu_run(self, capsys, tmp_path):
         (tmp_path / 'x.json').write_text('{"results": []}')
         assert main(['--tpu-from', str(tmp_path / 'x.json')]) == 2
