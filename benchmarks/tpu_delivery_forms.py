@@ -17,12 +17,19 @@ first form's (per ``--n``: PD14's 77,169 targets, or 77,184, a ring of whole
 (XLA's scatter), ``nothing`` (terms made, not added), ``sort`` (sorted, not
 added), ``xla`` (sorted, XLA's scatter told so), ``segment``
 (``segment_sum`` of the sorted terms), and the kernel, named
-``kernel-<precision>-<piece>-<window>-<rows a pass>``.
+``kernel-<precision>-<piece>-<window>-<rows a pass>``. The forms that read
+an input vector each update, as a model does, start from the spikes of the
+``--ring`` updates before the loop and return the sum of the inputs read
+(checked against the first of them): ``read-jax`` and ``read-pallas`` (the
+ring: slot read and cleared, then the backend's delivery) and the delivery at
+read time (:mod:`~eventjax.kernels.delay.pallas_tpu_pull`), named
+``pull-<groups>-<chunk>-<capacity>``: no ring, no sort.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 
 import jax
 import jax.numpy as jnp
@@ -32,7 +39,9 @@ from jax import lax
 from benchmarks.tpu_delivery import measure, write
 
 FORMS = ['jax', 'pallas', 'unsorted', 'nothing', 'sort', 'xla', 'segment', 'kernel-parts-128-64-32',
-         'kernel-parts-256-128-32', 'kernel-parts-512-256-32', 'kernel-highest-512-256-32']
+         'kernel-parts-256-128-32', 'kernel-parts-512-256-32', 'kernel-highest-512-256-32', 'read-jax',
+         'read-pallas', 'pull-8-16-1024', 'pull-8-8-2048', 'pull-16-8-1024', 'pull-4-16-2048', 'pull-8-32-512']
+MAX_SPIKES = 64  # rows a step the delivery at read time holds
 
 
 def synapses(rows, n, k, length, seed=0):
@@ -94,6 +103,49 @@ def step_of(form, m, n, length):
     return step
 
 
+def read_of(form, m, n, length, operands):
+    """``(init(spikes), run(state, spikes))`` of a form that reads an input each update: the state after the
+    spikes rolled by ``-L+1 .. -1``, and ``--loop`` updates from it returning the sum of the inputs read."""
+    from eventjax.kernels.delay import pallas_tpu_pull as pp
+
+    if form.startswith('pull-'):
+        groups, chunk, capacity = (int(x) for x in form.split('-')[1:])
+        bounds = jnp.asarray(pp.build_bounds(np.asarray(operands[2]), np.asarray(operands[1]), columns=n,
+                                             length=length, groups=groups))
+
+        def update(state, s, t):
+            table, dropped, acc = state
+            inp = pp.pull_input(operands[0], operands[2], bounds, table, t, columns=n, groups=groups, chunk=chunk,
+                                capacity=capacity, interpret=jax.default_backend() != 'tpu')
+            table, dropped = pp.record(table, dropped, s, t)
+            return table, dropped, acc + inp[:n]
+
+        state0 = (*pp.init_spikes(length, MAX_SPIKES, m), jnp.zeros(n, jnp.float32))
+    elif form in ('read-jax', 'read-pallas'):
+        deliver = step_of(form[5:], m, n, length)
+
+        def update(state, s, t):
+            ring, acc = state
+            slot = jnp.mod(t, length)
+            acc = acc + ring[slot]
+            return deliver(ring.at[slot].set(0), s, t, operands), acc
+
+        state0 = (jnp.zeros((length, n), jnp.float32), jnp.zeros(n, jnp.float32))
+    else:
+        raise ValueError(f'unknown form {form!r}; the forms: {", ".join(FORMS)}.')
+
+    def init(spikes):
+        state = state0
+        for i in range(1 - length, 0):
+            state = update(state, jnp.roll(spikes, i), i)
+        return state[:-1] + (jnp.zeros(n, jnp.float32),)
+
+    def run(state, spikes, loop):
+        return lax.fori_loop(0, loop, lambda i, st: update(st, jnp.roll(spikes, i), i), state)[-1]
+
+    return init, run
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument('--rows', type=int, default=4096)
@@ -113,16 +165,24 @@ def main(argv=None):
         operands = synapses(m, n, args.k, length)
         spikes = jnp.zeros(m, bool).at[np.random.default_rng(0).choice(m, args.spikes, replace=False)].set(True)
         ring = jnp.zeros((length, n), jnp.float32)
-        ref = None
+        refs = {}
         for form in args.forms:
-            step = step_of(form, m, n, length)
-
-            def run(ring, spikes, operands, step=step):
-                return lax.fori_loop(0, args.loop, lambda i, r: step(r, jnp.roll(spikes, i), i, operands), ring)
-
             row = {'device': device, 'form': form, 'rows': m, 'n': n, 'k': args.k, 'ring': length,
                    'spikes': args.spikes}
-            ref = measure(row, jax.jit(run), (ring, spikes, operands), args.loop, ref, repeats=args.repeats)
+            if form.startswith(('read-', 'pull-')):
+                init, run = read_of(form, m, n, length, operands)
+                timed = jax.jit(functools.partial(run, loop=args.loop))
+                refs['read'] = measure(row, timed, (jax.jit(init)(spikes), spikes), args.loop, refs.get('read'),
+                                       repeats=args.repeats)
+            else:
+                step = step_of(form, m, n, length)
+
+                def run(ring, spikes, operands, step=step):
+                    return lax.fori_loop(0, args.loop, lambda i, r: step(r, jnp.roll(spikes, i), i, operands),
+                                         ring)
+
+                refs['ring'] = measure(row, jax.jit(run), (ring, spikes, operands), args.loop, refs.get('ring'),
+                                       repeats=args.repeats)
             results.append(row)
     write(args.out, results)
 
