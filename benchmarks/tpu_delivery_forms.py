@@ -23,7 +23,7 @@ an input vector each update, as a model does, start from the spikes of the
 (checked against the first of them): ``read-jax`` and ``read-pallas`` (the
 ring: slot read and cleared, then the backend's delivery) and the delivery at
 read time (:mod:`~eventjax.kernels.delay.pallas_tpu_pull`), named
-``pull-<groups>-<chunk>-<capacity>``: no ring, no sort.
+``pull-<groups>-<chunk>-<capacity>[-<rows held a step>]``: no ring, no sort.
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def read_of(form, m, n, length, operands):
     from eventjax.kernels.delay import pallas_tpu_pull as pp
 
     if form.startswith('pull-'):
-        groups, chunk, capacity = (int(x) for x in form.split('-')[1:])
+        groups, chunk, capacity, *spikes = (int(x) for x in form.split('-')[1:])
         bounds = jnp.asarray(pp.build_bounds(np.asarray(operands[2]), np.asarray(operands[1]), columns=n,
                                              length=length, groups=groups))
 
@@ -120,7 +120,7 @@ def read_of(form, m, n, length, operands):
             table, dropped = pp.record(table, dropped, s, t)
             return table, dropped, acc + inp[:n]
 
-        state0 = (*pp.init_spikes(length, MAX_SPIKES, m), jnp.zeros(n, jnp.float32))
+        state0 = (*pp.init_spikes(length, spikes[0] if spikes else MAX_SPIKES, m), jnp.zeros(n, jnp.float32))
     elif form in ('read-jax', 'read-pallas'):
         deliver = step_of(form[5:], m, n, length)
 
@@ -135,9 +135,7 @@ def read_of(form, m, n, length, operands):
         raise ValueError(f'unknown form {form!r}; the forms: {", ".join(FORMS)}.')
 
     def init(spikes):
-        state = state0
-        for i in range(1 - length, 0):
-            state = update(state, jnp.roll(spikes, i), i)
+        state = lax.fori_loop(1 - length, 0, lambda i, st: update(st, jnp.roll(spikes, i), i), state0)
         return state[:-1] + (jnp.zeros(n, jnp.float32),)
 
     def run(state, spikes, loop):

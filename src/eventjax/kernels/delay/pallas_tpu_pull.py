@@ -234,11 +234,12 @@ def pull_input(data, offsets, bounds, table, t, *, columns, groups=GROUPS, chunk
     held = (table < m) & (d != 0)
     key = jnp.where(held, (table * length + d) * groups, 0).reshape(-1)
     b = _windows(bounds, key, groups + 1)
-    starts = b[:, :groups]
-    lens = jnp.where(held.reshape(-1, 1), b[:, 1:] - starts, 0)
+    # (G, pairs): the prefix sums run along the lanes
+    starts = b[:, :groups].T
+    lens = jnp.where(held.reshape(1, -1), b[:, 1:].T - starts, 0)
     chunks = (lens + chunk - 1) // chunk
-    ends = jnp.cumsum(chunks, axis=0)  # (pairs, G): the chunks of the pairs up to each
-    totals = ends[-1]
+    ends = jnp.cumsum(chunks, axis=1)  # the chunks of the pairs up to each
+    totals = ends[:, -1]
     rounds = jnp.max((totals + capacity - 1) // capacity)
     g_base = jnp.arange(groups, dtype=jnp.int32)[:, None, None] * per_group
     # the window's begin kept in range (shifted back near the end), its entries outside the run masked
@@ -246,13 +247,13 @@ def pull_input(data, offsets, bounds, table, t, *, columns, groups=GROUPS, chunk
 
     def one_round(r, inp):
         j = r * capacity + jnp.arange(capacity, dtype=jnp.int32)
-        p = jax.vmap(lambda e: jnp.searchsorted(e, j, side='right'), in_axes=1)(ends)  # (G, capacity)
-        p = jnp.minimum(p, ends.shape[0] - 1).astype(jnp.int32)
-        gi = jnp.arange(groups)[:, None]
-        first = ends[p, gi] - chunks[p, gi]
-        q = j[None, :] - first
-        start = starts[p, gi] + q * chunk
-        count = jnp.where(j[None, :] < totals[:, None], jnp.clip(lens[p, gi] - q * chunk, 0, chunk), 0)
+        p = jax.vmap(lambda e: jnp.searchsorted(e, j, side='right'))(ends)  # (G, capacity): each slot's pair
+        p = jnp.minimum(p, ends.shape[1] - 1).astype(jnp.int32)
+        at = lambda a: jnp.take_along_axis(a, p, axis=1)  # noqa: E731
+        n_chunks = at(chunks)
+        q = j[None, :] - (at(ends) - n_chunks)
+        start = at(starts) + q * chunk
+        count = jnp.where(j[None, :] < totals[:, None], jnp.clip(at(lens) - q * chunk, 0, chunk), 0)
         begin = jnp.clip(start, 0, size - chunk)
         e = begin[..., None] + lane
         ok = (e >= start[..., None]) & (e < (start + count)[..., None])
