@@ -104,44 +104,45 @@ def step_of(form, m, n, length):
 
 
 def read_of(form, m, n, length, operands):
-    """``(init(spikes), run(state, spikes))`` of a form that reads an input each update: the state after the
-    spikes rolled by ``-L+1 .. -1``, and ``--loop`` updates from it returning the sum of the inputs read."""
+    """``(init(spikes, ops), run(state, spikes, ops), ops)`` of a form that reads an input each update: the
+    state after the spikes rolled by ``-L+1 .. -1``, and ``--loop`` updates from it returning the sum of the
+    inputs read; ``ops``, the synapses (arguments, never constants: XLA would fold them into the program)."""
     from eventjax.kernels.delay import pallas_tpu_pull as pp
 
     if form.startswith('pull-'):
         groups, chunk, capacity, *spikes = (int(x) for x in form.split('-')[1:])
-        bounds = jnp.asarray(pp.build_bounds(np.asarray(operands[2]), np.asarray(operands[1]), columns=n,
-                                             length=length, groups=groups))
+        ops = (operands[0], operands[2], jnp.asarray(pp.build_bounds(
+            np.asarray(operands[2]), np.asarray(operands[1]), columns=n, length=length, groups=groups)))
 
-        def update(state, s, t):
+        def update(state, s, t, ops):
             table, dropped, acc = state
-            inp = pp.pull_input(operands[0], operands[2], bounds, table, t, columns=n, groups=groups, chunk=chunk,
-                                capacity=capacity, interpret=jax.default_backend() != 'tpu')
+            inp = pp.pull_input(*ops, table, t, columns=n, groups=groups, chunk=chunk, capacity=capacity,
+                                interpret=jax.default_backend() != 'tpu')
             table, dropped = pp.record(table, dropped, s, t)
             return table, dropped, acc + inp[:n]
 
         state0 = (*pp.init_spikes(length, spikes[0] if spikes else MAX_SPIKES, m), jnp.zeros(n, jnp.float32))
     elif form in ('read-jax', 'read-pallas'):
-        deliver = step_of(form[5:], m, n, length)
+        deliver, ops = step_of(form[5:], m, n, length), operands
 
-        def update(state, s, t):
+        def update(state, s, t, ops):
             ring, acc = state
             slot = jnp.mod(t, length)
             acc = acc + ring[slot]
-            return deliver(ring.at[slot].set(0), s, t, operands), acc
+            return deliver(ring.at[slot].set(0), s, t, ops), acc
 
         state0 = (jnp.zeros((length, n), jnp.float32), jnp.zeros(n, jnp.float32))
     else:
         raise ValueError(f'unknown form {form!r}; the forms: {", ".join(FORMS)}.')
 
-    def init(spikes):
-        state = lax.fori_loop(1 - length, 0, lambda i, st: update(st, jnp.roll(spikes, i), i), state0)
+    def init(spikes, ops):
+        state = lax.fori_loop(1 - length, 0, lambda i, st: update(st, jnp.roll(spikes, i), i, ops), state0)
         return state[:-1] + (jnp.zeros(n, jnp.float32),)
 
-    def run(state, spikes, loop):
-        return lax.fori_loop(0, loop, lambda i, st: update(st, jnp.roll(spikes, i), i), state)[-1]
+    def run(state, spikes, ops, loop):
+        return lax.fori_loop(0, loop, lambda i, st: update(st, jnp.roll(spikes, i), i, ops), state)[-1]
 
-    return init, run
+    return init, run, ops
 
 
 def main(argv=None):
@@ -168,10 +169,10 @@ def main(argv=None):
             row = {'device': device, 'form': form, 'rows': m, 'n': n, 'k': args.k, 'ring': length,
                    'spikes': args.spikes}
             if form.startswith(('read-', 'pull-')):
-                init, run = read_of(form, m, n, length, operands)
+                init, run, ops = read_of(form, m, n, length, operands)
                 timed = jax.jit(functools.partial(run, loop=args.loop))
-                refs['read'] = measure(row, timed, (jax.jit(init)(spikes), spikes), args.loop, refs.get('read'),
-                                       repeats=args.repeats)
+                refs['read'] = measure(row, timed, (jax.jit(init)(spikes, ops), spikes, ops), args.loop,
+                                       refs.get('read'), repeats=args.repeats)
             else:
                 step = step_of(form, m, n, length)
 

@@ -154,7 +154,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     pallas = args.backend == 'pallas'  # as the command builds it: rows in one part, whole tiles and 128-column rows
     model = simulation.build(args.scale, args.k_scale, args.drive, args.seed, np.float32, split=not pallas,
-                             whole_tiles=pallas, column_multiple=128 if pallas else 1)
+                             whole_tiles=pallas, column_multiple=128 if pallas else 1, sort_rows=pallas)
     runner = simulation.Runner(model, args.backend, args.seed, args.delivery)
     runner.run(args.t_presim, progress=None, record=False)
     t0 = runner.t

@@ -87,7 +87,7 @@ class Model:
 
 
 def build(scale=0.1, k_scale=None, drive='dc', seed=55, dtype=np.float32, split=True, delay_min=1,
-          whole_tiles=False, column_multiple=1):
+          whole_tiles=False, column_multiple=1, sort_rows=False):
     """Build PD14 with ``N_scaling = scale`` and ``K_scaling = k_scale`` (default ``scale``); ``delay_min``:
     the shortest delay in steps (:func:`params.derive`).
 
@@ -98,6 +98,8 @@ def build(scale=0.1, k_scale=None, drive='dc', seed=55, dtype=np.float32, split=
     ``column_multiple``: the ring's columns are ``n`` rounded up to a multiple of it (the targets past ``n``
     receive nothing): a pallas TPU delivery into a large ring holds it with whole 128-column rows, and a ring
     already that wide spares it a padded copy of the ring in and out every step.
+    ``sort_rows``: each row's synapses sorted by delay, then column (not by delay alone): the TPU's delivery at
+    read time reads each (row, delay, column group)'s synapses as one run.
     """
     k_scale = scale if k_scale is None else k_scale
     derived = P.derive(scale, k_scale, drive, delay_min)
@@ -121,6 +123,8 @@ def build(scale=0.1, k_scale=None, drive='dc', seed=55, dtype=np.float32, split=
                          f'below 2**31 entries, got {column_multiple}.')
     if columns != n:
         widen_offsets(offsets, n, columns)
+    if sort_rows:
+        sort_by_offset(weights, offsets, conn.indptr)
     if whole_tiles and nnz % 1024:
         # entries past indptr[-1] belong to no row; offset -1 is a synapse no ring keeps
         weights = np.concatenate([weights, np.zeros(-nnz % 1024, weights.dtype)])
@@ -148,6 +152,22 @@ def widen_offsets(offsets, n, columns):
         o = offsets[e]
         if o >= 0:
             offsets[e] = (o // n) * columns + o % n
+
+
+@numba.njit(parallel=True, cache=True)
+def sort_by_offset(weights, offsets, indptr):
+    """Sort each row's synapses by packed offset (delay, then column), in place; stable.
+
+    Example:
+        >>> w, o = np.array([1., 2., 3.], np.float32), np.array([9, 7, 5], np.int32)
+        >>> sort_by_offset(w, o, np.array([0, 2, 3])); w.tolist(), o.tolist()
+        ([2.0, 1.0, 3.0], [7, 9, 5])
+    """
+    for r in numba.prange(indptr.shape[0] - 1):
+        lo, hi = indptr[r], indptr[r + 1]
+        order = np.argsort(offsets[lo:hi], kind='mergesort')
+        offsets[lo:hi] = offsets[lo:hi][order]
+        weights[lo:hi] = weights[lo:hi][order]
 
 
 def neuron_parameters(derived, drive):

@@ -109,7 +109,7 @@ def build_bounds(offsets, indptr, *, columns: int, length: int, groups: int = GR
         key = (row_of[lo:hi] * length + d) * groups + c // per_group
         if np.any(np.diff(key) < 0):
             raise ValueError("build_bounds(): each row's synapses must be sorted by packed offset (delay, then "
-                             'column), as CSRDelayLayout.build sorts them.')
+                             'column); sort each row by it first (CSRDelayLayout.build sorts by delay alone).')
         if key.size:  # sorted: the block's keys are one range
             counts[key[0]:key[-1] + 1] += np.bincount(key - key[0])
     bounds = np.zeros(keys + 1, np.int32)
