@@ -140,7 +140,9 @@ def read_of(form, m, n, length, operands):
         return state[:-1] + (jnp.zeros(n, jnp.float32),)
 
     def run(state, spikes, ops, loop):
-        return lax.fori_loop(0, loop, lambda i, st: update(st, jnp.roll(spikes, i), i, ops), state)[-1]
+        state = lax.fori_loop(0, loop, lambda i, st: update(st, jnp.roll(spikes, i), i, ops), state)
+        # spikes past the rows a step holds were never delivered: NaN, not a smaller sum
+        return jnp.where(state[1] > 0, jnp.nan, state[-1]) if form.startswith('pull-') else state[-1]
 
     return init, run, ops
 

@@ -145,16 +145,17 @@ def main(argv=None):
     parser.add_argument('--k-scale', type=float, default=None)
     parser.add_argument('--drive', choices=('dc', 'poisson'), default='dc')
     parser.add_argument('--backend', default='numba')
-    parser.add_argument('--delivery', choices=('pull', 'push'), default='pull',
-                        help="numba and pallas: at read time ('pull', as the simulation runs) or into the ring "
-                             "('push')")
+    parser.add_argument('--delivery', choices=('pull', 'push'), default=None,
+                        help="numba and pallas: at read time ('pull') or into the ring ('push'); default: as "
+                             "the simulation runs (pull on numba, push elsewhere)")
     parser.add_argument('--steps', type=int, default=1000)
     parser.add_argument('--t-presim', type=float, default=200.0)
     parser.add_argument('--seed', type=int, default=55)
     args = parser.parse_args(argv)
     pallas = args.backend == 'pallas'  # as the command builds it: rows in one part, whole tiles and 128-column rows
     model = simulation.build(args.scale, args.k_scale, args.drive, args.seed, np.float32, split=not pallas,
-                             whole_tiles=pallas, column_multiple=128 if pallas else 1, sort_rows=pallas)
+                             whole_tiles=pallas, column_multiple=128 if pallas else 1,
+                             sort_rows=pallas and args.delivery == 'pull')
     runner = simulation.Runner(model, args.backend, args.seed, args.delivery)
     runner.run(args.t_presim, progress=None, record=False)
     t0 = runner.t

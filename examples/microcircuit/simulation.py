@@ -46,8 +46,8 @@ import numba
 import numpy as np
 
 import eventjax as ej
-from examples.brette2007.model import propagator_32, refractory_steps
 from eventjax.kernels.delay import pallas_tpu_pull
+from examples.brette2007.model import propagator_32, refractory_steps
 from examples.microcircuit import chunk, network, neurons, owner_split, pull
 from examples.microcircuit import params as P
 
@@ -271,17 +271,20 @@ def _flag_hits(flat):
 class Runner:
     """Steps a built :class:`Model`; ``run(ms)`` continues from where the last call stopped.
 
-    ``delivery`` (numba, rows in two parts): ``'pull'`` sums each step's arriving synapses at read time
-    (:mod:`pull`), ``'push'`` adds each spike's synapses into the ring (:mod:`owner_split`); the same spikes.
-    On ``pallas`` (rows in one part), ``'pull'`` sums them at read time on the TPU
-    (:mod:`eventjax.kernels.delay.pallas_tpu_pull`: no ring; the spiking rows of the last ``L`` steps held,
-    ``max_spikes`` a step: more in one step raise ValueError after the run), ``'push'`` delivers into the
-    ring (the sorted-target kernel); the same spikes within float32 rounding of the sums.
+    ``delivery`` (numba, rows in two parts): ``'pull'`` (the default) sums each step's arriving synapses at
+    read time (:mod:`pull`), ``'push'`` adds each spike's synapses into the ring (:mod:`owner_split`); the
+    same spikes. On ``pallas`` (rows in one part, each sorted by delay and column: ``build(sort_rows=True)``),
+    ``'pull'`` sums them at read time (:mod:`eventjax.kernels.delay.pallas_tpu_pull`: no ring; the spiking
+    rows of the last ``L`` steps held, ``max_spikes`` a step: more in one step raise ValueError after the
+    run), ``'push'`` (the default) delivers into the ring; the same spikes within float32 rounding of the
+    sums.
     """
 
-    def __init__(self, model: Model, backend='numba', seed=55, delivery='pull', max_spikes=MAX_SPIKES):
-        if delivery not in ('pull', 'push'):
-            raise ValueError(f"Runner(): delivery must be 'pull' or 'push', got {delivery!r}.")
+    def __init__(self, model: Model, backend='numba', seed=55, delivery=None, max_spikes=MAX_SPIKES):
+        if delivery not in (None, 'pull', 'push'):
+            raise ValueError(f"Runner(): delivery must be 'pull' or 'push' (None: the backend's default), got "
+                             f'{delivery!r}.')
+        delivery = ('pull' if backend == 'numba' else 'push') if delivery is None else delivery
         self.model, self.backend = model, backend
         dtype = model.dtype
         n = model.n
@@ -298,7 +301,10 @@ class Runner:
         split = backend == 'numba' and model.splits is not None
         pulled = split and delivery == 'pull'  # the state holds the input and the spikes' rows, not a ring
         # pallas at read time: the state holds the spiking rows of the last L steps, the input is summed each step
-        tpu_pulled = backend == 'pallas' and model.splits is None and delivery == 'pull'
+        tpu_pulled = backend == 'pallas' and delivery == 'pull'
+        if tpu_pulled and model.splits is not None:
+            raise ValueError("Runner(): the pallas delivery at read time reads each row's synapses in one part; "
+                             'build the model with split=False and sort_rows=True.')
         self.delivery = 'pull' if pulled or tpu_pulled else 'push'
         columns = model.W.shape[1]
         groups = pallas_tpu_pull.groups_for(columns)

@@ -74,7 +74,8 @@ def group_rows(columns: int, groups: int) -> int:
         (80, 16)
     """
     rows = -(-max(columns, 1) // _LANES)
-    return -(-(-(-rows // groups)) // 16) * 16
+    per_group = (rows + groups - 1) // groups
+    return -(-per_group // 16) * 16
 
 
 def build_bounds(offsets, indptr, *, columns: int, length: int, groups: int = GROUPS, block: int = 1 << 24):
