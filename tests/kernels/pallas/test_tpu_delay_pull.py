@@ -106,6 +106,13 @@ class TestBadInput:
         with pytest.raises(ValueError, match='sorted by packed offset'):
             pp.build_bounds(np.array([600, 300]), np.array([0, 2]), columns=256, length=4)
 
+    def test_rows_out_of_order_across_blocks_are_refused(self):
+        with pytest.raises(ValueError, match='sorted by packed offset'):
+            pp.build_bounds(np.array([300, 600, 300]), np.array([0, 3]), columns=256, length=4, block=2)
+        bounds = pp.build_bounds(np.array([300, 600, 300]), np.array([0, 2, 3]), columns=256, length=4, groups=1,
+                                 block=2)
+        assert bounds.tolist() == [0, 0, 1, 2, 2, 2, 3, 3, 3]
+
     def test_a_delay_outside_the_ring_is_refused(self):
         with pytest.raises(ValueError, match=r'every delay must lie in \[1, 4\)'):
             pp.build_bounds(np.array([5, 1030]), np.array([0, 2]), columns=256, length=4)

@@ -99,20 +99,22 @@ def build_bounds(offsets, indptr, *, columns: int, length: int, groups: int = GR
         raise ValueError(f'build_bounds(): {m} rows x {length} delays x {groups} groups and {nnz} synapses must '
                          'stay below 2**31; use fewer groups, or the sorted-target delivery.')
     counts = np.zeros(keys, np.int64)
-    row_of = np.repeat(np.arange(m, dtype=np.int64), np.diff(indptr))
+    last = 0  # the previous block's last key: the order must hold across blocks too
     for lo in range(0, nnz, block):
         hi = min(nnz, lo + block)
+        row_of = np.searchsorted(indptr, np.arange(lo, hi), side='right') - 1
         o = offsets[lo:hi].astype(np.int64)
         d, c = o // columns, o % columns
         if o.size and (d.min() < 1 or d.max() >= length):
             raise ValueError(f'build_bounds(): every delay must lie in [1, {length}) steps (packed offsets in '
                              f'[{columns}, {length * columns})); build the network with delays of at least one step.')
-        key = (row_of[lo:hi] * length + d) * groups + c // per_group
-        if np.any(np.diff(key) < 0):
+        key = (row_of * length + d) * groups + c // per_group
+        if key.size and (key[0] < last or np.any(np.diff(key) < 0)):
             raise ValueError("build_bounds(): each row's synapses must be sorted by packed offset (delay, then "
                              'column); sort each row by it first (CSRDelayLayout.build sorts by delay alone).')
         if key.size:  # sorted: the block's keys are one range
             counts[key[0]:key[-1] + 1] += np.bincount(key - key[0])
+            last = key[-1]
     bounds = np.zeros(keys + 1, np.int32)
     np.cumsum(counts, out=bounds[1:])
     return bounds
