@@ -23,7 +23,8 @@ an input vector each update, as a model does, start from the spikes of the
 (checked against the first of them): ``read-jax`` and ``read-pallas`` (the
 ring: slot read and cleared, then the backend's delivery) and the delivery at
 read time (:mod:`~eventjax.kernels.delay.pallas_tpu_pull`), named
-``pull-<groups>-<chunk>-<capacity>[-<rows held a step>]``: no ring, no sort.
+``pull-<groups>-<rows of 128 synapses a group reads a round>[-<spiking rows held a step>]``: no ring, no
+sort.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from benchmarks.tpu_delivery import measure, write
 
 FORMS = ['jax', 'pallas', 'unsorted', 'nothing', 'sort', 'xla', 'segment', 'kernel-parts-128-64-32',
          'kernel-parts-256-128-32', 'kernel-parts-512-256-32', 'kernel-highest-512-256-32', 'read-jax',
-         'read-pallas', 'pull-8-16-1024', 'pull-8-8-2048', 'pull-16-8-1024', 'pull-4-16-2048', 'pull-8-32-512']
+         'read-pallas', 'pull-8-1024', 'pull-8-512', 'pull-4-1024', 'pull-12-512', 'pull-8-1024-256']
 MAX_SPIKES = 64  # rows a step the delivery at read time holds
 
 
@@ -110,13 +111,13 @@ def read_of(form, m, n, length, operands):
     from eventjax.kernels.delay import pallas_tpu_pull as pp
 
     if form.startswith('pull-'):
-        groups, chunk, capacity, *spikes = (int(x) for x in form.split('-')[1:])
-        ops = (operands[0], operands[2], jnp.asarray(pp.build_bounds(
+        groups, capacity, *spikes = (int(x) for x in form.split('-')[1:])
+        ops = (pp.as_rows(operands[0]), pp.as_rows(operands[2]), jnp.asarray(pp.build_bounds(
             np.asarray(operands[2]), np.asarray(operands[1]), columns=n, length=length, groups=groups)))
 
         def update(state, s, t, ops):
             table, dropped, acc = state
-            inp = pp.pull_input(*ops, table, t, columns=n, groups=groups, chunk=chunk, capacity=capacity,
+            inp = pp.pull_input(*ops, table, t, columns=n, groups=groups, capacity=capacity,
                                 interpret=jax.default_backend() != 'tpu')
             table, dropped = pp.record(table, dropped, s, t)
             return table, dropped, acc + inp[:n]

@@ -390,7 +390,9 @@ class Runner:
             bounds = pallas_tpu_pull.build_bounds(np.asarray(lay.offsets), np.asarray(lay.indptr), columns=columns,
                                                   length=length, groups=groups)
             self.state = self.state[:3] + pallas_tpu_pull.init_spikes(length, max_spikes, n)
-            self.args = ((lay.data, lay.offsets, jnp.asarray(bounds)),)
+            # rows of 128 synapses, made once here (a reshape inside the update could copy every synapse)
+            self.args = ((pallas_tpu_pull.as_rows(lay.data), pallas_tpu_pull.as_rows(lay.offsets),
+                          jnp.asarray(bounds)),)
         self.args += () if table is None else table
         self.t = 0
         self.compile_s = 0.0

@@ -47,15 +47,16 @@ def _run(data, offsets, indptr, raster, *, columns, length, groups, max_spikes, 
     state = pp.init_spikes(length, max_spikes, indptr.shape[0] - 1)
     inputs = []
     for t, s in enumerate(raster):
-        state, inp = step(state, jnp.asarray(s), jnp.int32(t), jnp.asarray(data), jnp.asarray(offsets), bounds)
+        state, inp = step(state, jnp.asarray(s), jnp.int32(t), pp.as_rows(jnp.asarray(data)),
+                          pp.as_rows(jnp.asarray(offsets)), bounds)
         inputs.append(np.asarray(inp))
     return inputs, int(state[1])
 
 
 class TestInputsMatchTheNumpySum:
     @pytest.mark.parametrize('columns, groups, options', [
-        (1100, 3, dict(chunk=8, capacity=32)),  # odd columns, three groups, several rounds of chunks a step
-        (300, 1, dict(chunk=16, capacity=64, tile=256)),  # one group, the default windows of 16
+        (1100, 3, dict(capacity=2)),  # odd columns, three groups, several rounds of rows a step
+        (300, 1, dict(capacity=4, tile=256)),  # one group, two products a round
     ])
     def test_each_step_reads_what_arrived_from_every_held_row(self, columns, groups, options):
         m, length = 23, 7
@@ -81,7 +82,7 @@ class TestInputsMatchTheNumpySum:
         raster = np.zeros((length + 1, m), bool)
         raster[0, m // 2] = True
         inputs, _ = _run(data, offsets, indptr, raster, columns=columns, length=length, groups=2, max_spikes=4,
-                         chunk=8, capacity=64)
+                         capacity=4)
         d, target = offsets[bad] // columns, offsets[bad] % columns
         got = inputs[d][:columns]
         assert np.isnan(got[target]) and np.isfinite(np.delete(got, target)).all()
@@ -111,7 +112,9 @@ class TestBadInput:
             pp.build_bounds(np.array([300, 600, 300]), np.array([0, 3]), columns=256, length=4, block=2)
         bounds = pp.build_bounds(np.array([300, 600, 300]), np.array([0, 2, 3]), columns=256, length=4, groups=1,
                                  block=2)
-        assert bounds.tolist() == [0, 0, 1, 2, 2, 2, 3, 3, 3]
+        # (row, delay): its start and end; row 2, the table's "none", holds nothing
+        assert bounds.reshape(-1, 16)[:12, :2].tolist() == [[0, 0], [0, 1], [1, 2], [2, 2], [2, 2], [2, 3],
+                                                            [3, 3], [3, 3], [3, 3], [3, 3], [3, 3], [3, 3]]
 
     def test_a_delay_outside_the_ring_is_refused(self):
         with pytest.raises(ValueError, match=r'every delay must lie in \[1, 4\)'):
@@ -119,6 +122,14 @@ class TestBadInput:
 
     def test_a_tile_that_does_not_divide_the_slots_is_refused(self):
         bounds = jnp.asarray(pp.build_bounds(np.array([300]), np.array([0, 1]), columns=256, length=3, groups=1))
+        rows = pp.as_rows(jnp.ones(1)), pp.as_rows(jnp.array([300], jnp.int32))
         with pytest.raises(ValueError, match='tile must be a multiple of 128'):
-            pp.pull_input(jnp.ones(1), jnp.array([300], jnp.int32), bounds, pp.init_spikes(3, 2, 1)[0], 1,
-                          columns=256, groups=1, chunk=8, capacity=32, tile=384, interpret=True)
+            pp.pull_input(*rows, bounds, pp.init_spikes(3, 2, 1)[0], 1, columns=256, groups=1, capacity=4, tile=384,
+                          interpret=True)
+        with pytest.raises(ValueError, match='rows of 128 synapses'):
+            pp.pull_input(jnp.ones(128), jnp.ones(128, jnp.int32), bounds, pp.init_spikes(3, 2, 1)[0], 1,
+                          columns=256, groups=1, interpret=True)
+
+    def test_more_than_15_groups_are_refused(self):
+        with pytest.raises(ValueError, match=r'groups must lie in \[1, 15\]'):
+            pp.build_bounds(np.array([300]), np.array([0, 1]), columns=256, length=3, groups=16)

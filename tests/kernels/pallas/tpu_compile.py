@@ -130,9 +130,9 @@ def _large_ring_cases():
                [ring, ((m,), f32), *structure, ((nnz,), i32), ((), i32)])
 
 
-# The delivery at read time (pallas_tpu_pull) as (m, columns, L, nnz, groups, chunk, capacity, rows held a step):
-# odd sizes with several rounds of chunks, and PD14 at full scale (whole tiles, 128-column rows).
-PULLS = ((300, 5003, 9, 1500, 3, 8, 64, 16), (77_169, 77_184, 64, 298_881_024, 8, 16, 1024, 256))
+# The delivery at read time (pallas_tpu_pull) as (m, columns, L, nnz, groups, capacity, rows held a step): odd
+# sizes with several rounds, and PD14 at full scale (whole tiles, 128-column rows).
+PULLS = ((300, 5003, 9, 1536, 3, 4, 16), (77_169, 77_184, 64, 298_881_024, 8, 1024, 256))
 
 
 def _pull_cases():
@@ -142,13 +142,13 @@ def _pull_cases():
     from eventjax.kernels.delay import pallas_tpu_pull  # noqa: PLC0415
 
     i32 = jnp.int32
-    for m, columns, length, nnz, groups, chunk, capacity, held in PULLS:
+    for m, columns, length, nnz, groups, capacity, held in PULLS:
         yield (f'pallas_tpu_pull.pull_input({m} rows, {columns} columns, ring {length}, {nnz} synapses, '
-               f'{groups} groups, chunks of {chunk})',
-               lambda *a, c=columns, g=groups, k=chunk, cap=capacity: pallas_tpu_pull.pull_input(
-                   *a, columns=c, groups=g, chunk=k, capacity=cap),
-               [((nnz,), jnp.float32), ((nnz,), i32), ((m * length * groups + 1,), i32), ((length, held), i32),
-                ((), i32)])
+               f'{groups} groups, {capacity} rows of synapses a round)',
+               lambda *a, c=columns, g=groups, cap=capacity: pallas_tpu_pull.pull_input(
+                   *a, columns=c, groups=g, capacity=cap),
+               [((nnz // 128, 128), jnp.float32), ((nnz // 128, 128), i32),
+                ((-(-(m + 1) * length // 8), 128), i32), ((length, held), i32), ((), i32)])
 
 
 # W @ s gathers as (m, n, k, shared weight, events): a last group of one entry (Mosaic gathers no single

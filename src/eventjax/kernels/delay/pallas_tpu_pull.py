@@ -14,12 +14,13 @@ delay ``d``, into one vector (:func:`pull_input`); no ring, no sort.
   packed offset ``delay * columns + column`` (the delivery layout's order),
   hence by (delay, group): the synapses of a (row, delay, group) are one
   contiguous run, found through a table built once on the host
-  (:func:`build_bounds`, ``rows * L * G + 1`` entries).
-- An update lists the arriving (row, delay) pairs, their runs per group,
-  and cuts the runs into chunks of ``C`` entries (prefix sums over the
-  pairs' chunk counts). XLA reads each chunk as one window of ``C``
-  consecutive synapses (a slice gather; entries outside the run masked), so
-  a group's entries lie packed at the front of its slots.
+  (:func:`build_bounds`, 16 lanes a row and delay).
+- An update lists the arriving (row, delay) pairs (a row gather of their
+  bounds), and the rows of 128 stored synapses that each pair's run per
+  group touches (prefix sums over the pairs' counts); XLA reads those rows
+  whole (a row gather: XLA's TPU gather of unaligned windows of a flat
+  array is a loop of one dynamic slice a window), the synapses outside the
+  run masked, so a group's entries lie packed at the front of its slots.
 - A kernel per group adds its entries by one product per tile of entries:
   ``A (3R x T) @ B (T x 128)``, ``A`` holding each entry's weight in three
   bfloat16 parts (their sum is the float32 weight) at its row, ``B`` its
@@ -47,11 +48,12 @@ from eventjax.kernels.common.pallas.tpu_pieces import in_32_bits
 from eventjax.kernels.common.pallas.tpu_rows import dot_t, tpu_interpret
 from eventjax.kernels.delay.pallas_tpu_sorted import _bf16_parts
 
-__all__ = ['CHUNK', 'GROUPS', 'TILE', 'build_bounds', 'group_rows', 'groups_for', 'init_spikes', 'pull_input', 'record']
+__all__ = ['CAPACITY', 'GROUPS', 'TILE', 'as_rows', 'build_bounds', 'group_rows', 'groups_for', 'init_spikes',
+           'pull_input', 'record']
 
 _LANES = 128
 GROUPS = 8  # column groups: a product's rows are R = columns / 128 / G (rounded up to 16)
-CHUNK = 16  # synapses a window of the slice gather reads
+CAPACITY = 1024  # rows of 128 synapses a group reads a round
 TILE = 512  # entries a product takes
 
 
@@ -79,25 +81,29 @@ def group_rows(columns: int, groups: int) -> int:
 
 
 def build_bounds(offsets, indptr, *, columns: int, length: int, groups: int = GROUPS, block: int = 1 << 24):
-    """Where each (row, delay, group)'s synapses begin: ``bounds[(r * L + d) * G + g]``, int32, and the end of
-    the last; built on the host once, ``block`` synapses at a time.
+    """Where each (row, delay, group)'s synapses begin, int32 rows of 128: the 16 lanes from
+    ``(r * L + d) * 16`` on hold the ``G`` groups' first synapses, then the end of the last (``G`` at most
+    15), so an update reads each arriving (row, delay) as one row of 128 (a row gather); built on the host
+    once, ``block`` synapses at a time.
 
     ``offsets``: each synapse's packed offset ``delay * columns + column``, each row's sorted by it (or by
     delay, then column group); every delay in ``[1, length)``. Raises ValueError otherwise.
 
     Example:
         >>> # 4,096 columns in groups of 2,048; row 0: columns 1 and 2,049 at delay 1; row 1: column 0 at delay 2
-        >>> build_bounds(np.array([4097, 6145, 8192]), np.array([0, 2, 3]), columns=4096, length=3,
-        ...              groups=2).tolist()
-        [0, 0, 0, 1, 2, 2, 2, 2, 2, 2, 2, 3, 3]
+        >>> b = build_bounds(np.array([4097, 6145, 8192]), np.array([0, 2, 3]), columns=4096, length=3, groups=2)
+        >>> b.shape, b.reshape(-1, 16)[:6, :3].tolist()  # (row, delay) = (0, 0) ... (1, 2)
+        ((2, 128), [[0, 0, 0], [0, 1, 2], [2, 2, 2], [2, 2, 2], [2, 2, 2], [2, 3, 3]])
     """
     offsets, indptr = np.asarray(offsets), np.asarray(indptr, np.int64)
     m, nnz = indptr.shape[0] - 1, int(indptr[-1])
     per_group = group_rows(columns, groups) * _LANES
     keys = m * length * groups
-    if keys + 1 >= 2 ** 31 or nnz >= 2 ** 31 or length * columns >= 2 ** 31:
-        raise ValueError(f'build_bounds(): {m} rows x {length} delays x {groups} groups and {nnz} synapses must '
-                         'stay below 2**31; use fewer groups, or the sorted-target delivery.')
+    if not 1 <= groups <= 15:
+        raise ValueError(f'build_bounds(): groups must lie in [1, 15] (16 lanes a row and delay), got {groups}.')
+    if (m + 1) * length * 16 >= 2 ** 31 or nnz >= 2 ** 31 or length * columns >= 2 ** 31:
+        raise ValueError(f'build_bounds(): {m} rows x {length} delays x 16 and {nnz} synapses must stay below '
+                         '2**31; use the sorted-target delivery.')
     counts = np.zeros(keys, np.int64)
     last = 0  # the previous block's last key: the order must hold across blocks too
     for lo in range(0, nnz, block):
@@ -115,9 +121,15 @@ def build_bounds(offsets, indptr, *, columns: int, length: int, groups: int = GR
         if key.size:  # sorted: the block's keys are one range
             counts[key[0]:key[-1] + 1] += np.bincount(key - key[0])
             last = key[-1]
-    bounds = np.zeros(keys + 1, np.int32)
-    np.cumsum(counts, out=bounds[1:])
-    return bounds
+    flat = np.zeros(keys + 1, np.int64)
+    np.cumsum(counts, out=flat[1:])
+    # each (row, delay) its own 16 lanes: G starts, then the end; one more row (the spike table's "none")
+    # and its padding begin and end at the last synapse: nothing arrives from them
+    pairs = -(-(m + 1) * length // 8) * 8
+    table = np.full((pairs, 16), nnz, np.int32)
+    table[:m * length, :groups] = flat[:-1].reshape(m * length, groups)
+    table[:m * length, groups:] = flat[groups::groups, None]
+    return table.reshape(-1, _LANES)
 
 
 def init_spikes(length: int, max_spikes: int, rows: int):
@@ -195,76 +207,82 @@ def _add_groups(inp, pos, w, used, *, tile, interpret):
     )(tiles, pos, w, inp)
 
 
-def _windows(array, begins, size):
-    """``array[b : b + size]`` for each ``b`` of ``begins`` (in range): one slice gather."""
-    return lax.gather(array, begins.reshape(-1, 1), lax.GatherDimensionNumbers(
-        offset_dims=(1,), collapsed_slice_dims=(), start_index_map=(0,)), (size,),
-        mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS).reshape(*begins.shape, size)
+def as_rows(a):
+    """A flat array of synapses as rows of 128 (padded with zeros), the form :func:`pull_input` reads: build it
+    once, outside the update (inside a jitted update the reshape may copy every synapse).
+
+    Example:
+        >>> as_rows(jnp.arange(130)).shape
+        (2, 128)
+    """
+    pad = -a.shape[0] % _LANES
+    return (jnp.pad(a, (0, pad)) if pad else a).reshape(-1, _LANES)
 
 
-def pull_input(data, offsets, bounds, table, t, *, columns, groups=GROUPS, chunk=CHUNK, capacity=1024, tile=None,
+def pull_input(data, offsets, bounds, table, t, *, columns, groups=GROUPS, capacity=CAPACITY, tile=None,
                interpret=False):
     """The input of step ``t``: the sum of the synapses of each row held in ``table`` (:func:`record`) at a
     step ``t - d`` with delay ``d``, float32 ``(G * R * 128,)`` (its first ``columns`` entries the targets').
 
-    ``data``, ``offsets``: float32 weights and int32 packed offsets ``delay * columns + column``, each row's
-    sorted (a delivery layout's, with more entries past the last row allowed); ``bounds``:
-    :func:`build_bounds` of them with ``groups``. ``capacity``: chunks of ``chunk`` synapses a group takes
-    a round (more arriving: more rounds, never a dropped synapse); ``tile``: entries a product takes
-    (default: ``TILE``, or ``capacity * chunk`` if fewer); ``interpret``: Pallas's TPU interpreter (on a CPU).
+    ``data``, ``offsets``: float32 weights and int32 packed offsets ``delay * columns + column`` as rows of 128
+    (:func:`as_rows`), each row's synapses sorted by offset (more entries past the last row allowed);
+    ``bounds``: :func:`build_bounds` of them with ``groups``. ``capacity``: rows of 128 synapses a group
+    reads a round (more arriving: more rounds, never a dropped synapse); ``tile``: synapses a product takes
+    (default: ``TILE``, or fewer if ``capacity * 128`` is); ``interpret``: Pallas's TPU interpreter (on a CPU).
 
     Example:
         >>> data, offsets = jnp.array([1., 2., 4.]), jnp.array([4097, 6145, 8192], jnp.int32)
         >>> bounds = jnp.asarray(build_bounds(offsets, [0, 2, 3], columns=4096, length=3, groups=2))
         >>> table, dropped = record(*init_spikes(3, 4, 2), jnp.array([True, True]), 0)
-        >>> inp = pull_input(data, offsets, bounds, table, 1, columns=4096, groups=2, interpret=True)
+        >>> inp = pull_input(as_rows(data), as_rows(offsets), bounds, table, 1, columns=4096, groups=2,
+        ...                  interpret=True)
         >>> float(inp[1]), float(inp[2049]), float(inp.sum())  # row 0's delay-1 synapses
         (1.0, 2.0, 3.0)
     """
-    tile = min(TILE, capacity * chunk) if tile is None else tile
-    if tile % _LANES or (capacity * chunk) % tile:
-        raise ValueError(f'pull_input(): tile must be a multiple of 128 dividing capacity * chunk '
-                         f'({capacity} * {chunk}), got {tile}.')
+    slots = capacity * _LANES
+    tile = min(TILE, slots) if tile is None else tile
+    if tile % _LANES or slots % tile:
+        raise ValueError(f'pull_input(): tile must be a multiple of 128 dividing capacity * 128 ({slots}), '
+                         f'got {tile}.')
+    if data.ndim != 2 or data.shape[1] != _LANES or offsets.shape != data.shape:
+        raise ValueError(f'pull_input(): data and offsets must be rows of 128 synapses of one shape (as_rows), got '
+                         f'{data.shape} and {offsets.shape}.')
     length, k = table.shape
     rows = group_rows(columns, groups)
-    if data.shape[0] < chunk:  # a window must fit in the synapses
-        pad = chunk - data.shape[0]
-        data, offsets = jnp.pad(data, (0, pad)), jnp.pad(offsets, (0, pad))
-    per_group, size = rows * _LANES, data.shape[0]
-    m = (bounds.shape[0] - 1) // (length * groups)
+    per_group = rows * _LANES
+    m = bounds.shape[0] * 8 // length - 1  # the table's "none": its bounds hold no synapse
     t = jnp.asarray(t, jnp.int32).reshape(())
     d = jnp.mod(t - jnp.arange(length, dtype=jnp.int32), length)[:, None]
     held = (table < m) & (d != 0)
-    key = jnp.where(held, (table * length + d) * groups, 0).reshape(-1)
-    b = _windows(bounds, key, groups + 1)
+    pair = jnp.where(held, jnp.minimum(table, m) * length + d, m * length).reshape(-1)
+    # each pair's 16 lanes of its row of bounds: a row gather, then a select among 8 pieces
+    b = bounds[pair // 8].reshape(-1, 8, 16)
+    b = jnp.take_along_axis(b, (pair % 8)[:, None, None], axis=1)[:, 0]
     # (G, pairs): the prefix sums run along the lanes
     starts = b[:, :groups].T
-    lens = jnp.where(held.reshape(1, -1), b[:, 1:].T - starts, 0)
-    chunks = (lens + chunk - 1) // chunk
-    ends = jnp.cumsum(chunks, axis=1)  # the chunks of the pairs up to each
+    stops = b[:, 1:groups + 1].T
+    first = starts // _LANES
+    chunks = jnp.where(stops > starts, (stops - 1) // _LANES - first + 1, 0)
+    ends = jnp.cumsum(chunks, axis=1)  # the rows of synapses of the pairs up to each
     totals = ends[:, -1]
     rounds = jnp.max((totals + capacity - 1) // capacity)
     g_base = jnp.arange(groups, dtype=jnp.int32)[:, None, None] * per_group
-    # the window's begin kept in range (shifted back near the end), its entries outside the run masked
-    lane = jnp.arange(chunk, dtype=jnp.int32)
+    lane = jnp.arange(_LANES, dtype=jnp.int32)
 
     def one_round(r, inp):
         j = r * capacity + jnp.arange(capacity, dtype=jnp.int32)
         p = jax.vmap(lambda e: jnp.searchsorted(e, j, side='right'))(ends)  # (G, capacity): each slot's pair
         p = jnp.minimum(p, ends.shape[1] - 1).astype(jnp.int32)
         at = lambda a: jnp.take_along_axis(a, p, axis=1)  # noqa: E731
-        n_chunks = at(chunks)
-        q = j[None, :] - (at(ends) - n_chunks)
-        start = at(starts) + q * chunk
-        count = jnp.where(j[None, :] < totals[:, None], jnp.clip(at(lens) - q * chunk, 0, chunk), 0)
-        begin = jnp.clip(start, 0, size - chunk)
-        e = begin[..., None] + lane
-        ok = (e >= start[..., None]) & (e < (start + count)[..., None])
-        w = jnp.where(ok, _windows(data, begin, chunk), 0.0)
-        col = jnp.mod(_windows(offsets, begin, chunk), columns) - g_base
-        pos = jnp.where(ok, col, -1)
-        used = jnp.clip(totals - r * capacity, 0, capacity) * chunk
-        pos, w = pos.reshape(groups, 1, -1), w.astype(jnp.float32).reshape(groups, 1, -1)
+        live = j[None, :] < totals[:, None]
+        row = jnp.where(live, at(first) + j[None, :] - (at(ends) - at(chunks)), 0)
+        e = row[..., None] * _LANES + lane
+        ok = live[..., None] & (e >= at(starts)[..., None]) & (e < at(stops)[..., None])
+        # whole rows of 128 synapses (a row gather), those outside the run masked
+        w = jnp.where(ok, data[row], 0.0).astype(jnp.float32)
+        pos = jnp.where(ok, jnp.mod(offsets[row], columns) - g_base, -1)
+        used = jnp.clip(totals - r * capacity, 0, capacity) * _LANES
+        pos, w = pos.reshape(groups, 1, -1), w.reshape(groups, 1, -1)
 
         def kernel():
             return _add_groups(inp, pos, w, used, tile=tile, interpret=interpret)
