@@ -17,12 +17,20 @@ first form's (per ``--n``: PD14's 77,169 targets, or 77,184, a ring of whole
 (XLA's scatter), ``nothing`` (terms made, not added), ``sort`` (sorted, not
 added), ``xla`` (sorted, XLA's scatter told so), ``segment``
 (``segment_sum`` of the sorted terms), and the kernel, named
-``kernel-<precision>-<piece>-<window>-<rows a pass>``.
+``kernel-<precision>-<piece>-<window>-<rows a pass>``. The forms that read
+an input vector each update, as a model does, start from the spikes of the
+``--ring`` updates before the loop and return the sum of the inputs read
+(checked against the first of them): ``read-jax`` and ``read-pallas`` (the
+ring: slot read and cleared, then the backend's delivery) and the delivery at
+read time (:mod:`~eventjax.kernels.delay.pallas_tpu_pull`), named
+``pull-<groups>-<rows of 128 synapses a group reads a round>[-<spiking rows held a step>]``: no ring, no
+sort.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 
 import jax
 import jax.numpy as jnp
@@ -32,7 +40,9 @@ from jax import lax
 from benchmarks.tpu_delivery import measure, write
 
 FORMS = ['jax', 'pallas', 'unsorted', 'nothing', 'sort', 'xla', 'segment', 'kernel-parts-128-64-32',
-         'kernel-parts-256-128-32', 'kernel-parts-512-256-32', 'kernel-highest-512-256-32']
+         'kernel-parts-256-128-32', 'kernel-parts-512-256-32', 'kernel-highest-512-256-32', 'read-jax',
+         'read-pallas', 'pull-8-1024', 'pull-8-512', 'pull-4-1024', 'pull-12-512', 'pull-8-1024-256']
+MAX_SPIKES = 64  # rows a step the delivery at read time holds
 
 
 def synapses(rows, n, k, length, seed=0):
@@ -94,6 +104,50 @@ def step_of(form, m, n, length):
     return step
 
 
+def read_of(form, m, n, length, operands):
+    """``(init(spikes, ops), run(state, spikes, ops), ops)`` of a form that reads an input each update: the
+    state after the spikes rolled by ``-L+1 .. -1``, and ``--loop`` updates from it returning the sum of the
+    inputs read; ``ops``, the synapses (arguments, never constants: XLA would fold them into the program)."""
+    from eventjax.kernels.delay import pallas_tpu_pull as pp
+
+    if form.startswith('pull-'):
+        groups, capacity, *spikes = (int(x) for x in form.split('-')[1:])
+        ops = (pp.as_rows(operands[0]), pp.as_rows(operands[2]), jnp.asarray(pp.build_bounds(
+            np.asarray(operands[2]), np.asarray(operands[1]), columns=n, length=length, groups=groups)))
+
+        def update(state, s, t, ops):
+            table, dropped, acc = state
+            inp = pp.pull_input(*ops, table, t, columns=n, groups=groups, capacity=capacity,
+                                interpret=jax.default_backend() != 'tpu')
+            table, dropped = pp.record(table, dropped, s, t)
+            return table, dropped, acc + inp[:n]
+
+        state0 = (*pp.init_spikes(length, spikes[0] if spikes else MAX_SPIKES, m), jnp.zeros(n, jnp.float32))
+    elif form in ('read-jax', 'read-pallas'):
+        deliver, ops = step_of(form[5:], m, n, length), operands
+
+        def update(state, s, t, ops):
+            ring, acc = state
+            slot = jnp.mod(t, length)
+            acc = acc + ring[slot]
+            return deliver(ring.at[slot].set(0), s, t, ops), acc
+
+        state0 = (jnp.zeros((length, n), jnp.float32), jnp.zeros(n, jnp.float32))
+    else:
+        raise ValueError(f'unknown form {form!r}; the forms: {", ".join(FORMS)}.')
+
+    def init(spikes, ops):
+        state = lax.fori_loop(1 - length, 0, lambda i, st: update(st, jnp.roll(spikes, i), i, ops), state0)
+        return state[:-1] + (jnp.zeros(n, jnp.float32),)
+
+    def run(state, spikes, ops, loop):
+        state = lax.fori_loop(0, loop, lambda i, st: update(st, jnp.roll(spikes, i), i, ops), state)
+        # spikes past the rows a step holds were never delivered: NaN, not a smaller sum
+        return jnp.where(state[1] > 0, jnp.nan, state[-1]) if form.startswith('pull-') else state[-1]
+
+    return init, run, ops
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument('--rows', type=int, default=4096)
@@ -113,16 +167,24 @@ def main(argv=None):
         operands = synapses(m, n, args.k, length)
         spikes = jnp.zeros(m, bool).at[np.random.default_rng(0).choice(m, args.spikes, replace=False)].set(True)
         ring = jnp.zeros((length, n), jnp.float32)
-        ref = None
+        refs = {}
         for form in args.forms:
-            step = step_of(form, m, n, length)
-
-            def run(ring, spikes, operands, step=step):
-                return lax.fori_loop(0, args.loop, lambda i, r: step(r, jnp.roll(spikes, i), i, operands), ring)
-
             row = {'device': device, 'form': form, 'rows': m, 'n': n, 'k': args.k, 'ring': length,
                    'spikes': args.spikes}
-            ref = measure(row, jax.jit(run), (ring, spikes, operands), args.loop, ref, repeats=args.repeats)
+            if form.startswith(('read-', 'pull-')):
+                init, run, ops = read_of(form, m, n, length, operands)
+                timed = jax.jit(functools.partial(run, loop=args.loop))
+                refs['read'] = measure(row, timed, (jax.jit(init)(spikes, ops), spikes, ops), args.loop,
+                                       refs.get('read'), repeats=args.repeats)
+            else:
+                step = step_of(form, m, n, length)
+
+                def run(ring, spikes, operands, step=step):
+                    return lax.fori_loop(0, args.loop, lambda i, r: step(r, jnp.roll(spikes, i), i, operands),
+                                         ring)
+
+                refs['ring'] = measure(row, jax.jit(run), (ring, spikes, operands), args.loop, refs.get('ring'),
+                                       repeats=args.repeats)
             results.append(row)
     write(args.out, results)
 

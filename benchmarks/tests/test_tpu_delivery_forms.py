@@ -24,3 +24,14 @@ def test_a_tiny_run_times_the_xla_forms_and_checks_them(tmp_path):
 def test_an_unknown_form_is_reported_by_name():
     with pytest.raises(ValueError, match="unknown form 'scatterr'"):
         tpu_delivery_forms.step_of('scatterr', 4, 10, 3)
+
+
+def test_the_read_forms_sum_the_same_inputs_with_and_without_a_ring(tmp_path):
+    out = tmp_path / 'rows.json'
+    tpu_delivery_forms.main(['--rows', '32', '--n', '300', '--k', '40', '--ring', '6', '--spikes', '5', '--loop', '3',
+                             '--repeats', '1', '--forms', 'read-jax', 'pull-2-4', 'pull-1-2-8',
+                             '--out', str(out)])
+    rows = json.loads(out.read_text())
+    assert [r['form'] for r in rows] == ['read-jax', 'pull-2-4', 'pull-1-2-8']
+    # the inputs read from the jax kernel's ring, and summed at read time (another order: float32 rounding)
+    assert all(r['max_abs_diff'] < 1e-6 for r in rows)

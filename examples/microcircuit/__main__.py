@@ -52,6 +52,9 @@ def parse(argv=None) -> argparse.Namespace:
     parser.add_argument('--t-presim', type=float, default=500.0, help='warm-up (ms, default 500; 0 for none)')
     parser.add_argument('--drive', choices=('dc', 'poisson'), default='dc')
     parser.add_argument('--backend', choices=BACKENDS, default='numba')
+    parser.add_argument('--delivery', choices=('pull', 'push'), default=None,
+                        help="numba and pallas: sum each step's synapses at read time ('pull') or deliver into a ring "
+                             "('push'); default: pull on numba, push elsewhere")
     parser.add_argument('--dtype', choices=('float32', 'float64'), default='float32')
     parser.add_argument('--seed', type=int, default=55)
     parser.add_argument('--raster', default='', help='save a raster plot of the simulated time to this PNG')
@@ -89,11 +92,11 @@ def main(argv=None):
     progress = None if args.quiet else sys.stderr
     start = time.perf_counter()
     pallas = args.backend == 'pallas'
-    # pallas: whole tiles of synapses, and a ring of whole 128-column rows (what its TPU kernels hold)
+    # pallas: whole tiles of synapses, 128-column rows, each row's synapses by delay and column (what the TPU reads)
     model = simulation.build(args.scale, args.k_scale, args.drive, args.seed, np.dtype(args.dtype),
                              split=args.backend == 'numba', whole_tiles=pallas,
-                             column_multiple=128 if pallas else 1)
-    runner = simulation.Runner(model, args.backend, args.seed)
+                             column_multiple=128 if pallas else 1, sort_rows=pallas and args.delivery == 'pull')
+    runner = simulation.Runner(model, args.backend, args.seed, args.delivery)
     construction = time.perf_counter() - start
     compile_s = runner.compile()
     print(f'PD14: {model.n} neurons, {model.nnz} synapses, scale {args.scale:g} (K {args.k_scale or args.scale:g}), '
@@ -119,7 +122,8 @@ def main(argv=None):
         print(json.dumps({'simulator': f'eventjax {args.backend}', 'neurons': model.n, 'synapses': model.nnz,
                           'construction_s': construction, 'compile_s': compile_s, 'presim_s': presim,
                           'sim_s': wall, 'rtf': wall / (args.t_sim * 1e-3), 'peak_rss_gb': peak_rss_gb(),
-                          'rates': [float(r) for r in rates]}, allow_nan=False))  # strict JSON: no NaN
+                          'rates': [float(r) for r in rates], 'delivery': runner.delivery},
+                         allow_nan=False))  # strict JSON: no NaN
     return 0
 
 

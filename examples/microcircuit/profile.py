@@ -24,6 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import eventjax as ej
+from eventjax.kernels.delay import pallas_tpu_pull
 from examples.microcircuit import neurons, owner_split, pull, simulation
 from examples.microcircuit import params as P
 
@@ -71,7 +72,8 @@ def profile(model, runner, raster, backend):
         return scan(body, jnp.int32(0), raster)
 
     split = backend == 'numba' and model.splits is not None
-    pulled = runner.delivery == 'pull'
+    pulled = runner.delivery == 'pull' and backend == 'numba'
+    tpu_pulled = runner.delivery == 'pull' and backend == 'pallas'
 
     @jax.jit
     def delivery(ring, W, splits, raster):
@@ -79,6 +81,11 @@ def profile(model, runner, raster, backend):
             t, s = x
             if pulled:  # as the simulation delivers: ring = (input, spiking rows, their counts); splits: the layout
                 return pull.deliver(*ring, s, splits, t), None
+            if tpu_pulled:  # ring = (spiking rows, dropped, input sum); splits: (weights, offsets, bounds)
+                inp = pallas_tpu_pull.pull_input(*splits, ring[0], t, columns=W.shape[1],
+                                                 groups=pallas_tpu_pull.groups_for(W.shape[1]),
+                                                 interpret=jax.default_backend() != 'tpu')
+                return (*pallas_tpu_pull.record(*ring[:2], s, t), ring[2] + inp), None
             if split:  # two threads, each its part of every row
                 return owner_split.owner_split_deliver(ring, s, W, splits, t), None
             return W.deliver(ring, s, t, backend=backend), None
@@ -105,9 +112,13 @@ def profile(model, runner, raster, backend):
         parts = {'neuron update': timed(neurons_xla, zeros)}
     parts['(spike compaction)'] = timed(compaction, raster)
     ring = pull.init_state(n, length, dtype) if pulled else W.init_ring(length)
-    parts['delivery'] = timed(delivery, ring, W, runner.args[0] if pulled else runner.args[1], raster)
-    if backend != 'numba':
-        parts['ring read + clear'] = timed(ring_read_clear, W.init_ring(length), zeros)
+    if tpu_pulled:
+        groups = pallas_tpu_pull.groups_for(W.shape[1])
+        inputs = groups * pallas_tpu_pull.group_rows(W.shape[1], groups) * 128
+        ring = (*pallas_tpu_pull.init_spikes(length, runner.max_spikes, n), jnp.zeros(inputs, jnp.float32))
+    parts['delivery'] = timed(delivery, ring, W, runner.args[0] if pulled or tpu_pulled else runner.args[1], raster)
+    if backend != 'numba' and not tpu_pulled:
+        parts['ring read + clear'] = timed(ring_read_clear, W.init_ring(length), jnp.zeros(W.shape[1], dtype))
     if model.lam is not None:
         key = jax.random.key(0, impl='rbg')
 
@@ -134,13 +145,17 @@ def main(argv=None):
     parser.add_argument('--k-scale', type=float, default=None)
     parser.add_argument('--drive', choices=('dc', 'poisson'), default='dc')
     parser.add_argument('--backend', default='numba')
-    parser.add_argument('--delivery', choices=('pull', 'push'), default='pull',
-                        help="numba: at read time ('pull', as the simulation runs) or into the ring ('push')")
+    parser.add_argument('--delivery', choices=('pull', 'push'), default=None,
+                        help="numba and pallas: at read time ('pull') or into the ring ('push'); default: as "
+                             "the simulation runs (pull on numba, push elsewhere)")
     parser.add_argument('--steps', type=int, default=1000)
     parser.add_argument('--t-presim', type=float, default=200.0)
     parser.add_argument('--seed', type=int, default=55)
     args = parser.parse_args(argv)
-    model = simulation.build(args.scale, args.k_scale, args.drive, args.seed, np.float32)
+    pallas = args.backend == 'pallas'  # as the command builds it: rows in one part, whole tiles and 128-column rows
+    model = simulation.build(args.scale, args.k_scale, args.drive, args.seed, np.float32, split=not pallas,
+                             whole_tiles=pallas, column_multiple=128 if pallas else 1,
+                             sort_rows=pallas and args.delivery == 'pull')
     runner = simulation.Runner(model, args.backend, args.seed, args.delivery)
     runner.run(args.t_presim, progress=None, record=False)
     t0 = runner.t

@@ -46,11 +46,13 @@ import numba
 import numpy as np
 
 import eventjax as ej
+from eventjax.kernels.delay import pallas_tpu_pull
 from examples.brette2007.model import propagator_32, refractory_steps
 from examples.microcircuit import chunk, network, neurons, owner_split, pull
 from examples.microcircuit import params as P
 
 CHUNK_STEPS = 100  # updates per jitted chunk (10 ms): model times in multiples of it never compile twice
+MAX_SPIKES = 256  # rows a step the TPU's delivery at read time holds (full scale: ~25 a step, a few hundred at most)
 
 
 def progress_bar(label, done, total, start, stream=sys.stderr):
@@ -85,7 +87,7 @@ class Model:
 
 
 def build(scale=0.1, k_scale=None, drive='dc', seed=55, dtype=np.float32, split=True, delay_min=1,
-          whole_tiles=False, column_multiple=1):
+          whole_tiles=False, column_multiple=1, sort_rows=False):
     """Build PD14 with ``N_scaling = scale`` and ``K_scaling = k_scale`` (default ``scale``); ``delay_min``:
     the shortest delay in steps (:func:`params.derive`).
 
@@ -96,6 +98,8 @@ def build(scale=0.1, k_scale=None, drive='dc', seed=55, dtype=np.float32, split=
     ``column_multiple``: the ring's columns are ``n`` rounded up to a multiple of it (the targets past ``n``
     receive nothing): a pallas TPU delivery into a large ring holds it with whole 128-column rows, and a ring
     already that wide spares it a padded copy of the ring in and out every step.
+    ``sort_rows``: each row's synapses sorted by delay, then column (not by delay alone): the TPU's delivery at
+    read time reads each (row, delay, column group)'s synapses as one run.
     """
     k_scale = scale if k_scale is None else k_scale
     derived = P.derive(scale, k_scale, drive, delay_min)
@@ -119,6 +123,8 @@ def build(scale=0.1, k_scale=None, drive='dc', seed=55, dtype=np.float32, split=
                          f'below 2**31 entries, got {column_multiple}.')
     if columns != n:
         widen_offsets(offsets, n, columns)
+    if sort_rows:
+        sort_by_offset(weights, offsets, conn.indptr)
     if whole_tiles and nnz % 1024:
         # entries past indptr[-1] belong to no row; offset -1 is a synapse no ring keeps
         weights = np.concatenate([weights, np.zeros(-nnz % 1024, weights.dtype)])
@@ -146,6 +152,22 @@ def widen_offsets(offsets, n, columns):
         o = offsets[e]
         if o >= 0:
             offsets[e] = (o // n) * columns + o % n
+
+
+@numba.njit(parallel=True, cache=True)
+def sort_by_offset(weights, offsets, indptr):
+    """Sort each row's synapses by packed offset (delay, then column), in place; stable.
+
+    Example:
+        >>> w, o = np.array([1., 2., 3.], np.float32), np.array([9, 7, 5], np.int32)
+        >>> sort_by_offset(w, o, np.array([0, 2, 3])); w.tolist(), o.tolist()
+        ([2.0, 1.0, 3.0], [7, 9, 5])
+    """
+    for r in numba.prange(indptr.shape[0] - 1):
+        lo, hi = indptr[r], indptr[r + 1]
+        order = np.argsort(offsets[lo:hi], kind='mergesort')
+        offsets[lo:hi] = offsets[lo:hi][order]
+        weights[lo:hi] = weights[lo:hi][order]
 
 
 def neuron_parameters(derived, drive):
@@ -249,13 +271,20 @@ def _flag_hits(flat):
 class Runner:
     """Steps a built :class:`Model`; ``run(ms)`` continues from where the last call stopped.
 
-    ``delivery`` (numba, rows in two parts): ``'pull'`` sums each step's arriving synapses at read time
-    (:mod:`pull`), ``'push'`` adds each spike's synapses into the ring (:mod:`owner_split`); the same spikes.
+    ``delivery`` (numba, rows in two parts): ``'pull'`` (the default) sums each step's arriving synapses at
+    read time (:mod:`pull`), ``'push'`` adds each spike's synapses into the ring (:mod:`owner_split`); the
+    same spikes. On ``pallas`` (rows in one part, each sorted by delay and column: ``build(sort_rows=True)``),
+    ``'pull'`` sums them at read time (:mod:`eventjax.kernels.delay.pallas_tpu_pull`: no ring; the spiking
+    rows of the last ``L`` steps held, ``max_spikes`` a step: more in one step raise ValueError after the
+    run), ``'push'`` (the default) delivers into the ring; the same spikes within float32 rounding of the
+    sums.
     """
 
-    def __init__(self, model: Model, backend='numba', seed=55, delivery='pull'):
-        if delivery not in ('pull', 'push'):
-            raise ValueError(f"Runner(): delivery must be 'pull' or 'push', got {delivery!r}.")
+    def __init__(self, model: Model, backend='numba', seed=55, delivery=None, max_spikes=MAX_SPIKES):
+        if delivery not in (None, 'pull', 'push'):
+            raise ValueError(f"Runner(): delivery must be 'pull' or 'push' (None: the backend's default), got "
+                             f'{delivery!r}.')
+        delivery = ('pull' if backend == 'numba' else 'push') if delivery is None else delivery
         self.model, self.backend = model, backend
         dtype = model.dtype
         n = model.n
@@ -271,13 +300,42 @@ class Runner:
 
         split = backend == 'numba' and model.splits is not None
         pulled = split and delivery == 'pull'  # the state holds the input and the spikes' rows, not a ring
-        self.delivery = 'pull' if pulled else 'push'
+        # pallas at read time: the state holds the spiking rows of the last L steps, the input is summed each step
+        tpu_pulled = backend == 'pallas' and delivery == 'pull'
+        if tpu_pulled and model.splits is not None:
+            raise ValueError("Runner(): the pallas delivery at read time reads each row's synapses in one part; "
+                             'build the model with split=False and sort_rows=True.')
+        self.delivery = 'pull' if pulled or tpu_pulled else 'push'
+        columns = model.W.shape[1]
+        groups = pallas_tpu_pull.groups_for(columns)
         fused = backend == 'numba'  # the neuron update as one numba pass (neurons.py), else as XLA ops
         no_extra = jnp.zeros(0, dtype)
 
         def poisson_input(t, table_args):
             u = jax.random.bits(jax.random.fold_in(key, t), (n,), jnp.uint32)
             return poisson_counts(u, *table_args).astype(dtype) * c(w_ext)
+
+        def xla_update(v, i_syn, r, inp):
+            free = r == 0
+            v = jnp.where(free, v * c(p22) + i_syn * c(p21) + drive, v)
+            r = jnp.where(free, r, r - 1)
+            i_syn = i_syn * c(p11) + inp
+            # The delivery updates the ring in place, so XLA must read this step's slot first. In NEST's
+            # order the spikes do not depend on the read (the potential advances with the previous
+            # current), and XLA then copied the whole ring every step to keep the read's values (2 ring
+            # copies a step). `i_syn == i_syn` (false only for a NaN current, a run already broken) makes
+            # the spikes depend on the read, which orders it first; no copy is left.
+            spike = (v >= c(theta)) & (i_syn == i_syn)
+            return jnp.where(spike, c(v_reset), v), i_syn, jnp.where(spike, ref, r), spike
+
+        def tpu_pull_step(lay_table, state, t):
+            data, offsets, bounds = lay_table[0]
+            v, i_syn, r, spikes, dropped = state
+            inp = pallas_tpu_pull.pull_input(data, offsets, bounds, spikes, t, columns=columns, groups=groups,
+                                             interpret=interpret)[:n]
+            v, i_syn, r, spike = xla_update(v, i_syn, r, inp if table is None else inp + poisson_input(
+                t, lay_table[1:]))
+            return (v, i_syn, r, *pallas_tpu_pull.record(spikes, dropped, spike, t)), spike
 
         def step(W_table, state, t):
             W, splits = W_table[:2]
@@ -288,18 +346,7 @@ class Runner:
                 v, i_syn, r, ring = state
                 slot = t % length
                 inp = ring[slot, :n] if table is None else ring[slot, :n] + extra  # the ring may be wider
-                free = r == 0
-                v = jnp.where(free, v * c(p22) + i_syn * c(p21) + drive, v)
-                r = jnp.where(free, r, r - 1)
-                i_syn = i_syn * c(p11) + inp
-                # The delivery updates the ring in place, so XLA must read this step's slot first. In NEST's
-                # order the spikes do not depend on the read (the potential advances with the previous
-                # current), and XLA then copied the whole ring every step to keep the read's values (2 ring
-                # copies a step). `i_syn == i_syn` (false only for a NaN current, a run already broken) makes
-                # the spikes depend on the read, which orders it first; no copy is left.
-                spike = (v >= c(theta)) & (i_syn == i_syn)
-                v = jnp.where(spike, c(v_reset), v)
-                r = jnp.where(spike, ref, r)
+                v, i_syn, r, spike = xla_update(v, i_syn, r, inp)
             if split:
                 ring = owner_split.owner_split_deliver(ring, spike, W, splits, t)
             else:
@@ -312,7 +359,8 @@ class Runner:
 
         # the projection is an argument, not a closure: its arrays stay buffers, never constants of the program
         def scan_chunk(state, W_table, t0, steps):
-            return jax.lax.scan(lambda s, t: step(W_table, s, t), state, t0 + jnp.arange(steps, dtype=jnp.int32))
+            one = tpu_pull_step if tpu_pulled else step
+            return jax.lax.scan(lambda s, t: one(W_table, s, t), state, t0 + jnp.arange(steps, dtype=jnp.int32))
 
         runs_of_drive = chunk.drive_runs(drive) if pulled else None
 
@@ -325,6 +373,8 @@ class Runner:
                                     t0 + jnp.arange(steps, dtype=jnp.int32))
             return chunk.run(state, runs_of_drive, extra, lay_table[0], t0, steps, self.constants)
 
+        interpret = jax.default_backend() != 'tpu'  # Pallas's TPU interpreter elsewhere (tests on the CPU)
+        self.max_spikes = max_spikes
         self._chunk = jax.jit(pulled_chunk if pulled else scan_chunk, static_argnums=3, donate_argnums=0)
         # at read time the refractory counts are bytes where they fit: the neuron pass reads and writes 3 bytes
         # a neuron fewer, a few percent of a full-scale step
@@ -335,6 +385,14 @@ class Runner:
         if pulled:
             self.state = self.state[:3] + pull.init_state(n, length, dtype)
             self.args = (pull.layout(model.W, model.splits, model.split_column),)
+        if tpu_pulled:
+            lay = model.W.layout
+            bounds = pallas_tpu_pull.build_bounds(np.asarray(lay.offsets), np.asarray(lay.indptr), columns=columns,
+                                                  length=length, groups=groups)
+            self.state = self.state[:3] + pallas_tpu_pull.init_spikes(length, max_spikes, n)
+            # rows of 128 synapses, made once here (a reshape inside the update could copy every synapse)
+            self.args = ((pallas_tpu_pull.as_rows(lay.data), pallas_tpu_pull.as_rows(lay.offsets),
+                          jnp.asarray(bounds)),)
         self.args += () if table is None else table
         self.t = 0
         self.compile_s = 0.0
@@ -349,6 +407,14 @@ class Runner:
         chunk.word_hits(np.zeros((1, 1), np.uint32), 1)
         self.compile_s += time.perf_counter() - start
         return time.perf_counter() - start
+
+    def check_dropped(self):
+        """Raise ValueError if a step of the TPU's delivery at read time had more spikes than it holds."""
+        if self.backend == 'pallas' and self.delivery == 'pull':
+            dropped = int(self.state[4])
+            if dropped:
+                raise ValueError(f'Runner.run(): {dropped} spikes came in steps where more than {self.max_spikes} '
+                                 'neurons fired and were not delivered; make the Runner with a larger max_spikes.')
 
     def run(self, ms, label='simulate', progress=sys.stderr, record=True):
         """Advance ``ms``; returns ``(spike steps, spike ids, wall seconds)`` (empty arrays unless ``record``)."""
@@ -378,6 +444,7 @@ class Runner:
             read(*pending)
         jax.block_until_ready(self.state)
         wall = time.perf_counter() - start
+        self.check_dropped()
         cat = lambda xs, dt: np.concatenate(xs) if xs else np.zeros(0, dt)  # noqa: E731
         return cat(steps_out, np.int64), cat(ids_out, np.int32), wall
 

@@ -78,7 +78,9 @@ class TestJson:
                                       pop_of=np.repeat(np.arange(8), derived.num_neurons))
 
         class Silent:  # a network that never fires, built and run without compiling anything
-            def __init__(self, model, backend, seed):
+            delivery = 'pull'
+
+            def __init__(self, model, backend, seed, delivery=None):
                 pass
 
             def compile(self):

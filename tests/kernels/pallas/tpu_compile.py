@@ -15,8 +15,9 @@ one, its pallas tpu kernel, for odd sizes, float32 and float16 weights, bool
 and float events, mv and mm, both directions. An operator with a pallas tpu
 kernel but no builder fails the run. The report lists which operators have a
 pallas TPU kernel. Deliveries into rings too large for the one-hot block of the
-whole ring (PD14's at full scale among them) and W @ s gathers of awkward
-shapes are compiled from abstract shapes as well. Exit status 1 on any failure.
+whole ring (PD14's at full scale among them), the delivery at read time
+(PD14's too) and W @ s gathers of awkward shapes are compiled from abstract
+shapes as well. Exit status 1 on any failure.
 """
 
 from __future__ import annotations
@@ -129,6 +130,27 @@ def _large_ring_cases():
                [ring, ((m,), f32), *structure, ((nnz,), i32), ((), i32)])
 
 
+# The delivery at read time (pallas_tpu_pull) as (m, columns, L, nnz, groups, capacity, rows held a step): odd
+# sizes with several rounds, and PD14 at full scale (whole tiles, 128-column rows).
+PULLS = ((300, 5003, 9, 1536, 3, 4, 16), (77_169, 77_184, 64, 298_881_024, 8, 1024, 256))
+
+
+def _pull_cases():
+    """``(what, function, operand (shape, dtype) pairs)`` of one update of the delivery at read time."""
+    import jax.numpy as jnp  # noqa: PLC0415
+
+    from eventjax.kernels.delay import pallas_tpu_pull  # noqa: PLC0415
+
+    i32 = jnp.int32
+    for m, columns, length, nnz, groups, capacity, held in PULLS:
+        yield (f'pallas_tpu_pull.pull_input({m} rows, {columns} columns, ring {length}, {nnz} synapses, '
+               f'{groups} groups, {capacity} rows of synapses a round)',
+               lambda *a, c=columns, g=groups, cap=capacity: pallas_tpu_pull.pull_input(
+                   *a, columns=c, groups=g, capacity=cap),
+               [((nnz // 128, 128), jnp.float32), ((nnz // 128, 128), i32),
+                ((-(-(m + 1) * length // 8), 128), i32), ((length, held), i32), ((), i32)])
+
+
 # W @ s gathers as (m, n, k, shared weight, events): a last group of one entry (Mosaic gathers no single
 # sublane), 25 and (float) 71 table rows, one row of 600 entries, one entry per row.
 GATHERS = ((203, 100_000, 33, False, True), (203, 9_000, 33, False, False), (1, 333, 600, False, True),
@@ -207,7 +229,7 @@ def main(argv: list[str]) -> int:
                     print(f'slow compile ({time.perf_counter() - start:.0f} s): {what}', flush=True)
         report.append(f'{name:28s} tpu backends: {", ".join(tpu):12s} '
                       f'pallas tpu kernel: {"yes" if has_pallas else "no"}')
-    for what, call, shapes in itertools.chain(_large_ring_cases(), _gather_cases()):
+    for what, call, shapes in itertools.chain(_large_ring_cases(), _gather_cases(), _pull_cases()):
         args = [jax.ShapeDtypeStruct(s, d, sharding=sharding) for s, d in shapes]
         try:
             jax.jit(call).trace(*args).lower(lowering_platforms=('tpu',)).compile()
