@@ -15,9 +15,8 @@ one, its pallas tpu kernel, for odd sizes, float32 and float16 weights, bool
 and float events, mv and mm, both directions. An operator with a pallas tpu
 kernel but no builder fails the run. The report lists which operators have a
 pallas TPU kernel. Deliveries into rings too large for the one-hot block of the
-whole ring (PD14's at full scale among them), W @ s gathers of awkward
-shapes and s @ W scatters into the widest results of their batches are
-compiled from abstract shapes as well. Exit status 1 on any failure.
+whole ring (PD14's at full scale among them) and W @ s gathers of awkward
+shapes are compiled from abstract shapes as well. Exit status 1 on any failure.
 """
 
 from __future__ import annotations
