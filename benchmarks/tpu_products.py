@@ -3,6 +3,7 @@
     python -m benchmarks.tpu_products [--sizes 4000 16000] [--k 100] [--rate 0.02] [--out FILE]
     python -m benchmarks.tpu_products --sizes 100000 --backends pallas --loop 20   # no dense product past 20,000
     python -m benchmarks.tpu_products --sizes 4000 16000 --jax-limit 4000   # the jax kernels at 4,000 only
+    python -m benchmarks.tpu_products --sizes 100000 --backends pallas --directions sW   # s @ W only
 
 Each product is timed twice: inside one jitted ``lax.fori_loop`` of
 ``--loop`` products (the spikes change every iteration, so nothing is
@@ -100,6 +101,8 @@ def main(argv=None):
     p.add_argument('--ops', nargs='+', default=['binary_fcnmv', 'binary_csrmv', 'binary_densemv'])
     p.add_argument('--dense-limit', type=int, default=20000)
     p.add_argument('--jax-limit', type=int, default=None, help='time the jax kernels only up to this size')
+    p.add_argument('--directions', nargs='+', choices=['sW', 'Ws'], default=['sW', 'Ws'],
+                   help='the products to time: s @ W (transpose=True), W @ s, or both')
     p.add_argument('--out', default=None)
     args = p.parse_args(argv)
     device = jax.devices()[0]
@@ -137,7 +140,7 @@ def main(argv=None):
         for op in args.ops:
             if op == 'binary_densemv' and 'dense' not in operands:
                 continue
-            for transpose in (True, False):
+            for transpose in [d == 'sW' for d in args.directions]:
                 ref = None
                 for backend in args.backends:
                     if backend == 'jax' and args.jax_limit is not None and size > args.jax_limit:

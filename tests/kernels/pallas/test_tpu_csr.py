@@ -57,16 +57,38 @@ def test_equal_rows_and_long_rows(transpose):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize('transpose', [True, False])
 @pytest.mark.parametrize('events, homogeneous', [(True, False), (False, True)])
-def test_unequal_rows_with_as_many_entries_as_equal_ones_take_the_scatter(events, homogeneous):
+def test_unequal_rows_with_as_many_entries_as_equal_ones(transpose, events, homogeneous):
     """60 entries over 12 rows of unequal length (5 a row on average): W @ s runs the gather on the (12, 5)
-    layout, finds the lengths unequal and answers with the scatter, which reads the same layout."""
+    layout, finds the lengths unequal and answers with the scatter, which reads the same layout; s @ W
+    finds them unequal and scatters the rows as pieces."""
     rng = np.random.default_rng(3)
     m, n = 12, 40
     lengths = np.r_[0, 10, 5, 5, 1, 9, 5, 5, 5, 5, 7, 3]
-    args = _case(rng, m, n, lengths, transpose=False, events=events, homogeneous=homogeneous)
-    got, want = _both(*args, shape=(m, n), transpose=False, events=events)
+    args = _case(rng, m, n, lengths, transpose=transpose, events=events, homogeneous=homogeneous)
+    got, want = _both(*args, shape=(m, n), transpose=transpose, events=events)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize('events', [True, False])
+@pytest.mark.parametrize('k', [100, 127])
+def test_equal_rows_are_packed_side_by_side(k, events):
+    """Rows of k < 128 entries each, starting at many offsets of their 128-wide layout rows, go through
+    the MXU k lanes apart; every target gets one entry, so the result is exact, and a NaN and an inf
+    weight reach only their own targets."""
+    rng = np.random.default_rng(10)
+    m = 37
+    n = m * k
+    indptr = jnp.arange(0, n + 1, k, dtype=jnp.int32)
+    indices = jnp.asarray(rng.permutation(n), jnp.int32)
+    data = jnp.asarray(rng.normal(size=n) * 2.0 ** rng.integers(-20, 20, n), jnp.float32)
+    data = data.at[7].set(jnp.nan).at[n - 1].set(jnp.inf)
+    x = jnp.ones(m, bool) if events else jnp.asarray(1 + rng.random(m), jnp.float32)
+    assert len(set(np.asarray(indptr) % 128)) > 25
+    got, want = _both(data, indices, indptr, x, shape=(m, n), transpose=True, events=events)
+    np.testing.assert_array_equal(got, want)
+    assert np.isnan(got).sum() == 1 and np.isinf(got).sum() == 1
 
 
 @pytest.mark.parametrize('events', [True, False])
@@ -120,13 +142,14 @@ def test_no_events_non_finite_values_and_unequal_rows(transpose):
 
 @pytest.mark.parametrize('events', [True, False])
 def test_rows_beyond_smem_run_in_blocks(monkeypatch, events):
-    """More rows (or pieces of rows) than one program's SMEM holds run in blocks of rows, results added."""
+    """More rows (or pieces of rows, or equal rows packed side by side) than one program's SMEM holds run in
+    blocks of rows, results added."""
     from eventjax.kernels.common.pallas import tpu_rows
 
     monkeypatch.setattr(tpu_rows, '_CSR_BLOCK_ROWS', 64)
     rng = np.random.default_rng(5)
     m, n = 150, 77
-    for lengths in (rng.integers(0, 9, m), np.r_[rng.integers(0, 9, m - 2), 300, 5]):
+    for lengths in (rng.integers(0, 9, m), np.r_[rng.integers(0, 9, m - 2), 300, 5], np.full(m, 7)):
         args = _case(rng, m, n, lengths, transpose=True, events=events, homogeneous=False)
         got, want = _both(*args, shape=(m, n), transpose=True, events=events)
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

@@ -182,3 +182,36 @@ def test_rows_beyond_smem_run_in_blocks(monkeypatch, events, homogeneous):
         args = args[:2] + (args[2].at[m - 1].set(True).at[0].set(True),)
     got, want = _both(*args, shape=(m, n), transpose=True, events=events)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize('events', [True, False])
+@pytest.mark.parametrize('k, narrow', [(100, False), (127, False), (100, True), (129, False)])
+def test_scatter_packs_rows_of_fewer_than_128_entries(monkeypatch, k, narrow, events):
+    """Rows of fewer than 128 entries go through the MXU side by side, 16 to a product (``narrow``: the
+    batches of a result past 131,072 targets, 4 rows of 128 lanes a product); 41 visited rows leave the last
+    batch partly empty. Each target gets one entry, so the result is exact, and a NaN and an inf weight
+    reach only their own targets."""
+    from eventjax.kernels.common.pallas import tpu_rows
+
+    if narrow:
+        monkeypatch.setattr(tpu_rows, '_WIDE_PRODUCT_HI_ROWS', 0)
+    rng = np.random.default_rng(9)
+    m = 41
+    n = m * k
+    indices = jnp.asarray(rng.permutation(n).reshape(m, k), jnp.int32)
+    weights = rng.normal(size=(m, k)) * 2.0 ** rng.integers(-20, 20, (m, k))
+    weights[3, 5], weights[20, k - 1] = np.nan, np.inf
+    x = jnp.ones(m, bool) if events else jnp.asarray(1 + rng.random(m), jnp.float32)
+    got, want = _both(jnp.asarray(weights, jnp.float32), indices, x, shape=(m, n), transpose=True, events=events)
+    np.testing.assert_array_equal(got, want)
+    assert np.isnan(got).sum() == 1 and np.isinf(got).sum() == 1
+
+
+def test_scatter_results_past_vmem_take_the_jax_kernel():
+    """s @ W into more than 524,288 targets takes the jax kernel: past about 620,000 the result and a
+    product's one-hot operands did not fit VMEM in libtpu's compile for a v5e (``tpu_compile`` compiles
+    the scatters at 524,288)."""
+    from eventjax.kernels.common.pallas.tpu_rows import fits_the_chip
+
+    assert fits_the_chip(n=524_288, transpose=True)
+    assert not fits_the_chip(n=524_289, transpose=True)

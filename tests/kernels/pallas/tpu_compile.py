@@ -155,10 +155,15 @@ def _pull_cases():
 # sublane), 25 and (float) 71 table rows, one row of 600 entries, one entry per row.
 GATHERS = ((203, 100_000, 33, False, True), (203, 9_000, 33, False, False), (1, 333, 600, False, True),
            (70, 333, 1, True, True))
+# s @ W scatters as (family, m, n, k): the widest result of the batches of rows packed 16 to a product, and
+# the widest result the scatter takes (past it, the jax kernel), of the narrow batches.
+SCATTERS = (('fcn', 300, 131_072, 100), ('csr', 300, 131_072, 100), ('fcn', 300, 524_288, 100),
+            ('csr', 300, 524_288, 100))
 
 
 def _gather_cases():
-    """``(what, function, operand (shape, dtype) pairs)`` of the FCN gather at each of GATHERS."""
+    """``(what, function, operand (shape, dtype) pairs)`` of the FCN gather at each of GATHERS, and of the
+    FCN and CSR event scatters at each of SCATTERS."""
     import jax.numpy as jnp  # noqa: PLC0415
 
     import eventjax as ej  # noqa: PLC0415
@@ -169,6 +174,13 @@ def _gather_cases():
                lambda *a, s=(m, n), op=op: op(*a, shape=s, transpose=False, backend='pallas'),
                [((1,) if shared else (m, k), jnp.float32), ((m, k), jnp.int32), ((n,), jnp.bool_ if events
                                                                                   else jnp.float32)])
+    for family, m, n, k in SCATTERS:
+        op = ej.binary_fcnmv if family == 'fcn' else ej.binary_csrmv
+        structure = [((m, k), jnp.float32), ((m, k), jnp.int32)] if family == 'fcn' else \
+            [((m * k,), jnp.float32), ((m * k,), jnp.int32), ((m + 1,), jnp.int32)]
+        yield (f'{op.__name__}(backend=pallas, s @ W, {m}x{n}, k={k})',
+               lambda *a, s=(m, n), op=op: op(*a, shape=s, transpose=True, backend='pallas'),
+               [*structure, ((m,), jnp.bool_)])
 
 
 def _cases(name, sweep):

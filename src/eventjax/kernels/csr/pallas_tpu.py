@@ -13,8 +13,11 @@ A matrix ``x`` runs column by column.
   row of more than 128 entries runs with its rows cut into pieces of at most
   128 entries (each piece an event where its row is); more than 65,536 rows
   (or pieces) run in blocks of rows, one program each, so that SMEM keeps
-  libtpu's own scalars. Entries that fill whole 128-wide rows are read in
-  place; other counts are padded to whole rows, a copy.
+  libtpu's own scalars. Rows that all hold the same number ``k < 128`` of
+  entries are cut to ``k`` lanes and go through the MXU side by side; a
+  matrix of ``m * k`` entries on rows of unequal length runs as pieces.
+  Entries that fill whole 128-wide rows are read in place; other counts are
+  padded to whole rows, a copy.
 - ``transpose=False`` runs the FCN gather kernel when every row holds the same
   number of entries (a CSR matrix made from a fixed-connection one), else one
   gather and one scatter in XLA (the NumPy-checked reference product).
@@ -74,7 +77,8 @@ def _call(*, shape, transpose, out, events):
             # one scatter, which compile in a fraction of the jax kernel's time (its layouts).
             return fallback(reference._product)
 
-        if not fits_the_chip(n=n, transpose=transpose, k=nnz // m):
+        k = nnz // m
+        if not fits_the_chip(n=n, transpose=transpose, k=k):
             return fallback()
 
         def per_column(column):
@@ -86,12 +90,15 @@ def _call(*, shape, transpose, out, events):
             flat_idx = in_pieces(indices.astype(jnp.int32), -1, rows)
             weights = data.reshape(1, 1) if homogeneous else in_pieces(data, 0, rows)
 
-            def scatter(v, starts):
+            def scatter(v, starts, row_width=_LANES):
                 return row_scatter(weights, flat_idx, v, n=n, events=events, out_dtype=out.dtype,
-                                   interpret=interpret, starts=starts)
+                                   interpret=interpret, starts=starts, row_width=row_width)
 
             def column(v):
                 return scatter(v, indptr.astype(jnp.int32))
+
+            def equal_column(v):
+                return scatter(v, indptr.astype(jnp.int32), row_width=k)
 
             pieces = m + nnz // _LANES + 1
 
@@ -103,8 +110,12 @@ def _call(*, shape, transpose, out, events):
 
                 return per_column(piece_column)()
 
+            if nnz == m * k and k < _LANES:
+                # Rows that may all hold k entries: packed k lanes apart when they do (fewer lanes through the
+                # MXU than a row a 128-lane window), else as pieces, which serve rows of any length; a third
+                # branch for rows of at most 128 would add a kernel to every compile.
+                return lax.cond(jnp.all(lengths == k), per_column(equal_column), split_rows)
             return lax.cond(jnp.max(lengths) <= _LONGEST_ROW, per_column(column), split_rows)
-        k = nnz // m
         if nnz != m * k:  # rows of unequal length, known from the shapes
             return beside()
         # The gather runs whatever the lengths (on rows of unequal length its result is replaced), and

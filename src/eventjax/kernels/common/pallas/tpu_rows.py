@@ -37,10 +37,16 @@ __all__ = ['compact_event_ids', 'dot', 'dot_t', 'fits_the_chip', 'one_program', 
            'tpu_interpret', 'with_finite_fallback']
 
 _LANES = 128
-# Rows fetched per DMA batch in the scatter; two batches are in flight.
-_ROWS_PER_BATCH = 8
-# Rows of 128 entries that go through the MXU as one product.
-_MXU_PARTS = 4
+# Rows fetched per DMA batch in the scatter, two batches in flight, and rows that go through the MXU as one
+# product (their entries side by side along lanes). Each product's result is popped from the MXU and added on
+# the vector unit once per 128 lanes of the product, so rows of fewer than 128 entries packed without padding
+# save pops: 16 rows of 100 are 13 such pieces, 16 in products of 4 rows of 128 lanes (26% fewer bundles in
+# libtpu's compile of an FCN s @ W at 100,000 rows). Past _WIDE_PRODUCT_HI_ROWS result rows (131,072
+# targets) the wide one-hot operand crowds VMEM, and rows of 128 entries gain nothing: the batches are the
+# narrow ones there.
+_WIDE_BATCH = (16, 16)
+_NARROW_BATCH = (8, 4)
+_WIDE_PRODUCT_HI_ROWS = 1024
 # bfloat16 parts of a float32 coefficient (8 significant bits each): their sum is the coefficient.
 _BF16_PARTS = 3
 
@@ -55,7 +61,8 @@ _BF16_PARTS = 3
 # 200,000 FCN rows (824 KB) did not.
 _CSR_BLOCK_ROWS = 64 * 1024
 _FCN_BLOCK_ROWS = 128 * 1024
-_MAX_SCATTER_TARGETS = 1_000_000
+# The scatter's result and a product's operands in VMEM: 524,288 targets compile for a v5e, 620,000 did not.
+_MAX_SCATTER_TARGETS = 524_288
 _MAX_GATHER_TARGETS = 200_000
 # Beyond this many entries per row even 8 rows of a gather crowd VMEM.
 _MAX_GATHER_ENTRIES_PER_ROW = 16_384
@@ -70,6 +77,8 @@ def fits_the_chip(*, n: int, transpose: bool, k: int = 0) -> bool:
     Example:
         >>> fits_the_chip(n=100_000, transpose=True)
         True
+        >>> fits_the_chip(n=1_000_000, transpose=True)
+        False
         >>> fits_the_chip(n=1_000_000, transpose=False, k=100)
         False
     """
@@ -157,7 +166,13 @@ def compact_event_ids(flags_ref, ids_ref, n_words):
 # Scatter: y[indices[e]] += coef[e] over the entries of the visited rows.
 
 
-def _scatter_body(*, m, n_entries, homogeneous, events, hi_rows, precise, fixed_rows, layout_rows):
+def _batch_rows(hi_rows, width):
+    """(rows per DMA batch, rows per MXU product) of a scatter into ``hi_rows`` result rows of 128, for rows
+    of ``width`` lanes."""
+    return _WIDE_BATCH if hi_rows <= _WIDE_PRODUCT_HI_ROWS and width < _LANES else _NARROW_BATCH
+
+
+def _scatter_body(*, m, n_entries, homogeneous, events, hi_rows, precise, fixed_rows, layout_rows, width):
     """Kernel body; refs: starts (CSR) or first row (FCN), flags/x, weight (homogeneous) in SMEM; idx, [w]
     (HBM); y; scratch.
 
@@ -166,7 +181,7 @@ def _scatter_body(*, m, n_entries, homogeneous, events, hi_rows, precise, fixed_
     FCN: row ``i`` of the program is row ``first + i`` of ``idx``, which is clamped to it (a block's rows
     past the matrix carry no events and values 0).
     """
-    batches = _ROWS_PER_BATCH
+    batches, product_rows = _batch_rows(hi_rows, width)
     # Shared weight, events: each product counts the entries per target; the weight multiplies once at the end.
     counting = homogeneous and events and precise
 
@@ -213,7 +228,7 @@ def _scatter_body(*, m, n_entries, homogeneous, events, hi_rows, precise, fixed_
         lo_iota = lax.broadcasted_iota(jnp.int32, (_LANES, 1), 0)
 
         def one_batch(r, slot):
-            a_parts, b_parts, targets, coefs = [], [], [], []
+            rows_t, rows_coef, targets, coefs = [], [], [], []
             for g in range(batches):
                 e = r * batches + g
                 row = row_of(e)
@@ -226,10 +241,10 @@ def _scatter_body(*, m, n_entries, homogeneous, events, hi_rows, precise, fixed_
                     # A window in the layout's last row was fetched with the row before it.
                     last = lax.shift_right_logical(start, 7) > layout_rows - 2
                     t, lane = _row_window(idx_buf[slot, pl.ds(2 * g, 2), :], start, last)
+                    t, lane = t[:, :width], lane[:, :width]
                     keep = (lane < starts_ref[row + 1] - start) & (t >= 0) & (t < n_entries)
-                    w = None if homogeneous else _row_window(w_buf[slot, pl.ds(2 * g, 2), :], start, last)[0]
+                    w = None if homogeneous else _row_window(w_buf[slot, pl.ds(2 * g, 2), :], start, last)[0][:, :width]
                 keep = keep & (e < count)
-                hi, lo = _split(t)
                 if counting:
                     coef = keep.astype(jnp.float32)
                 else:
@@ -237,14 +252,17 @@ def _scatter_body(*, m, n_entries, homogeneous, events, hi_rows, precise, fixed_
                     coef = jnp.where(keep, w if events else w * x_ref[row], 0.0)
                     targets.append(t)
                     coefs.append(coef)
-                finite = jnp.where(jnp.isfinite(coef), coef, 0.0)
-                a_parts.append(hi_iota == hi)
-                b_parts.append((lo_iota == lo, finite))
-            # Rows of 128 entries side by side in one product: the MXU sums them, not a vector add per row.
+                rows_t.append(t)
+                rows_coef.append(coef)
+            # The rows' entries side by side along lanes, one product per product_rows rows: the MXU sums
+            # them, and rows of fewer than 128 entries (an FCN row of 100) leave no lanes of padding between.
             total = None
-            for p in range(0, len(a_parts), _MXU_PARTS):
-                part = _onehot_product(a_parts[p:p + _MXU_PARTS], b_parts[p:p + _MXU_PARTS], precise=precise,
-                                       counting=counting)
+            for p in range(0, batches, product_rows):
+                t = jnp.concatenate(rows_t[p:p + product_rows], axis=1)
+                coef = jnp.concatenate(rows_coef[p:p + product_rows], axis=1)
+                hi, lo = _split(t)
+                finite = jnp.where(jnp.isfinite(coef), coef, 0.0)
+                part = _onehot_product(hi_iota == hi, lo_iota == lo, finite, precise=precise, counting=counting)
                 total = part if total is None else total + part
             y_ref[...] += total.astype(y_ref.dtype)
             if not counting:
@@ -273,10 +291,9 @@ def _row_window(pair, start, last):
     return jnp.where(lane < _LANES - offset, rolled[0:1], rolled[1:2]), lane
 
 
-def _onehot_product(a_parts, b_parts, *, precise, counting):
-    """``sum_e [hi_e == h] * coef_e * [lo_e == l]`` over the entries of up to ``_MXU_PARTS`` rows of 128, as a
-    ``(hi_rows, 128)`` float32 block: ``a_parts`` the rows' ``hi_iota == hi`` masks, ``b_parts`` their
-    ``(lo_iota == lo, coef)``; ``coef`` finite.
+def _onehot_product(hi_hit, lo_hit, coef, *, precise, counting):
+    """``sum_e [hi_e == h] * coef_e * [lo_e == l]`` over a batch's entries, as a ``(hi_rows, 128)`` float32
+    block: ``hi_hit`` is ``hi_iota == hi``, ``lo_hit`` is ``lo_iota == lo``; ``coef`` finite.
 
     The one-hot factors are exact in bfloat16, so only the coefficients need float32. A float32
     coefficient is three bfloat16 parts whose sum is exact (8 significant bits each, and what the first
@@ -284,22 +301,17 @@ def _onehot_product(a_parts, b_parts, *, precise, counting):
     by side along the result's lanes) give what one ``Precision.HIGHEST`` product (six passes) gives.
     Counts (0/1 coefficients) take one pass.
     """
-    a = jnp.concatenate([m.astype(jnp.bfloat16) for m in a_parts], axis=1)
+    a = hi_hit.astype(jnp.bfloat16)
     if counting:
-        b = jnp.concatenate([m.astype(jnp.float32) * c for m, c in b_parts], axis=1)
-        return dot_t(a, b.astype(jnp.bfloat16), False)
+        return dot_t(a, (lo_hit.astype(jnp.float32) * coef).astype(jnp.bfloat16), False)
     if not precise:
-        b = jnp.concatenate([jnp.where(m, c, 0.0) for m, c in b_parts], axis=1)
-        return dot_t(a.astype(jnp.float32), b, False)
-    pieces = [[] for _ in range(_BF16_PARTS)]
-    for m, c in b_parts:
-        rest, ones = c, m.astype(jnp.float32)
-        for j in range(_BF16_PARTS):
-            part = rest.astype(jnp.bfloat16).astype(jnp.float32)
-            pieces[j].append(ones * part)
-            rest = rest - part
-    b = jnp.concatenate([jnp.concatenate(p, axis=1) for p in pieces], axis=0)
-    out = dot_t(a, b.astype(jnp.bfloat16), False)
+        return dot_t(a.astype(jnp.float32), jnp.where(lo_hit, coef, 0.0), False)
+    rest, ones, parts = coef, lo_hit.astype(jnp.float32), []
+    for _ in range(_BF16_PARTS):
+        part = rest.astype(jnp.bfloat16).astype(jnp.float32)
+        parts.append(ones * part)
+        rest = rest - part
+    out = dot_t(a, jnp.concatenate(parts, axis=0).astype(jnp.bfloat16), False)
     return sum(out[:, j * _LANES:(j + 1) * _LANES] for j in range(_BF16_PARTS))
 
 
@@ -341,13 +353,15 @@ def packed_flags(x):
     return lax.bitcast_convert_type(words, jnp.int32)
 
 
-def row_scatter(weights, indices, x, *, n, events, out_dtype, interpret, starts=None, first_row=0):
+def row_scatter(weights, indices, x, *, n, events, out_dtype, interpret, starts=None, first_row=0,
+                row_width=_LANES):
     """``y[t] = sum coef`` over the entries of the rows of ``x``'s events (every row if not ``events``).
 
     FCN: ``indices`` and per-entry ``weights`` are ``(m, k)``. CSR: they are
     flat, laid out as ``(rows, 128)`` with ``rows >= 2``, and ``starts`` (length ``m + 1``) gives
     each row's entries; a row holds at most 128 entries, so longer rows are
-    passed cut into pieces (see the CSR family). Rows beyond what SMEM holds
+    passed cut into pieces (see the CSR family); ``row_width``, when every row holds at most that many
+    entries, packs the rows that many lanes apart. Rows beyond what SMEM holds
     run in blocks, one program after another (FCN: ``x`` is rows
     ``first_row, ...`` of ``indices``).
     ``weights`` of shape ``(1, 1)`` is one shared weight. Returns length ``n``.
@@ -356,32 +370,33 @@ def row_scatter(weights, indices, x, *, n, events, out_dtype, interpret, starts=
     fixed_rows = starts is None
     if m > (_FCN_BLOCK_ROWS if fixed_rows else _CSR_BLOCK_ROWS):
         return _in_row_blocks(weights, indices, x, starts, n=n, events=events, out_dtype=out_dtype,
-                              interpret=interpret)
+                              interpret=interpret, row_width=row_width)
     acc = accumulation_dtype(out_dtype)
     homogeneous = weights.size == 1 and (not fixed_rows or weights.shape == (1, 1))
     hi_rows = max(1, pl.cdiv(n, _LANES))
     precise = acc == jnp.float32
     xs = packed_flags(x) if events else x.astype(jnp.float32)
-    body = _scatter_body(m=m, n_entries=n, homogeneous=homogeneous, events=events, hi_rows=hi_rows,
-                         precise=precise, fixed_rows=fixed_rows, layout_rows=indices.shape[0])
     width = indices.shape[-1]
+    body = _scatter_body(m=m, n_entries=n, homogeneous=homogeneous, events=events, hi_rows=hi_rows,
+                         precise=precise, fixed_rows=fixed_rows, layout_rows=indices.shape[0],
+                         width=width if fixed_rows else row_width)
     per_row = 1 if fixed_rows else 2
     lead = jnp.reshape(first_row, (1,)) if fixed_rows else starts
     scalars = [jnp.asarray(lead, jnp.int32), xs]
     if homogeneous:
         scalars.append(weights.reshape(1).astype(jnp.float32))
     hbm = [indices.astype(jnp.int32)] + ([] if homogeneous else [weights.astype(jnp.float32)])
-    scratch = [pltpu.SMEM((max(m, 1) if events else 1,), jnp.int32),
-               pltpu.VMEM((2, _ROWS_PER_BATCH * per_row, width), jnp.int32)]
+    batch = _batch_rows(hi_rows, width if fixed_rows else row_width)[0] * per_row
+    scratch = [pltpu.SMEM((max(m, 1) if events else 1,), jnp.int32), pltpu.VMEM((2, batch, width), jnp.int32)]
     if not homogeneous:
-        scratch.append(pltpu.VMEM((2, _ROWS_PER_BATCH * per_row, width), jnp.float32))
+        scratch.append(pltpu.VMEM((2, batch, width), jnp.float32))
     scratch.append(pltpu.SemaphoreType.DMA((2, 2)))
     y = one_program(body, hi_rows=hi_rows, dtype=acc, scalars=scalars, hbm=hbm, scratch=scratch,
                     interpret=interpret)
     return y.reshape(-1)[:n].astype(out_dtype)
 
 
-def _in_row_blocks(weights, indices, x, starts, *, n, events, out_dtype, interpret):
+def _in_row_blocks(weights, indices, x, starts, *, n, events, out_dtype, interpret, row_width):
     """:func:`row_scatter` over blocks of ``_CSR_BLOCK_ROWS`` (FCN: ``_FCN_BLOCK_ROWS``) rows in turn, the
     results added; the rows past ``m`` are empty and without events."""
     m, size = x.shape[0], _FCN_BLOCK_ROWS if starts is None else _CSR_BLOCK_ROWS
@@ -397,7 +412,7 @@ def _in_row_blocks(weights, indices, x, starts, *, n, events, out_dtype, interpr
             return row_scatter(weights, indices, part, n=n, events=events, out_dtype=acc, interpret=interpret,
                                first_row=first)
         return row_scatter(weights, indices, part, n=n, events=events, out_dtype=acc, interpret=interpret,
-                           starts=lax.dynamic_slice(starts, (first,), (size + 1,)))
+                           starts=lax.dynamic_slice(starts, (first,), (size + 1,)), row_width=row_width)
 
     return jnp.sum(lax.map(block, jnp.arange(blocks, dtype=jnp.int32)), axis=0).astype(out_dtype)
 
