@@ -141,7 +141,7 @@ def runs(tmp_path_factory):
     return _Runs(tmp_path_factory.mktemp('edits'))
 
 
-@pytest.mark.long  # three fresh processes compiling from cold, about a minute: make test-long (test_numba_cache is in both)
+@pytest.mark.long  # three fresh processes compiling from cold, about a minute, so make test-long
 class TestEditsBetweenProcesses:
     # The three tests share one cache folder and run in this order.
 
