@@ -111,6 +111,16 @@ def test_gather_over_tables_of_several_rows_and_several_blocks(events, n, m):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize('events, n, k', [(True, 70000, 21), (False, 2000, 17), (False, 1200, 33), (True, 20000, 40)])
+def test_gather_groups_of_entries_sized_by_the_table(events, n, k):
+    """Groups of 8 entries past 13 table rows (18 and 16 here), of 16 up to 13 (10), of 32 up to 6 (5); the
+    last group short, down to one entry (17 = 8 + 8 + 1, 33 = 16 + 16 + 1)."""
+    rng = np.random.default_rng(8)
+    args = _case(rng, 150, n, k, transpose=False, events=events, homogeneous=False, matrix=False)
+    got, want = _both(*args, shape=(150, n), transpose=False, events=events)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize('k', [1, 200, 600])
 def test_gather_rows_narrower_and_wider_than_a_vector(k):
     """Up to 512 entries a row run sideways (entries along sublanes); 600 run as stored."""

@@ -152,9 +152,10 @@ def _pull_cases():
 
 
 # W @ s gathers as (m, n, k, shared weight, events): a last group of one entry (Mosaic gathers no single
-# sublane), 25 and (float) 71 table rows, one row of 600 entries, one entry per row.
-GATHERS = ((203, 100_000, 33, False, True), (203, 9_000, 33, False, False), (1, 333, 600, False, True),
-           (70, 333, 1, True, True))
+# sublane) in groups of 8 (25 table rows), of 16 (10 rows) and of 32 (float, 71 rows: the rows' loop), one row
+# of 600 entries, one entry per row.
+GATHERS = ((203, 100_000, 33, False, True), (203, 40_000, 17, False, True), (203, 9_000, 33, False, False),
+           (1, 333, 600, False, True), (70, 333, 1, True, True))
 # s @ W scatters as (family, m, n, k): the widest result of the batches of rows packed 16 to a product, and
 # the widest result the scatter takes (past it, the jax kernel), of the narrow batches.
 SCATTERS = (('fcn', 300, 131_072, 100), ('csr', 300, 131_072, 100), ('fcn', 300, 524_288, 100),
