@@ -2,9 +2,12 @@
 
 import json
 
+import pytest
+
 from benchmarks import tpu_delivery
 
 
+@pytest.mark.long  # every update twice, compiled for the CPU; the dense pass's run below is the quick check
 def test_a_tiny_run_times_every_update(tmp_path, capsys):
     out = tmp_path / 'rows.json'
     tpu_delivery.main(['--sizes', '64', '--k', '4', '--ring', '3', '--loop', '2', '--backends', 'jax', 'jax',

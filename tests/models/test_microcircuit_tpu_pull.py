@@ -13,6 +13,7 @@ def _model(sort_rows=True):
                             column_multiple=128, sort_rows=sort_rows)
 
 
+@pytest.mark.long  # 600 updates in Pallas's interpreter; the kernel's own tests are in the default run
 def test_the_delivery_at_read_time_spikes_as_the_ring_delivery():
     model = _model()
     ring = simulation.Runner(model, 'jax', 3)

@@ -140,7 +140,7 @@ def test_no_events_non_finite_values_and_unequal_rows(transpose):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize('events', [True, False])
+@pytest.mark.parametrize('events', [True, pytest.param(False, marks=pytest.mark.long)])
 def test_rows_beyond_smem_run_in_blocks(monkeypatch, events):
     """More rows (or pieces of rows, or equal rows packed side by side) than one program's SMEM holds run in
     blocks of rows, results added."""

@@ -55,7 +55,7 @@ def _run(data, offsets, indptr, raster, *, columns, length, groups, max_spikes, 
 
 class TestInputsMatchTheNumpySum:
     @pytest.mark.parametrize('columns, groups, options', [
-        (1100, 3, dict(capacity=2)),  # odd columns, three groups, several rounds of rows a step
+        pytest.param(1100, 3, dict(capacity=2), marks=pytest.mark.long),  # odd columns, three groups, rounds
         (300, 1, dict(capacity=4, tile=256)),  # one group, two products a round
     ])
     def test_each_step_reads_what_arrived_from_every_held_row(self, columns, groups, options):
