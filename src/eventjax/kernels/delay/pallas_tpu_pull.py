@@ -45,8 +45,7 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
 from eventjax.kernels.common.pallas.tpu_pieces import in_32_bits
-from eventjax.kernels.common.pallas.tpu_rows import dot_t, tpu_interpret
-from eventjax.kernels.delay.pallas_tpu_sorted import _bf16_parts
+from eventjax.kernels.common.pallas.tpu_rows import bf16_parts, dot_t, tpu_interpret
 
 __all__ = ['CAPACITY', 'GROUPS', 'TILE', 'as_rows', 'build_bounds', 'group_rows', 'groups_for', 'init_spikes',
            'pull_input', 'record']
@@ -179,7 +178,7 @@ def _body(*, rows, tile):
             pos = pos_ref[:, pl.ds(at, tile)]
             w = w_ref[:, pl.ds(at, tile)]
             hit = row_iota == lax.shift_right_arithmetic(pos, 7)  # -1: no entry, no row
-            a = jnp.concatenate([jnp.where(hit, q, 0.0).astype(jnp.bfloat16) for q in _bf16_parts(w)], axis=0)
+            a = jnp.concatenate([jnp.where(hit, q, 0.0).astype(jnp.bfloat16) for q in bf16_parts(w)], axis=0)
             b = (lane_iota == lax.bitwise_and(pos, _LANES - 1)).astype(jnp.bfloat16)
             return acc + dot_t(a, b, False)
 

@@ -32,7 +32,7 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
 from eventjax.kernels.common.pallas.tpu_pieces import in_32_bits
-from eventjax.kernels.common.pallas.tpu_rows import dot_t, tpu_interpret
+from eventjax.kernels.common.pallas.tpu_rows import bf16_parts, dot_t, tpu_interpret
 from eventjax.kernels.delay import jax_impl
 from eventjax.kernels.delay.pallas_tpu_operands import as_int32
 
@@ -61,15 +61,6 @@ def padded_columns(n: int) -> int:
     return -(-max(n, 1) // _LANES) * _LANES
 
 
-def _bf16_parts(x):
-    parts = []
-    for _ in range(3):
-        part = x.astype(jnp.bfloat16).astype(jnp.float32)
-        parts.append(part)
-        x = x - part
-    return parts
-
-
 def _body(*, rows, window, precise):
     """Refs: each piece's first window row and window count (SMEM); keys, coefs (VMEM, ``(P, piece)``); the
     padded ring in and out (HBM, aliased); its VMEM copy; a DMA semaphore."""
@@ -87,7 +78,7 @@ def _body(*, rows, window, precise):
             if precise == 'highest':
                 b = jnp.where(hit_lo, coef, 0.0)
             else:
-                b = jnp.concatenate([jnp.where(hit_lo, q, 0.0).astype(jnp.bfloat16) for q in _bf16_parts(coef)],
+                b = jnp.concatenate([jnp.where(hit_lo, q, 0.0).astype(jnp.bfloat16) for q in bf16_parts(coef)],
                                     axis=0)
             first = base_ref[p]
 

@@ -49,15 +49,13 @@ _SIDEWAYS_ENTRIES = 512
 # and selects over every row are scheduled together, and past a few rows a smaller group schedules tighter.
 # libtpu's bundles per block of 128 rows of 100 entries (v5e): 6 rows 384 (32) / 424 (8); 13 rows 639 (16) /
 # 727 (32); 25 rows 1,011 (8) / 1,197 (32).
-_GROUPS = ((6, 32), (13, 16))
-_GROUP = 8
+# Past _UNROLLED_ROWS the rows' loop spreads its cost per iteration over 32 entries.
+_GROUPS = ((6, 32), (13, 16), (_UNROLLED_ROWS, 8))
 
 
 def _group(table_rows):
     """The entries a sideways block works on at once, for a table of ``table_rows`` rows."""
-    if table_rows > _UNROLLED_ROWS:
-        return 32  # the rows' loop: its cost per iteration is spread over more entries
-    return next((g for rows, g in _GROUPS if table_rows <= rows), _GROUP)
+    return next((g for rows, g in _GROUPS if table_rows <= rows), 32)
 
 
 def _each_block(step, *, count, homogeneous):

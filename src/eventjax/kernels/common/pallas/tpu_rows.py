@@ -33,8 +33,8 @@ from jax.experimental.pallas import tpu as pltpu
 from eventjax.kernels.common.events import accumulation_dtype, event_indicator
 from eventjax.kernels.common.pallas.tpu_pieces import in_32_bits, in_batches
 
-__all__ = ['compact_event_ids', 'dot', 'dot_t', 'fits_the_chip', 'one_program', 'packed_flags', 'row_scatter',
-           'tpu_interpret', 'with_finite_fallback']
+__all__ = ['bf16_parts', 'compact_event_ids', 'dot', 'dot_t', 'fits_the_chip', 'one_program', 'packed_flags',
+           'row_scatter', 'tpu_interpret', 'with_finite_fallback']
 
 _LANES = 128
 # Rows fetched per DMA batch in the scatter, two batches in flight, and rows that go through the MXU as one
@@ -291,6 +291,24 @@ def _row_window(pair, start, last):
     return jnp.where(lane < _LANES - offset, rolled[0:1], rolled[1:2]), lane
 
 
+def bf16_parts(x):
+    """``x`` (float32) as ``_BF16_PARTS`` float32 arrays, each a bfloat16 value, whose sum is ``x`` for normal
+    floats (8 significant bits each): a product of them in single bfloat16 passes gives the float32 sum.
+
+    Example:
+        >>> x = jnp.float32(1 / 3)
+        >>> parts = bf16_parts(x)
+        >>> [bool(p == p.astype(jnp.bfloat16)) for p in parts], bool(parts[0] + parts[1] + parts[2] == x)
+        ([True, True, True], True)
+    """
+    parts = []
+    for _ in range(_BF16_PARTS):
+        part = x.astype(jnp.bfloat16).astype(jnp.float32)
+        parts.append(part)
+        x = x - part
+    return parts
+
+
 def _onehot_product(hi_hit, lo_hit, coef, *, precise, counting):
     """``sum_e [hi_e == h] * coef_e * [lo_e == l]`` over a batch's entries, as a ``(hi_rows, 128)`` float32
     block: ``hi_hit`` is ``hi_iota == hi``, ``lo_hit`` is ``lo_iota == lo``; ``coef`` finite.
@@ -306,11 +324,8 @@ def _onehot_product(hi_hit, lo_hit, coef, *, precise, counting):
         return dot_t(a, (lo_hit.astype(jnp.float32) * coef).astype(jnp.bfloat16), False)
     if not precise:
         return dot_t(a.astype(jnp.float32), jnp.where(lo_hit, coef, 0.0), False)
-    rest, ones, parts = coef, lo_hit.astype(jnp.float32), []
-    for _ in range(_BF16_PARTS):
-        part = rest.astype(jnp.bfloat16).astype(jnp.float32)
-        parts.append(ones * part)
-        rest = rest - part
+    ones = lo_hit.astype(jnp.float32)
+    parts = [ones * part for part in bf16_parts(coef)]
     out = dot_t(a, jnp.concatenate(parts, axis=0).astype(jnp.bfloat16), False)
     return sum(out[:, j * _LANES:(j + 1) * _LANES] for j in range(_BF16_PARTS))
 
@@ -377,16 +392,16 @@ def row_scatter(weights, indices, x, *, n, events, out_dtype, interpret, starts=
     precise = acc == jnp.float32
     xs = packed_flags(x) if events else x.astype(jnp.float32)
     width = indices.shape[-1]
+    row_lanes = width if fixed_rows else row_width  # lanes a row takes in a product
     body = _scatter_body(m=m, n_entries=n, homogeneous=homogeneous, events=events, hi_rows=hi_rows,
-                         precise=precise, fixed_rows=fixed_rows, layout_rows=indices.shape[0],
-                         width=width if fixed_rows else row_width)
+                         precise=precise, fixed_rows=fixed_rows, layout_rows=indices.shape[0], width=row_lanes)
     per_row = 1 if fixed_rows else 2
     lead = jnp.reshape(first_row, (1,)) if fixed_rows else starts
     scalars = [jnp.asarray(lead, jnp.int32), xs]
     if homogeneous:
         scalars.append(weights.reshape(1).astype(jnp.float32))
     hbm = [indices.astype(jnp.int32)] + ([] if homogeneous else [weights.astype(jnp.float32)])
-    batch = _batch_rows(hi_rows, width if fixed_rows else row_width)[0] * per_row
+    batch = _batch_rows(hi_rows, row_lanes)[0] * per_row
     scratch = [pltpu.SMEM((max(m, 1) if events else 1,), jnp.int32), pltpu.VMEM((2, batch, width), jnp.int32)]
     if not homogeneous:
         scratch.append(pltpu.VMEM((2, batch, width), jnp.float32))
