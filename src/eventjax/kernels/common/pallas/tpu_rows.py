@@ -298,7 +298,7 @@ def bf16_parts(x):
     Example:
         >>> x = jnp.float32(1 / 3)
         >>> parts = bf16_parts(x)
-        >>> [bool(p == p.astype(jnp.bfloat16)) for p in parts], bool(parts[0] + parts[1] + parts[2] == x)
+        >>> [bool(p == p.astype(jnp.bfloat16).astype(p.dtype)) for p in parts], bool(parts[0] + parts[1] + parts[2] == x)
         ([True, True, True], True)
     """
     parts = []
