@@ -160,11 +160,14 @@ GATHERS = ((203, 100_000, 33, False, True), (203, 40_000, 17, False, True), (203
 # the widest result the scatter takes (past it, the jax kernel), of the narrow batches.
 SCATTERS = (('fcn', 300, 131_072, 100), ('csr', 300, 131_072, 100), ('fcn', 300, 524_288, 100),
             ('csr', 300, 524_288, 100))
+# CSR W @ s of rows of unequal length (the running sums per row) as (m, n, nnz, events): 10 M entries
+# (blocks of the layout past the last entry), and a few in one block.
+SEGMENTS = ((100_000, 100_000, 10_000_077, True), (203, 9_000, 5_001, False))
 
 
 def _gather_cases():
-    """``(what, function, operand (shape, dtype) pairs)`` of the FCN gather at each of GATHERS, and of the
-    FCN and CSR event scatters at each of SCATTERS."""
+    """``(what, function, operand (shape, dtype) pairs)`` of the FCN gather at each of GATHERS, of the
+    FCN and CSR event scatters at each of SCATTERS, and of the CSR gather at each of SEGMENTS."""
     import jax.numpy as jnp  # noqa: PLC0415
 
     import eventjax as ej  # noqa: PLC0415
@@ -182,6 +185,12 @@ def _gather_cases():
         yield (f'{op.__name__}(backend=pallas, s @ W, {m}x{n}, k={k})',
                lambda *a, s=(m, n), op=op: op(*a, shape=s, transpose=True, backend='pallas'),
                [*structure, ((m,), jnp.bool_)])
+    for m, n, nnz, events in SEGMENTS:
+        op = ej.binary_csrmv if events else ej.csrmv
+        yield (f'{op.__name__}(backend=pallas, W @ s, {m}x{n}, {nnz} entries)',
+               lambda *a, s=(m, n), op=op: op(*a, shape=s, transpose=False, backend='pallas'),
+               [((nnz,), jnp.float32), ((nnz,), jnp.int32), ((m + 1,), jnp.int32),
+                ((n,), jnp.bool_ if events else jnp.float32)])
 
 
 def _cases(name, sweep):

@@ -19,8 +19,10 @@ A matrix ``x`` runs column by column.
   Entries that fill whole 128-wide rows are read in place; other counts are
   padded to whole rows, a copy.
 - ``transpose=False`` runs the FCN gather kernel when every row holds the same
-  number of entries (a CSR matrix made from a fixed-connection one), else one
-  gather and one scatter in XLA (the NumPy-checked reference product).
+  number of entries (a CSR matrix made from a fixed-connection one), else
+  picks each entry's term the same way from the entries as stored and sums
+  each row's terms by a running sum that restarts at each row
+  (:mod:`eventjax.kernels.csr.pallas_tpu_segments`).
 
 A problem too large for the chip's on-core memories takes the ``jax`` kernel.
 """
@@ -34,8 +36,8 @@ from eventjax.kernels.common.checks import running_sum
 from eventjax.kernels.common.pallas.tpu_gather import fcn_gather
 from eventjax.kernels.common.pallas.tpu_pieces import in_pieces
 from eventjax.kernels.common.pallas.tpu_rows import fits_the_chip, row_scatter
-from eventjax.kernels.csr import reference
 from eventjax.kernels.csr.jax_impl import _product
+from eventjax.kernels.csr.pallas_tpu_segments import segment_gather
 
 __all__ = ['binary_csrmv_tpu_kernel', 'csrmv_tpu_kernel']
 
@@ -68,18 +70,10 @@ def _call(*, shape, transpose, out, events):
         homogeneous = data.shape == (1,) and nnz != 1
         lengths = indptr[1:] - indptr[:-1]
 
-        def fallback(product=_product):
-            return product(data, indices, indptr, x, shape=shape, transpose=transpose, out_dtype=out.dtype,
-                           binary=events)
-
-        def beside():
-            # The branch a lax.cond compiles beside the gather for rows of unequal length: one gather and
-            # one scatter, which compile in a fraction of the jax kernel's time (its layouts).
-            return fallback(reference._product)
-
         k = nnz // m
         if not fits_the_chip(n=n, transpose=transpose, k=k):
-            return fallback()
+            return _product(data, indices, indptr, x, shape=shape, transpose=transpose, out_dtype=out.dtype,
+                            binary=events)
 
         def per_column(column):
             return (lambda: column(x)) if x.ndim == 1 else (lambda: lax.map(column, x.T).T)
@@ -116,24 +110,22 @@ def _call(*, shape, transpose, out, events):
                 # branch for rows of at most 128 would add a kernel to every compile.
                 return lax.cond(jnp.all(lengths == k), per_column(equal_column), split_rows)
             return lax.cond(jnp.max(lengths) <= _LONGEST_ROW, per_column(column), split_rows)
+        def segments():
+            return segment_gather(data, indices, indptr, x, n=n, events=events, out_dtype=out.dtype,
+                                  interpret=interpret)
+
         if nnz != m * k:  # rows of unequal length, known from the shapes
-            return beside()
-        # The gather runs whatever the lengths (on rows of unequal length its result is replaced), and
-        # the scatter reads the entries through their (m, k) copy: with the gather in one branch, or the
-        # flat arrays and their copy read side by side, XLA took 10 s more to compile the pair for a TPU
-        # at 100,000 rows.
-        w, idx = lax.optimization_barrier((data.reshape(1, 1) if homogeneous else data.reshape(m, k),
-                                           indices.reshape(m, k)))
+            return segments()
+        # Rows that may all hold k entries: the FCN gather when they do, else the running sums per row.
+        # (With XLA's gather and scatter in the second branch, a jitted loop of these products took 18 s to
+        # compile for a TPU at 100,000 rows.)
+        w = data.reshape(1, 1) if homogeneous else data.reshape(m, k)
+        idx = indices.reshape(m, k)
 
         def column(v):
             return fcn_gather(w, idx, v, n=n, events=events, out_dtype=out.dtype, interpret=interpret)
 
-        def unequal_rows():
-            return reference._product(w.reshape(-1), idx.reshape(-1), indptr, x, shape=shape, transpose=False,
-                                      out_dtype=out.dtype, binary=events)
-
-        gathered = per_column(column)()
-        return lax.cond(jnp.all(lengths == k), lambda: gathered, unequal_rows)
+        return lax.cond(jnp.all(lengths == k), per_column(column), segments)
 
     return call
 

@@ -34,7 +34,7 @@ from eventjax.kernels.common.events import accumulation_dtype
 from eventjax.kernels.common.pallas.tpu_pieces import in_32_bits
 from eventjax.kernels.common.pallas.tpu_rows import packed_flags, tpu_interpret
 
-__all__ = ['fcn_gather']
+__all__ = ['entry_terms', 'fcn_gather', 'gather_table']
 
 _LANES = 128
 # Entries (lanes padded to 128) held in registers at once: a chunk of rows of about 8 vregs.
@@ -79,17 +79,18 @@ def _gather_body(*, k, n, chunk, n_chunks, table_rows, homogeneous, events):
     def one_chunk(c, table_ref, idx_ref, w_ref, y_ref):
         rows = pl.ds(pl.multiple_of(c * chunk, chunk), chunk) if n_chunks > 1 else slice(None)
         w = w_ref[0] if homogeneous else w_ref[rows, :]
-        term = _terms(table_ref, idx_ref[rows, :], w, n=n, table_rows=table_rows, events=events)
+        term = entry_terms(table_ref, idx_ref[rows, :], w, n=n, table_rows=table_rows, events=events)
         y_ref[rows, :] = jnp.sum(term, axis=1, keepdims=True).astype(y_ref.dtype)
 
     return _each_block(one_chunk, count=n_chunks, homogeneous=homogeneous)
 
 
-def _terms(table_ref, t, w, *, n, table_rows, events):
-    """Each entry's term: its weight where its target has an event (events), else weight times value."""
+def entry_terms(table_ref, t, w, *, n, table_rows, events):
+    """Each entry's term, in a kernel: its weight where its target ``t`` has an event (events), else weight
+    times value; 0 for a target outside ``[0, n)``. ``table_ref`` holds :func:`gather_table`'s table."""
     if t.shape[0] == 1:  # Mosaic lowers no lane gather of a single sublane: gather two, keep one
         w = w if jnp.ndim(w) == 0 else jnp.broadcast_to(w, (2, w.shape[1]))
-        return _terms(table_ref, jnp.broadcast_to(t, (2, t.shape[1])), w, n=n, table_rows=table_rows,
+        return entry_terms(table_ref, jnp.broadcast_to(t, (2, t.shape[1])), w, n=n, table_rows=table_rows,
                       events=events)[:1]
     keep = (t >= 0) & (t < n)
     slot = lax.shift_right_logical(t, 5) if events else t
@@ -125,7 +126,7 @@ def _sideways_body(*, k, n, n_blocks, table_rows, homogeneous, events):
         for g in range(0, k, group):
             part = slice(g, min(k, g + group))
             w = w_ref[0] if homogeneous else w_side[part]
-            term = _terms(table_ref, t_side[part], w, n=n, table_rows=table_rows, events=events)
+            term = entry_terms(table_ref, t_side[part], w, n=n, table_rows=table_rows, events=events)
             total = total + jnp.sum(term, axis=0, keepdims=True)
         y_ref[pl.ds(b, 1), :] = total.astype(y_ref.dtype)
 
@@ -139,6 +140,18 @@ def _blocks(m, k):
     if m <= chunk:
         return m, 1
     return chunk, max(1, min(_PROGRAM_ENTRIES // (chunk * lanes), m // chunk))
+
+
+def gather_table(x, events):
+    """``x`` as the table :func:`entry_terms` picks from: rows of 128 lanes, events packed 32 to a word.
+
+    Example:
+        >>> gather_table(jnp.arange(3.0), events=False).shape
+        (1, 128)
+    """
+    table = packed_flags(x) if events else x.astype(jnp.float32)
+    table_rows = max(1, pl.cdiv(table.shape[0], _LANES))
+    return jnp.pad(table, (0, table_rows * _LANES - table.shape[0])).reshape(table_rows, _LANES)
 
 
 def fcn_gather(weights, indices, x, *, n, events, out_dtype, interpret):
@@ -156,9 +169,8 @@ def fcn_gather(weights, indices, x, *, n, events, out_dtype, interpret):
     m, k = indices.shape
     acc = accumulation_dtype(out_dtype)
     homogeneous = weights.shape == (1, 1) and not (m == 1 and k == 1)
-    table = packed_flags(x) if events else x.astype(jnp.float32)
-    table_rows = max(1, pl.cdiv(table.shape[0], _LANES))
-    table = jnp.pad(table, (0, table_rows * _LANES - table.shape[0])).reshape(table_rows, _LANES)
+    table = gather_table(x, events)
+    table_rows = table.shape[0]
     indices = indices.astype(jnp.int32)
     # Mosaic has no float16 vector loads, and packed types tile 16 rows deep; float32 is read as stored.
     weights = weights.reshape(1) if homogeneous else weights.astype(jnp.float32)

@@ -298,8 +298,10 @@ def bf16_parts(x):
     Example:
         >>> x = jnp.float32(1 / 3)
         >>> parts = bf16_parts(x)
-        >>> [bool(p == p.astype(jnp.bfloat16).astype(p.dtype)) for p in parts], bool(parts[0] + parts[1] + parts[2] == x)
-        ([True, True, True], True)
+        >>> [bool(p == p.astype(jnp.bfloat16).astype(p.dtype)) for p in parts]
+        [True, True, True]
+        >>> bool(parts[0] + parts[1] + parts[2] == x)
+        True
     """
     parts = []
     for _ in range(_BF16_PARTS):
