@@ -35,6 +35,10 @@ __all__ = ['segment_gather']
 _LANES = 128
 # Layout rows (of 128 entries) a program reads: 32,768 entries, 128 KiB an operand.
 _BLOCK = 256
+# Terms are picked 8 layout rows (a vreg) at a time from a table of more rows than this, else a block at once:
+# libtpu's bundles per block (v5e) 3,361 with 8 against 3,797 at 25 table rows (100,000 events), 1,706 with
+# the block against 1,772 at 4.
+_WHOLE_BLOCK_TABLE_ROWS = 4
 
 
 def _scan_lanes(v, restart):
@@ -56,38 +60,42 @@ def _scan_lanes(v, restart):
 def _scan_rows(last, closed, carry):
     """What each layout row receives from the rows before it: ``carry`` (the block before's last sum)
     plus the sums of the rows since the last row that holds a restart. ``last`` and ``closed`` are the
-    rows' lane-127 sums and restart flags, ``(rows, 128)`` with every lane the same."""
-    rows = last.shape[0]
-    row = lax.broadcasted_iota(jnp.int32, last.shape, 0)
-    # Inclusive segmented scan down the rows: row i's sum back to its last closed row.
-    v, seen = last, closed
-    d = 1
-    while d < rows:
-        inside = row >= d
-        shifted_v = pltpu.roll(v, d, 0)
-        shifted_seen = pltpu.roll(seen, d, 0)
-        v = jnp.where((seen == 0) & inside, v + shifted_v, v)
-        seen = jnp.where(inside, seen | shifted_seen, seen)
-        d *= 2
-    inclusive = jnp.where(seen == 0, v + carry, v)
-    # Row i receives row i - 1's inclusive sum (row 0 the carry).
-    return jnp.where(row == 0, carry, pltpu.roll(inclusive, 1, 0)), inclusive[rows - 1:rows, :]
+    rows' lane-127 sums and restart flags, ``(rows, 128)`` with every lane the same; rows go 8 at a time
+    (a vreg: three shifted adds down its sublanes), the carry passed from each 8 to the next."""
+    received = []
+    for g in range(0, last.shape[0], 8):
+        v, seen = last[g:g + 8], closed[g:g + 8]
+        row = lax.broadcasted_iota(jnp.int32, v.shape, 0)
+        for d in (1, 2, 4):
+            inside = row >= d
+            shifted_v, shifted_seen = pltpu.roll(v, d, 0), pltpu.roll(seen, d, 0)
+            v = jnp.where((seen == 0) & inside, v + shifted_v, v)
+            seen = jnp.where(inside, seen | shifted_seen, seen)
+        inclusive = jnp.where(seen == 0, v + carry, v)
+        # Row i receives row i - 1's inclusive sum (the group's first row the carry).
+        received.append(jnp.where(row == 0, carry, pltpu.roll(inclusive, 1, 0)))
+        carry = inclusive[7:8]
+    return jnp.concatenate(received, axis=0), carry
 
 
 def _body(*, n, table_rows, homogeneous, events):
     def body(*refs):
         if homogeneous:
             w_ref, table_ref, idx_ref, restart_ref, out_ref, carry_ref = refs
-            w = w_ref[0]
+            weights = lambda rows: w_ref[0]  # noqa: E731 - one shared weight
         else:
             table_ref, idx_ref, w_ref, restart_ref, out_ref, carry_ref = refs
-            w = w_ref[...]
+            weights = lambda rows: w_ref[rows, :]  # noqa: E731
 
         @pl.when(pl.program_id(0) == 0)
         def _():
             carry_ref[...] = jnp.zeros(carry_ref.shape, jnp.float32)
 
-        terms = entry_terms(table_ref, idx_ref[...], w, n=n, table_rows=table_rows, events=events)
+        block = idx_ref.shape[0]
+        g = block if table_rows <= _WHOLE_BLOCK_TABLE_ROWS else 8
+        terms = jnp.concatenate([
+            entry_terms(table_ref, idx_ref[r:r + g, :], weights(slice(r, r + g)), n=n, table_rows=table_rows,
+                        events=events) for r in range(0, block, g)], axis=0)
         v, seen = _scan_lanes(terms, restart_ref[...])
         shape = v.shape
         last = jnp.broadcast_to(v[:, _LANES - 1:], shape)
