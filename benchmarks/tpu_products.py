@@ -4,6 +4,7 @@
     python -m benchmarks.tpu_products --sizes 100000 --backends pallas --loop 20   # no dense product past 20,000
     python -m benchmarks.tpu_products --sizes 4000 16000 --jax-limit 4000   # the jax kernels at 4,000 only
     python -m benchmarks.tpu_products --sizes 100000 --backends pallas --directions sW   # s @ W only
+    python -m benchmarks.tpu_products --ops binary_csrmv --csr-rows unequal   # CSR rows of binomial lengths
 
 Each product is timed twice: inside one jitted ``lax.fori_loop`` of
 ``--loop`` products (the spikes change every iteration, so nothing is
@@ -62,6 +63,16 @@ def _csr_of(indices, m, k):
     return indices.reshape(-1), indptr
 
 
+def _unequal_csr(rng, m, n, k):
+    """CSR rows of binomial lengths (``2k`` trials at 1/2: ``k`` entries a row on average), as a matrix of
+    random connections with probability ``k / n`` has; ``(weights, indices, indptr)``."""
+    lengths = rng.binomial(2 * k, 0.5, m)
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    nnz = int(indptr[-1])
+    return (jnp.asarray(rng.normal(size=nnz), jnp.float32), jnp.asarray(rng.integers(0, n, nnz), jnp.int32),
+            jnp.asarray(indptr))
+
+
 def _product(op, backend, transpose, shape):
     """``product(spikes, operands)`` and the name of its operands in :func:`main`'s ``operands``."""
     import eventjax as ej
@@ -103,6 +114,9 @@ def main(argv=None):
     p.add_argument('--jax-limit', type=int, default=None, help='time the jax kernels only up to this size')
     p.add_argument('--directions', nargs='+', choices=['sW', 'Ws'], default=['sW', 'Ws'],
                    help='the products to time: s @ W (transpose=True), W @ s, or both')
+    p.add_argument('--csr-rows', choices=['equal', 'unequal'], default='equal',
+                   help="the CSR matrix: the FCN one's rows (k entries each), or rows of binomial lengths "
+                        '(k on average; no dense product)')
     p.add_argument('--out', default=None)
     args = p.parse_args(argv)
     device = jax.devices()[0]
@@ -122,12 +136,15 @@ def main(argv=None):
         spikes = jnp.asarray(rng.random(m) < args.rate)
         flat, indptr = _csr_of(indices, m, k)
         operands = {'fcn': (weights, indices), 'csr': (weights.reshape(-1), flat, indptr)}
+        if args.csr_rows == 'unequal':
+            operands['csr'] = _unequal_csr(rng, m, n, k)
+            flat, indptr = operands['csr'][1:]
         if 'brainevent' in args.backends and 'binary_csrmv' in args.ops:
             # brainevent's CSR product takes a workspace it makes from a concrete indptr.
             from brainevent._csr.binary import _make_binary_csrmv_workspace
 
             operands['csr_brainevent'] = (*operands['csr'], _make_binary_csrmv_workspace(indptr))
-        if size <= args.dense_limit:
+        if size <= args.dense_limit and args.csr_rows == 'equal':
             dense = jnp.zeros((m, n), jnp.float32).at[jnp.arange(m)[:, None], indices].add(weights)
             operands['dense'] = (dense,)
             for transpose in (True, False):
@@ -155,7 +172,7 @@ def main(argv=None):
                         continue
                     y = np.asarray(y[0])
                     ref = y if ref is None else ref
-                    emit(op=op, size=size, k=k, transpose=transpose, backend=backend,
+                    emit(op=op, size=size, k=k, transpose=transpose, backend=backend, csr_rows=args.csr_rows,
                          loop_us=loop_s / args.loop * 1e6, call_us=call_s * 1e6, first_call_s=first_s,
                          max_abs_diff_vs_first=float(np.max(np.abs(y - ref))))
     if args.out:

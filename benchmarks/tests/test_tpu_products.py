@@ -24,3 +24,21 @@ def test_jax_limit_leaves_out_the_jax_kernels_past_it(tmp_path):
     rows = json.loads(out.read_text())
     assert {r['size'] for r in rows if r['op'] == 'binary_fcnmv'} == {32}
     assert {r['size'] for r in rows if r['op'] == 'dense_f32'} == {32, 64}
+
+
+def test_csr_rows_of_unequal_length_are_timed_without_a_dense_product(tmp_path):
+    out = tmp_path / 'rows.json'
+    tpu_products.main(['--sizes', '64', '--k', '4', '--loop', '2', '--backends', 'jax', '--ops', 'binary_csrmv',
+                       '--csr-rows', 'unequal', '--out', str(out)])
+    rows = json.loads(out.read_text())
+    assert {(r['op'], r['transpose'], r['csr_rows']) for r in rows} == {('binary_csrmv', t, 'unequal')
+                                                                       for t in (True, False)}
+    assert all(r['loop_us'] > 0 for r in rows)
+
+
+def test_unequal_rows_vary_about_k_entries():
+    import numpy as np
+
+    _, indices, indptr = tpu_products._unequal_csr(np.random.default_rng(0), 1000, 500, 100)
+    lengths = np.diff(np.asarray(indptr))
+    assert indices.shape[0] == indptr[-1] and 95 < lengths.mean() < 105 and lengths.std() > 5
