@@ -141,18 +141,21 @@ def test_no_events_non_finite_values_and_unequal_rows(transpose):
 
 
 @pytest.mark.parametrize('events', [True, pytest.param(False, marks=pytest.mark.long)])
-def test_rows_beyond_smem_run_in_blocks(monkeypatch, events):
+@pytest.mark.parametrize('rows', ['unequal', pytest.param('pieces', marks=pytest.mark.long),
+                                  pytest.param('equal', marks=pytest.mark.long)])
+def test_rows_beyond_smem_run_in_blocks(monkeypatch, events, rows):
     """More rows (or pieces of rows, or equal rows packed side by side) than one program's SMEM holds run in
-    blocks of rows, results added."""
+    blocks of rows, results added (the block logic is shared: make test-long runs the other two forms)."""
     from eventjax.kernels.common.pallas import tpu_rows
 
     monkeypatch.setattr(tpu_rows, '_CSR_BLOCK_ROWS', 64)
     rng = np.random.default_rng(5)
     m, n = 150, 77
-    for lengths in (rng.integers(0, 9, m), np.r_[rng.integers(0, 9, m - 2), 300, 5], np.full(m, 7)):
-        args = _case(rng, m, n, lengths, transpose=True, events=events, homogeneous=False)
-        got, want = _both(*args, shape=(m, n), transpose=True, events=events)
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    lengths = {'unequal': rng.integers(0, 9, m), 'pieces': np.r_[rng.integers(0, 9, m - 2), 300, 5],
+               'equal': np.full(m, 7)}[rows]
+    args = _case(rng, m, n, lengths, transpose=True, events=events, homogeneous=False)
+    got, want = _both(*args, shape=(m, n), transpose=True, events=events)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize('events, homogeneous', [(True, False), (True, True), (False, False)])
