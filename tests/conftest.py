@@ -42,6 +42,7 @@ _TESTS = pathlib.Path(__file__).parent
 LONG_RUN_ONLY = (
     'tests/test_docstrings.py::', 'tests/kernels/test_docstrings.py::', 'benchmarks/tests/test_docstrings.py::',
     'tests/test_docs_examples.py::', 'tests/test_multidevice.py::', 'tests/backends/test_walkthrough.py::',
+    'tests/models/test_microcircuit_pull.py::test_the_modules_examples_run',
     # test_a_cached_handler_loads_without_numbas_compiler... keeps a cross-process check
     'tests/backends/test_numba_cache.py::TestAcrossProcesses::',
     'tests/backends/test_numba_cache.py::TestEditsAcrossProcesses::',
