@@ -102,3 +102,16 @@ def test_the_csr_product_under_jit_vmap_and_grad(events):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(mat, want.T, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(grad, jax.grad(lambda w: product(w, xs[0], 'jax').sum())(data), rtol=1e-6)
+
+
+def test_many_rows_starting_in_one_block_and_runs_of_empty_rows(monkeypatch):
+    """The rows' starts are marked 128 at a time: 700 rows of 0-2 entries start in one block, 300 empty rows
+    share one start, and the rows after them start in the blocks beyond."""
+    monkeypatch.setattr(pallas_tpu_segments, '_BLOCK', 8)
+    rng = np.random.default_rng(9)
+    n = 50
+    lengths = np.r_[rng.integers(0, 3, 700), np.zeros(300, int), rng.integers(100, 400, 9)]
+    data, indices, indptr = _rows(rng, lengths, n, homogeneous=False)
+    x = rng.normal(size=n).astype(np.float32)
+    np.testing.assert_allclose(_gather(data, indices, indptr, x, n, False), _numpy(data, indices, indptr, x, n,
+                                                                                     False), rtol=1e-5, atol=1e-4)

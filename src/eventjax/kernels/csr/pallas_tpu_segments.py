@@ -9,7 +9,10 @@ read as stored, laid out 128 to a row (no copy when they fill whole rows):
   gather does (:func:`~eventjax.kernels.common.pallas.tpu_gather.entry_terms`);
 - a running sum over the entries in their order restarts at each row's first
   entry (a segmented scan: seven shifted adds across the 128 lanes, then the
-  layout's rows one after another, the last sum carried from block to block);
+  layout's rows 8 at a time, the last sum carried from block to block); the
+  rows' first entries are marked in the kernel, 128 rows' starts at a time
+  by one product of one-hot factors on the MXU (XLA's scatter would visit
+  them one by one);
 - each row's sum is the running sum at its last entry (0 for an empty row).
 
 A row's sum is then its own terms added in order, whatever the other rows
@@ -36,8 +39,8 @@ _LANES = 128
 # Layout rows (of 128 entries) a program reads: 32,768 entries, 128 KiB an operand.
 _BLOCK = 256
 # Terms are picked 8 layout rows (a vreg) at a time from a table of more rows than this, else a block at once:
-# libtpu's bundles per block (v5e) 3,361 with 8 against 3,797 at 25 table rows (100,000 events), 1,706 with
-# the block against 1,772 at 4.
+# libtpu's bundles per block (v5e) 3,468 with 8 against 3,934 at 25 table rows (100,000 events), 1,885 with
+# the block against 1,983 at 4.
 _WHOLE_BLOCK_TABLE_ROWS = 4
 
 
@@ -78,13 +81,38 @@ def _scan_rows(last, closed, carry):
     return jnp.concatenate(received, axis=0), carry
 
 
+def _restarts(bounds_ref, starts_ref, *, block):
+    """The block's restart flags, ``(block, 128)`` int32, 1 where a row starts: the rows that start in block
+    ``b`` (``bounds[b] <= j < bounds[b + 1]``, the starts held in VMEM 128 to a row) are counted into place
+    128 at a time by one MXU product of one-hot factors (0/1 in bfloat16, counts summed in float32: exact)."""
+    b = pl.program_id(0)
+    first = b * (block * _LANES)
+
+    def chunk(c, counts):
+        # The iotas made here, each time: held across the loop they would spill.
+        at_hi = lax.broadcasted_iota(jnp.int32, (block, _LANES), 0)
+        at_lo = lax.broadcasted_iota(jnp.int32, (_LANES, _LANES), 0)
+        local = starts_ref[pl.ds(c, 1), :] - first
+        hi = jnp.where((local >= 0) & (local < block * _LANES), lax.shift_right_logical(local, 7), -1)
+        rows = (at_hi == hi).astype(jnp.bfloat16)  # [h, j]: start j in layout row h of the block
+        lanes = (at_lo == lax.bitwise_and(local, _LANES - 1)).astype(jnp.bfloat16)  # [l, j]: in lane l
+        return counts + lax.dot_general(rows, lanes, (((1,), (1,)), ((), ())), preferred_element_type=jnp.float32)
+
+    lo, hi = bounds_ref[b], bounds_ref[b + 1]
+    # Shifts, not floor divisions (Mosaic lowers those through the chip's description, which a compile
+    # without a chip lacks); the bounds are not negative.
+    counts = lax.fori_loop(lax.shift_right_logical(lo, 7), lax.shift_right_logical(hi + _LANES - 1, 7), chunk,
+                           jnp.zeros((block, _LANES), jnp.float32))
+    return (counts > 0).astype(jnp.int32)
+
+
 def _body(*, n, table_rows, homogeneous, events):
-    def body(*refs):
+    def body(bounds_ref, *refs):
         if homogeneous:
-            w_ref, table_ref, idx_ref, restart_ref, out_ref, carry_ref = refs
+            w_ref, table_ref, idx_ref, starts_ref, out_ref, carry_ref = refs
             weights = lambda rows: w_ref[0]  # noqa: E731 - one shared weight
         else:
-            table_ref, idx_ref, w_ref, restart_ref, out_ref, carry_ref = refs
+            table_ref, idx_ref, w_ref, starts_ref, out_ref, carry_ref = refs
             weights = lambda rows: w_ref[rows, :]  # noqa: E731
 
         @pl.when(pl.program_id(0) == 0)
@@ -92,11 +120,12 @@ def _body(*, n, table_rows, homogeneous, events):
             carry_ref[...] = jnp.zeros(carry_ref.shape, jnp.float32)
 
         block = idx_ref.shape[0]
+        restart = _restarts(bounds_ref, starts_ref, block=block)  # first: its loop then holds no terms
         g = block if table_rows <= _WHOLE_BLOCK_TABLE_ROWS else 8
         terms = jnp.concatenate([
             entry_terms(table_ref, idx_ref[r:r + g, :], weights(slice(r, r + g)), n=n, table_rows=table_rows,
                         events=events) for r in range(0, block, g)], axis=0)
-        v, seen = _scan_lanes(terms, restart_ref[...])
+        v, seen = _scan_lanes(terms, restart)
         shape = v.shape
         last = jnp.broadcast_to(v[:, _LANES - 1:], shape)
         closed = jnp.broadcast_to(seen[:, _LANES - 1:], shape)
@@ -132,30 +161,34 @@ def segment_gather(weights, indices, indptr, x, *, n, events, out_dtype, interpr
         block = _BLOCK  # there, which no row's sum includes (the running sums only carry forward)
     idx = in_pieces(indices.astype(jnp.int32), -1, rows)
     starts, ends = indptr[:-1].astype(jnp.int32), indptr[1:].astype(jnp.int32)
-    # The starts are sorted (a repaired indptr): so told, XLA compiles this scatter for a TPU at 100,000
-    # rows in a fraction of a second instead of ~6 s.
-    restart = jnp.zeros((nnz,), jnp.int32).at[starts].set(1, mode='drop', indices_are_sorted=True)
-    restart = in_pieces(restart, 0, rows)
+    grid = pl.cdiv(rows, block)
+    # Each block's rows, by where they start: a search of one value a block.
+    bounds = jnp.searchsorted(starts, jnp.arange(grid + 1, dtype=jnp.int32) * (block * _LANES),
+                              side='left').astype(jnp.int32)
+    held = in_pieces(starts, -1, max(8, -(-starts.shape[0] // (8 * _LANES)) * 8))
     w = weights.reshape(1).astype(jnp.float32) if homogeneous else \
         in_pieces(jnp.broadcast_to(weights, (nnz,)).astype(jnp.float32), 0, rows)
-    tile = pl.BlockSpec((block, _LANES), lambda i: (i, 0))
+    tile = pl.BlockSpec((block, _LANES), lambda i, bounds: (i, 0))
+    held_spec = pl.BlockSpec(held.shape, lambda i, bounds: (0, 0))
 
     def column(v):
         table = gather_table(v, events)
-        table_spec = pl.BlockSpec((table.shape[0], _LANES), lambda i: (0, 0))
+        table_spec = pl.BlockSpec((table.shape[0], _LANES), lambda i, bounds: (0, 0))
         if homogeneous:
-            args, specs = [w, table, idx, restart], [pl.BlockSpec(memory_space=pltpu.SMEM), table_spec, tile, tile]
+            args = [w, table, idx, held]
+            specs = [pl.BlockSpec(memory_space=pltpu.SMEM), table_spec, tile, held_spec]
         else:
-            args, specs = [table, idx, w, restart], [table_spec, tile, tile, tile]
+            args, specs = [table, idx, w, held], [table_spec, tile, tile, held_spec]
         sums = pl.pallas_call(
             in_32_bits(_body(n=n, table_rows=table.shape[0], homogeneous=homogeneous, events=events)),
             out_shape=jax.ShapeDtypeStruct((rows, _LANES), jnp.float32),
-            grid=(pl.cdiv(rows, block),), in_specs=specs, out_specs=tile,
-            scratch_shapes=[pltpu.VMEM((1, _LANES), jnp.float32)],
+            grid_spec=pltpu.PrefetchScalarGridSpec(
+                num_scalar_prefetch=1, grid=(grid,), in_specs=specs, out_specs=tile,
+                scratch_shapes=[pltpu.VMEM((1, _LANES), jnp.float32)]),
             # The running sum crosses blocks: they run in order.
             compiler_params=pltpu.CompilerParams(dimension_semantics=('arbitrary',)),
             interpret=tpu_interpret(interpret),
-        )(*args)
+        )(bounds, *args)
         return jnp.where(ends > starts, sums.reshape(-1)[jnp.maximum(ends - 1, 0)], 0.0)
 
     y = column(x) if x.ndim == 1 else lax.map(column, x.T).T
