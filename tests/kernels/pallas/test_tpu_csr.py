@@ -159,7 +159,8 @@ def test_rows_beyond_smem_run_in_blocks(monkeypatch, events, rows):
 
 
 @pytest.mark.parametrize('events, homogeneous', [(True, False), (True, True), (False, False)])
-@pytest.mark.parametrize('nnz', [128, 256, 384, 385])
+@pytest.mark.parametrize('nnz', [128, pytest.param(256, marks=pytest.mark.long),
+                                 pytest.param(384, marks=pytest.mark.long), 385])
 def test_entries_in_whole_layout_rows_are_read_in_place(nnz, events, homogeneous):
     """Entries filling whole 128-wide rows are laid out without padding, so the windows of the rows in
     the layout's last row (one of 5 entries ending there, one of 120 straddling into it, empty rows at

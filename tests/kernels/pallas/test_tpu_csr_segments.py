@@ -79,7 +79,7 @@ def test_entries_outside_every_row_and_empty_rows_add_nothing():
     np.testing.assert_array_equal(got, _numpy(data, indices, indptr, x, 3, True))
 
 
-@pytest.mark.parametrize('events', [True, False])
+@pytest.mark.parametrize('events', [True, pytest.param(False, marks=pytest.mark.long)])
 def test_the_csr_product_under_jit_vmap_and_grad(events):
     """``binary_csrmv`` / ``csrmv`` W @ s with rows of unequal length through the primitive (the TPU kernel in
     the interpreter): vmap over x, a matrix x (``csrmm``) and the gradient by the weights."""

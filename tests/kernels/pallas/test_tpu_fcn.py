@@ -131,7 +131,8 @@ def test_gather_rows_narrower_and_wider_than_a_vector(k):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize('where', [[], [31], [0, 31, 32, 63, 95, 99], list(range(100))])
+@pytest.mark.parametrize('where', [[], pytest.param([31], marks=pytest.mark.long), [0, 31, 32, 63, 95, 99],
+                                   pytest.param(list(range(100)), marks=pytest.mark.long)])
 def test_scatter_finds_every_event_of_a_word(where):
     """Events are compacted from 32-bit words, the sign bit included, none to all of them."""
     rng = np.random.default_rng(7)
