@@ -34,7 +34,7 @@ from jax import lax
 
 from eventjax.kernels.common.checks import running_sum
 from eventjax.kernels.common.pallas.tpu_gather import fcn_gather
-from eventjax.kernels.common.pallas.tpu_pieces import in_pieces
+from eventjax.kernels.common.pallas.tpu_pieces import by_columns, in_pieces
 from eventjax.kernels.common.pallas.tpu_rows import fits_the_chip, row_scatter
 from eventjax.kernels.csr.jax_impl import _product
 from eventjax.kernels.csr.pallas_tpu_segments import segment_gather
@@ -76,7 +76,7 @@ def _call(*, shape, transpose, out, events):
                             binary=events)
 
         def per_column(column):
-            return (lambda: column(x)) if x.ndim == 1 else (lambda: lax.map(column, x.T).T)
+            return lambda: by_columns(column, x)
 
         if transpose:
             # Entries filling whole 128-wide rows are read in place (a reshape); others are padded, a copy.
@@ -110,15 +110,16 @@ def _call(*, shape, transpose, out, events):
                 # branch for rows of at most 128 would add a kernel to every compile.
                 return lax.cond(jnp.all(lengths == k), per_column(equal_column), split_rows)
             return lax.cond(jnp.max(lengths) <= _LONGEST_ROW, per_column(column), split_rows)
+
         def segments():
             return segment_gather(data, indices, indptr, x, n=n, events=events, out_dtype=out.dtype,
                                   interpret=interpret)
 
         if nnz != m * k:  # rows of unequal length, known from the shapes
             return segments()
-        # Rows that may all hold k entries: the FCN gather when they do, else the running sums per row.
-        # (With XLA's gather and scatter in the second branch, a jitted loop of these products took 18 s to
-        # compile for a TPU at 100,000 rows.)
+        # Rows that may all hold k entries: the FCN gather when they do, else the running sums per row (a
+        # kernel too: XLA's gather and scatter in this branch made a jitted loop of these products take 13 s
+        # to compile for a TPU at 100,000 rows).
         w = data.reshape(1, 1) if homogeneous else data.reshape(m, k)
         idx = indices.reshape(m, k)
 

@@ -28,9 +28,8 @@ from jax import lax
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
-from eventjax.kernels.common.events import accumulation_dtype
 from eventjax.kernels.common.pallas.tpu_gather import entry_terms, gather_table
-from eventjax.kernels.common.pallas.tpu_pieces import in_32_bits, in_pieces
+from eventjax.kernels.common.pallas.tpu_pieces import by_columns, in_32_bits, in_pieces
 from eventjax.kernels.common.pallas.tpu_rows import tpu_interpret
 
 __all__ = ['segment_gather']
@@ -44,16 +43,14 @@ _BLOCK = 256
 _WHOLE_BLOCK_TABLE_ROWS = 4
 
 
-def _scan_lanes(v, restart):
-    """Each lane's sum back to the last restart at or before it in its row (to lane 0 if none), and
-    whether there is one: seven steps of shifted adds; ``restart`` is int32, 1 at a row's first entry."""
-    lane = lax.broadcasted_iota(jnp.int32, v.shape, 1)
-    seen = restart
+def _segmented_scan(v, seen, axis):
+    """Along ``axis``, each element's sum back to the last restart at or before it (to the first element if
+    none), and whether there is one: log2(length) steps of shifted adds; ``seen`` is int32, 1 at a restart."""
+    at = lax.broadcasted_iota(jnp.int32, v.shape, axis)
     d = 1
-    while d < _LANES:
-        inside = lane >= d
-        shifted_v = pltpu.roll(v, d, 1)
-        shifted_seen = pltpu.roll(seen, d, 1)
+    while d < v.shape[axis]:
+        inside = at >= d
+        shifted_v, shifted_seen = pltpu.roll(v, d, axis), pltpu.roll(seen, d, axis)
         v = jnp.where((seen == 0) & inside, v + shifted_v, v)
         seen = jnp.where(inside, seen | shifted_seen, seen)
         d *= 2
@@ -66,14 +63,9 @@ def _scan_rows(last, closed, carry):
     rows' lane-127 sums and restart flags, ``(rows, 128)`` with every lane the same; rows go 8 at a time
     (a vreg: three shifted adds down its sublanes), the carry passed from each 8 to the next."""
     received = []
+    row = lax.broadcasted_iota(jnp.int32, (8, _LANES), 0)
     for g in range(0, last.shape[0], 8):
-        v, seen = last[g:g + 8], closed[g:g + 8]
-        row = lax.broadcasted_iota(jnp.int32, v.shape, 0)
-        for d in (1, 2, 4):
-            inside = row >= d
-            shifted_v, shifted_seen = pltpu.roll(v, d, 0), pltpu.roll(seen, d, 0)
-            v = jnp.where((seen == 0) & inside, v + shifted_v, v)
-            seen = jnp.where(inside, seen | shifted_seen, seen)
+        v, seen = _segmented_scan(last[g:g + 8], closed[g:g + 8], 0)
         inclusive = jnp.where(seen == 0, v + carry, v)
         # Row i receives row i - 1's inclusive sum (the group's first row the carry).
         received.append(jnp.where(row == 0, carry, pltpu.roll(inclusive, 1, 0)))
@@ -125,7 +117,7 @@ def _body(*, n, table_rows, homogeneous, events):
         terms = jnp.concatenate([
             entry_terms(table_ref, idx_ref[r:r + g, :], weights(slice(r, r + g)), n=n, table_rows=table_rows,
                         events=events) for r in range(0, block, g)], axis=0)
-        v, seen = _scan_lanes(terms, restart)
+        v, seen = _segmented_scan(terms, restart, 1)  # across the lanes: seven steps
         shape = v.shape
         last = jnp.broadcast_to(v[:, _LANES - 1:], shape)
         closed = jnp.broadcast_to(seen[:, _LANES - 1:], shape)
@@ -152,7 +144,6 @@ def segment_gather(weights, indices, indptr, x, *, n, events, out_dtype, interpr
         Array([5., 0., 0.], dtype=float32)
     """
     nnz = indices.shape[0]
-    acc = accumulation_dtype(out_dtype)
     homogeneous = weights.shape == (1,) and nnz != 1
     rows = -(-nnz // _LANES)
     if rows <= _BLOCK:  # one block, of whole vregs
@@ -191,5 +182,4 @@ def segment_gather(weights, indices, indptr, x, *, n, events, out_dtype, interpr
         )(bounds, *args)
         return jnp.where(ends > starts, sums.reshape(-1)[jnp.maximum(ends - 1, 0)], 0.0)
 
-    y = column(x) if x.ndim == 1 else lax.map(column, x.T).T
-    return y.astype(acc).astype(out_dtype)
+    return by_columns(column, x).astype(out_dtype)  # the sums are float32

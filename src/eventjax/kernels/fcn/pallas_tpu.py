@@ -17,9 +17,9 @@ chip's on-core memories otherwise takes the ``jax`` kernel.
 from __future__ import annotations
 
 import jax.numpy as jnp
-from jax import lax
 
 from eventjax.kernels.common.pallas.tpu_gather import fcn_gather
+from eventjax.kernels.common.pallas.tpu_pieces import by_columns
 from eventjax.kernels.common.pallas.tpu_rows import fits_the_chip, row_scatter
 from eventjax.kernels.fcn.jax_impl import _product
 
@@ -40,7 +40,7 @@ def _call(*, shape, transpose, out, events):
             return fcn_gather(weights, indices, v, n=n, events=events, out_dtype=out.dtype, interpret=interpret)
 
         def kernel():
-            return column(x) if x.ndim == 1 else lax.map(column, x.T).T
+            return by_columns(column, x)
 
         def fallback():
             return _product(weights, indices, x, shape=shape, transpose=transpose, out_dtype=out.dtype,

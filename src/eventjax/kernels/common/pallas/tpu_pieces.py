@@ -19,7 +19,8 @@ import jax.numpy as jnp
 from jax import lax
 from jax.experimental import pallas as pl
 
-__all__ = ['SMEM_WORDS', 'collect_pieces', 'in_32_bits', 'in_batches', 'in_pieces', 'max_pieces', 'store_and_wait']
+__all__ = ['SMEM_WORDS', 'by_columns', 'collect_pieces', 'in_32_bits', 'in_batches', 'in_pieces', 'max_pieces',
+           'store_and_wait']
 
 # The int32 words a kernel may keep in SMEM (1 MiB): its row pointers, event flags and work list.
 SMEM_WORDS = 240_000
@@ -42,6 +43,17 @@ def in_32_bits(body):
         with jax.enable_x64(False):
             return body(*refs)
     return traced
+
+
+def by_columns(column, x):
+    """``column(x)`` of a vector; of a matrix, ``column`` of each of its columns in turn, as columns (the
+    TPU kernels run an mm product one column at a time).
+
+    Example:
+        >>> by_columns(lambda v: v * 2, jnp.ones((3, 2))).shape
+        (3, 2)
+    """
+    return column(x) if x.ndim == 1 else lax.map(column, x.T).T
 
 
 def in_pieces(a, fill, rows: int):
