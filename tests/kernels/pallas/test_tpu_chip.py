@@ -342,3 +342,38 @@ def test_non_finite_weights_in_a_large_ring_reach_only_their_own_targets_on_the_
     np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
     finite = np.isfinite(want)
     np.testing.assert_allclose(got[finite], want[finite], rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize('mm, binary, homogeneous', [(False, True, False), (False, False, True), (True, True, True),
+                                                     (True, False, False)])
+def test_csr_rows_of_unequal_length_sum_as_running_sums_on_the_chip(mm, binary, homogeneous):
+    """W @ s over rows of 0 to 700 entries, 80,000 entries in all: the running sums cross layout rows and blocks
+    of 256 of them; one row of 1e30 and one of NaN sit among finite rows, which keep their own sums."""
+    m, n = 1500, 3001
+    rng = np.random.default_rng(20 + 2 * mm + binary)
+    lengths = rng.integers(0, 107, m)
+    lengths[[7, 700, 701]] = 700, 0, 300
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    indices = rng.integers(0, n, indptr[-1]).astype(np.int32)
+    data = rng.normal(size=1 if homogeneous else indptr[-1]).astype(np.float32)
+    x = _events(rng, n, mm, binary)
+    if not homogeneous:
+        data[indptr[100]:indptr[101]] = 1e30
+        data[indptr[300]:indptr[301]] = np.nan
+    dense = np.zeros((m, n))
+    np.add.at(dense, (np.repeat(np.arange(m), lengths), indices),
+              np.broadcast_to(data, indices.shape).astype(np.float64))
+    with np.errstate(invalid='ignore'):
+        want = _oracle(dense, x, False)
+    name = ('binary_' if binary else '') + ('csrmm' if mm else 'csrmv')
+    with jax.default_matmul_precision('highest'):
+        y = jax.jit(lambda *a: getattr(ej, name)(*a, shape=(m, n), transpose=False, backend='pallas'))(
+            jnp.asarray(data), jnp.asarray(indices), jnp.asarray(indptr), jnp.asarray(x))
+    y = np.asarray(y, np.float64)
+    finite = np.ones(m, bool)
+    if not homogeneous:
+        finite[[100, 300]] = False
+        hit = np.asarray(x)[indices[indptr[300]:indptr[301]]] != 0  # a NaN weight counts only where it meets an event
+        np.testing.assert_array_equal(np.isnan(y[300]), hit.any(axis=0))
+        np.testing.assert_allclose(y[100], want[100], rtol=1e-4)
+    np.testing.assert_allclose(y[finite], want[finite], rtol=1e-4, atol=1e-3 * (1 + np.abs(want[finite]).max()))

@@ -240,8 +240,12 @@ def main(argv: list[str]) -> int:
                         f'{jax.numpy.dtype(wdt).name} weights, {jax.numpy.dtype(xdt).name} events/x)')
                 call = lambda *a, f=fn, s=statics, b=backend: f(*a, backend=b, **s)
                 start = time.perf_counter()
+                # The pallas kernels under a user's jax.default_matmul_precision('highest'): their
+                # bfloat16 products must set their own precision, or Mosaic refuses them.
+                precision = 'highest' if backend == 'pallas' else None
                 try:
-                    jax.jit(call).trace(*args).lower(lowering_platforms=('tpu',)).compile()
+                    with jax.default_matmul_precision(precision):
+                        jax.jit(call).trace(*args).lower(lowering_platforms=('tpu',)).compile()
                 except Exception as exc:  # every failure is reported, Mosaic's first of all
                     first = str(exc).strip().splitlines()[0] if str(exc).strip() else ''
                     failures.append(f'{what}: {type(exc).__name__}: {first}')

@@ -30,7 +30,7 @@ from jax.experimental.pallas import tpu as pltpu
 
 from eventjax.kernels.common.pallas.tpu_gather import entry_terms, gather_table
 from eventjax.kernels.common.pallas.tpu_pieces import by_columns, in_32_bits, in_pieces
-from eventjax.kernels.common.pallas.tpu_rows import tpu_interpret
+from eventjax.kernels.common.pallas.tpu_rows import dot_t, tpu_interpret
 
 __all__ = ['segment_gather']
 
@@ -88,7 +88,7 @@ def _restarts(bounds_ref, starts_ref, *, block):
         hi = jnp.where((local >= 0) & (local < block * _LANES), lax.shift_right_logical(local, 7), -1)
         rows = (at_hi == hi).astype(jnp.bfloat16)  # [h, j]: start j in layout row h of the block
         lanes = (at_lo == lax.bitwise_and(local, _LANES - 1)).astype(jnp.bfloat16)  # [l, j]: in lane l
-        return counts + lax.dot_general(rows, lanes, (((1,), (1,)), ((), ())), preferred_element_type=jnp.float32)
+        return counts + dot_t(rows, lanes, False)
 
     lo, hi = bounds_ref[b], bounds_ref[b + 1]
     # Shifts, not floor divisions (Mosaic lowers those through the chip's description, which a compile
