@@ -126,6 +126,9 @@ def main(argv=None):
         row = {'device': device.device_kind, **row}
         rows.append(row)
         print(json.dumps(row), flush=True)
+        if args.out:  # after every row: a run stopped by a time limit keeps what it measured
+            with open(args.out, 'w') as fh:
+                json.dump(rows, fh, indent=1)
 
     rng = np.random.default_rng(0)
     for size in args.sizes:
@@ -175,9 +178,6 @@ def main(argv=None):
                     emit(op=op, size=size, k=k, transpose=transpose, backend=backend, csr_rows=args.csr_rows,
                          loop_us=loop_s / args.loop * 1e6, call_us=call_s * 1e6, first_call_s=first_s,
                          max_abs_diff_vs_first=float(np.max(np.abs(y - ref))))
-    if args.out:
-        with open(args.out, 'w') as fh:
-            json.dump(rows, fh, indent=1)
 
 
 if __name__ == '__main__':

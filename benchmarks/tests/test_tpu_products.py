@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from benchmarks import tpu_products
 
 
@@ -42,3 +44,21 @@ def test_unequal_rows_vary_about_k_entries():
     _, indices, indptr = tpu_products._unequal_csr(np.random.default_rng(0), 1000, 500, 100)
     lengths = np.diff(np.asarray(indptr))
     assert indices.shape[0] == indptr[-1] and 95 < lengths.mean() < 105 and lengths.std() > 5
+
+
+def test_a_run_stopped_midway_keeps_the_rows_it_measured(tmp_path, monkeypatch):
+    """--out is written after every row: a run a time limit stops (here, at the CSR product) keeps the rest."""
+    out = tmp_path / 'rows.json'
+    product = tpu_products._product
+
+    def stopping(op, *args):
+        if op == 'binary_csrmv':
+            raise KeyboardInterrupt
+        return product(op, *args)
+
+    monkeypatch.setattr(tpu_products, '_product', stopping)
+    with pytest.raises(KeyboardInterrupt):
+        tpu_products.main(['--sizes', '64', '--k', '4', '--loop', '2', '--backends', 'jax', '--ops', 'binary_fcnmv',
+                           'binary_csrmv', '--out', str(out)])
+    rows = json.loads(out.read_text())
+    assert {r['op'] for r in rows} == {'dense_f32', 'binary_fcnmv'} and len(rows) == 4
