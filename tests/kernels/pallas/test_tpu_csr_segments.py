@@ -40,13 +40,10 @@ def _rows(rng, lengths, n, *, homogeneous):
 @pytest.mark.parametrize('events', [True, False])
 @pytest.mark.parametrize('homogeneous', [True, False])
 @pytest.mark.parametrize('extra', [0, 77])  # whole layout rows read in place (a last block past the end), or padded
-@pytest.mark.parametrize('resident', [True, False])  # the rows' sums read in the kernel, or by XLA past its limit
-def test_running_sums_carry_across_blocks(monkeypatch, events, homogeneous, extra, resident):
+def test_running_sums_carry_across_blocks(monkeypatch, events, homogeneous, extra):
     """Blocks of 8 layout rows: rows of up to 300 entries cross lanes, layout rows and blocks, and empty rows
     sit anywhere; the last block reads past the entries."""
     monkeypatch.setattr(pallas_tpu_segments, '_BLOCK', 8)
-    if not resident:
-        monkeypatch.setattr(pallas_tpu_segments, '_RESIDENT_ROWS', 100)
     rng = np.random.default_rng(extra + 2 * events + homogeneous)
     n = 500
     lengths = rng.integers(0, 40, 120)

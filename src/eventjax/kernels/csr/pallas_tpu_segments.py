@@ -13,12 +13,7 @@ read as stored, laid out 128 to a row (no copy when they fill whole rows):
   rows' first entries are marked in the kernel, 128 rows' starts at a time
   by one product of one-hot factors on the MXU (XLA's scatter would visit
   them one by one);
-- each row's sum is the running sum at its last entry (0 for an empty row),
-  read in the kernel while the block is in VMEM: per 128 rows whose last
-  entries lie in the block, a lane gather and a sublane gather per 8 layout
-  rows their ends touch, into every row's sum, held in VMEM across the
-  blocks (up to 524,288 rows; past them the running sums leave
-  the kernel and XLA reads each row's, a gather of one value a row).
+- each row's sum is the running sum at its last entry (0 for an empty row).
 
 A row's sum is then its own terms added in order, whatever the other rows
 hold: a restart is a select, never a subtraction, so a NaN, an inf or a large
@@ -46,9 +41,6 @@ _BLOCK = 256
 # libtpu's bundles per block (v5e) 3,468 with 8 against 3,934 at 25 table rows (100,000 events), 1,885 with
 # the block against 1,983 at 4.
 _WHOLE_BLOCK_TABLE_ROWS = 4
-# Rows whose sums the kernel holds in VMEM (their starts, ends and sums: 6 MiB at this many); more, and XLA reads
-# each row's sum from the running sums the kernel writes out.
-_RESIDENT_ROWS = 1 << 19
 
 
 def _segmented_scan(v, seen, axis):
@@ -106,61 +98,18 @@ def _restarts(bounds_ref, starts_ref, *, block):
     return (counts > 0).astype(jnp.int32)
 
 
-def _read_row_sums(ebounds_ref, starts_ref, ends_ref, run_ref, y_ref, *, block):
-    """Each row whose last entry lies in block ``b`` (``ebounds[b] <= j < ebounds[b + 1]``) takes the running
-    sum there into ``y_ref`` (the rows 128 to a row, held in VMEM): for each 128 rows, per 8 layout rows their
-    ends touch, a lane gather picks each end's lane and a sublane gather its row (no product: a NaN stays
-    in its row)."""
-    b = pl.program_id(0)
-    first = b * (block * _LANES)
-
-    def chunk(q, carry):
-        e, s = ends_ref[pl.ds(q, 1), :], starts_ref[pl.ds(q, 1), :]
-        local = e - 1 - first
-        valid = (e > s) & (local >= 0) & (local < block * _LANES)  # an empty row keeps its 0
-        h = jnp.where(valid, lax.shift_right_logical(local, 7), 0)
-        lane = jnp.where(valid, lax.bitwise_and(local, _LANES - 1), 0)
-        lo = lax.shift_right_logical(jnp.min(jnp.where(valid, h, block)), 3)
-        hi = lax.shift_right_logical(jnp.max(jnp.where(valid, h, -8)) + 8, 3)
-
-        def tile(t, got):
-            at = pl.multiple_of(t * 8, 8)
-            picked = jnp.take_along_axis(run_ref[pl.ds(at, 8), :], jnp.broadcast_to(lane, (8, _LANES)), axis=1,
-                                         mode='promise_in_bounds')
-            sub = h - at
-            mine = jnp.take_along_axis(picked, jnp.broadcast_to(jnp.clip(sub, 0, 7), (8, _LANES)), axis=0,
-                                       mode='promise_in_bounds')
-            return jnp.where((sub >= 0) & (sub < 8), mine[:1], got)
-
-        got = lax.fori_loop(lo, hi, tile, jnp.zeros((1, _LANES), jnp.float32))
-        y_ref[pl.ds(q, 1), :] = jnp.where(valid, got, y_ref[pl.ds(q, 1), :])
-        return carry
-
-    lo, hi = ebounds_ref[b], ebounds_ref[b + 1]
-    lax.fori_loop(lax.shift_right_logical(lo, 7), lax.shift_right_logical(hi + _LANES - 1, 7), chunk, 0)
-
-
-def _body(*, n, table_rows, homogeneous, events, resident):
-    """The kernel: running sums of the block into ``out_ref``, or (``resident``) read at the rows' ends
-    into the rows' sums, ``out_ref`` holding every row's sum in VMEM across the blocks."""
-    def body(bounds_ref, ebounds_ref, *refs):
+def _body(*, n, table_rows, homogeneous, events):
+    def body(bounds_ref, *refs):
         if homogeneous:
-            w_ref, table_ref, idx_ref, starts_ref, *rest = refs
+            w_ref, table_ref, idx_ref, starts_ref, out_ref, carry_ref = refs
             weights = lambda rows: w_ref[0]  # noqa: E731 - one shared weight
         else:
-            table_ref, idx_ref, w_ref, starts_ref, *rest = refs
+            table_ref, idx_ref, w_ref, starts_ref, out_ref, carry_ref = refs
             weights = lambda rows: w_ref[rows, :]  # noqa: E731
-        if resident:
-            ends_ref, out_ref, carry_ref, run_ref = rest
-        else:
-            out_ref, carry_ref = rest
-            run_ref = out_ref
 
         @pl.when(pl.program_id(0) == 0)
         def _():
             carry_ref[...] = jnp.zeros(carry_ref.shape, jnp.float32)
-            if resident:
-                out_ref[...] = jnp.zeros(out_ref.shape, out_ref.dtype)
 
         block = idx_ref.shape[0]
         restart = _restarts(bounds_ref, starts_ref, block=block)  # first: its loop then holds no terms
@@ -173,10 +122,8 @@ def _body(*, n, table_rows, homogeneous, events, resident):
         last = jnp.broadcast_to(v[:, _LANES - 1:], shape)
         closed = jnp.broadcast_to(seen[:, _LANES - 1:], shape)
         received, carry = _scan_rows(last, closed, carry_ref[...])
-        run_ref[...] = jnp.where(seen == 0, v + received, v)
+        out_ref[...] = jnp.where(seen == 0, v + received, v)
         carry_ref[...] = carry
-        if resident:
-            _read_row_sums(ebounds_ref, starts_ref, ends_ref, run_ref, out_ref, block=block)
 
     return body
 
@@ -205,47 +152,34 @@ def segment_gather(weights, indices, indptr, x, *, n, events, out_dtype, interpr
         block = _BLOCK  # there, which no row's sum includes (the running sums only carry forward)
     idx = in_pieces(indices.astype(jnp.int32), -1, rows)
     starts, ends = indptr[:-1].astype(jnp.int32), indptr[1:].astype(jnp.int32)
-    m = starts.shape[0]
     grid = pl.cdiv(rows, block)
-    # Each block's rows, by where they start (and end): a search of one value a block.
-    edges = jnp.arange(grid + 1, dtype=jnp.int32) * (block * _LANES)
-    bounds = jnp.searchsorted(starts, edges, side='left').astype(jnp.int32)
-    ebounds = jnp.searchsorted(ends, edges, side='right').astype(jnp.int32)
-    row_rows = max(8, -(-m // (8 * _LANES)) * 8)
-    held = in_pieces(starts, -1, row_rows)
-    resident = m <= _RESIDENT_ROWS
+    # Each block's rows, by where they start: a search of one value a block.
+    bounds = jnp.searchsorted(starts, jnp.arange(grid + 1, dtype=jnp.int32) * (block * _LANES),
+                              side='left').astype(jnp.int32)
+    held = in_pieces(starts, -1, max(8, -(-starts.shape[0] // (8 * _LANES)) * 8))
     w = weights.reshape(1).astype(jnp.float32) if homogeneous else \
         in_pieces(jnp.broadcast_to(weights, (nnz,)).astype(jnp.float32), 0, rows)
-    tile = pl.BlockSpec((block, _LANES), lambda i, *_: (i, 0))
-    whole = pl.BlockSpec((row_rows, _LANES), lambda i, *_: (0, 0))
-    scratch = [pltpu.VMEM((1, _LANES), jnp.float32)]
-    if resident:  # the rows' sums read in the kernel, into every row's sum held in VMEM
-        extra, extra_specs, out_rows, out_spec = [in_pieces(ends, -1, row_rows)], [whole], row_rows, whole
-        scratch.append(pltpu.VMEM((block, _LANES), jnp.float32))
-    else:  # the running sums leave the kernel, and XLA reads each row's at its last entry
-        extra, extra_specs, out_rows, out_spec = [], [], rows, tile
+    tile = pl.BlockSpec((block, _LANES), lambda i, bounds: (i, 0))
+    held_spec = pl.BlockSpec(held.shape, lambda i, bounds: (0, 0))
 
     def column(v):
         table = gather_table(v, events)
-        table_spec = pl.BlockSpec((table.shape[0], _LANES), lambda i, *_: (0, 0))
+        table_spec = pl.BlockSpec((table.shape[0], _LANES), lambda i, bounds: (0, 0))
         if homogeneous:
             args = [w, table, idx, held]
-            specs = [pl.BlockSpec(memory_space=pltpu.SMEM), table_spec, tile, whole]
+            specs = [pl.BlockSpec(memory_space=pltpu.SMEM), table_spec, tile, held_spec]
         else:
-            args, specs = [table, idx, w, held], [table_spec, tile, tile, whole]
-        out = pl.pallas_call(
-            in_32_bits(_body(n=n, table_rows=table.shape[0], homogeneous=homogeneous, events=events,
-                             resident=resident)),
-            out_shape=jax.ShapeDtypeStruct((out_rows, _LANES), jnp.float32),
+            args, specs = [table, idx, w, held], [table_spec, tile, tile, held_spec]
+        sums = pl.pallas_call(
+            in_32_bits(_body(n=n, table_rows=table.shape[0], homogeneous=homogeneous, events=events)),
+            out_shape=jax.ShapeDtypeStruct((rows, _LANES), jnp.float32),
             grid_spec=pltpu.PrefetchScalarGridSpec(
-                num_scalar_prefetch=2, grid=(grid,), in_specs=specs + extra_specs, out_specs=out_spec,
-                scratch_shapes=scratch),
+                num_scalar_prefetch=1, grid=(grid,), in_specs=specs, out_specs=tile,
+                scratch_shapes=[pltpu.VMEM((1, _LANES), jnp.float32)]),
             # The running sum crosses blocks: they run in order.
             compiler_params=pltpu.CompilerParams(dimension_semantics=('arbitrary',)),
             interpret=tpu_interpret(interpret),
-        )(bounds, ebounds, *args, *extra)
-        if resident:
-            return out.reshape(-1)[:m]
-        return jnp.where(ends > starts, out.reshape(-1)[jnp.maximum(ends - 1, 0)], 0.0)
+        )(bounds, *args)
+        return jnp.where(ends > starts, sums.reshape(-1)[jnp.maximum(ends - 1, 0)], 0.0)
 
     return by_columns(column, x).astype(out_dtype)  # the sums are float32
