@@ -30,6 +30,22 @@ def _events(rng, n, mm, binary):
     return rng.normal(size=shape).astype(np.float32)
 
 
+def _csr_rows(rng, lengths, n, homogeneous=False):
+    """``(indptr, indices, data)`` of rows of ``lengths`` entries to random columns, random float32 weights."""
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    indices = rng.integers(0, n, indptr[-1]).astype(np.int32)
+    data = rng.normal(size=1 if homogeneous else indptr[-1]).astype(np.float32)
+    return indptr, indices, data
+
+
+def _csr_dense(indptr, indices, data, n):
+    """The float64 matrix of those rows (repeated columns add up)."""
+    dense = np.zeros((indptr.size - 1, n))
+    np.add.at(dense, (np.repeat(np.arange(indptr.size - 1), np.diff(indptr)), indices),
+              np.broadcast_to(data, indices.shape).astype(np.float64))
+    return dense
+
+
 def _oracle(dense, x, transpose):
     x = np.asarray(x)
     x = (x > 0).astype(np.float64) if x.dtype == bool or not np.issubdtype(x.dtype, np.floating) else x
@@ -232,14 +248,10 @@ def test_non_finite_weights_reach_only_their_own_targets_on_the_chip(transpose):
 def test_csr_rows_longer_than_128_entries_scatter_in_pieces_on_the_chip():
     m, n = 9, 700
     rng = np.random.default_rng(10)
-    lengths = np.array([600, 0, 3, 129, 130, 256, 1, 0, 400])
-    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
-    indices = rng.integers(0, n, indptr[-1]).astype(np.int32)
-    data = rng.normal(size=indptr[-1]).astype(np.float32)
+    indptr, indices, data = _csr_rows(rng, np.array([600, 0, 3, 129, 130, 256, 1, 0, 400]), n)
     spikes = np.ones(m, bool)
     spikes[2] = False
-    dense = np.zeros((m, n))
-    np.add.at(dense, (np.repeat(np.arange(m), lengths), indices), data.astype(np.float64))
+    dense = _csr_dense(indptr, indices, data, n)
     y = jax.jit(lambda *a: ej.binary_csrmv(*a, shape=(m, n), transpose=True, backend='pallas'))(
         jnp.asarray(data), jnp.asarray(indices), jnp.asarray(indptr), jnp.asarray(spikes))
     _check(y, _oracle(dense, spikes, True), np.float32)
@@ -253,15 +265,11 @@ def test_csr_entries_in_whole_layout_rows_are_read_in_place_on_the_chip(homogene
     rng = np.random.default_rng(13)
     lengths = np.r_[rng.integers(0, 100, m - 4), 120, 5, 0, 0]
     lengths[0] += -lengths.sum() % 128
-    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    indptr, indices, data = _csr_rows(rng, lengths, n, homogeneous)
     assert indptr[-1] % 128 == 0
-    indices = rng.integers(0, n, indptr[-1]).astype(np.int32)
-    data = rng.normal(size=1 if homogeneous else indptr[-1]).astype(np.float32)
     spikes = rng.random(m) < 0.5
     spikes[-4:] = True
-    dense = np.zeros((m, n))
-    np.add.at(dense, (np.repeat(np.arange(m), lengths), indices),
-              np.broadcast_to(data, indices.shape).astype(np.float64))
+    dense = _csr_dense(indptr, indices, data, n)
     y = jax.jit(lambda *a: ej.binary_csrmv(*a, shape=(m, n), transpose=True, backend='pallas'))(
         jnp.asarray(data), jnp.asarray(indices), jnp.asarray(indptr), jnp.asarray(spikes))
     _check(y, _oracle(dense, spikes, True), np.float32)
@@ -353,16 +361,12 @@ def test_csr_rows_of_unequal_length_sum_as_running_sums_on_the_chip(mm, binary, 
     rng = np.random.default_rng(20 + 2 * mm + binary)
     lengths = rng.integers(0, 107, m)
     lengths[[7, 700, 701]] = 700, 0, 300
-    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
-    indices = rng.integers(0, n, indptr[-1]).astype(np.int32)
-    data = rng.normal(size=1 if homogeneous else indptr[-1]).astype(np.float32)
+    indptr, indices, data = _csr_rows(rng, lengths, n, homogeneous)
     x = _events(rng, n, mm, binary)
     if not homogeneous:
         data[indptr[100]:indptr[101]] = 1e30
         data[indptr[300]:indptr[301]] = np.nan
-    dense = np.zeros((m, n))
-    np.add.at(dense, (np.repeat(np.arange(m), lengths), indices),
-              np.broadcast_to(data, indices.shape).astype(np.float64))
+    dense = _csr_dense(indptr, indices, data, n)
     with np.errstate(invalid='ignore'):
         want = _oracle(dense, x, False)
     name = ('binary_' if binary else '') + ('csrmm' if mm else 'csrmv')
