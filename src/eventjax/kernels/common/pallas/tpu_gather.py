@@ -51,6 +51,9 @@ _SIDEWAYS_ENTRIES = 512
 # 727 (32); 25 rows 1,011 (8) / 1,197 (32).
 # Past _UNROLLED_ROWS the rows' loop spreads its cost per iteration over 32 entries.
 _GROUPS = ((6, 32), (13, 16), (_UNROLLED_ROWS, 8))
+# Each entry picks the lane its index names from the same sublane of the table row.
+_LANE_GATHER = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(1,), start_index_map=(1,),
+                                          operand_batching_dims=(0,), start_indices_batching_dims=(0,))
 
 
 def _group(table_rows):
@@ -97,17 +100,19 @@ def entry_terms(table_ref, t, w, *, n, table_rows, events):
     lo = lax.bitwise_and(slot, _LANES - 1)
     hi = lax.shift_right_logical(slot, 7)
 
+    lanes = lo.reshape(*lo.shape, 1)
+
     def pick(h, got):
-        row = jnp.broadcast_to(table_ref[pl.ds(h, 1), :], (t.shape[0], _LANES))
-        v = jnp.take_along_axis(row, lo, axis=1, mode='promise_in_bounds')
-        return v if table_rows == 1 else jnp.where(hi == h, v, got)
+        # lax, not jnp: this runs table_rows times a group, and jnp's wrappers made tracing the kernel most of
+        # a first call's time (the same Mosaic ops either way: jnp.take_along_axis is this gather).
+        row = lax.broadcast_in_dim(table_ref[pl.ds(h, 1), :], (t.shape[0], _LANES), (0, 1))
+        v = lax.gather(row, lanes, _LANE_GATHER, (1, 1), mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS)
+        return v if table_rows == 1 else lax.select(hi == h, v, got)
 
     got = jnp.zeros(t.shape, table_ref.dtype)
-    if table_rows <= _UNROLLED_ROWS:  # straight-line code lets the gathers and selects of rows overlap
-        for h in range(table_rows):
-            got = pick(h, got)
-    else:
-        got = lax.fori_loop(0, table_rows, pick, got, unroll=8)
+    # Straight-line code lets the gathers and selects of rows overlap; a loop unrolled whole is traced once
+    # and repeated by the lowering, which Python's loop would trace table_rows times.
+    got = lax.fori_loop(0, table_rows, pick, got, unroll=table_rows if table_rows <= _UNROLLED_ROWS else 8)
     w = w if jnp.ndim(w) == 0 else w.astype(jnp.float32)
     if events:
         bit = lax.bitwise_and(lax.shift_right_logical(got, lax.bitwise_and(t, 31)), 1)
