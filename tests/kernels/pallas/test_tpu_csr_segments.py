@@ -56,9 +56,13 @@ def test_running_sums_carry_across_blocks(monkeypatch, events, homogeneous, extr
                                                                                       events), rtol=1e-5, atol=1e-4)
 
 
-def test_a_row_s_sum_is_its_own_terms_whatever_its_neighbours_hold():
+@pytest.mark.parametrize('read_whole', [True, False])
+def test_a_row_s_sum_is_its_own_terms_whatever_its_neighbours_hold(monkeypatch, read_whole):
     """Restarts are selects: a row of tiny terms after rows of 1e30, NaN and inf keeps its own sum (a
-    difference of running totals would lose it), and NaN and inf stay in their rows."""
+    difference of running totals would lose it), and NaN and inf stay in their rows, whether the sums are
+    read as whole layout rows and a lane picked, or one value a row (past _ROWS_READ_WHOLE rows)."""
+    if not read_whole:
+        monkeypatch.setattr(pallas_tpu_segments, '_ROWS_READ_WHOLE', 0)
     data = np.array([1e30, 1e30, 3e-3, 4e-3, np.nan, 1.0, np.inf, 2.0, 5e-3], np.float32)
     indices = np.zeros(9, np.int32)
     indptr = np.array([0, 2, 4, 5, 6, 7, 8, 9], np.int32)
@@ -115,3 +119,21 @@ def test_many_rows_starting_in_one_block_and_runs_of_empty_rows(monkeypatch):
     x = rng.normal(size=n).astype(np.float32)
     np.testing.assert_allclose(_gather(data, indices, indptr, x, n, False), _numpy(data, indices, indptr, x, n,
                                                                                      False), rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize('n', [0, 1, 127, 128, 129, 1000])
+def test_the_blocks_bounds_search_equals_numpy_s_searchsorted(n):
+    # The kernel's blocks find their rows through search_sorted: rows of 128 compared whole, then one row
+    # read; sorted arrays with runs of equal values, the fill's value itself, queries before and past all.
+    from eventjax.kernels.common.pallas.tpu_pieces import search_sorted
+
+    rng = np.random.default_rng(n)
+    top = np.iinfo(np.int32).max
+    for a in (np.sort(rng.integers(-50, 400, n)), np.full(n, 7), np.sort(rng.integers(0, 3, n))):
+        a = a.astype(np.int32)
+        if n:
+            a[-1] = top if n % 2 else a[-1]
+        q = np.concatenate([rng.integers(-60, 420, 64), [np.iinfo(np.int32).min, 7, top]]).astype(np.int32)
+        got = np.asarray(search_sorted(jnp.asarray(a), jnp.asarray(q)))
+        np.testing.assert_array_equal(got, np.searchsorted(a, q, side='left'))
+        assert got.dtype == np.int32

@@ -20,7 +20,7 @@ from jax import lax
 from jax.experimental import pallas as pl
 
 __all__ = ['SMEM_WORDS', 'by_columns', 'collect_pieces', 'in_32_bits', 'in_batches', 'in_pieces', 'max_pieces',
-           'store_and_wait']
+           'search_sorted', 'store_and_wait']
 
 # The int32 words a kernel may keep in SMEM (1 MiB): its row pointers, event flags and work list.
 SMEM_WORDS = 240_000
@@ -68,6 +68,32 @@ def in_pieces(a, fill, rows: int):
     if pad:
         a = jnp.pad(a, (0, pad), constant_values=fill)
     return a.reshape(rows, 128)
+
+
+# The most comparisons search_sorted makes at once (queries x rows of 128); past it, jnp.searchsorted.
+_SEARCH_COMPARES = 1 << 25
+
+
+def search_sorted(a, q):
+    """``jnp.searchsorted(a, q, side='left')`` for a sorted int32 ``a``, in three XLA operations a TPU runs
+    quickly: ``a`` laid out 128 to a row, the rows that lie wholly below each query counted by comparing
+    each query with every row's last value, then the one row the query falls in read whole (a gather of
+    rows) and counted. XLA's binary search gathers one value per query per step, each step a few
+    microseconds on a TPU.
+
+    Example:
+        >>> search_sorted(jnp.array([0, 3, 3, 7], jnp.int32), jnp.array([-1, 3, 4, 8], jnp.int32))
+        Array([0, 1, 3, 4], dtype=int32)
+    """
+    n = a.shape[0]
+    rows = max(1, -(-n // 128))
+    if n == 0 or q.shape[0] * rows > _SEARCH_COMPARES:
+        return jnp.searchsorted(a, q, side='left').astype(jnp.int32)
+    a = in_pieces(a.astype(jnp.int32), jnp.iinfo(jnp.int32).max, rows)  # the fill is never below a query
+    q = q.astype(jnp.int32)[:, None]
+    whole = jnp.sum(a[:, -1] < q, axis=1, dtype=jnp.int32)
+    inside = jnp.sum(a[jnp.minimum(whole, rows - 1)] < q, axis=1, dtype=jnp.int32)
+    return jnp.minimum(whole * 128 + jnp.where(whole < rows, inside, 0), n)
 
 
 def max_pieces(m: int, nnz: int) -> int:
