@@ -111,9 +111,9 @@ def _call(*, shape, transpose, out, events):
                 return lax.cond(jnp.all(lengths == k), per_column(equal_column), split_rows)
             return lax.cond(jnp.max(lengths) <= _LONGEST_ROW, per_column(column), split_rows)
 
-        def segments():
+        def segments(read_rows=True):
             return segment_gather(data, indices, indptr, x, n=n, events=events, out_dtype=out.dtype,
-                                  interpret=interpret)
+                                  interpret=interpret, read_rows=read_rows)
 
         if nnz != m * k:  # rows of unequal length, known from the shapes
             return segments()
@@ -131,7 +131,7 @@ def _call(*, shape, transpose, out, events):
         def column(v):
             return fcn_gather(w, idx, v, n=n, events=events, out_dtype=out.dtype, interpret=interpret)
 
-        return lax.cond(jnp.all(lengths == k), per_column(column), segments)
+        return lax.cond(jnp.all(lengths == k), per_column(column), lambda: segments(read_rows=False))
 
     return call
 
