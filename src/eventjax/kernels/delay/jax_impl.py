@@ -49,6 +49,11 @@ class Scatter:
     def rows(self, width):
         return None
 
+    def width(self, mean):
+        """The slots a pass reads a row through: 1.25x the mean row length, a multiple of 8, so the rows of a
+        random graph take one piece."""
+        return -(-(5 * mean) // 32) * 8
+
     def start(self, flat_ring):
         return flat_ring
 
@@ -69,8 +74,7 @@ def _by_event_rows(ring, events, data, indptr, t, nnz, target, *, shape, weighte
     acc = accumulation_dtype(ring.dtype)
     active, value = reference.event_values(events, acc, weighted)
     lengths = jnp.maximum(indptr[1:] - indptr[:-1], 0)  # indptr comes repaired (non-decreasing)
-    # 1.25x the mean row length, a multiple of 8: the rows of a random graph take one piece.
-    width = min(-(-(5 * -(-nnz // m)) // 32) * 8, nnz)
+    width = min(sink.width(-(-nnz // m)), nnz)
     pieces = (jnp.max(jnp.where(active, lengths, 0)) + width - 1) // width
     now = jnp.mod(t.reshape(()).astype(jnp.int32), length)
     slot = jnp.arange(width, dtype=jnp.int32)

@@ -174,6 +174,12 @@ class SortedSink:
     def rows(self, width):
         return max(1, min(self.pass_rows, PASS_ENTRIES // max(width, 1)))
 
+    def width(self, mean):
+        """Twice the mean row length: each pass sorts its entries and copies the ring in and out of VMEM, so a
+        row longer than 1.25x the mean (PD14's inhibitory rows of L2/3 and L4, a fifth of its spikes) costing
+        a second pass of that size each update cost more than the wider pass's padding."""
+        return -(-(2 * mean) // 8) * 8
+
     def start(self, flat_ring):
         ring = flat_ring.astype(jnp.float32).reshape(self.length, self.n)
         if self.columns != self.n:
