@@ -277,10 +277,12 @@ class Runner:
     ``'pull'`` sums them at read time (:mod:`eventjax.kernels.delay.pallas_tpu_pull`: no ring; the spiking
     rows of the last ``L`` steps held, ``max_spikes`` a step: more in one step raise ValueError after the
     run), ``'push'`` (the default) delivers into the ring; the same spikes within float32 rounding of the
-    sums.
+    sums. ``flat_ring`` (default: on ``pallas``): the ring held flat, a multiple of 8 steps long, as the TPU
+    kernel's rows of 128 without a copy.
     """
 
-    def __init__(self, model: Model, backend='numba', seed=55, delivery=None, max_spikes=MAX_SPIKES):
+    def __init__(self, model: Model, backend='numba', seed=55, delivery=None, max_spikes=MAX_SPIKES,
+                 flat_ring=None):
         if delivery not in (None, 'pull', 'push'):
             raise ValueError(f"Runner(): delivery must be 'pull' or 'push' (None: the backend's default), got "
                              f'{delivery!r}.')
@@ -307,6 +309,13 @@ class Runner:
                              'build the model with split=False and sort_rows=True.')
         self.delivery = 'pull' if pulled or tpu_pulled else 'push'
         columns = model.W.shape[1]
+        # The TPU kernel holds the ring as rows of 128 (whole 8-row tiles): a ring held flat, of a multiple of 8
+        # steps, is that array without a copy, where an (L, columns) ring was relaid out twice an update
+        # (about 80 us of copies and padding an update at full scale). More steps than the longest delay
+        # needs change nothing delivered: a synapse lands delay steps ahead on any ring long enough.
+        flat = (backend == 'pallas' if flat_ring is None else flat_ring) and self.delivery == 'push' and \
+            not split and -(-length // 8) * 8 * columns < 2 ** 31
+        steps_held = -(-length // 8) * 8 if flat else length
         groups = pallas_tpu_pull.groups_for(columns)
         fused = backend == 'numba'  # the neuron update as one numba pass (neurons.py), else as XLA ops
         no_extra = jnp.zeros(0, dtype)
@@ -344,14 +353,19 @@ class Runner:
                 (v, i_syn, r, ring), spike = neurons.update(state[:4], drive, extra, t, self.constants)
             else:
                 v, i_syn, r, ring = state
-                slot = t % length
-                inp = ring[slot, :n] if table is None else ring[slot, :n] + extra  # the ring may be wider
+                slot = t % steps_held
+                due = jax.lax.dynamic_slice(ring, (slot * columns,), (columns,)) if flat else ring[slot]
+                inp = due[:n] if table is None else due[:n] + extra  # the ring may be wider
                 v, i_syn, r, spike = xla_update(v, i_syn, r, inp)
             if split:
                 ring = owner_split.owner_split_deliver(ring, spike, W, splits, t)
+            elif flat:
+                ring = W.deliver(ring.reshape(steps_held, columns), spike, t, backend=backend).reshape(-1)
             else:
                 ring = W.deliver(ring, spike, t, backend=backend)
-            if not fused:  # cleared after the delivery: before it, XLA copied the ring to keep the read
+            if flat:
+                ring = jax.lax.dynamic_update_slice(ring, jnp.zeros(columns, ring.dtype), (t % steps_held * columns,))
+            elif not fused:  # cleared after the delivery: before it, XLA copied the ring to keep the read
                 ring = ring.at[t % length].set(0)
             # the spikes leave as the raster of the chunk, compacted on the host: compact_events on the device
             # cost 0.46 ms a step at full scale, a quarter of the step
@@ -380,7 +394,8 @@ class Runner:
         # a neuron fewer, a few percent of a full-scale step
         small = pulled and self.constants['ref'] < 2 ** 7
         self.state = (jnp.asarray(model.v0 - P.E_L, dtype), jnp.zeros(n, dtype),
-                      jnp.zeros(n, jnp.int8 if small else jnp.int32), model.W.init_ring(length))
+                      jnp.zeros(n, jnp.int8 if small else jnp.int32),
+                      model.W.init_ring(steps_held).reshape(-1) if flat else model.W.init_ring(length))
         self.args = (model.W, model.splits)
         if pulled:
             self.state = self.state[:3] + pull.init_state(n, length, dtype)

@@ -43,3 +43,20 @@ def test_the_row_sort_example_runs():
     w, o = np.array([1., 2., 3., 4.], np.float32), np.array([9, 7, 7, 5], np.int32)
     simulation.sort_by_offset(w, o, np.array([0, 3, 4]))
     assert o.tolist() == [7, 7, 9, 5] and w.tolist() == [2., 3., 1., 4.]  # stable within a row
+
+
+
+def test_a_ring_held_flat_and_longer_spikes_as_the_two_dimensional_ring():
+    # On pallas the ring is held flat, a multiple of 8 steps long (the TPU kernel's rows of 128 without a
+    # relayout), longer than the longest delay needs; on the jax kernel here: the same spikes, the same sums.
+    model = _model(sort_rows=False)
+    ring, flat = simulation.Runner(model, 'jax', 3), simulation.Runner(model, 'jax', 3, flat_ring=True)
+    assert simulation.Runner(model, 'pallas', 3).state[3].ndim == 1
+    columns = model.W.shape[1]
+    assert flat.state[3].shape == (-(-model.W.ring_length // 8) * 8 * columns,)
+    assert ring.state[3].shape == (model.W.ring_length, columns) and model.W.ring_length % 8
+    (steps, ids, _), (steps_f, ids_f, _) = (r.run(60.0, progress=None) for r in (ring, flat))
+    assert ids.size > 20
+    np.testing.assert_array_equal(steps, steps_f)
+    np.testing.assert_array_equal(ids, ids_f)
+    np.testing.assert_array_equal(np.asarray(flat.state[1]), np.asarray(ring.state[1]))
