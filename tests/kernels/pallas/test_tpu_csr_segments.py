@@ -122,10 +122,11 @@ def test_many_rows_starting_in_one_block_and_runs_of_empty_rows(monkeypatch):
 
 
 @pytest.mark.parametrize('n', [0, 1, 127, 128, 129, 1000])
-def test_the_blocks_bounds_search_equals_numpy_s_searchsorted(n):
+def test_the_blocks_bounds_search_equals_numpy_s_searchsorted(monkeypatch, n):
     # The kernel's blocks find their rows through search_sorted: rows of 128 compared whole, then one row
-    # read; sorted arrays with runs of equal values, the fill's value itself, queries before and past all.
-    from eventjax.kernels.common.pallas.tpu_pieces import search_sorted
+    # read (past the comparisons it makes at once, XLA's search: both checked); sorted arrays with runs of
+    # equal values, the fill's value itself, queries before and past all.
+    from eventjax.kernels.common.pallas import tpu_pieces
 
     rng = np.random.default_rng(n)
     top = np.iinfo(np.int32).max
@@ -134,6 +135,8 @@ def test_the_blocks_bounds_search_equals_numpy_s_searchsorted(n):
         if n:
             a[-1] = top if n % 2 else a[-1]
         q = np.concatenate([rng.integers(-60, 420, 64), [np.iinfo(np.int32).min, 7, top]]).astype(np.int32)
-        got = np.asarray(search_sorted(jnp.asarray(a), jnp.asarray(q)))
-        np.testing.assert_array_equal(got, np.searchsorted(a, q, side='left'))
-        assert got.dtype == np.int32
+        for compares in (1 << 25, 0):
+            monkeypatch.setattr(tpu_pieces, '_SEARCH_COMPARES', compares)
+            got = np.asarray(tpu_pieces.search_sorted(jnp.asarray(a), jnp.asarray(q)))
+            np.testing.assert_array_equal(got, np.searchsorted(a, q, side='left'))
+            assert got.dtype == np.int32
