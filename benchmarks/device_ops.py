@@ -102,9 +102,7 @@ def _pd14(args):
     import numpy as np  # noqa: PLC0415
     from examples.microcircuit import simulation  # noqa: PLC0415
 
-    pallas = args.backend == 'pallas'
-    model = simulation.build(args.scale, None, 'dc', 55, np.dtype('float32'), split=args.backend == 'numba',
-                             whole_tiles=pallas, column_multiple=128 if pallas else 1, sort_rows=False)
+    model = simulation.build_for(args.backend, args.scale, dtype=np.dtype('float32'))
     runner = simulation.Runner(model, args.backend, 55)
     runner.compile()
     if args.t_presim:

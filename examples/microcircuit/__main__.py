@@ -91,11 +91,8 @@ def main(argv=None):
 
     progress = None if args.quiet else sys.stderr
     start = time.perf_counter()
-    pallas = args.backend == 'pallas'
-    # pallas: whole tiles of synapses, 128-column rows, each row's synapses by delay and column (what the TPU reads)
-    model = simulation.build(args.scale, args.k_scale, args.drive, args.seed, np.dtype(args.dtype),
-                             split=args.backend == 'numba', whole_tiles=pallas,
-                             column_multiple=128 if pallas else 1, sort_rows=pallas and args.delivery == 'pull')
+    model = simulation.build_for(args.backend, args.scale, args.k_scale, args.drive, args.seed, np.dtype(args.dtype),
+                                 args.delivery)
     runner = simulation.Runner(model, args.backend, args.seed, args.delivery)
     construction = time.perf_counter() - start
     compile_s = runner.compile()

@@ -86,6 +86,15 @@ class Model:
         return int(self.v0.shape[0])
 
 
+def build_for(backend, scale=0.1, k_scale=None, drive='dc', seed=55, dtype=np.float32, delivery=None):
+    """:func:`build` as ``python -m examples.microcircuit --backend`` builds it: rows in two parts on numba; on
+    pallas whole tiles of synapses, 128-column rows, and each row by delay and column for the delivery at
+    read time (what the TPU reads)."""
+    pallas = backend == 'pallas'
+    return build(scale, k_scale, drive, seed, dtype, split=backend == 'numba', whole_tiles=pallas,
+                 column_multiple=128 if pallas else 1, sort_rows=pallas and delivery == 'pull')
+
+
 def build(scale=0.1, k_scale=None, drive='dc', seed=55, dtype=np.float32, split=True, delay_min=1,
           whole_tiles=False, column_multiple=1, sort_rows=False):
     """Build PD14 with ``N_scaling = scale`` and ``K_scaling = k_scale`` (default ``scale``); ``delay_min``:
@@ -313,11 +322,11 @@ class Runner:
         # steps, is that array without a copy, where an (L, columns) ring was relaid out twice an update
         # (about 80 us of copies and padding an update at full scale). More steps than the longest delay
         # needs change nothing delivered: a synapse lands delay steps ahead on any ring long enough.
+        fused = backend == 'numba'  # the neuron update as one numba pass (neurons.py), else as XLA ops
         flat = (backend == 'pallas' if flat_ring is None else flat_ring) and self.delivery == 'push' and \
-            not split and -(-length // 8) * 8 * columns < 2 ** 31
+            not split and not fused and -(-length // 8) * 8 * columns < 2 ** 31
         steps_held = -(-length // 8) * 8 if flat else length
         groups = pallas_tpu_pull.groups_for(columns)
-        fused = backend == 'numba'  # the neuron update as one numba pass (neurons.py), else as XLA ops
         no_extra = jnp.zeros(0, dtype)
 
         def poisson_input(t, table_args):
@@ -363,10 +372,9 @@ class Runner:
                 ring = W.deliver(ring.reshape(steps_held, columns), spike, t, backend=backend).reshape(-1)
             else:
                 ring = W.deliver(ring, spike, t, backend=backend)
-            if flat:
-                ring = jax.lax.dynamic_update_slice(ring, jnp.zeros(columns, ring.dtype), (t % steps_held * columns,))
-            elif not fused:  # cleared after the delivery: before it, XLA copied the ring to keep the read
-                ring = ring.at[t % length].set(0)
+            if not fused:  # cleared after the delivery: before it, XLA copied the ring to keep the read
+                ring = jax.lax.dynamic_update_slice(ring, jnp.zeros(columns, ring.dtype), (slot * columns,)) \
+                    if flat else ring.at[slot].set(0)
             # the spikes leave as the raster of the chunk, compacted on the host: compact_events on the device
             # cost 0.46 ms a step at full scale, a quarter of the step
             return (v, i_syn, r, ring), spike
