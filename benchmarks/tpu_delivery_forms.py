@@ -17,7 +17,10 @@ first form's (per ``--n``: PD14's 77,169 targets, or 77,184, a ring of whole
 (XLA's scatter), ``nothing`` (terms made, not added), ``sort`` (sorted, not
 added), ``xla`` (sorted, XLA's scatter told so), ``segment``
 (``segment_sum`` of the sorted terms), and the kernel, named
-``kernel-<precision>-<piece>-<window>-<rows a pass>``. The forms that read
+``kernel-<precision>-<piece>-<window>-<rows a pass>`` (each row read
+through a window of twice the mean row) or ``tiles-...`` (the rows read
+as whole tiles of 1,024 synapses, the listing of
+:func:`~eventjax.kernels.delay.pallas_tpu_sorted.deliver`). The forms that read
 an input vector each update, as a model does, start from the spikes of the
 ``--ring`` updates before the loop and return the sum of the inputs read
 (checked against the first of them): ``read-jax`` and ``read-pallas`` (the
@@ -40,7 +43,8 @@ from jax import lax
 from benchmarks.tpu_delivery import measure, write
 
 FORMS = ['jax', 'pallas', 'unsorted', 'nothing', 'sort', 'xla', 'segment', 'kernel-parts-128-64-32',
-         'kernel-parts-256-128-32', 'kernel-parts-512-256-32', 'kernel-highest-512-256-32', 'read-jax',
+         'kernel-parts-256-128-32', 'kernel-parts-512-256-32', 'kernel-highest-512-256-32', 'tiles-parts-512-256-32',
+         'read-jax',
          'read-pallas', 'pull-8-1024', 'pull-8-512', 'pull-4-1024', 'pull-12-512', 'pull-8-1024-256']
 MAX_SPIKES = 64  # rows a step the delivery at read time holds
 
@@ -84,7 +88,7 @@ def sink_of(form, length, n):
 def step_of(form, m, n, length):
     """``step(ring, spikes, t, (weights, indptr, offsets))`` -> ring, for a form."""
     import eventjax as ej
-    from eventjax.kernels.delay import jax_impl
+    from eventjax.kernels.delay import jax_impl, pallas_tpu_sorted
     from eventjax.kernels.delay.pallas_tpu_sorted import SortedSink
 
     if form in ('jax', 'pallas'):
@@ -92,9 +96,19 @@ def step_of(form, m, n, length):
             lay = ej.CSRDelayLayout(o[0], None, o[1], None, o[2], shape=(m, n), ring_length=None)
             return ej.csr_delay_deliver_layout(ring, s, lay, t, backend=form)
         return step
+    if form.startswith('tiles-'):
+        _, precise, piece, window, rows = form.split('-')
+        options = dict(pass_rows=int(rows), piece=int(piece), window=int(window), precise=precise, tiles=True)
+
+        def step(ring, s, t, o):
+            return pallas_tpu_sorted.deliver(ring, s, o[0], o[2], None, o[1], jnp.asarray(t, jnp.int32),
+                                             shape=(m, n), weighted=False,
+                                             interpret=jax.default_backend() != 'tpu', **options)
+        return step
     if form.startswith('kernel-'):
         _, precise, piece, window, rows = form.split('-')
-        sink = SortedSink(length, n, pass_rows=int(rows), piece=int(piece), window=int(window), precise=precise)
+        sink = SortedSink(length, n, pass_rows=int(rows), piece=int(piece), window=int(window), precise=precise,
+                          tiles=False, interpret=jax.default_backend() != 'tpu')
     else:
         sink = sink_of(form, length, n)
 

@@ -35,3 +35,14 @@ def test_the_read_forms_sum_the_same_inputs_with_and_without_a_ring(tmp_path):
     assert [r['form'] for r in rows] == ['read-jax', 'pull-2-4', 'pull-1-2-8']
     # the inputs read from the jax kernel's ring, and summed at read time (another order: float32 rounding)
     assert all(r['max_abs_diff'] < 1e-6 for r in rows)
+
+
+def test_the_kernel_forms_listed_by_windows_and_by_tiles_give_the_jax_ring(tmp_path):
+    """The sorted-target kernel in Pallas's TPU interpreter, its rows read through windows and as whole tiles."""
+    out = tmp_path / 'rows.json'
+    tpu_delivery_forms.main(['--rows', '32', '--n', '300', '--k', '64', '--ring', '6', '--spikes', '5', '--loop', '2',
+                             '--repeats', '1', '--forms', 'jax', 'kernel-parts-128-8-4', 'tiles-parts-128-8-2',
+                             '--out', str(out)])
+    rows = json.loads(out.read_text())
+    assert [r['form'] for r in rows] == ['jax', 'kernel-parts-128-8-4', 'tiles-parts-128-8-2']
+    assert all(r['max_abs_diff'] < 1e-3 for r in rows[1:])  # sums of weights ~100 in another order

@@ -143,3 +143,96 @@ def test_structure_in_int64_under_x64_matches_the_oracle():
         got = _kernel(ring, events, data, indices.astype(np.int64), indptr.astype(np.int64),
                       delays.astype(np.int64), np.int64(7), weighted=False)
     _close(got, oracle.deliver(ring, events, data, indices, indptr, delays, 7, weighted=False))
+
+
+def _tiled(seed, m, n, length, *, weighted, shared_w=False, longest=3000, layout=False):
+    """Rows of 0 to ``longest`` synapses (an empty one among them), stored in whole tiles of 1,024: the entries
+    past the last row hold NaN weights, which no row reads. Returns the padded operands for the kernel and the
+    plain ones for the oracle."""
+    ring, events, data, indices, indptr, delays = _problem(seed, m, n, length, weighted=weighted, shared_w=shared_w)
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(0, longest + 1, m)
+    lengths[1] = 0
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    nnz = int(indptr[-1])
+    indices = rng.integers(0, n, nnz).astype(np.int32)
+    delays = rng.integers(1, length, nnz).astype(np.int32)
+    data = rng.normal(size=1 if shared_w else nnz).astype(np.float32)
+    plain = (ring, events, data, indices, indptr, delays)
+    pad = max(-nnz % 1024, 1024 if nnz == 0 else 0)
+    if layout:
+        lay = ej.CSRDelayLayout.build(data, indices, indptr, delays, shape=(m, n))
+        columns, weights, delay_arg = np.asarray(lay.offsets), np.asarray(lay.data), None
+        columns = np.concatenate([columns, np.full(pad, -1, np.int32)])
+    else:
+        columns, weights, delay_arg = indices, data, np.concatenate([delays, np.ones(pad, np.int32)])
+        columns = np.concatenate([columns, np.zeros(pad, np.int32)])
+    if not shared_w:
+        weights = np.concatenate([weights, np.full(pad, np.nan, np.float32)])
+    return (ring, events, weights, columns, delay_arg, indptr), plain
+
+
+def _deliver_tiled(ring, events, weights, columns, delays, indptr, t, *, weighted, **options):
+    call = jax.jit(lambda r, e, w, c, d: pallas_tpu_sorted.deliver(
+        r, e, w, c, d, jnp.asarray(indptr), jnp.asarray(t), shape=(events.shape[0], ring.shape[1]),
+        weighted=weighted, interpret=True, **options))
+    return call(ring, events, jnp.asarray(weights), jnp.asarray(columns), None if delays is None else
+                jnp.asarray(delays))
+
+
+TILED = [  # (m, n, length, weighted, shared_w, layout, longest, t, options)
+    # a budget of 6 tiles: rows end in the next pass, several passes
+    (9, 300, 7, False, False, True, 3000, 5, dict(pass_rows=2)),
+    (11, 1100, 5, True, True, False, 3000, -2, {}),
+    # short rows listed by tiles anyway: rows share a tile, 2 tiles a pass
+    (40, 257, 6, True, False, True, 40, 3, dict(tiles=True, pass_rows=1)),
+    pytest.param(13, 129, 9, True, False, False, 2500, 11, dict(pass_rows=3, piece=128, window=8),
+                 marks=pytest.mark.long),
+]
+
+
+@pytest.mark.parametrize('m, n, length, weighted, shared_w, layout, longest, t, options', TILED)
+def test_rows_listed_by_tiles_match_the_oracle(m, n, length, weighted, shared_w, layout, longest, t, options):
+    """Rows of up to 3,000 synapses read as whole tiles, a few tiles a pass, both forms, shared weights or not."""
+    operands, plain = _tiled(m + n + length, m, n, length, weighted=weighted, shared_w=shared_w, longest=longest,
+                             layout=layout)
+    got = _deliver_tiled(*operands, t, weighted=weighted, **options)
+    _close(got, oracle.deliver(*plain, t, weighted=weighted))
+
+
+def test_the_tile_listing_is_taken_for_long_rows_in_whole_tiles(monkeypatch):
+    """Mean rows of a tile and more in whole tiles: listed by tiles; entries not a multiple of 1,024, or short
+    rows: through windows. Every way gives the oracle's ring, and no events leave it unchanged."""
+    listed = []
+    monkeypatch.setattr(pallas_tpu_sorted, '_by_event_tiles', lambda *a, f=pallas_tpu_sorted._by_event_tiles, **k:
+                        listed.append(k['budget']) or f(*a, **k))
+    operands, plain = _tiled(3, 6, 200, 5, weighted=False, layout=True, longest=4000)
+    _close(_deliver_tiled(*operands, 4, weighted=False), oracle.deliver(*plain, 4, weighted=False))
+    assert listed == [32 * (-(-operands[3].shape[0] // 6 // 1024) + 1)]
+    np.testing.assert_array_equal(_deliver_tiled(operands[0], np.zeros(6, bool), *operands[2:], 4, weighted=False),
+                                  operands[0])
+    ring, events, data, indices, indptr, delays = plain  # the same rows, entries not in whole tiles
+    _close(_kernel(ring, events, data, indices, indptr, delays, 4, weighted=False, layout=True),
+           oracle.deliver(*plain, 4, weighted=False))
+    operands, plain = _tiled(4, 30, 200, 5, weighted=False, longest=30)
+    _close(_deliver_tiled(*operands, 1, weighted=False), oracle.deliver(*plain, 1, weighted=False))
+    _close(_deliver_tiled(*operands, 1, weighted=False, tiles=False), oracle.deliver(*plain, 1, weighted=False))
+    assert len(listed) == 2  # the no-event call; none of the others
+
+
+def test_non_finite_weights_listed_by_tiles_reach_only_their_own_targets():
+    operands, plain = _tiled(5, 7, 150, 4, weighted=True, layout=False)
+    ring, events, weights, columns, delays, indptr = operands
+    row = int(np.argmax(np.diff(indptr)))
+    events[row] = 2.0
+    first = indptr[row]
+    assert indptr[row + 1] - first > 300
+    weights[first + 3], weights[first + 200] = np.nan, -np.inf
+    plain[2][first + 3], plain[2][first + 200] = np.nan, -np.inf
+    got = np.asarray(_deliver_tiled(ring, events, weights, columns, delays, indptr, 2, weighted=True))
+    want = oracle.deliver(*plain, 2, weighted=True)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
+    finite = np.isfinite(want)
+    assert np.isnan(want).any() and np.isinf(want).any() and finite.sum() > want.size // 2
+    np.testing.assert_allclose(got[finite], want[finite], rtol=1e-5, atol=1e-5)

@@ -18,7 +18,7 @@ import jax.numpy as jnp
 from eventjax.kernels.common.eager import one_program_when_eager
 
 __all__ = ['CHUNK_SLOTS', 'by_event_chunks', 'by_event_count', 'by_event_pieces', 'capacities', 'compact',
-           'event_count_prefix', 'event_mask', 'piece_width']
+           'event_count_prefix', 'event_mask', 'piece_width', 'running_count']
 
 
 def event_mask(x):
@@ -86,9 +86,24 @@ def event_count_prefix(mask):
 
 @one_program_when_eager()
 def _event_count_prefix(mask):
-    if mask.shape[0] >= _EXACT:
-        return jax.lax.associative_scan(jnp.add, mask.astype(jnp.int32))
-    return jnp.round(_running_sum(mask.astype(jnp.float32))).astype(jnp.int32)
+    return running_count(mask, mask.shape[0])
+
+
+def running_count(counts, most: int):
+    """The running sum (inclusive) of the non-negative integers ``counts``, as int32; ``most`` bounds the total.
+
+    Counted as :func:`event_count_prefix` counts (float32 products, exact
+    while ``most`` is below 2**24; a parallel scan past that).
+
+    Example:
+        >>> running_count(jnp.array([2, 0, 3]), 5)
+        Array([2, 2, 5], dtype=int32)
+    """
+    if counts.shape[0] == 0:
+        return counts.astype(jnp.int32)
+    if most >= _EXACT:
+        return jax.lax.associative_scan(jnp.add, counts.astype(jnp.int32))
+    return jnp.round(_running_sum(counts.astype(jnp.float32))).astype(jnp.int32)
 
 
 def _running_sum(x):

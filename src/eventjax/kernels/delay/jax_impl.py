@@ -25,7 +25,7 @@ from eventjax.kernels.common import accumulation_dtype
 from eventjax.kernels.common.compaction import by_event_chunks
 from eventjax.kernels.delay import reference
 
-__all__ = ['csr_delay_deliver_kernel', 'csr_delay_deliver_layout_kernel']
+__all__ = ['Scatter', 'csr_delay_deliver_kernel', 'csr_delay_deliver_layout_kernel', 'layout_target', 'plain_target']
 
 # Below this many stored entries the chunked loops would only add compile time.
 SMALL = 32768
@@ -111,12 +111,10 @@ def _small(ring, nnz, m, sink):
     return (nnz < SMALL and sink is None) or nnz == 0 or m == 0 or 0 in ring.shape
 
 
-def _deliver(ring, events, data, indices, indptr, delays, t, *, shape, weighted, sink=None):
-    m, n = shape
-    length = ring.shape[0]
-    if _small(ring, indices.shape[0], m, sink):
-        return reference._deliver(ring, events, data, indices, indptr, delays, t, shape=shape, weighted=weighted)
-
+def plain_target(indices, delays, n: int, length: int):
+    """``target(window, ok, now)`` of the plain form: each read entry's flat ring position ``slot * n + column``
+    and whether it is kept (column in ``[0, n)``, delay in ``[1, L)``); ``window(a)``: the entries read of a
+    per-synapse array."""
     def target(window, ok, now):
         cols, d = window(indices), _per_entry(delays, window, ok.shape)
         ok &= (cols >= 0) & (cols < n) & (d >= 1) & (d < length)
@@ -124,25 +122,37 @@ def _deliver(ring, events, data, indices, indptr, delays, t, *, shape, weighted,
         s = jnp.where(s >= length, s - length, s)
         return s * n + cols.astype(jnp.int32), ok
 
-    return _by_event_rows(ring, events, data, indptr, t, indices.shape[0], target, shape=shape, weighted=weighted,
-                          sink=sink)
+    return target
 
 
-def _deliver_layout(ring, events, data, offsets, indptr, t, *, shape, weighted, sink=None):
-    """The layout form: one packed offset per synapse (``reference.packed_offsets``), no slot arithmetic."""
-    m, n = shape
-    length = ring.shape[0]
-    if _small(ring, offsets.shape[0], m, sink):
-        return reference._deliver_layout(ring, events, data, offsets, indptr, t, shape=shape, weighted=weighted)
-
+def layout_target(offsets, n: int, length: int):
+    """:func:`plain_target` of the layout form: one packed offset per synapse, no slot arithmetic."""
     def target(window, ok, now):
         off = window(offsets)
         ok &= (off >= n) & (off < length * n)
         flat = off - (length - now) * n  # now * n + off - L * n, without passing 2**31
         return jnp.where(flat < 0, flat + length * n, flat), ok
 
-    return _by_event_rows(ring, events, data, indptr, t, offsets.shape[0], target, shape=shape, weighted=weighted,
-                          sink=sink)
+    return target
+
+
+def _deliver(ring, events, data, indices, indptr, delays, t, *, shape, weighted, sink=None):
+    m, n = shape
+    length = ring.shape[0]
+    if _small(ring, indices.shape[0], m, sink):
+        return reference._deliver(ring, events, data, indices, indptr, delays, t, shape=shape, weighted=weighted)
+    return _by_event_rows(ring, events, data, indptr, t, indices.shape[0], plain_target(indices, delays, n, length),
+                          shape=shape, weighted=weighted, sink=sink)
+
+
+def _deliver_layout(ring, events, data, offsets, indptr, t, *, shape, weighted, sink=None):
+    """The layout form: one packed offset per synapse (``reference.packed_offsets``)."""
+    m, n = shape
+    length = ring.shape[0]
+    if _small(ring, offsets.shape[0], m, sink):
+        return reference._deliver_layout(ring, events, data, offsets, indptr, t, shape=shape, weighted=weighted)
+    return _by_event_rows(ring, events, data, indptr, t, offsets.shape[0], layout_target(offsets, n, length),
+                          shape=shape, weighted=weighted, sink=sink)
 
 
 def csr_delay_deliver_kernel(*, shape, weighted, outs):

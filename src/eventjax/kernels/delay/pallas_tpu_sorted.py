@@ -21,6 +21,13 @@ the sorted keys), the product ``WINDOW x PIECE`` by ``PIECE x 384``.
 - A pass whose terms hold NaN or inf is added by XLA's scatter instead (a
   non-finite term would reach every target of its product): only the
   update's terms are checked, never all the weights.
+- Rows of a thousand synapses and more, stored in whole tiles of 1,024
+  (``nnz`` a multiple of 1,024), are listed by tiles: each pass reads the
+  next ``budget`` tiles that the event rows span (one gather of whole
+  tiles an array, each entry masked to its row), so a pass sorts about a
+  row's length plus one tile a row, where reading each row through a
+  window of twice the mean length sorted twice the mean, and a long row
+  takes no pass of its own.
 """
 
 from __future__ import annotations
@@ -31,13 +38,14 @@ from jax import lax
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
-from eventjax.kernels.common.pallas.tpu_pieces import in_32_bits
+from eventjax.kernels.common.compaction import running_count
+from eventjax.kernels.common.pallas.tpu_pieces import in_32_bits, search_sorted
 from eventjax.kernels.common.pallas.tpu_rows import bf16_parts, dot_t, tpu_interpret
-from eventjax.kernels.delay import jax_impl
+from eventjax.kernels.delay import jax_impl, reference
 from eventjax.kernels.delay.pallas_tpu_operands import as_int32
 
-__all__ = ['MAX_BLOCK_BYTES', 'PIECE', 'WINDOW', 'SortedSink', 'add_sorted', 'block_rows', 'deliver', 'fits_the_chip',
-           'padded_columns']
+__all__ = ['MAX_BLOCK_BYTES', 'PIECE', 'TILE', 'WINDOW', 'SortedSink', 'add_sorted', 'block_rows', 'deliver',
+           'fits_the_chip', 'padded_columns']
 
 _LANES = 128
 # Sorted targets a product takes, and the rows of 128 targets its window covers.
@@ -46,6 +54,8 @@ WINDOW = 256
 # Event rows a pass lists (and sorts), and the most entries a pass may list.
 PASS_ROWS = 32
 PASS_ENTRIES = 262_144
+# Stored synapses a TPU tile of 32-bit values holds, (8, 128): what the tile listing reads at a time.
+TILE = 1024
 # The padded ring's VMEM (a v5e core has 128 MiB).
 MAX_BLOCK_BYTES = 64 * 2 ** 20
 _VMEM_HEADROOM = 24 * 2 ** 20
@@ -161,12 +171,15 @@ class SortedSink:
     target and added by :func:`add_sorted` into the ring held with ``n`` padded to 128 columns.
 
     ``precise``: ``'parts'`` (three bfloat16 parts) or ``'highest'``
-    (float32 products); ``pass_rows``: event rows a pass lists.
+    (float32 products); ``pass_rows``: event rows a pass lists; ``tiles``:
+    list the rows by whole tiles (:func:`deliver`): ``None`` where the mean
+    row holds at least a tile and the synapses fill whole tiles, or
+    ``True`` / ``False``.
     """
 
     def __init__(self, length, n, *, pass_rows=PASS_ROWS, piece=PIECE, window=WINDOW, precise='parts',
-                 interpret=False):
-        self.length, self.n, self.pass_rows = length, n, pass_rows
+                 tiles=None, interpret=False):
+        self.length, self.n, self.pass_rows, self.tiles = length, n, pass_rows, tiles
         self.piece, self.window, self.precise, self.interpret = piece, window, precise, interpret
         self.columns = padded_columns(n)
         self.block_rows = block_rows(n, length)
@@ -179,6 +192,19 @@ class SortedSink:
         row longer than 1.25x the mean (PD14's inhibitory rows of L2/3 and L4, a fifth of its spikes) costing
         a second pass of that size each update cost more than the wider pass's padding."""
         return -(-(2 * mean) // 8) * 8
+
+    def tile_budget(self, nnz, m):
+        """Tiles a pass of the tile listing reads (``None``: no tile listing): ``pass_rows`` mean rows, each
+        with the tile it straddles, at most ``PASS_ENTRIES`` entries.
+
+        Example:
+            >>> SortedSink(64, 77_184).tile_budget(298_881_024, 77_169), SortedSink(8, 100).tile_budget(4096, 40)
+            (160, None)
+        """
+        mean = -(-nnz // max(m, 1))
+        if nnz == 0 or nnz % TILE or m == 0 or self.tiles is False or (self.tiles is None and mean < TILE):
+            return None
+        return max(1, min(self.pass_rows * (-(-mean // TILE) + 1), PASS_ENTRIES // TILE))
 
     def start(self, flat_ring):
         ring = flat_ring.astype(jnp.float32).reshape(self.length, self.n)
@@ -245,8 +271,52 @@ def deliver(ring, events, data, columns, delays, indptr, t, *, shape, weighted, 
     columns = as_int32(columns, length * n if delays is None else n)
     delays = None if delays is None else as_int32(delays, length)
     indptr, t = indptr.astype(jnp.int32), jnp.mod(t, length).astype(jnp.int32)
+    budget = sink.tile_budget(columns.shape[0], shape[0])
+    if budget is not None and ring.size:
+        target = jax_impl.layout_target(columns, n, length) if delays is None else \
+            jax_impl.plain_target(columns, delays, n, length)
+        return _by_event_tiles(ring, events, data, indptr, t, target, nnz=columns.shape[0], shape=shape,
+                               weighted=weighted, sink=sink, budget=budget)
     if delays is None:
         return jax_impl._deliver_layout(ring, events, data, columns, indptr, t, shape=shape, weighted=weighted,
                                         sink=sink)
     return jax_impl._deliver(ring, events, data, columns, indptr, delays, t, shape=shape, weighted=weighted,
                              sink=sink)
+
+
+def _by_event_tiles(ring, events, data, indptr, t, target, *, nnz, shape, weighted, sink, budget):
+    """The tile listing: the tiles of 1,024 stored synapses that the event rows span, in row order, ``budget``
+    a pass (a row may end in the next pass), each entry kept within its row; ``target``: as
+    :func:`~eventjax.kernels.delay.jax_impl.layout_target` (``window(a)``: the pass's tiles of ``a``)."""
+    m, n = shape
+    length = ring.shape[0]
+    acc = jnp.float32
+    active, value = reference.event_values(events, acc, weighted)
+    start, end = indptr[:-1], jnp.maximum(indptr[1:], indptr[:-1])
+    first = start // TILE
+    count = jnp.where(active & (end > start), (end - 1) // TILE - first + 1, 0)
+    upto = running_count(count, nnz // TILE + 2 * m)  # a row of e entries spans at most e / TILE + 2 tiles
+    total = upto[-1]
+    now = jnp.mod(t.reshape(()).astype(jnp.int32), length)
+    within = jnp.arange(TILE, dtype=jnp.int32).reshape(1, 8, TILE // 8)
+    rank = jnp.arange(budget, dtype=jnp.int32)
+
+    def one_pass(p, block):
+        g = p * budget + rank
+        row = jnp.minimum(search_sorted(upto, g + 1), m - 1)  # the row whose tiles hold the g-th
+        live = g < total
+        tile = jnp.where(live, first[row] + g - (upto[row] - count[row]), 0)
+        pos = tile[:, None, None] * TILE + within
+        ok = live[:, None, None] & (pos >= start[row][:, None, None]) & (pos < end[row][:, None, None])
+
+        def window(a):
+            return a.reshape(-1, 8, TILE // 8).at[tile].get(mode='promise_in_bounds')
+
+        flat, ok = target(window, ok, now)
+        flat = jnp.where(ok, flat, length * n)
+        terms = jnp.where(ok, jax_impl._per_entry(data, window, ok.shape).astype(acc) * value[row][:, None, None],
+                          jnp.zeros((), acc))
+        return sink.add(block, flat, terms)
+
+    block = lax.fori_loop(0, (total + budget - 1) // budget, one_pass, sink.start(ring.astype(acc).reshape(-1)))
+    return sink.finish(block).reshape(length, n).astype(ring.dtype)
