@@ -236,3 +236,24 @@ def test_non_finite_weights_listed_by_tiles_reach_only_their_own_targets():
     finite = np.isfinite(want)
     assert np.isnan(want).any() and np.isinf(want).any() and finite.sum() > want.size // 2
     np.testing.assert_allclose(got[finite], want[finite], rtol=1e-5, atol=1e-5)
+
+
+def test_the_operator_lists_rows_in_whole_tiles_by_tiles_under_jit_and_vmap(monkeypatch):
+    """A layout padded to whole tiles by hand (as PD14's pallas build pads it), a float16 ring, a batch of
+    event vectors: the operator's result is the oracle's, and the tile listing ran."""
+    monkeypatch.setattr(pallas_tpu, 'MAX_TARGETS', 0)
+    listed = []
+    monkeypatch.setattr(pallas_tpu_sorted, '_by_event_tiles', lambda *a, f=pallas_tpu_sorted._by_event_tiles, **k:
+                        listed.append(1) or f(*a, **k))
+    m, n, length = 5, 130, 4
+    operands, plain = _tiled(9, m, n, length, weighted=False, layout=True, longest=2500)
+    _, _, weights, offsets, _, indptr = operands
+    ring = plain[0].astype(np.float16)
+    lay = ej.CSRDelayLayout(jnp.asarray(weights), None, jnp.asarray(indptr), None, jnp.asarray(offsets), shape=(m, n),
+                            ring_length=length)
+    batch = np.stack([np.ones(m, bool), np.arange(m) % 2 == 0])
+    with tpu_kernels_on_cpu():
+        got = jax.jit(jax.vmap(lambda e: ej.csr_delay_deliver_layout(ring, e, lay, 2, backend=BACKEND)))(batch)
+    assert listed
+    for k in range(2):
+        _close(got[k], oracle.deliver(ring, batch[k], *plain[2:], 2, weighted=False), np.float16)
