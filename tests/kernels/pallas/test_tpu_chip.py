@@ -335,6 +335,32 @@ def test_delivery_into_a_large_ring_on_the_chip_equals_the_oracle(weighted, shar
                                                 weighted=weighted, backend='jax'), np.float64), np.float32)
 
 
+@pytest.mark.parametrize('weighted, layout', [(False, True), (True, False)])
+def test_long_rows_in_whole_tiles_into_a_large_ring_on_the_chip_equal_the_oracle(weighted, layout):
+    """Rows of 0 to 4,000 synapses stored in whole tiles of 1,024 (padded past the last row, as PD14's pallas
+    build pads them): the sorted-target kernel with its rows listed by tiles, several passes an update."""
+    m, n, length, t = 300, 5003, 120, 41
+    rng = np.random.default_rng(m + weighted)
+    data, indices, indptr, delays = _csr_problem(rng, m, n, 2000, length)
+    ring = rng.normal(size=(length, n)).astype(np.float32)
+    events = np.where(rng.random(m) < 0.2, rng.normal(size=m), 0).astype(np.float32) if weighted else \
+        rng.random(m) < 0.2
+    want = _delivered(ring, events, data, indices, indptr, delays, t, weighted)
+    pad = -indices.shape[0] % 1024
+    if layout:
+        lay = ej.CSRDelayLayout.build(data, indices, indptr, delays, shape=(m, n))
+        lay = ej.CSRDelayLayout(jnp.concatenate([lay.data, jnp.zeros(pad, jnp.float32)]), None, lay.indptr, None,
+                                jnp.concatenate([lay.offsets, jnp.full(pad, -1, jnp.int32)]), shape=(m, n),
+                                ring_length=length)
+        got = jax.jit(lambda r, e: ej.csr_delay_deliver_layout(r, e, lay, t, backend='pallas'))(ring, events)
+    else:
+        data, indices, delays = (np.concatenate([a, np.full(pad, v, a.dtype)]) for a, v in
+                                 ((data, 0), (indices, 0), (delays, 1)))
+        got = jax.jit(lambda r, e: ej.csr_delay_deliver(r, e, data, indices, indptr, delays, t, shape=(m, n),
+                                                        weighted=weighted, backend='pallas'))(ring, events)
+    _check(got, want, np.float32)
+
+
 def test_non_finite_weights_in_a_large_ring_reach_only_their_own_targets_on_the_chip():
     m, n, length, t = 300, 5003, 120, 3
     rng = np.random.default_rng(11)

@@ -305,7 +305,8 @@ def _by_event_tiles(ring, events, data, indptr, t, target, *, nnz, shape, weight
         g = p * budget + rank
         row = jnp.minimum(search_sorted(upto, g + 1), m - 1)  # the row whose tiles hold the g-th
         live = g < total
-        tile = jnp.where(live, first[row] + g - (upto[row] - count[row]), 0)
+        # clipped: row pointers past the entries (unrepaired structure) never read past the arrays
+        tile = jnp.clip(jnp.where(live, first[row] + g - (upto[row] - count[row]), 0), 0, nnz // TILE - 1)
         pos = tile[:, None, None] * TILE + within
         ok = live[:, None, None] & (pos >= start[row][:, None, None]) & (pos < end[row][:, None, None])
 
