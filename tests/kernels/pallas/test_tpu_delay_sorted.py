@@ -257,3 +257,12 @@ def test_the_operator_lists_rows_in_whole_tiles_by_tiles_under_jit_and_vmap(monk
     assert listed
     for k in range(2):
         _close(got[k], oracle.deliver(ring, batch[k], *plain[2:], 2, weighted=False), np.float16)
+
+
+def test_rows_listed_by_tiles_with_int64_structure_under_x64_match_the_oracle():
+    operands, plain = _tiled(14, 6, 140, 5, weighted=False, longest=2500)
+    ring, events, weights, columns, delays, indptr = operands
+    with jax.enable_x64(True):
+        got = _deliver_tiled(ring, events, weights, columns.astype(np.int64), delays.astype(np.int64),
+                             indptr.astype(np.int64), np.int64(7), weighted=False, tiles=True, pass_rows=2)
+    _close(got, oracle.deliver(*plain, 7, weighted=False))
