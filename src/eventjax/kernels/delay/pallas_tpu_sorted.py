@@ -297,6 +297,7 @@ def _by_event_tiles(ring, events, data, indptr, t, target, *, nnz, shape, weight
     count = jnp.where(active & (end > start), (end - 1) // TILE - first + 1, 0)
     upto = running_count(count, nnz // TILE + 2 * m)  # a row of e entries spans at most e / TILE + 2 tiles
     total = upto[-1]
+    shift = first - (upto - count)  # the g-th tile listed, of row r, is tile g + shift[r]
     now = jnp.mod(t.reshape(()).astype(jnp.int32), length)
     within = jnp.arange(TILE, dtype=jnp.int32).reshape(1, 8, TILE // 8)
     rank = jnp.arange(budget, dtype=jnp.int32)
@@ -306,7 +307,7 @@ def _by_event_tiles(ring, events, data, indptr, t, target, *, nnz, shape, weight
         row = jnp.minimum(search_sorted(upto, g + 1), m - 1)  # the row whose tiles hold the g-th
         live = g < total
         # clipped: row pointers past the entries (unrepaired structure) never read past the arrays
-        tile = jnp.clip(jnp.where(live, first[row] + g - (upto[row] - count[row]), 0), 0, nnz // TILE - 1)
+        tile = jnp.clip(jnp.where(live, g + shift[row], 0), 0, nnz // TILE - 1)
         pos = tile[:, None, None] * TILE + within
         ok = live[:, None, None] & (pos >= start[row][:, None, None]) & (pos < end[row][:, None, None])
 
@@ -315,8 +316,10 @@ def _by_event_tiles(ring, events, data, indptr, t, target, *, nnz, shape, weight
 
         flat, ok = target(window, ok, now)
         flat = jnp.where(ok, flat, length * n)
-        terms = jnp.where(ok, jax_impl._per_entry(data, window, ok.shape).astype(acc) * value[row][:, None, None],
-                          jnp.zeros((), acc))
+        terms = jax_impl._per_entry(data, window, ok.shape).astype(acc)
+        if weighted:  # binary events: every listed row's value is 1 (a single-value gather each costs a TPU)
+            terms = terms * value[row][:, None, None]
+        terms = jnp.where(ok, terms, jnp.zeros((), acc))
         return sink.add(block, flat, terms)
 
     block = lax.fori_loop(0, (total + budget - 1) // budget, one_pass, sink.start(ring.astype(acc).reshape(-1)))
