@@ -25,7 +25,7 @@ from eventjax.kernels.common import accumulation_dtype
 from eventjax.kernels.common.compaction import by_event_chunks
 from eventjax.kernels.delay import reference
 
-__all__ = ['Scatter', 'csr_delay_deliver_kernel', 'csr_delay_deliver_layout_kernel', 'layout_target', 'plain_target']
+__all__ = ['csr_delay_deliver_kernel', 'csr_delay_deliver_layout_kernel', 'layout_target', 'plain_target']
 
 # Below this many stored entries the chunked loops would only add compile time.
 SMALL = 32768

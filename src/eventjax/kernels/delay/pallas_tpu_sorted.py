@@ -21,7 +21,7 @@ the sorted keys), the product ``WINDOW x PIECE`` by ``PIECE x 384``.
 - A pass whose terms hold NaN or inf is added by XLA's scatter instead (a
   non-finite term would reach every target of its product): only the
   update's terms are checked, never all the weights.
-- Rows of a thousand synapses and more, stored in whole tiles of 1,024
+- Rows of 1,024 synapses and more on average, stored in whole tiles of 1,024
   (``nnz`` a multiple of 1,024), are listed by tiles: each pass reads the
   next ``budget`` tiles that the event rows span (one gather of whole
   tiles an array, each entry masked to its row), so a pass sorts about a
