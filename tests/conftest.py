@@ -53,6 +53,9 @@ LONG_RUN_ONLY = (
     # the plasticity bench's targets and brainevent's agreement on every case stay
     'benchmarks/tests/test_plasticity.py::test_tiny_run_times_every_row_and_finds_no_copy_in_the_scan',
     'benchmarks/tests/test_runner.py::test_every_exported_case_builds_a_problem_whose_call_matches_its_dense_baseline',
+    # the forms bench's reading and kernel forms (their kernels' own interpreter tests stay; its XLA forms stay)
+    'benchmarks/tests/test_tpu_delivery_forms.py::test_the_read_forms_sum_the_same_inputs_with_and_without_a_ring',
+    'benchmarks/tests/test_tpu_delivery_forms.py::test_the_kernel_forms_listed_by_windows_and_by_tiles_give_the_jax_',
     # the table-and-plot run stays
     'benchmarks/tests/test_cli.py::TestBench::test_bench_plots_one_file_per_family_with_a_placeholder',
     # nvcc's builds, for a GPU only; the numba-cuda launcher's build without a GPU stays
