@@ -25,7 +25,8 @@ from eventjax.kernels.common import accumulation_dtype
 from eventjax.kernels.common.compaction import by_event_chunks
 from eventjax.kernels.delay import reference
 
-__all__ = ['csr_delay_deliver_kernel', 'csr_delay_deliver_layout_kernel', 'layout_target', 'plain_target']
+__all__ = ['add_pass', 'csr_delay_deliver_kernel', 'csr_delay_deliver_layout_kernel', 'layout_target',
+           'plain_target']
 
 # Below this many stored entries the chunked loops would only add compile time.
 SMALL = 32768
@@ -94,16 +95,23 @@ def _by_event_rows(ring, events, data, indptr, t, nnz, target, *, shape, weighte
             def window(a):
                 return jax.vmap(lambda f: jax.lax.dynamic_slice(a, (f,), (width,)))(first)
 
-            flat, ok = target(window, ok, now)
-            flat = jnp.where(ok, flat, length * n)
-            terms = jnp.where(ok, _per_entry(data, window, ok.shape).astype(acc) * value[rows][:, None],
-                              jnp.zeros((), acc))
-            return sink.add(out, flat, terms)
+            return add_pass(sink, out, target, window, ok, now, data, value[rows][:, None] if weighted else None,
+                            size=length * n, acc=acc)
 
         return by_event_chunks(active & (lengths > offset), width, one_pass, flat_ring, chunk=sink.rows(width))
 
     out = jax.lax.fori_loop(0, pieces, piece, sink.start(ring.astype(acc).reshape(-1)))
     return sink.finish(out).reshape(length, n).astype(ring.dtype)
+
+
+def add_pass(sink, out, target, window, ok, now, data, value, *, size, acc):
+    """``sink.add`` of a pass's read entries: their flat targets (``size``: none) and terms ``data * value``
+    where ``target`` keeps them (``value`` None: binary events, each worth 1, so no value is read)."""
+    flat, ok = target(window, ok, now)
+    terms = _per_entry(data, window, ok.shape).astype(acc)
+    if value is not None:
+        terms = terms * value
+    return sink.add(out, jnp.where(ok, flat, size), jnp.where(ok, terms, jnp.zeros((), acc)))
 
 
 def _small(ring, nnz, m, sink):
