@@ -1,6 +1,7 @@
 """PD14 at small scale: the connectivity has the reference's statistics and no N^2 array, the network fires at
 plausible rates, and the CPU backends give the same spikes."""
 
+import functools
 import pathlib
 import subprocess
 import sys
@@ -114,11 +115,15 @@ def test_building_the_connectivity_allocates_far_less_than_an_n_by_n_array():
     assert peak < n * n // 2  # an N x N boolean array alone would be n * n bytes
 
 
+@functools.cache
 def run(scale, drive, backend, t_presim, t_sim, seed=5, column_multiple=1):
+    # Several tests compare against the same run (numba's, jax's): each is built and run once, read-only.
     model = simulation.build(scale, None, drive, seed, np.float32, column_multiple=column_multiple)
     runner = simulation.Runner(model, backend, seed)
     runner.run(t_presim, progress=None, record=False)
     steps, ids, _ = runner.run(t_sim, progress=None)
+    for a in (steps, ids):
+        a.setflags(write=False)
     return model, steps, ids
 
 
