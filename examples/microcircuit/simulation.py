@@ -46,7 +46,7 @@ import numba
 import numpy as np
 
 import eventjax as ej
-from eventjax.kernels.delay import pallas_tpu_pull
+from eventjax.kernels.delay import pallas_tpu_pull, pallas_tpu_sorted
 from examples.brette2007.model import propagator_32, refractory_steps
 from examples.microcircuit import chunk, network, neurons, owner_split, pull
 from examples.microcircuit import params as P
@@ -134,10 +134,11 @@ def build(scale=0.1, k_scale=None, drive='dc', seed=55, dtype=np.float32, split=
         widen_offsets(offsets, n, columns)
     if sort_rows:
         sort_by_offset(weights, offsets, conn.indptr)
-    if whole_tiles and nnz % 1024:
+    pad = -nnz % pallas_tpu_sorted.TILE if whole_tiles else 0
+    if pad:
         # entries past indptr[-1] belong to no row; offset -1 is a synapse no ring keeps
-        weights = np.concatenate([weights, np.zeros(-nnz % 1024, weights.dtype)])
-        offsets = np.concatenate([offsets, np.full(-nnz % 1024, -1, offsets.dtype)])
+        weights = np.concatenate([weights, np.zeros(pad, weights.dtype)])
+        offsets = np.concatenate([offsets, np.full(pad, -1, offsets.dtype)])
     arrays = [jax.device_put(a, may_alias=True) for a in (weights, indptr, offsets)]
     del weights, offsets
     del conn
